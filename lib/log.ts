@@ -1,0 +1,111 @@
+/**
+ * Structured logging with secret redaction.
+ *
+ * Every line is one JSON object (CloudWatch-friendly) unless `format: 'pretty'` is chosen for a
+ * terminal. Secrets registered with {@link Redactor.add} are replaced by `[redacted]` in the
+ * final line, whatever field they hide in, so a token that slips into an error message still
+ * never reaches the log.
+ *
+ * @example
+ * const log = createLogger({ level: 'info', name: 'poll' });
+ * log.info('page fetched', { stream: 'tenant', items: 10 });
+ */
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type LogFields = Record<string, unknown>;
+
+export interface Logger {
+  debug(message: string, fields?: LogFields): void;
+  info(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  error(message: string, fields?: LogFields): void;
+  child(fields: LogFields): Logger;
+  readonly level: LogLevel;
+}
+
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export function isLogLevel(value: unknown): value is LogLevel {
+  return typeof value === 'string' && value in ORDER;
+}
+
+/** Secret values that must never appear in output. Shorter than 4 characters is ignored: too many false hits. */
+export class Redactor {
+  private readonly secrets = new Set<string>();
+  add(value: string | undefined | null): void {
+    if (typeof value === 'string' && value.length >= 4) this.secrets.add(value);
+  }
+  redact(text: string): string {
+    let out = text;
+    for (const secret of this.secrets) {
+      if (out.includes(secret)) out = out.split(secret).join('[redacted]');
+    }
+    return out;
+  }
+}
+
+/** The process-wide redactor: secrets loaded from the secret object are registered here. */
+export const redactor = new Redactor();
+
+export interface LoggerOptions {
+  level?: LogLevel;
+  name?: string;
+  format?: 'json' | 'pretty';
+  /** Where lines go; stderr by default so stdout stays free for command output. */
+  write?: (line: string) => void;
+  redactor?: Redactor;
+  fields?: LogFields;
+  now?: () => Date;
+}
+
+function errorFields(value: unknown): unknown {
+  if (value instanceof Error) {
+    const out: LogFields = { name: value.name, message: value.message };
+    const code = (value as { code?: unknown }).code;
+    if (code !== undefined) out.code = code;
+    return out;
+  }
+  return value;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const level = options.level ?? 'info';
+  const format = options.format ?? 'json';
+  const write = options.write ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const red = options.redactor ?? redactor;
+  const now = options.now ?? (() => new Date());
+  const base: LogFields = { ...(options.name ? { logger: options.name } : {}), ...options.fields };
+
+  const emit = (lvl: LogLevel, message: string, fields?: LogFields) => {
+    if (ORDER[lvl] < ORDER[level]) return;
+    const merged: LogFields = { ...base, ...fields };
+    for (const [k, v] of Object.entries(merged)) merged[k] = errorFields(v);
+    let line: string;
+    if (format === 'pretty') {
+      const extra = Object.keys(merged).length ? ` ${JSON.stringify(merged)}` : '';
+      line = `${now().toISOString().slice(11, 19)} ${lvl.toUpperCase().padEnd(5)} ${message}${extra}`;
+    } else {
+      line = JSON.stringify({ time: now().toISOString(), level: lvl, message, ...merged });
+    }
+    write(red.redact(line));
+  };
+
+  return {
+    level,
+    debug: (m, f) => emit('debug', m, f),
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+    child: (fields) =>
+      createLogger({ ...options, level, format, write, redactor: red, fields: { ...base, ...fields } }),
+  };
+}
+
+/** A logger that keeps its lines in memory, for tests that assert on what was (or was not) logged. */
+export function memoryLogger(level: LogLevel = 'debug'): Logger & { lines: string[] } {
+  const lines: string[] = [];
+  const logger = createLogger({ level, write: (line) => lines.push(line) });
+  return Object.assign(logger, { lines });
+}
+
+export const silentLogger: Logger = createLogger({ level: 'error', write: () => {} });

@@ -1,0 +1,528 @@
+/**
+ * A typed client for the eleven endpoints of upstream-api.md, plus the token exchange (auth.ts).
+ *
+ * Each method checks the spec's limits before sending, validates the response, and returns pages
+ * whose items are split into valid ones and invalid ones (validate.ts), so one odd item never
+ * costs its page. Paged endpoints also have `...Pages` iterators (paging.ts).
+ */
+import type { Logger } from '../log.ts';
+import { silentLogger } from '../log.ts';
+import { RequestLimitError, UpstreamError } from './errors.ts';
+import type { Severity } from './event-types.ts';
+import type { CallOptions, QueryValue, RawResponse, RequestSpec, UpstreamHttpOptions } from './http.ts';
+import { UpstreamHttp } from './http.ts';
+import type { Fetched, IdPage } from './paging.ts';
+import { pagesById, pagesByNext } from './paging.ts';
+import {
+  type Asset,
+  assetResponseSchema,
+  type Credential,
+  credentialSchema,
+  type EventItem,
+  eventItemSchema,
+  type Identity,
+  identitiesByAccountSchema,
+  identityArraySchema,
+  identitySchema,
+  type LegacySearchItem,
+  legacySearchEnvelopeSchema,
+  legacySearchItemSchema,
+  nextPageEnvelopeSchema,
+  type TokenInfo,
+  tokenInfoSchema,
+  type V2Credential,
+  v2CredentialSchema,
+} from './schemas.ts';
+import type { InvalidItem, SplitItems } from './validate.ts';
+import { credentialKeyOf, describeIssues, eventKeyOf, issuesToText, splitValid } from './validate.ts';
+
+export const LIMITS = {
+  tenantEventsSize: 10,
+  globalCredentialsSize: 10_000,
+  byPasswordSize: 10_000,
+  v2CredentialsSize: 5_000,
+  byAccountsBatch: 100,
+} as const;
+
+export interface EventFilters {
+  severity?: Severity[];
+  type?: string[];
+  estimated_created_at?: { gt?: string; gte?: string; lt?: string; lte?: string };
+  tags?: string[];
+  is_ignored?: boolean;
+  is_remediated?: boolean;
+  [key: string]: unknown;
+}
+
+/** The shared search body of endpoints 3 and 4. */
+export interface EventSearchBody {
+  query?: Record<string, unknown>;
+  size?: number;
+  from?: string | null;
+  order?: 'asc' | 'desc';
+  filters?: EventFilters;
+}
+
+/** Body of endpoint 9. */
+export interface CredentialSearchBody {
+  query: { type: 'domain'; fqdn: string };
+  filters?: { imported_at?: { gte?: string; lte?: string }; [key: string]: unknown };
+  from?: string | null;
+  size?: number;
+  include?: 'known_password_id'[];
+  order?: 'asc' | 'desc';
+}
+
+/** Query of endpoint 11. */
+export interface LegacySearchParams {
+  fields?: string[];
+  time?: string;
+  size?: number;
+  search_after?: string;
+  from?: string;
+  tags?: string[];
+  tags_query_operator?: string;
+  types?: string[];
+  experimental_types?: string[];
+  event_action?:
+    | 'default'
+    | 'ignored'
+    | 'remediated'
+    | 'risk_score_edited'
+    | 'exclude_ignored'
+    | 'ignored_or_remediated';
+  event_actions?: string[];
+  risks?: number[];
+  order?: 'asc' | 'desc';
+  sort_by?: 'created' | 'indexed' | 'updated' | 'alertable-materialized' | 'materialized' | 'searchable';
+  use_global_policies?: boolean;
+  time_zone?: string;
+  query?: string;
+  has_modified_risk_score?: boolean;
+  has_notes?: boolean;
+}
+
+/** Global-search quota as the upstream reported it on this response (null when it did not). */
+export interface Quota {
+  remaining: number | null;
+  batchReached: boolean | null;
+}
+
+export interface Page<T> extends SplitItems<T> {
+  next: string | null;
+}
+
+export interface QuotaPage<T> extends Page<T> {
+  quota: Quota;
+}
+
+export interface LegacySearchPage extends QuotaPage<LegacySearchItem> {
+  searchAfter: string | null;
+  nbHits: number | null;
+}
+
+export type IdentityPage = IdPage<Identity> & { invalid: InvalidItem[] };
+
+export interface UpstreamClientOptions extends UpstreamHttpOptions {
+  /** Receives the quota headers of every global search response. */
+  onQuota?: (quota: Quota, endpoint: string) => void;
+}
+
+const deprecationWarned = new Set<string>();
+
+/** Forget which deprecation warnings were printed (tests). */
+export function resetDeprecationWarnings(): void {
+  deprecationWarned.clear();
+}
+
+function checkSize(endpoint: string, size: number | undefined, min: number, max: number): void {
+  if (size === undefined) return;
+  if (!Number.isInteger(size) || size < min || size > max) {
+    throw new RequestLimitError(
+      endpoint,
+      `${endpoint}: size must be an integer from ${min} to ${max}, got ${size}`,
+    );
+  }
+}
+
+function checkPositiveId(endpoint: string, name: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new RequestLimitError(endpoint, `${endpoint}: ${name} must be a positive integer, got ${value}`);
+  }
+}
+
+function checkSegment(endpoint: string, name: string, value: string): void {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new RequestLimitError(endpoint, `${endpoint}: ${name} must be a non-empty string`);
+  }
+}
+
+function readQuota(headers: Headers): Quota {
+  const remaining = headers.get('x-flare-global-searches-remaining');
+  const reached = headers.get('x-flare-global-searches-batch-reached');
+  const n = remaining === null ? Number.NaN : Number(remaining);
+  return {
+    remaining: Number.isFinite(n) ? n : null,
+    batchReached: reached === null ? null : /^(true|1|yes)$/i.test(reached.trim()),
+  };
+}
+
+function invalidResponse(endpoint: string, detail: string): UpstreamError {
+  return new UpstreamError('invalid_response', `${endpoint}: unexpected response shape (${detail})`, {
+    endpoint,
+  });
+}
+
+function normaliseNext(next: string | number | null | undefined): string | null {
+  if (next === null || next === undefined || next === '') return null;
+  return String(next);
+}
+
+/** Highest password-record id among raw identities; undefined when none is readable. */
+function maxPasswordId(raw: readonly unknown[]): number | undefined {
+  let max: number | undefined;
+  for (const identity of raw) {
+    const passwords = (identity as { passwords?: unknown } | null)?.passwords;
+    if (!Array.isArray(passwords)) continue;
+    for (const record of passwords) {
+      const id = (record as { id?: unknown } | null)?.id;
+      if (typeof id === 'number' && Number.isFinite(id) && (max === undefined || id > max)) max = id;
+    }
+  }
+  return max;
+}
+
+export class UpstreamClient {
+  readonly http: UpstreamHttp;
+  private readonly logger: Logger;
+  private readonly onQuota?: (quota: Quota, endpoint: string) => void;
+
+  constructor(options: UpstreamClientOptions) {
+    this.http = new UpstreamHttp(options);
+    this.logger = options.logger ?? silentLogger;
+    this.onQuota = options.onQuota;
+  }
+
+  private send(spec: RequestSpec, options?: CallOptions): Promise<RawResponse> {
+    return this.http.request(spec, options);
+  }
+
+  private deprecated(endpoint: string, replacement: string): void {
+    if (deprecationWarned.has(endpoint)) return;
+    deprecationWarned.add(endpoint);
+    this.logger.warn(`upstream endpoint ${endpoint} is deprecated; ${replacement}`, { endpoint });
+  }
+
+  private quota(headers: Headers, endpoint: string): Quota {
+    const quota = readQuota(headers);
+    if (quota.remaining !== null || quota.batchReached !== null) this.onQuota?.(quota, endpoint);
+    return quota;
+  }
+
+  private parseNextPage<T>(
+    endpoint: string,
+    body: unknown,
+    split: (raw: unknown[]) => SplitItems<T>,
+  ): Page<T> {
+    const envelope = nextPageEnvelopeSchema.safeParse(body);
+    if (!envelope.success) {
+      throw invalidResponse(endpoint, issuesToText(describeIssues(envelope.error.issues, body)));
+    }
+    return { ...split(envelope.data.items), next: normaliseNext(envelope.data.next) };
+  }
+
+  /** Endpoint 1: who the token belongs to. */
+  async tokenTest(options?: CallOptions): Promise<TokenInfo> {
+    const endpoint = 'tokenTest';
+    const res = await this.send({ endpoint, method: 'GET', path: '/tokens/test' }, options);
+    const parsed = tokenInfoSchema.safeParse(res.body);
+    if (!parsed.success)
+      throw invalidResponse(endpoint, issuesToText(describeIssues(parsed.error.issues, res.body)));
+    return parsed.data;
+  }
+
+  /**
+   * Endpoint 2: identities for account names, 100 per request (longer lists are split and the
+   * results merged). Duplicate names are asked once.
+   */
+  async identitiesByAccounts(
+    accounts: readonly string[],
+    options?: CallOptions,
+  ): Promise<{ identities: Record<string, Identity>; invalid: InvalidItem[] }> {
+    const endpoint = 'identitiesByAccounts';
+    for (const account of accounts) checkSegment(endpoint, 'every account', account);
+    const unique = [...new Set(accounts)];
+    const identities: Record<string, Identity> = {};
+    const invalid: InvalidItem[] = [];
+    for (let i = 0; i < unique.length; i += LIMITS.byAccountsBatch) {
+      const batch = unique.slice(i, i + LIMITS.byAccountsBatch);
+      const res = await this.send(
+        { endpoint, method: 'POST', path: '/astp/identities/by_accounts', body: { accounts: batch } },
+        options,
+      );
+      const parsed = identitiesByAccountSchema.safeParse(res.body);
+      if (!parsed.success) throw invalidResponse(endpoint, 'expected an object keyed by account name');
+      for (const [name, raw] of Object.entries(parsed.data)) {
+        const one = identitySchema.safeParse(raw);
+        if (one.success) identities[name] = one.data;
+        else invalid.push({ index: i, key: name, issues: describeIssues(one.error.issues, raw), raw });
+      }
+    }
+    return { identities, invalid };
+  }
+
+  /** Endpoint 3: events of one identifier group. */
+  async searchIdentifierGroupEvents(
+    groupId: number,
+    body: EventSearchBody = {},
+    options?: CallOptions,
+  ): Promise<Page<EventItem>> {
+    const endpoint = 'identifierGroupEvents';
+    checkPositiveId(endpoint, 'identifier_group_id', groupId);
+    checkSize(endpoint, body.size, 1, Number.MAX_SAFE_INTEGER);
+    const res = await this.send(
+      { endpoint, method: 'POST', path: `/{core}/v4/events/identifier_groups/${groupId}/_search`, body },
+      options,
+    );
+    return this.parseNextPage(endpoint, res.body, (raw) => splitValid(eventItemSchema, raw, eventKeyOf));
+  }
+
+  /** Endpoint 4: events matching the tenant's identifiers. `size` is at most 10. */
+  async searchTenantEvents(body: EventSearchBody = {}, options?: CallOptions): Promise<Page<EventItem>> {
+    const endpoint = 'tenantEvents';
+    checkSize(endpoint, body.size, 1, LIMITS.tenantEventsSize);
+    const res = await this.send(
+      { endpoint, method: 'POST', path: '/{core}/v4/events/tenant/_search', body },
+      options,
+    );
+    return this.parseNextPage(endpoint, res.body, (raw) => splitValid(eventItemSchema, raw, eventKeyOf));
+  }
+
+  /** Endpoint 5 (deprecated): identities that used a password. Needs the account-takeover module. */
+  async identitiesByPassword(
+    password: string,
+    params: { size?: number; from?: number } = {},
+    options?: CallOptions,
+  ): Promise<IdentityPage> {
+    const endpoint = 'identitiesByPassword';
+    checkSegment(endpoint, 'password', password);
+    checkSize(endpoint, params.size, 1, LIMITS.byPasswordSize);
+    this.deprecated(endpoint, 'the upstream replaces it with the credential search under /astp/v2');
+    const res = await this.send(
+      {
+        endpoint,
+        method: 'GET',
+        path: `/leaksdb/identities/by_password/${encodeURIComponent(password)}`,
+        query: { size: params.size, from: params.from },
+      },
+      options,
+    );
+    return this.identityPage(endpoint, res.body);
+  }
+
+  /** Endpoint 6 (deprecated): the v2 credential list, ascending by id by default. */
+  async listCredentialsV2(
+    params: { size?: number; from?: number | string; order?: 'asc' | 'desc'; source_id?: string } = {},
+    options?: CallOptions,
+  ): Promise<Page<V2Credential>> {
+    const endpoint = 'credentialsV2';
+    checkSize(endpoint, params.size, 1, LIMITS.v2CredentialsSize);
+    this.deprecated(endpoint, 'the upstream replaces it with the credential search under /astp/v2');
+    const res = await this.send(
+      {
+        endpoint,
+        method: 'GET',
+        path: '/leaksdb/v2/credentials',
+        query: { size: params.size, from: params.from, order: params.order, source_id: params.source_id },
+      },
+      options,
+    );
+    return this.parseNextPage(endpoint, res.body, (raw) =>
+      splitValid(v2CredentialSchema, raw, credentialKeyOf),
+    );
+  }
+
+  /** Endpoint 7: identities by account name, with `*` allowed at either end; case-insensitive. */
+  async identitiesByKeyword(
+    keyword: string,
+    params: { from?: number; size?: number } = {},
+    options?: CallOptions,
+  ): Promise<IdentityPage> {
+    const endpoint = 'identitiesByKeyword';
+    checkSegment(endpoint, 'keyword', keyword);
+    checkSize(endpoint, params.size, 1, Number.MAX_SAFE_INTEGER);
+    const res = await this.send(
+      {
+        endpoint,
+        method: 'GET',
+        path: `/leaksdb/identities/by_keyword/${encodeURIComponent(keyword)}`,
+        query: { from: params.from, size: params.size },
+      },
+      options,
+    );
+    return this.identityPage(endpoint, res.body);
+  }
+
+  /** Endpoint 8: identities of a domain, ascending by id. */
+  async identitiesByDomain(
+    domain: string,
+    params: { from?: number; size?: number } = {},
+    options?: CallOptions,
+  ): Promise<IdentityPage> {
+    const endpoint = 'identitiesByDomain';
+    checkSegment(endpoint, 'domain', domain);
+    checkSize(endpoint, params.size, 1, Number.MAX_SAFE_INTEGER);
+    const res = await this.send(
+      {
+        endpoint,
+        method: 'GET',
+        path: `/leaksdb/identities/by_domain/${encodeURIComponent(domain)}`,
+        query: { from: params.from, size: params.size },
+      },
+      options,
+    );
+    return this.identityPage(endpoint, res.body);
+  }
+
+  private identityPage(endpoint: string, body: unknown): IdentityPage {
+    const parsed = identityArraySchema.safeParse(body);
+    if (!parsed.success) throw invalidResponse(endpoint, 'expected an array of identities');
+    const split = splitValid(identitySchema, parsed.data, (raw) => {
+      const name = (raw as { name?: unknown } | null)?.name;
+      return typeof name === 'string' ? name : undefined;
+    });
+    return { ...split, lastId: maxPasswordId(parsed.data), rawCount: parsed.data.length };
+  }
+
+  /** Endpoint 9: the global credential search for a domain. Draws on the global-search quota. */
+  async searchGlobalCredentials(
+    body: CredentialSearchBody,
+    options?: CallOptions,
+  ): Promise<QuotaPage<Credential>> {
+    const endpoint = 'globalCredentials';
+    if (body?.query?.type !== 'domain') {
+      throw new RequestLimitError(endpoint, `${endpoint}: query must be {type: "domain", fqdn}`);
+    }
+    checkSegment(endpoint, 'query.fqdn', body.query.fqdn);
+    checkSize(endpoint, body.size, 1, LIMITS.globalCredentialsSize);
+    const res = await this.send(
+      { endpoint, method: 'POST', path: '/{core}/v4/credentials/global/_search', body },
+      options,
+    );
+    const quota = this.quota(res.headers, endpoint);
+    const page = this.parseNextPage(endpoint, res.body, (raw) =>
+      splitValid(credentialSchema, raw, credentialKeyOf),
+    );
+    return { ...page, quota };
+  }
+
+  /** Endpoint 10: enable or disable a monitored asset. */
+  async toggleAsset(assetId: number, isDisabled: boolean, options?: CallOptions): Promise<Asset> {
+    const endpoint = 'assetToggle';
+    checkPositiveId(endpoint, 'asset_id', assetId);
+    if (typeof isDisabled !== 'boolean')
+      throw new RequestLimitError(endpoint, `${endpoint}: is_disabled must be a boolean`);
+    const res = await this.send(
+      {
+        endpoint,
+        method: 'POST',
+        path: `/{core}/v2/assets/${assetId}/toggle`,
+        body: { is_disabled: isDisabled },
+      },
+      options,
+    );
+    const parsed = assetResponseSchema.safeParse(res.body);
+    if (!parsed.success)
+      throw invalidResponse(endpoint, issuesToText(describeIssues(parsed.error.issues, res.body)));
+    return parsed.data.asset;
+  }
+
+  /** Endpoint 11 (deprecated): the legacy global search. Draws on the global-search quota. */
+  async legacyGlobalSearch(
+    params: LegacySearchParams = {},
+    options?: CallOptions,
+  ): Promise<LegacySearchPage> {
+    const endpoint = 'legacySearch';
+    checkSize(endpoint, params.size, 1, Number.MAX_SAFE_INTEGER);
+    this.deprecated(endpoint, 'the upstream replaces it with the v4 global event search');
+    const query: Record<string, QueryValue> = { ...params };
+    const res = await this.send({ endpoint, method: 'POST', path: '/{core}/v2/search/', query }, options);
+    const quota = this.quota(res.headers, endpoint);
+    const envelope = legacySearchEnvelopeSchema.safeParse(res.body);
+    if (!envelope.success) {
+      throw invalidResponse(endpoint, issuesToText(describeIssues(envelope.error.issues, res.body)));
+    }
+    const split = splitValid(legacySearchItemSchema, envelope.data.items);
+    return {
+      ...split,
+      next: normaliseNext(envelope.data.links?.next),
+      searchAfter: envelope.data.search_after ?? null,
+      nbHits: envelope.data.nb_hits ?? null,
+      quota,
+    };
+  }
+
+  // --- Iterators ---------------------------------------------------------------------------------
+
+  tenantEventPages(
+    body: EventSearchBody = {},
+    options?: CallOptions,
+  ): AsyncGenerator<Fetched<Page<EventItem>>> {
+    return pagesByNext((from) => this.searchTenantEvents({ ...body, from }, options), body.from ?? undefined);
+  }
+
+  identifierGroupEventPages(
+    groupId: number,
+    body: EventSearchBody = {},
+    options?: CallOptions,
+  ): AsyncGenerator<Fetched<Page<EventItem>>> {
+    return pagesByNext(
+      (from) => this.searchIdentifierGroupEvents(groupId, { ...body, from }, options),
+      body.from ?? undefined,
+    );
+  }
+
+  globalCredentialPages(
+    body: CredentialSearchBody,
+    options?: CallOptions,
+  ): AsyncGenerator<Fetched<QuotaPage<Credential>>> {
+    return pagesByNext(
+      (from) => this.searchGlobalCredentials({ ...body, from }, options),
+      body.from ?? undefined,
+    );
+  }
+
+  credentialsV2Pages(
+    params: { size?: number; order?: 'asc' | 'desc'; source_id?: string; from?: string } = {},
+    options?: CallOptions,
+  ): AsyncGenerator<Fetched<Page<V2Credential>>> {
+    return pagesByNext((from) => this.listCredentialsV2({ ...params, from }, options), params.from);
+  }
+
+  legacySearchPages(
+    params: LegacySearchParams = {},
+    options?: CallOptions,
+  ): AsyncGenerator<Fetched<LegacySearchPage>> {
+    let searchAfter = params.search_after;
+    return pagesByNext(async (from) => {
+      const page = await this.legacyGlobalSearch(
+        { ...params, from, search_after: from ? searchAfter : params.search_after },
+        options,
+      );
+      searchAfter = page.searchAfter ?? undefined;
+      return page;
+    }, params.from);
+  }
+
+  identitiesByKeywordPages(keyword: string, params: { size?: number } = {}, options?: CallOptions) {
+    return pagesById((from) => this.identitiesByKeyword(keyword, { ...params, from }, options));
+  }
+
+  identitiesByDomainPages(domain: string, params: { size?: number } = {}, options?: CallOptions) {
+    return pagesById((from) => this.identitiesByDomain(domain, { ...params, from }, options));
+  }
+
+  identitiesByPasswordPages(password: string, params: { size?: number } = {}, options?: CallOptions) {
+    return pagesById((from) => this.identitiesByPassword(password, { ...params, from }, options));
+  }
+}

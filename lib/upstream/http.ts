@@ -1,0 +1,290 @@
+/**
+ * One request to the upstream, with everything the contract asks of it: bearer auth (renewed once
+ * on a 401), a timeout on every attempt, 429 waits that honour `Retry-After` (else about 10 s),
+ * exponential backoff with jitter on 5xx, network errors and timeouts, a bound on attempts, and an
+ * overall deadline that no wait may cross.
+ *
+ * Log lines name the endpoint, never the URL: endpoint 5 carries a password in its path.
+ */
+import type { Clock } from '../clock.ts';
+import { systemClock } from '../clock.ts';
+import type { Logger } from '../log.ts';
+import { silentLogger } from '../log.ts';
+import type { TokenProvider } from './auth.ts';
+import { codeForStatus, UpstreamError } from './errors.ts';
+
+export type QueryValue = string | number | boolean | readonly string[] | readonly number[] | undefined | null;
+
+export interface RequestSpec {
+  /** Logical name used in logs, metrics and errors, e.g. `tenantEvents`. */
+  endpoint: string;
+  method: 'GET' | 'POST';
+  /** Path relative to the base URL; `{core}` is replaced by the core segment. */
+  path: string;
+  query?: Record<string, QueryValue>;
+  body?: unknown;
+}
+
+export interface CallOptions {
+  /** Absolute time (ms since the epoch) after which no attempt starts and no wait may end. */
+  deadline?: number;
+  signal?: AbortSignal;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+export interface UpstreamHttpOptions {
+  baseUrl: string;
+  /** The path segment the spec writes `core`; `firework` on the real service. */
+  coreSegment?: string;
+  auth: TokenProvider;
+  fetch?: typeof fetch;
+  clock?: Clock;
+  logger?: Logger;
+  /** Per-attempt timeout; default 30 s. */
+  timeoutMs?: number;
+  /** Attempts per request, the first included; default 5. */
+  maxAttempts?: number;
+  /** Wait after a 429 without `Retry-After`; default 10 s, as the upstream's docs ask. */
+  rateLimitWaitMs?: number;
+  /** First backoff step for 5xx, network errors and timeouts; default 500 ms, doubling up to `backoffMaxMs`. */
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  random?: () => number;
+}
+
+/** Parses `Retry-After` as seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now: number): number | undefined {
+  if (value === null || value.trim() === '') return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
+
+export function buildUrl(baseUrl: string, coreSegment: string, spec: RequestSpec): string {
+  const path = spec.path.replace('{core}', coreSegment);
+  const url = new URL(baseUrl.replace(/\/+$/, '') + path);
+  for (const [key, value] of Object.entries(spec.query ?? {})) {
+    if (value === undefined || value === null) continue;
+    if (Array.isArray(value)) for (const v of value) url.searchParams.append(key, String(v));
+    else url.searchParams.set(key, String(value));
+  }
+  return url.toString();
+}
+
+async function readBody(res: Response): Promise<{ json: unknown; ok: boolean; text: string }> {
+  const text = await res.text();
+  if (text === '') return { json: undefined, ok: true, text };
+  try {
+    return { json: JSON.parse(text), ok: true, text };
+  } catch {
+    return { json: undefined, ok: false, text };
+  }
+}
+
+/** The upstream's own error message, if its body has one, cut short. */
+function upstreamMessage(body: unknown): string {
+  const error = (body as { error?: unknown } | null)?.error;
+  const raw =
+    typeof error === 'string'
+      ? error
+      : typeof (error as { message?: unknown } | null)?.message === 'string'
+        ? (error as { message: string }).message
+        : typeof (error as { code?: unknown } | null)?.code === 'string'
+          ? (error as { code: string }).code
+          : typeof (body as { message?: unknown } | null)?.message === 'string'
+            ? (body as { message: string }).message
+            : '';
+  return raw ? `: ${raw.slice(0, 200)}` : '';
+}
+
+export class UpstreamHttp {
+  readonly baseUrl: string;
+  readonly coreSegment: string;
+  private readonly auth: TokenProvider;
+  private readonly doFetch: typeof fetch;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly timeoutMs: number;
+  private readonly maxAttempts: number;
+  private readonly rateLimitWaitMs: number;
+  private readonly backoffBaseMs: number;
+  private readonly backoffMaxMs: number;
+  private readonly random: () => number;
+
+  constructor(options: UpstreamHttpOptions) {
+    if (!/^https?:\/\//.test(options.baseUrl)) {
+      throw new TypeError(`EXPOSURE_API_URL must be an http(s) URL, got ${JSON.stringify(options.baseUrl)}`);
+    }
+    this.baseUrl = options.baseUrl;
+    this.coreSegment = options.coreSegment ?? 'firework';
+    this.auth = options.auth;
+    this.doFetch = options.fetch ?? fetch;
+    this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? silentLogger;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.maxAttempts = Math.max(1, options.maxAttempts ?? 5);
+    this.rateLimitWaitMs = options.rateLimitWaitMs ?? 10_000;
+    this.backoffBaseMs = options.backoffBaseMs ?? 500;
+    this.backoffMaxMs = options.backoffMaxMs ?? 8_000;
+    this.random = options.random ?? Math.random;
+  }
+
+  private backoff(attempt: number): number {
+    const step = Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** (attempt - 1));
+    // Equal jitter: at least half the step, so retries spread out without collapsing to zero.
+    return Math.round(step / 2 + (this.random() * step) / 2);
+  }
+
+  async request(spec: RequestSpec, options: CallOptions = {}): Promise<RawResponse> {
+    const url = buildUrl(this.baseUrl, this.coreSegment, spec);
+    const deadline = options.deadline ?? Number.POSITIVE_INFINITY;
+    let renewed = false;
+    let attempt = 0;
+    for (;;) {
+      attempt += 1;
+      const remaining = deadline - this.clock.now();
+      if (remaining <= 0) {
+        throw new UpstreamError('timeout', `${spec.endpoint}: the time budget ran out before the request`, {
+          endpoint: spec.endpoint,
+          attempts: attempt - 1,
+        });
+      }
+      let failure: UpstreamError;
+      let waitMs: number;
+      try {
+        const token = await this.auth.getToken();
+        const outcome = await this.attempt(
+          spec,
+          url,
+          token,
+          Math.min(this.timeoutMs, remaining),
+          options.signal,
+        );
+        if (outcome.kind === 'ok') return outcome.response;
+        failure = outcome.error;
+        if (failure.code === 'unauthorized') {
+          if (!renewed && outcome.token !== undefined && this.auth.invalidate(outcome.token)) {
+            renewed = true;
+            attempt -= 1; // a renewal is not a failed attempt
+            this.logger.info('upstream token refused; renewing it once', { endpoint: spec.endpoint });
+            continue;
+          }
+          throw failure;
+        }
+      } catch (error) {
+        if (!(error instanceof UpstreamError)) throw error;
+        failure = error;
+      }
+      if (!failure.retryable) throw failure;
+      waitMs =
+        failure.code === 'rate_limited'
+          ? (failure.retryAfterMs ?? this.rateLimitWaitMs)
+          : this.backoff(attempt);
+      if (attempt >= this.maxAttempts) {
+        throw new UpstreamError(failure.code, `${failure.message} (gave up after ${attempt} attempts)`, {
+          endpoint: spec.endpoint,
+          status: failure.status,
+          retryAfterMs: failure.retryAfterMs,
+          attempts: attempt,
+          cause: failure,
+        });
+      }
+      if (this.clock.now() + waitMs > deadline) {
+        throw new UpstreamError(
+          failure.code,
+          `${failure.message} (no retry: waiting ${Math.ceil(waitMs / 1000)} s would pass the time budget)`,
+          {
+            endpoint: spec.endpoint,
+            status: failure.status,
+            retryAfterMs: failure.retryAfterMs,
+            attempts: attempt,
+          },
+        );
+      }
+      this.logger.warn('upstream request failed; retrying', {
+        endpoint: spec.endpoint,
+        code: failure.code,
+        status: failure.status,
+        attempt,
+        waitMs,
+      });
+      await this.clock.sleep(waitMs, options.signal);
+    }
+  }
+
+  private async attempt(
+    spec: RequestSpec,
+    url: string,
+    token: string,
+    timeoutMs: number,
+    callerSignal?: AbortSignal,
+  ): Promise<
+    { kind: 'ok'; response: RawResponse } | { kind: 'error'; error: UpstreamError; token?: string }
+  > {
+    const timeout = AbortSignal.timeout(Math.max(1, Math.floor(timeoutMs)));
+    const signal = callerSignal ? AbortSignal.any([timeout, callerSignal]) : timeout;
+    const headers: Record<string, string> = { Authorization: `Bearer ${token}`, Accept: 'application/json' };
+    if (spec.body !== undefined) headers['Content-Type'] = 'application/json';
+    let res: Response;
+    let body: { json: unknown; ok: boolean; text: string };
+    try {
+      res = await this.doFetch(url, {
+        method: spec.method,
+        headers,
+        body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+        signal,
+      });
+      body = await readBody(res);
+    } catch (error) {
+      if (callerSignal?.aborted) throw callerSignal.reason;
+      const timedOut = timeout.aborted || (error as Error)?.name === 'TimeoutError';
+      return {
+        kind: 'error',
+        error: new UpstreamError(
+          timedOut ? 'timeout' : 'upstream_unavailable',
+          timedOut
+            ? `${spec.endpoint}: no answer within ${Math.round(timeoutMs)} ms`
+            : `${spec.endpoint}: network error (${(error as Error)?.message ?? 'unknown'})`,
+          { endpoint: spec.endpoint, cause: error },
+        ),
+      };
+    }
+    if (res.status >= 200 && res.status < 300) {
+      if (!body.ok) {
+        return {
+          kind: 'error',
+          error: new UpstreamError('invalid_response', `${spec.endpoint}: the response is not valid JSON`, {
+            endpoint: spec.endpoint,
+            status: res.status,
+          }),
+        };
+      }
+      return { kind: 'ok', response: { status: res.status, headers: res.headers, body: body.json } };
+    }
+    const code = codeForStatus(res.status);
+    const retryAfterMs =
+      code === 'rate_limited' ? parseRetryAfter(res.headers.get('retry-after'), this.clock.now()) : undefined;
+    const what =
+      code === 'unauthorized'
+        ? 'the upstream refused the credentials'
+        : code === 'rate_limited'
+          ? 'rate limited by the upstream'
+          : `HTTP ${res.status}`;
+    return {
+      kind: 'error',
+      token,
+      error: new UpstreamError(code, `${spec.endpoint}: ${what}${upstreamMessage(body.json)}`, {
+        endpoint: spec.endpoint,
+        status: res.status,
+        retryAfterMs,
+      }),
+    };
+  }
+}
