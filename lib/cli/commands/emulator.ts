@@ -1,0 +1,57 @@
+/** `emulator [--port N] [--seed S]`: the upstream emulator alone, with its URL and a demo token. */
+import { startEmulator } from '../../emulator/index.ts';
+import { UsageError } from '../../errors.ts';
+import { type Command, untilAborted } from '../command.ts';
+
+export const DEFAULT_EMULATOR_PORT = 8790;
+
+function intOption(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || !/^\d+$/.test(value))
+    throw new UsageError(`--${name} must be a whole number`);
+  return Number(value);
+}
+
+export const emulatorCommand: Command = {
+  path: ['emulator'],
+  usage: 'emulator [--port N] [--seed S] [--latency-ms N] [--events N] [--credentials N] [--live]',
+  summary: 'run the upstream emulator alone; prints its URL and a demo token',
+  options: {
+    port: { type: 'string' },
+    seed: { type: 'string' },
+    'latency-ms': { type: 'string' },
+    events: { type: 'string' },
+    credentials: { type: 'string' },
+    live: { type: 'boolean' },
+  },
+  async run({ values, io, signal }) {
+    const port = intOption('port', values.port, DEFAULT_EMULATOR_PORT);
+    if (port > 65535) throw new UsageError('--port must be at most 65535');
+    const seed = typeof values.seed === 'string' ? values.seed : '42';
+    const running = await startEmulator({
+      port,
+      seed: /^\d+$/.test(seed) ? Number(seed) : seed,
+      eventsPerTenant: intOption('events', values.events, 120),
+      credentials: intOption('credentials', values.credentials, 400),
+    });
+    running.emulator.control.latencyMs = intOption('latency-ms', values['latency-ms'], 0);
+    const stopLive = values.live ? running.emulator.startLiveEvents() : undefined;
+    const [demo, ...others] = running.emulator.dataset.tenants;
+    io.stdout(
+      [
+        `Upstream emulator listening on ${running.url} (seed ${seed})`,
+        `  EXPOSURE_API_URL=${running.url}`,
+        `  EXPOSURE_API_TOKEN=${demo?.token}    # tenant ${demo?.id} ${demo?.name}`,
+        `  EXPOSURE_API_KEY=${demo?.apiKey}      # the same tenant, through POST /tokens/generate`,
+        `  other tenants: ${others.map((t) => `${t.slug} (${t.token})`).join(', ')}`,
+        `  knobs: ${running.url}/_emulator/info, /_emulator/faults, /_emulator/settings, /_emulator/requests`,
+        'Ctrl-C stops it.',
+        '',
+      ].join('\n'),
+    );
+    await untilAborted(signal);
+    stopLive?.();
+    await running.close();
+    return 0;
+  },
+};

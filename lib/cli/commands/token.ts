@@ -1,0 +1,33 @@
+/** `token test`: endpoint 1, to check the upstream credentials before anything else. */
+import { readEnvironment } from '../../env.ts';
+import { loadSecrets } from '../../secrets.ts';
+import { createUpstreamClient } from '../../upstream/index.ts';
+import type { Command } from '../command.ts';
+
+export const tokenTestCommand: Command = {
+  path: ['token', 'test'],
+  usage: 'token test [--json]',
+  summary: 'endpoint 1: print the tenant, user and scopes of the configured credentials',
+  options: { json: { type: 'boolean' } },
+  async run({ values, io, logger }) {
+    const env = readEnvironment(io.env);
+    const secrets = await loadSecrets(env);
+    const client = createUpstreamClient(env, secrets, { logger, maxAttempts: 3 });
+    const info = await client.tokenTest({ deadline: Date.now() + 60_000 });
+    if (values.json) {
+      io.stdout(`${JSON.stringify(info, null, 2)}\n`);
+    } else {
+      io.stdout(
+        [
+          `tenant:       ${info.tenant_id}`,
+          `user:         ${info.user_id} (${info.user_email})`,
+          `organization: ${info.organization_id}`,
+          `api key:      ${info.api_key_id}`,
+          `scopes:       ${info.scopes.join(', ') || '(none)'}`,
+          '',
+        ].join('\n'),
+      );
+    }
+    return 0;
+  },
+};

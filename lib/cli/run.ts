@@ -1,0 +1,106 @@
+/**
+ * The `exposure-alerts` command line: finds the command, parses its options, runs it, and turns
+ * failures into exit codes (interface.md): 0 success, 2 usage or configuration error, 3 upstream
+ * rejected the credentials, 1 anything else. A failure prints one line to stderr; the stack only
+ * with LOG_LEVEL=debug.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, UsageError } from '../errors.ts';
+import { createLogger, isLogLevel } from '../log.ts';
+import { UpstreamError } from '../upstream/errors.ts';
+import type { Command, Io } from './command.ts';
+import { commands } from './commands/index.ts';
+
+export const EXIT = { ok: 0, failure: 1, usage: 2, unauthorized: 3 } as const;
+
+function helpText(): string {
+  const width = Math.max(...commands.map((c) => c.usage.length));
+  return [
+    'usage: exposure-alerts <command> [options]',
+    '',
+    ...commands.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`),
+    '',
+    'Exit codes: 0 ok, 1 failure, 2 usage or configuration error, 3 upstream rejected the credentials.',
+    '',
+  ].join('\n');
+}
+
+function findCommand(args: string[]): { command: Command; rest: string[] } | undefined {
+  let best: Command | undefined;
+  for (const command of commands) {
+    const matches = command.path.every((word, i) => args[i] === word);
+    if (matches && (!best || command.path.length > best.path.length)) best = command;
+  }
+  return best ? { command: best, rest: args.slice(best.path.length) } : undefined;
+}
+
+export function describeFailure(error: unknown): { code: number; line: string } {
+  if (error instanceof ConfigError) {
+    const body =
+      error.problems.length > 1 ? `${error.message}\n  ${error.problems.join('\n  ')}` : error.message;
+    return { code: EXIT.usage, line: body };
+  }
+  if (error instanceof UsageError) return { code: EXIT.usage, line: error.message };
+  if (error instanceof UpstreamError) {
+    if (error.code === 'unauthorized') {
+      return {
+        code: EXIT.unauthorized,
+        line: `the upstream rejected the credentials: check EXPOSURE_API_TOKEN / EXPOSURE_API_KEY (${error.message})`,
+      };
+    }
+    return { code: EXIT.failure, line: `upstream ${error.code}: ${error.message}` };
+  }
+  return { code: EXIT.failure, line: error instanceof Error ? error.message : String(error) };
+}
+
+export async function runCli(
+  argv: string[],
+  io: Io,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<number> {
+  const level = io.env.LOG_LEVEL?.toLowerCase();
+  const logger = createLogger({
+    level: isLogLevel(level) ? level : 'info',
+    format: io.isTTY ? 'pretty' : 'json',
+    write: (line) => io.stderr(`${line}\n`),
+  });
+  if (argv.length === 0 || argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') {
+    (argv.length === 0 ? io.stderr : io.stdout)(helpText());
+    return argv.length === 0 ? EXIT.usage : EXIT.ok;
+  }
+  try {
+    const found = findCommand(argv);
+    if (!found) throw new UsageError(`unknown command "${argv.join(' ')}"; run exposure-alerts help`);
+    const { command, rest } = found;
+    let parsed: ReturnType<typeof parseArgs>;
+    try {
+      parsed = parseArgs({
+        args: rest,
+        options: command.options ?? {},
+        allowPositionals: true,
+        strict: true,
+      });
+    } catch (error) {
+      throw new UsageError(
+        `${(error as Error).message.split('\n')[0]} (usage: exposure-alerts ${command.usage})`,
+      );
+    }
+    const [min, max] = command.positionals ?? [0, 0];
+    if (parsed.positionals.length < min || parsed.positionals.length > max) {
+      throw new UsageError(`usage: exposure-alerts ${command.usage}`);
+    }
+    const code = await command.run({
+      values: parsed.values as Record<string, string | boolean | undefined>,
+      positionals: parsed.positionals,
+      io,
+      logger,
+      signal,
+    });
+    return code ?? EXIT.ok;
+  } catch (error) {
+    const { code, line } = describeFailure(error);
+    io.stderr(`exposure-alerts: ${line}\n`);
+    if (level === 'debug' && error instanceof Error && error.stack) io.stderr(`${error.stack}\n`);
+    return code;
+  }
+}

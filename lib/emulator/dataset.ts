@@ -1,0 +1,402 @@
+/**
+ * The emulator's world: tenants with their tokens, identifiers, identifier groups, events and
+ * assets, and the global store of leaked credentials. Everything is generated from a seed and an
+ * anchor time, so the same seed gives the same items (uids, ids, text) on every run; timestamps
+ * sit relative to the anchor so a lookback window always finds some.
+ *
+ * Some event text is hostile on purpose (`<!channel>`, fake links), as text from the wild is.
+ */
+import { EVENT_TYPES, SEVERITIES, type Severity } from '../upstream/event-types.ts';
+import { createRandom, type Random } from './random.ts';
+
+export interface TenantIdentifier {
+  id: number;
+  name: string;
+}
+
+export interface IdentifierGroup {
+  id: number;
+  name: string;
+  identifierIds: number[];
+}
+
+export interface Tenant {
+  id: number;
+  slug: string;
+  name: string;
+  organizationId: number;
+  userId: number;
+  apiKeyId: number;
+  userEmail: string;
+  /** Static demo token; never expires. */
+  token: string;
+  /** API key for `POST /tokens/generate`. */
+  apiKey: string;
+  /** Access to the account and session takeover prevention module (endpoint 5). */
+  accountTakeover: boolean;
+  identifiers: TenantIdentifier[];
+  groups: IdentifierGroup[];
+  events: EmulatedEvent[];
+  assets: Map<number, Record<string, unknown>>;
+  quotaRemaining: number;
+}
+
+export interface EmulatedEvent {
+  /** Position in the tenant's feed; the order of `order: "asc"`. */
+  seq: number;
+  isIgnored: boolean;
+  isRemediated: boolean;
+  item: Record<string, unknown> & {
+    metadata: {
+      uid: string;
+      type: string;
+      severity: Severity;
+      estimated_created_at: string;
+      matched_at: string;
+    };
+    tenant_metadata: {
+      severity: { original: Severity; override?: Severity | null };
+      tags: string[];
+      notes: string;
+    };
+    identifiers: TenantIdentifier[];
+    highlights: Record<string, string[]>;
+  };
+}
+
+export interface GlobalSource {
+  id: string;
+  name: string;
+  description_en: string;
+  description_fr: string;
+  breached_at: string | null;
+  leaked_at: string | null;
+  is_alert_enabled: boolean;
+}
+
+export interface EmulatedCredential {
+  id: number;
+  identity_name: string;
+  domain: string;
+  hash: string;
+  hash_type: string | null;
+  imported_at: string;
+  source_id: string;
+  credential_hash: string;
+  known_password_id: null;
+  /** The cleartext password behind the record, for the by-password search; never served as a field. */
+  password: string;
+}
+
+export interface DatasetOptions {
+  seed?: string | number;
+  /** Timestamps are laid out before this instant; default now. */
+  anchor?: Date;
+  eventsPerTenant?: number;
+  credentials?: number;
+}
+
+export const CREDENTIAL_DOMAINS = [
+  'acme.test',
+  'globex.test',
+  'initech.test',
+  'example.com',
+  'mail.example.com',
+  'other.org',
+];
+
+const TENANT_SEEDS = [
+  { id: 1001, slug: 'acme', name: 'Acme Corp', accountTakeover: true, domain: 'acme.test' },
+  { id: 1002, slug: 'globex', name: 'Globex', accountTakeover: false, domain: 'globex.test' },
+  { id: 1003, slug: 'initech', name: 'Initech', accountTakeover: true, domain: 'initech.test' },
+] as const;
+
+const TAGS = ['vip', 'finance', 'phishing', 'credentials', 'noise', 'triage'];
+const ORIGINS = ['darkforum', 'pastebin', 'telegram', 'github', 'ransomwatch', 'marketplace', 's3'];
+const FIRST = ['jane', 'john', 'alex', 'maria', 'li', 'sam', 'noor', 'omar', 'eva', 'raj', 'kim', 'lee'];
+const LAST = ['doe', 'smith', 'garcia', 'chen', 'khan', 'novak', 'silva', 'ito', 'brown', 'dubois'];
+const WORDS = [
+  'Summer',
+  'dragon',
+  'Passw0rd',
+  'letmein',
+  'Qwerty',
+  'monkey',
+  'Sunshine',
+  'hunter',
+  'Welcome',
+];
+// Text as strangers write it: mentions, fake links and markup that must never reach a channel live.
+const WILD_TEXT = [
+  'selling fresh access <!channel> dm me',
+  'combo list <https://evil.example|click here> for {domain}',
+  'ping <@U123ABC> about the {domain} dump',
+  'rates &amp; prices for {domain} admin panel <b>cheap</b>',
+  'new stealer logs from {domain} <!here>',
+];
+
+const DAY = 86_400_000;
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** `2026-11-20T10:00:00.000+00:00`: the offset form the credential endpoints use. */
+function isoWithOffset(ms: number): string {
+  return new Date(ms).toISOString().replace('Z', '+00:00');
+}
+
+export class Dataset {
+  readonly seed: string | number;
+  readonly anchor: number;
+  readonly tenants: Tenant[] = [];
+  readonly sources: GlobalSource[] = [];
+  readonly credentials: EmulatedCredential[] = [];
+  private readonly random: Random;
+  private liveCounter = 0;
+
+  constructor(options: DatasetOptions = {}) {
+    this.seed = options.seed ?? 42;
+    this.anchor = (options.anchor ?? new Date()).getTime();
+    this.random = createRandom(this.seed);
+    this.buildSources();
+    TENANT_SEEDS.forEach((seed, index) => {
+      this.tenants.push(this.buildTenant(seed, index));
+    });
+    const eventsPerTenant = options.eventsPerTenant ?? 120;
+    for (const tenant of this.tenants) this.fillEvents(tenant, eventsPerTenant);
+    this.fillCredentials(options.credentials ?? 400);
+  }
+
+  tenantByToken(token: string): Tenant | undefined {
+    return this.tenants.find((t) => t.token === token);
+  }
+
+  tenantByApiKey(key: string): Tenant | undefined {
+    return this.tenants.find((t) => t.apiKey === key);
+  }
+
+  tenant(idOrSlug: number | string): Tenant {
+    const found = this.tenants.find((t) => t.id === idOrSlug || t.slug === idOrSlug);
+    if (!found) throw new Error(`no emulated tenant ${idOrSlug}`);
+    return found;
+  }
+
+  private buildSources(): void {
+    const names = [
+      'Collection combolist 2025',
+      'Stealer logs batch',
+      'Forum database dump',
+      'Retail breach',
+      'Gaming platform leak',
+      'Unknown paste',
+    ];
+    names.forEach((name, i) => {
+      const breached = this.anchor - (400 - i * 50) * DAY;
+      this.sources.push({
+        id: `src-${i + 1}`,
+        name,
+        description_en: `${name}, seen on illicit networks`,
+        description_fr: `${name}, vu sur des réseaux illicites`,
+        breached_at: i === 5 ? null : iso(breached),
+        leaked_at: i === 4 ? null : iso(breached + 30 * DAY),
+        is_alert_enabled: i !== 3,
+      });
+    });
+  }
+
+  private buildTenant(seed: (typeof TENANT_SEEDS)[number], index: number): Tenant {
+    const base = (index + 1) * 10;
+    const identifiers: TenantIdentifier[] = [
+      { id: base + 1, name: seed.domain },
+      { id: base + 2, name: seed.name },
+      { id: base + 3, name: `ceo@${seed.domain}` },
+      { id: base + 4, name: `vpn.${seed.domain}` },
+    ];
+    const tenant: Tenant = {
+      id: seed.id,
+      slug: seed.slug,
+      name: seed.name,
+      organizationId: 300 + index,
+      userId: 500 + index,
+      apiKeyId: 700 + index,
+      userEmail: `analyst@${seed.domain}`,
+      token: `emu-${seed.slug}-token`,
+      apiKey: `emu-${seed.slug}-key`,
+      accountTakeover: seed.accountTakeover,
+      identifiers,
+      groups: [
+        { id: (index + 1) * 100 + 1, name: 'Executives', identifierIds: [base + 3] },
+        { id: (index + 1) * 100 + 2, name: 'Infrastructure', identifierIds: [base + 1, base + 4] },
+      ],
+      events: [],
+      assets: new Map(),
+      quotaRemaining: 10_000,
+    };
+    for (let k = 0; k < identifiers.length; k++) {
+      const identifier = identifiers[k] as TenantIdentifier;
+      const id = seed.id * 10 + k + 1;
+      tenant.assets.set(id, {
+        id,
+        name: identifier.name,
+        type: k === 0 || k === 3 ? 'domain' : k === 2 ? 'email' : 'keyword',
+        data: { value: identifier.name },
+        search_types: ['leak', 'paste', 'forum_post'],
+        experimental_search_types: [],
+        count: this.random.int(0, 500),
+        data_updated_at: iso(this.anchor - k * DAY),
+        feed_id: 9000 + id,
+        fetching_progress: 100,
+        is_disabled: false,
+        risks: [1, 2, 3, 4, 5],
+        source: 'USER',
+        tenant_id: seed.id,
+        urn: `urn:asset:${seed.id}:${id}`,
+        v3_refs: { asset_uuid: `00000000-0000-4000-8000-${String(id).padStart(12, '0')}` },
+      });
+    }
+    return tenant;
+  }
+
+  private makeEvent(
+    tenant: Tenant,
+    seq: number,
+    createdAt: number,
+    type: string,
+    severity: Severity,
+    live: boolean,
+  ) {
+    const r = this.random;
+    const origin = r.pick(ORIGINS);
+    const recordId = live
+      ? `live-${createdAt.toString(36)}-${(this.liveCounter++).toString(36)}`
+      : r.chance(0.3)
+        ? `thread/${r.int(1000, 9999)}/post/${seq}`
+        : `${tenant.slug}-${seq}-${r.hex(6)}`;
+    const uid = `${type}/${origin}/${recordId}`;
+    const identifiers = [r.pick(tenant.identifiers)];
+    if (r.chance(0.3)) {
+      const other = r.pick(tenant.identifiers);
+      if (other.id !== identifiers[0]?.id) identifiers.push(other);
+    }
+    const domain = tenant.identifiers[0]?.name ?? 'example.test';
+    const tags = TAGS.filter(() => r.chance(0.15));
+    const override = r.chance(0.15) ? r.pick(SEVERITIES) : undefined;
+    const text = r.chance(0.2)
+      ? r.pick(WILD_TEXT).replaceAll('{domain}', domain)
+      : `mention of ${domain} in a ${type.replaceAll('_', ' ')}`;
+    const marked = text.replace(domain, `<mark>${domain}</mark>`);
+    const matchedAt = createdAt + r.int(1, 120) * 60_000;
+    const item: EmulatedEvent['item'] = {
+      metadata: {
+        estimated_created_at: iso(createdAt),
+        matched_at: iso(Math.min(matchedAt, Math.max(createdAt, live ? createdAt : this.anchor))),
+        type,
+        uid,
+        severity,
+        ...(r.chance(0.7)
+          ? { flare_url: `https://app.flare.io/#/${type}/${origin}/${encodeURIComponent(recordId)}` }
+          : {}),
+      },
+      tenant_metadata: {
+        severity: { original: severity, ...(override ? { override } : {}) },
+        tags,
+        notes: r.chance(0.1) ? 'checked by tier 1' : '',
+      },
+      identifiers,
+      highlights: {
+        content: [marked],
+        ...(r.chance(0.3) ? { title: [`<mark>${identifiers[0]?.name}</mark>`] } : {}),
+      },
+    };
+    return { seq, isIgnored: !live && r.chance(0.05), isRemediated: !live && r.chance(0.05), item };
+  }
+
+  private fillEvents(tenant: Tenant, count: number): void {
+    // Spread over the three days before the anchor, oldest first, so a 24 h lookback finds about a third.
+    const span = 3 * DAY;
+    for (let i = 0; i < count; i++) {
+      const createdAt = this.anchor - span + Math.floor(((i + 1) * span) / (count + 1));
+      // Cover every type and every severity before picking at random.
+      const type = i < EVENT_TYPES.length ? (EVENT_TYPES[i] as string) : this.random.pick(EVENT_TYPES);
+      const severity = i < SEVERITIES.length ? (SEVERITIES[i] as Severity) : this.random.pick(SEVERITIES);
+      tenant.events.push(this.makeEvent(tenant, i + 1, createdAt, type, severity, false));
+    }
+  }
+
+  /** Adds new events at the end of a tenant's feed, as if just matched. Returns them. */
+  appendEvents(tenantId: number, count: number, at: Date = new Date()): EmulatedEvent[] {
+    const tenant = this.tenant(tenantId);
+    const added: EmulatedEvent[] = [];
+    for (let i = 0; i < count; i++) {
+      const seq = (tenant.events.at(-1)?.seq ?? 0) + 1;
+      const event = this.makeEvent(
+        tenant,
+        seq,
+        at.getTime() - this.random.int(0, 30) * 60_000,
+        this.random.pick(EVENT_TYPES),
+        this.random.pick(SEVERITIES),
+        true,
+      );
+      event.item.metadata.matched_at = at.toISOString();
+      tenant.events.push(event);
+      added.push(event);
+    }
+    return added;
+  }
+
+  private makeCredential(id: number, importedAt: number, domain?: string): EmulatedCredential {
+    const r = this.random;
+    const dom = domain ?? r.pick(CREDENTIAL_DOMAINS);
+    const name = `${r.pick(FIRST)}.${r.pick(LAST)}${r.int(1, 99)}@${dom}`;
+    const password = `${r.pick(WORDS)}${r.int(10, 9999)}${r.pick(['!', '#', '', '?'])}`;
+    const kind = r.int(0, 4);
+    const hashType = ['plaintext', 'unknown', 'sha1', 'bcrypt', null][kind] ?? null;
+    const hash =
+      hashType === 'plaintext' || hashType === 'unknown'
+        ? password
+        : hashType === 'sha1'
+          ? r.hex(40)
+          : hashType === 'bcrypt'
+            ? `$2b$10$${r.hex(53)}`
+            : password;
+    const source = r.pick(this.sources);
+    return {
+      id,
+      identity_name: name,
+      domain: dom,
+      hash,
+      hash_type: hashType,
+      imported_at: isoWithOffset(importedAt),
+      source_id: source.id,
+      credential_hash: r.hex(64),
+      known_password_id: null,
+      password,
+    };
+  }
+
+  private fillCredentials(count: number): void {
+    const span = 30 * DAY;
+    for (let i = 0; i < count; i++) {
+      const importedAt = this.anchor - span + Math.floor(((i + 1) * span) / (count + 1));
+      this.credentials.push(this.makeCredential(100_000 + i + 1, importedAt));
+    }
+  }
+
+  /** Adds newly imported credentials (optionally all for one domain). Returns them. */
+  appendCredentials(count: number, options: { domain?: string; at?: Date } = {}): EmulatedCredential[] {
+    const at = (options.at ?? new Date()).getTime();
+    const added: EmulatedCredential[] = [];
+    for (let i = 0; i < count; i++) {
+      const id = (this.credentials.at(-1)?.id ?? 100_000) + 1;
+      const credential = this.makeCredential(id, at, options.domain);
+      this.credentials.push(credential);
+      added.push(credential);
+    }
+    return added;
+  }
+
+  source(id: string): GlobalSource | undefined {
+    return this.sources.find((s) => s.id === id);
+  }
+}

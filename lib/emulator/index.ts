@@ -1,0 +1,25 @@
+/**
+ * Start the upstream emulator on a local port.
+ *
+ * @example
+ * const emu = await startEmulator({ seed: 7 });
+ * // EXPOSURE_API_URL=emu.url, EXPOSURE_API_TOKEN=emu.emulator.dataset.tenant('acme').token
+ * await emu.close();
+ */
+import { listen, type RunningServer } from '../http-server.ts';
+import { Emulator, type EmulatorOptions } from './app.ts';
+
+export { Emulator, type EmulatorOptions } from './app.ts';
+export type { EndpointName, Fault, RequestLogEntry } from './control.ts';
+
+export interface RunningEmulator extends RunningServer {
+  emulator: Emulator;
+}
+
+export async function startEmulator(
+  options: EmulatorOptions & { port?: number; hostname?: string } = {},
+): Promise<RunningEmulator> {
+  const emulator = new Emulator(options);
+  const server = await listen(emulator.app.fetch, { port: options.port, hostname: options.hostname });
+  return { ...server, emulator };
+}

@@ -1,0 +1,44 @@
+/**
+ * Builds the upstream client from the environment and the secret object: a static token
+ * (`EXPOSURE_API_TOKEN` or secret `apiToken`) or an API key exchanged for tokens
+ * (`EXPOSURE_API_KEY` or secret `apiKey`, with `EXPOSURE_TENANT_ID`).
+ */
+import type { Environment } from '../env.ts';
+import { ConfigError } from '../errors.ts';
+import { type Logger, redactor } from '../log.ts';
+import type { SecretObject } from '../secrets.ts';
+import { apiKeyExchange, staticToken, type TokenProvider } from './auth.ts';
+import { UpstreamClient, type UpstreamClientOptions } from './client.ts';
+
+export * from './client.ts';
+export { UpstreamError } from './errors.ts';
+
+export function tokenProviderFor(
+  env: Pick<Environment, 'apiToken' | 'apiKey' | 'tenantId' | 'apiUrl'>,
+  secrets: SecretObject = {},
+  fetchImpl?: typeof fetch,
+): TokenProvider {
+  const token = env.apiToken ?? (typeof secrets.apiToken === 'string' ? secrets.apiToken : undefined);
+  const key = env.apiKey ?? (typeof secrets.apiKey === 'string' ? secrets.apiKey : undefined);
+  redactor.add(token);
+  redactor.add(key);
+  if (token) return staticToken(token);
+  if (key)
+    return apiKeyExchange({ baseUrl: env.apiUrl, apiKey: key, tenantId: env.tenantId, fetch: fetchImpl });
+  throw new ConfigError(
+    'no upstream credentials: set EXPOSURE_API_TOKEN or EXPOSURE_API_KEY, or put apiToken or apiKey in the secret object',
+  );
+}
+
+export function createUpstreamClient(
+  env: Environment,
+  secrets: SecretObject,
+  options: Partial<UpstreamClientOptions> & { logger?: Logger } = {},
+): UpstreamClient {
+  return new UpstreamClient({
+    baseUrl: env.apiUrl,
+    coreSegment: env.coreSegment,
+    auth: options.auth ?? tokenProviderFor(env, secrets, options.fetch),
+    ...options,
+  });
+}
