@@ -285,7 +285,9 @@ export class Dataset {
     const text = r.chance(0.2)
       ? r.pick(WILD_TEXT).replaceAll('{domain}', domain)
       : `mention of ${domain} in a ${type.replaceAll('_', ' ')}`;
-    const marked = text.replace(domain, `<mark>${domain}</mark>`);
+    const marked = text.includes(domain)
+      ? text.replace(domain, `<mark>${domain}</mark>`)
+      : `${text} (<mark>${domain}</mark>)`;
     const matchedAt = createdAt + r.int(1, 120) * 60_000;
     const item: EmulatedEvent['item'] = {
       metadata: {

@@ -1,0 +1,160 @@
+/** The emulator's own promises: deterministic data, opaque cursors, limits, and its knobs over HTTP. */
+import { describe, expect, it } from 'vitest';
+import { Dataset } from '../../lib/emulator/dataset.ts';
+import { Emulator } from '../../lib/emulator/index.ts';
+import { EVENT_TYPES, SEVERITIES } from '../../lib/upstream/event-types.ts';
+import { useEmulator } from '../helpers/emulator.ts';
+
+const anchor = new Date('2026-11-20T12:00:00Z');
+
+describe('dataset', () => {
+  it('is the same for the same seed and different for another', () => {
+    const a = new Dataset({ seed: 3, anchor });
+    const b = new Dataset({ seed: 3, anchor });
+    const c = new Dataset({ seed: 4, anchor });
+    const uids = (d: Dataset) => d.tenants.flatMap((t) => t.events.map((e) => e.item.metadata.uid));
+    expect(uids(a)).toEqual(uids(b));
+    expect(a.credentials).toEqual(b.credentials);
+    expect(uids(a)).not.toEqual(uids(c));
+  });
+
+  it('has events of every type and severity, overrides, tags, identifiers and <mark> highlights', () => {
+    const events = new Dataset({ seed: 1, anchor }).tenant('acme').events.map((e) => e.item);
+    expect(new Set(events.map((e) => e.metadata.type))).toEqual(new Set(EVENT_TYPES));
+    expect(new Set(events.map((e) => e.metadata.severity))).toEqual(new Set(SEVERITIES));
+    expect(events.some((e) => e.tenant_metadata.severity.override)).toBe(true);
+    expect(events.some((e) => e.tenant_metadata.tags.length > 0)).toBe(true);
+    expect(events.every((e) => e.identifiers.length > 0)).toBe(true);
+    expect(events.every((e) => e.highlights.content?.[0]?.includes('<mark>'))).toBe(true);
+    expect(events.some((e) => e.metadata.uid.split('/').length > 3)).toBe(true);
+  });
+
+  it('has credentials for several domains, cleartext and hashed', () => {
+    const creds = new Dataset({ seed: 1, anchor }).credentials;
+    expect(new Set(creds.map((c) => c.domain)).size).toBeGreaterThanOrEqual(5);
+    expect(creds.some((c) => c.hash_type === 'plaintext' && c.hash === c.password)).toBe(true);
+    expect(creds.some((c) => c.hash_type === 'sha1' && /^[0-9a-f]{40}$/.test(c.hash))).toBe(true);
+  });
+
+  it('tenants have their own tokens, API keys, groups and assets', () => {
+    const d = new Dataset({ seed: 1, anchor });
+    expect(new Set(d.tenants.map((t) => t.token)).size).toBe(d.tenants.length);
+    expect(new Set(d.tenants.map((t) => t.apiKey)).size).toBe(d.tenants.length);
+    const groupIds = d.tenants.flatMap((t) => t.groups.map((g) => g.id));
+    expect(new Set(groupIds).size).toBe(groupIds.length);
+    expect(d.tenants.some((t) => !t.accountTakeover)).toBe(true);
+  });
+});
+
+describe('over HTTP', () => {
+  const emu = useEmulator();
+  const post = (path: string, body: unknown, token = 'emu-acme-token') =>
+    fetch(`${emu.url}${path}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  it('issues opaque cursors and refuses altered, foreign or mismatched ones', async () => {
+    const first = (await (await post('/firework/v4/events/tenant/_search', { size: 10, order: 'asc' })).json()) as {
+      next: string;
+    };
+    expect(first.next).not.toMatch(/^\d+$/);
+    const altered = `${first.next.slice(0, -2)}xx`;
+    expect((await post('/firework/v4/events/tenant/_search', { size: 10, order: 'asc', from: altered })).status).toBe(400);
+    const otherFilter = await post('/firework/v4/events/tenant/_search', {
+      size: 10,
+      order: 'asc',
+      from: first.next,
+      filters: { severity: ['high'] },
+    });
+    expect(otherFilter.status).toBe(400);
+    expect(((await otherFilter.json()) as { error: { message: string } }).error.message).toMatch(/different request/);
+    const ok = await post('/firework/v4/events/tenant/_search', { size: 5, order: 'asc', from: first.next });
+    expect(ok.status).toBe(200);
+    // Another emulator instance (a restart) does not honour this one's cursors.
+    const other = new Emulator({ seed: 7 });
+    const res = await other.app.request('/firework/v4/events/tenant/_search', {
+      method: 'POST',
+      headers: { Authorization: 'Bearer emu-acme-token', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ size: 10, order: 'asc', from: first.next }),
+    });
+    expect(res.status).toBe(400);
+  });
+
+  it('answers over-limit sizes with a 400 JSON error on every limited endpoint', async () => {
+    const checks = [
+      await post('/firework/v4/events/tenant/_search', { size: 11 }),
+      await post('/firework/v4/credentials/global/_search', { query: { type: 'domain', fqdn: 'x.test' }, size: 10_001 }),
+      await fetch(`${emu.url}/leaksdb/identities/by_password/x?size=10001`, { headers: { Authorization: 'Bearer emu-acme-token' } }),
+      await fetch(`${emu.url}/leaksdb/v2/credentials?size=5001`, { headers: { Authorization: 'Bearer emu-acme-token' } }),
+      await post('/astp/identities/by_accounts', { accounts: Array.from({ length: 101 }, (_, i) => `a${i}`) }),
+    ];
+    for (const res of checks) {
+      expect(res.status).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/json/);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('BAD_REQUEST');
+    }
+  });
+
+  it('scopes requests to the token: missing or unknown tokens get 401', async () => {
+    const res = await fetch(`${emu.url}/tokens/test`);
+    expect(res.status).toBe(401);
+    expect((await post('/firework/v4/events/tenant/_search', {}, 'nope')).status).toBe(401);
+  });
+
+  it('serves the legacy /leaksdb and renamed /astp prefixes alike', async () => {
+    const a = await fetch(`${emu.url}/leaksdb/identities/by_domain/acme.test?size=5`, {
+      headers: { Authorization: 'Bearer emu-acme-token' },
+    });
+    const b = await fetch(`${emu.url}/astp/identities/by_domain/acme.test?size=5`, {
+      headers: { Authorization: 'Bearer emu-acme-token' },
+    });
+    expect(await a.json()).toEqual(await b.json());
+  });
+
+  it('never serves the cleartext password field it keeps for the by-password search', async () => {
+    const res = await post('/firework/v4/credentials/global/_search', { query: { type: 'domain', fqdn: 'example.com' }, size: 50 });
+    const body = (await res.json()) as { items: Record<string, unknown>[] };
+    expect(body.items.length).toBeGreaterThan(0);
+    for (const item of body.items) expect(item).not.toHaveProperty('password');
+  });
+
+  it('takes faults, settings and appended items through /_emulator, and shows the request log', async () => {
+    await fetch(`${emu.url}/_emulator/requests`, { method: 'DELETE' });
+    await fetch(`${emu.url}/_emulator/faults`, {
+      method: 'POST',
+      body: JSON.stringify({ endpoint: 'tokenTest', status: 503 }),
+    });
+    expect((await fetch(`${emu.url}/tokens/test`, { headers: { Authorization: 'Bearer emu-acme-token' } })).status).toBe(503);
+    const added = (await (
+      await fetch(`${emu.url}/_emulator/events`, { method: 'POST', body: JSON.stringify({ tenant: 'globex', count: 2 }) })
+    ).json()) as { added: string[] };
+    expect(added.added).toHaveLength(2);
+    const settings = await fetch(`${emu.url}/_emulator/settings`, { method: 'PUT', body: JSON.stringify({ latencyMs: 50 }) });
+    expect(((await settings.json()) as { latencyMs: number }).latencyMs).toBe(50);
+    const started = Date.now();
+    await fetch(`${emu.url}/tokens/test`, { headers: { Authorization: 'Bearer emu-acme-token' } });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+    await fetch(`${emu.url}/_emulator/settings`, { method: 'PUT', body: JSON.stringify({ latencyMs: 0 }) });
+    const log = (await (await fetch(`${emu.url}/_emulator/requests`)).json()) as { requests: { status: number }[] };
+    expect(log.requests.map((r) => r.status)).toEqual([503, 200]);
+  });
+
+  it('produces live events on a timer', async () => {
+    const tenant = emu.running.emulator.dataset.tenant('initech');
+    const before = tenant.events.length;
+    const stop = emu.running.emulator.startLiveEvents({ tenant: 'initech', everyMs: 50, min: 2, max: 2 });
+    await new Promise((r) => setTimeout(r, 180));
+    stop();
+    expect(tenant.events.length - before).toBeGreaterThanOrEqual(4);
+    const uids = tenant.events.map((e) => e.item.metadata.uid);
+    expect(new Set(uids).size).toBe(uids.length);
+  });
+
+  it('answers unknown routes with a JSON 404', async () => {
+    const res = await fetch(`${emu.url}/nope`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ error: { code: 'NOT_FOUND' } });
+  });
+});
