@@ -1,24 +1,8 @@
 /** The CLI skeleton: exit codes and one clear line per failure, against a real emulator. */
 import { describe, expect, it } from 'vitest';
-import type { Io } from '../../lib/cli/command.ts';
 import { runCli } from '../../lib/cli/run.ts';
 import { useEmulator } from '../helpers/emulator.ts';
-
-export function captureIo(env: Record<string, string | undefined> = {}): Io & { out: string; err: string } {
-  const io = {
-    out: '',
-    err: '',
-    env,
-    isTTY: false,
-    stdout: (text: string) => {
-      io.out += text;
-    },
-    stderr: (text: string) => {
-      io.err += text;
-    },
-  };
-  return io;
-}
+import { captureIo } from '../helpers/io.ts';
 
 const emu = useEmulator();
 
@@ -95,7 +79,8 @@ describe('exposure-alerts CLI', () => {
     const io = captureIo();
     const controller = new AbortController();
     const done = runCli(['emulator', '--port', '0', '--seed', '5'], io, controller.signal);
-    for (let i = 0; i < 50 && !io.out.includes('EXPOSURE_API_TOKEN'); i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 50 && !io.out.includes('EXPOSURE_API_TOKEN'); i++)
+      await new Promise((r) => setTimeout(r, 50));
     const url = /EXPOSURE_API_URL=(\S+)/.exec(io.out)?.[1];
     const token = /EXPOSURE_API_TOKEN=(\S+)/.exec(io.out)?.[1];
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);

@@ -56,12 +56,16 @@ describe('over HTTP', () => {
     });
 
   it('issues opaque cursors and refuses altered, foreign or mismatched ones', async () => {
-    const first = (await (await post('/firework/v4/events/tenant/_search', { size: 10, order: 'asc' })).json()) as {
+    const first = (await (
+      await post('/firework/v4/events/tenant/_search', { size: 10, order: 'asc' })
+    ).json()) as {
       next: string;
     };
     expect(first.next).not.toMatch(/^\d+$/);
     const altered = `${first.next.slice(0, -2)}xx`;
-    expect((await post('/firework/v4/events/tenant/_search', { size: 10, order: 'asc', from: altered })).status).toBe(400);
+    expect(
+      (await post('/firework/v4/events/tenant/_search', { size: 10, order: 'asc', from: altered })).status,
+    ).toBe(400);
     const otherFilter = await post('/firework/v4/events/tenant/_search', {
       size: 10,
       order: 'asc',
@@ -69,7 +73,9 @@ describe('over HTTP', () => {
       filters: { severity: ['high'] },
     });
     expect(otherFilter.status).toBe(400);
-    expect(((await otherFilter.json()) as { error: { message: string } }).error.message).toMatch(/different request/);
+    expect(((await otherFilter.json()) as { error: { message: string } }).error.message).toMatch(
+      /different request/,
+    );
     const ok = await post('/firework/v4/events/tenant/_search', { size: 5, order: 'asc', from: first.next });
     expect(ok.status).toBe(200);
     // Another emulator instance (a restart) does not honour this one's cursors.
@@ -85,10 +91,19 @@ describe('over HTTP', () => {
   it('answers over-limit sizes with a 400 JSON error on every limited endpoint', async () => {
     const checks = [
       await post('/firework/v4/events/tenant/_search', { size: 11 }),
-      await post('/firework/v4/credentials/global/_search', { query: { type: 'domain', fqdn: 'x.test' }, size: 10_001 }),
-      await fetch(`${emu.url}/leaksdb/identities/by_password/x?size=10001`, { headers: { Authorization: 'Bearer emu-acme-token' } }),
-      await fetch(`${emu.url}/leaksdb/v2/credentials?size=5001`, { headers: { Authorization: 'Bearer emu-acme-token' } }),
-      await post('/astp/identities/by_accounts', { accounts: Array.from({ length: 101 }, (_, i) => `a${i}`) }),
+      await post('/firework/v4/credentials/global/_search', {
+        query: { type: 'domain', fqdn: 'x.test' },
+        size: 10_001,
+      }),
+      await fetch(`${emu.url}/leaksdb/identities/by_password/x?size=10001`, {
+        headers: { Authorization: 'Bearer emu-acme-token' },
+      }),
+      await fetch(`${emu.url}/leaksdb/v2/credentials?size=5001`, {
+        headers: { Authorization: 'Bearer emu-acme-token' },
+      }),
+      await post('/astp/identities/by_accounts', {
+        accounts: Array.from({ length: 101 }, (_, i) => `a${i}`),
+      }),
     ];
     for (const res of checks) {
       expect(res.status).toBe(400);
@@ -114,7 +129,10 @@ describe('over HTTP', () => {
   });
 
   it('never serves the cleartext password field it keeps for the by-password search', async () => {
-    const res = await post('/firework/v4/credentials/global/_search', { query: { type: 'domain', fqdn: 'example.com' }, size: 50 });
+    const res = await post('/firework/v4/credentials/global/_search', {
+      query: { type: 'domain', fqdn: 'example.com' },
+      size: 50,
+    });
     const body = (await res.json()) as { items: Record<string, unknown>[] };
     expect(body.items.length).toBeGreaterThan(0);
     for (const item of body.items) expect(item).not.toHaveProperty('password');
@@ -126,18 +144,28 @@ describe('over HTTP', () => {
       method: 'POST',
       body: JSON.stringify({ endpoint: 'tokenTest', status: 503 }),
     });
-    expect((await fetch(`${emu.url}/tokens/test`, { headers: { Authorization: 'Bearer emu-acme-token' } })).status).toBe(503);
+    expect(
+      (await fetch(`${emu.url}/tokens/test`, { headers: { Authorization: 'Bearer emu-acme-token' } })).status,
+    ).toBe(503);
     const added = (await (
-      await fetch(`${emu.url}/_emulator/events`, { method: 'POST', body: JSON.stringify({ tenant: 'globex', count: 2 }) })
+      await fetch(`${emu.url}/_emulator/events`, {
+        method: 'POST',
+        body: JSON.stringify({ tenant: 'globex', count: 2 }),
+      })
     ).json()) as { added: string[] };
     expect(added.added).toHaveLength(2);
-    const settings = await fetch(`${emu.url}/_emulator/settings`, { method: 'PUT', body: JSON.stringify({ latencyMs: 50 }) });
+    const settings = await fetch(`${emu.url}/_emulator/settings`, {
+      method: 'PUT',
+      body: JSON.stringify({ latencyMs: 50 }),
+    });
     expect(((await settings.json()) as { latencyMs: number }).latencyMs).toBe(50);
     const started = Date.now();
     await fetch(`${emu.url}/tokens/test`, { headers: { Authorization: 'Bearer emu-acme-token' } });
     expect(Date.now() - started).toBeGreaterThanOrEqual(45);
     await fetch(`${emu.url}/_emulator/settings`, { method: 'PUT', body: JSON.stringify({ latencyMs: 0 }) });
-    const log = (await (await fetch(`${emu.url}/_emulator/requests`)).json()) as { requests: { status: number }[] };
+    const log = (await (await fetch(`${emu.url}/_emulator/requests`)).json()) as {
+      requests: { status: number }[];
+    };
     expect(log.requests.map((r) => r.status)).toEqual([503, 200]);
   });
 

@@ -40,7 +40,9 @@ describe('every endpoint', () => {
   });
 
   it('2 identitiesByAccounts splits 250 accounts into 3 requests and merges them', async () => {
-    const known = dataset().credentials.slice(0, 5).map((c) => c.identity_name);
+    const known = dataset()
+      .credentials.slice(0, 5)
+      .map((c) => c.identity_name);
     const accounts = [...known, ...Array.from({ length: 245 }, (_, i) => `nobody${i}@nowhere.test`)];
     const { identities, invalid } = await emu.client().identitiesByAccounts(accounts);
     expect(control().calls('identitiesByAccounts')).toHaveLength(3);
@@ -103,10 +105,12 @@ describe('every endpoint', () => {
     const client = emu.client();
     const all = dataset().credentials.map((c) => c.identity_name);
     const lead = new Set<string>();
-    for await (const page of client.identitiesByKeywordPages('*@ACME.test')) for (const i of page.items) lead.add(i.name);
+    for await (const page of client.identitiesByKeywordPages('*@ACME.test'))
+      for (const i of page.items) lead.add(i.name);
     expect([...lead].sort()).toEqual([...new Set(all.filter((n) => n.endsWith('@acme.test')))].sort());
     const trail = new Set<string>();
-    for await (const page of client.identitiesByKeywordPages('Jane*')) for (const i of page.items) trail.add(i.name);
+    for await (const page of client.identitiesByKeywordPages('Jane*'))
+      for (const i of page.items) trail.add(i.name);
     expect([...trail].sort()).toEqual([...new Set(all.filter((n) => n.startsWith('jane')))].sort());
     expect(trail.size).toBeGreaterThan(0);
   });
@@ -140,7 +144,11 @@ describe('every endpoint', () => {
       expect(page.quota.remaining).toBeTypeOf('number');
       ids.push(...page.items.map((c) => c.id));
     }
-    expect(ids).toEqual(dataset().credentials.filter((c) => c.domain === 'acme.test').map((c) => c.id));
+    expect(ids).toEqual(
+      dataset()
+        .credentials.filter((c) => c.domain === 'acme.test')
+        .map((c) => c.id),
+    );
     expect(quotas.length).toBeGreaterThan(1);
     expect(quotas.at(-1)).toBeLessThan(quotas[0]!);
   });
@@ -163,17 +171,32 @@ describe('every endpoint', () => {
     const times = tenant.events.map((e) => e.item.metadata.estimated_created_at).sort();
     const time = `${times[5]}@${times[40]}`;
     const seen: string[] = [];
-    for await (const page of emu.client().legacySearchPages({ types: ['illicit_networks'], time, order: 'asc', size: 4 })) {
+    for await (const page of emu
+      .client()
+      .legacySearchPages({ types: ['illicit_networks'], time, order: 'asc', size: 4 })) {
       seen.push(...page.items.map((i) => (i as { metadata: { uid: string } }).metadata.uid));
       expect(page.quota.remaining).toBeTypeOf('number');
     }
     const family = new Set([
-      'listing', 'forum_topic', 'seller', 'stealer_log', 'blog_post', 'ransomleak', 'forum_post', 'bot',
-      'financial_data', 'chat_message', 'forum_profile',
+      'listing',
+      'forum_topic',
+      'seller',
+      'stealer_log',
+      'blog_post',
+      'ransomleak',
+      'forum_post',
+      'bot',
+      'financial_data',
+      'chat_message',
+      'forum_profile',
     ]);
     const expected = tenant.events
       .filter((e) => family.has(e.item.metadata.type))
-      .filter((e) => e.item.metadata.estimated_created_at >= times[5]! && e.item.metadata.estimated_created_at <= times[40]!)
+      .filter(
+        (e) =>
+          e.item.metadata.estimated_created_at >= times[5]! &&
+          e.item.metadata.estimated_created_at <= times[40]!,
+      )
       .map((e) => e.item.metadata.uid);
     expect(seen).toEqual(expected);
     expect(seen.length).toBeGreaterThan(4);
@@ -202,7 +225,9 @@ describe('paging', () => {
     });
     try {
       const sizes: number[] = [];
-      for await (const page of emu.client().tenantEventPages({ order: 'asc', size: 10, filters: { is_ignored: false } })) {
+      for await (const page of emu
+        .client()
+        .tenantEventPages({ order: 'asc', size: 10, filters: { is_ignored: false } })) {
         sizes.push(page.items.length);
       }
       expect(sizes.slice(0, 4)).toEqual([10, 0, 0, 10]);
@@ -231,7 +256,10 @@ describe('limits are refused before sending', () => {
   const cases: [string, (c: UpstreamClient) => Promise<unknown>][] = [
     ['tenant events size 11', (c) => c.searchTenantEvents({ size: 11 })],
     ['tenant events size 0', (c) => c.searchTenantEvents({ size: 0 })],
-    ['global credentials size 0', (c) => c.searchGlobalCredentials({ query: { type: 'domain', fqdn: 'a.test' }, size: 0 })],
+    [
+      'global credentials size 0',
+      (c) => c.searchGlobalCredentials({ query: { type: 'domain', fqdn: 'a.test' }, size: 0 }),
+    ],
     [
       'global credentials size 10001',
       (c) => c.searchGlobalCredentials({ query: { type: 'domain', fqdn: 'a.test' }, size: 10_001 }),
@@ -267,7 +295,11 @@ describe('faults', () => {
     const info = await emu.client().tokenTest();
     expect(info.tenant_id).toBe(1001);
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
-    expect(control().calls('tokenTest').map((r) => r.status)).toEqual([429, 200]);
+    expect(
+      control()
+        .calls('tokenTest')
+        .map((r) => r.status),
+    ).toEqual([429, 200]);
   });
 
   it('429 without Retry-After waits about 10 s', async () => {
@@ -281,7 +313,10 @@ describe('faults', () => {
   it('a 429 whose wait would pass the deadline fails at once as rate_limited', async () => {
     control().addFault({ endpoint: 'tokenTest', status: 429, retryAfter: 30 });
     const started = Date.now();
-    const error = await expectUpstreamError(emu.client().tokenTest({ deadline: Date.now() + 2_000 }), 'rate_limited');
+    const error = await expectUpstreamError(
+      emu.client().tokenTest({ deadline: Date.now() + 2_000 }),
+      'rate_limited',
+    );
     expect(error.retryAfterMs).toBe(30_000);
     expect(Date.now() - started).toBeLessThan(1_500);
   });
@@ -291,7 +326,11 @@ describe('faults', () => {
     const clock: Clock = { now: () => Date.now(), sleep: async (ms) => void waits.push(ms) };
     control().addFault({ endpoint: 'tokenTest', status: 503, times: 2 });
     await emu.client('emu-acme-token', { clock, backoffBaseMs: 400, backoffMaxMs: 10_000 }).tokenTest();
-    expect(control().calls('tokenTest').map((r) => r.status)).toEqual([503, 503, 200]);
+    expect(
+      control()
+        .calls('tokenTest')
+        .map((r) => r.status),
+    ).toEqual([503, 503, 200]);
     expect(waits).toHaveLength(2);
     expect(waits[0]).toBeGreaterThanOrEqual(200);
     expect(waits[0]).toBeLessThanOrEqual(400);
@@ -301,7 +340,10 @@ describe('faults', () => {
 
   it('5xx that persists gives up after maxAttempts as upstream_unavailable', async () => {
     control().addFault({ endpoint: 'tokenTest', status: 500, times: 10 });
-    const error = await expectUpstreamError(emu.client('emu-acme-token', { maxAttempts: 3 }).tokenTest(), 'upstream_unavailable');
+    const error = await expectUpstreamError(
+      emu.client('emu-acme-token', { maxAttempts: 3 }).tokenTest(),
+      'upstream_unavailable',
+    );
     expect(error.attempts).toBe(3);
     expect(control().calls('tokenTest')).toHaveLength(3);
   });
@@ -314,7 +356,10 @@ describe('faults', () => {
 
   it('a request that keeps timing out ends as timeout', async () => {
     control().addFault({ endpoint: 'tokenTest', hang: true, times: 2 });
-    await expectUpstreamError(emu.client('emu-acme-token', { timeoutMs: 200, maxAttempts: 2 }).tokenTest(), 'timeout');
+    await expectUpstreamError(
+      emu.client('emu-acme-token', { timeoutMs: 200, maxAttempts: 2 }).tokenTest(),
+      'timeout',
+    );
   });
 
   it('a slow answer within the timeout is simply waited for', async () => {
@@ -332,7 +377,10 @@ describe('faults', () => {
     const page = await emu.client().searchTenantEvents({ size: 5 });
     expect(page.items).toHaveLength(5);
     control().addFault({ endpoint: 'tenantEvents', malformedJson: true, times: 5 });
-    await expectUpstreamError(emu.client('emu-acme-token', { maxAttempts: 2 }).searchTenantEvents({ size: 5 }), 'invalid_response');
+    await expectUpstreamError(
+      emu.client('emu-acme-token', { maxAttempts: 2 }).searchTenantEvents({ size: 5 }),
+      'invalid_response',
+    );
   });
 
   it('a malformed item is reported with its field named while its page survives', async () => {
@@ -349,7 +397,9 @@ describe('faults', () => {
 
   it('a malformed credential is quarantined the same way', async () => {
     control().addFault({ endpoint: 'globalCredentials', badItem: true });
-    const page = await emu.client().searchGlobalCredentials({ query: { type: 'domain', fqdn: 'example.com' }, size: 5 });
+    const page = await emu
+      .client()
+      .searchGlobalCredentials({ query: { type: 'domain', fqdn: 'example.com' }, size: 5 });
     expect(page.items).toHaveLength(4);
     expect(page.invalid[0]?.issues.map((i) => i.path)).toEqual(['imported_at']);
   });
@@ -397,7 +447,11 @@ describe('auth', () => {
       await client.tokenTest();
       await new Promise((r) => setTimeout(r, 300));
       expect((await client.tokenTest()).tenant_id).toBe(1001);
-      expect(control().calls('tokenTest').map((r) => r.status)).toEqual([200, 401, 200]);
+      expect(
+        control()
+          .calls('tokenTest')
+          .map((r) => r.status),
+      ).toEqual([200, 401, 200]);
       expect(control().calls('generateToken')).toHaveLength(2);
     } finally {
       control().tokenTtlMs = 3_600_000;
@@ -412,7 +466,12 @@ describe('auth', () => {
     expect((await client.tokenTest()).tenant_id).toBe(1001);
     control().addFault({ endpoint: 'tokenTest', status: 401, times: 2 });
     await expectUpstreamError(client.tokenTest(), 'unauthorized');
-    expect(control().calls('tokenTest').slice(-2).map((r) => r.status)).toEqual([401, 401]);
+    expect(
+      control()
+        .calls('tokenTest')
+        .slice(-2)
+        .map((r) => r.status),
+    ).toEqual([401, 401]);
   });
 
   it('a bad API key is unauthorized', async () => {
@@ -424,7 +483,10 @@ describe('auth', () => {
     const ok = apiKeyExchange({ baseUrl: emu.url, apiKey: 'emu-acme-key', tenantId: 1001 });
     expect((await new UpstreamClient({ baseUrl: emu.url, auth: ok }).tokenTest()).tenant_id).toBe(1001);
     const other = apiKeyExchange({ baseUrl: emu.url, apiKey: 'emu-acme-key', tenantId: 1002 });
-    await expectUpstreamError(new UpstreamClient({ baseUrl: emu.url, auth: other }).tokenTest(), 'unauthorized');
+    await expectUpstreamError(
+      new UpstreamClient({ baseUrl: emu.url, auth: other }).tokenTest(),
+      'unauthorized',
+    );
   });
 });
 
@@ -436,8 +498,14 @@ describe('tenant isolation', () => {
     for await (const page of emu.client('emu-globex-token').tenantEventPages({ order: 'asc', size: 10 })) {
       for (const item of page.items) expect(acmeUids.has(item.metadata.uid)).toBe(false);
     }
-    await expectUpstreamError(emu.client('emu-globex-token').searchIdentifierGroupEvents(acme.groups[0]!.id), 'not_found');
-    await expectUpstreamError(emu.client('emu-globex-token').toggleAsset([...acme.assets.keys()][0]!, true), 'not_found');
+    await expectUpstreamError(
+      emu.client('emu-globex-token').searchIdentifierGroupEvents(acme.groups[0]!.id),
+      'not_found',
+    );
+    await expectUpstreamError(
+      emu.client('emu-globex-token').toggleAsset([...acme.assets.keys()][0]!, true),
+      'not_found',
+    );
     expect([...acme.assets.values()].every((a) => a.is_disabled === false)).toBe(true);
     expect(globex.events.length).toBeGreaterThan(0);
   });

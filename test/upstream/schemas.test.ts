@@ -39,7 +39,12 @@ function setAt(target: Record<string, unknown>, path: string, value: unknown, re
   else cur[last] = value;
 }
 
-function checkTable(name: string, schema: z.ZodMiniType, sample: Record<string, unknown>, fields: FieldSpec[]) {
+function checkTable(
+  name: string,
+  schema: z.ZodMiniType,
+  sample: Record<string, unknown>,
+  fields: FieldSpec[],
+) {
   describe(name, () => {
     it('accepts the spec sample and keeps an unknown field', () => {
       const input = { ...structuredClone(sample), unlisted_field: { kept: true } };
@@ -55,9 +60,11 @@ function checkTable(name: string, schema: z.ZodMiniType, sample: Record<string, 
           const result = schema.safeParse(input);
           expect(result.success, `${field.path} = ${JSON.stringify(wrong)} must be refused`).toBe(false);
           const paths = describeIssues(result.error?.issues ?? [], input).map((i) => i.path);
-          expect(paths.some((p) => p === field.path || p.startsWith(`${field.path}.`) || p.startsWith(`${field.path}[`))).toBe(
-            true,
-          );
+          expect(
+            paths.some(
+              (p) => p === field.path || p.startsWith(`${field.path}.`) || p.startsWith(`${field.path}[`),
+            ),
+          ).toBe(true);
         }
         const nulled = structuredClone(sample);
         setAt(nulled, field.path, null);
@@ -97,7 +104,14 @@ checkTable(
   'token information',
   tokenInfoSchema,
   { tenant_id: 1, api_key_id: 2, organization_id: 3, user_id: 4, user_email: 'a@b.c', scopes: ['x'] },
-  [num('tenant_id', true), num('api_key_id', true), num('organization_id', true), num('user_id', true), str('user_email', true), strList('scopes', true)],
+  [
+    num('tenant_id', true),
+    num('api_key_id', true),
+    num('organization_id', true),
+    num('user_id', true),
+    str('user_email', true),
+    strList('scopes', true),
+  ],
 );
 
 const legacySource = {
@@ -155,17 +169,23 @@ checkTable('legacy password record', legacyPasswordRecordSchema, legacyRecord, [
   { path: 'source_params', required: false, nullable: true, wrong: [] },
 ]);
 
-checkTable('identity', identitySchema, { name: 'a@example.com', links: { self: '/x' }, passwords: [legacyRecord] }, [
-  str('name', true),
-  obj('links'),
-  { path: 'passwords', required: true, wrong: ['x', [{ id: 'x' }], {}] },
-]);
+checkTable(
+  'identity',
+  identitySchema,
+  { name: 'a@example.com', links: { self: '/x' }, passwords: [legacyRecord] },
+  [str('name', true), obj('links'), { path: 'passwords', required: true, wrong: ['x', [{ id: 'x' }], {}] }],
+);
 
-checkTable('v2 credential', v2CredentialSchema, { ...legacyRecord, source: null, identity_name: 'a@example.com' }, [
-  ...recordFields,
-  str('identity_name', true),
-  { path: 'source', required: false, nullable: true, wrong: [legacySource, 'x'] },
-]);
+checkTable(
+  'v2 credential',
+  v2CredentialSchema,
+  { ...legacyRecord, source: null, identity_name: 'a@example.com' },
+  [
+    ...recordFields,
+    str('identity_name', true),
+    { path: 'source', required: false, nullable: true, wrong: [legacySource, 'x'] },
+  ],
+);
 
 const globalSource = {
   id: 's1',
