@@ -54,7 +54,11 @@ function describeValue(value: unknown): string {
 
 /** Human messages for zod issues; zod/mini ships no locale, and ours name the field and what it held. */
 export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unknown): ItemIssue[] {
-  return issues.map((issue) => {
+  return issues.flatMap((issue): ItemIssue[] => {
+    if (issue.code === 'unrecognized_keys') {
+      // One line per key, with the key in the path: `routes[1].match.colour: unknown key`.
+      return issue.keys.map((key) => ({ path: formatPath([...issue.path, key]), message: 'unknown key' }));
+    }
     const path = formatPath(issue.path);
     const got = describeValue(valueAt(input, issue.path));
     let message: string;
@@ -64,9 +68,6 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unkno
         break;
       case 'invalid_value':
         message = `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(valueAt(input, issue.path)) ?? 'nothing'}`;
-        break;
-      case 'unrecognized_keys':
-        message = `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
         break;
       case 'too_small':
         message =
@@ -87,7 +88,7 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unkno
         message =
           issue.message && issue.message !== 'Invalid input' ? issue.message : `invalid value (${got})`;
     }
-    return { path, message };
+    return [{ path, message }];
   });
 }
 

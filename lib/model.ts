@@ -1,0 +1,46 @@
+/**
+ * The few shapes that travel through the whole product: an alert (an upstream item with the
+ * password policy already applied, and where it came from) and an alert on its way to one
+ * destination.
+ *
+ * Flow: upstream page -> Alert (poll/) -> routing decision (rules/) -> delivery record (state/)
+ * -> DeliveryAlert -> rendered message (render/) -> sender (deliver/).
+ */
+import type { Credential, EventItem } from './upstream/schemas.ts';
+
+export type ItemKind = 'event' | 'credential';
+
+/** A stream's id and the `sources` value routes match on: `tenant`, `group:<id>`, `credentials:<domain>`. */
+export type SourceId = string;
+
+export interface EventAlert {
+  kind: 'event';
+  /** `metadata.uid`. */
+  key: string;
+  source: SourceId;
+  item: EventItem;
+}
+
+export interface CredentialAlert {
+  kind: 'credential';
+  /** The credential's `id`, as a string. */
+  key: string;
+  source: SourceId;
+  /** The credential with the password policy applied: `hash` masked, removed, or (opt-in) clear. */
+  item: Credential;
+}
+
+export type Alert = EventAlert | CredentialAlert;
+
+/** An alert bound for one destination, as the delivery pass hands it to a renderer. */
+export type DeliveryAlert = Alert & {
+  /** Id of the delivery record (`<destination>~<kind>~<key>`), stable for this pair. */
+  deliveryId: string;
+  destination: string;
+  /** Names of the routes that chose this destination for this item. */
+  routes: string[];
+};
+
+export function eventSeverity(item: EventItem): NonNullable<EventItem['metadata']['severity']> {
+  return item.tenant_metadata?.severity?.override ?? item.metadata.severity;
+}

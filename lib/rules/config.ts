@@ -1,0 +1,299 @@
+/**
+ * The alert config (interface.md section 3) as one strict zod schema: an unknown key anywhere is
+ * an error naming its path, and `config schema` prints the JSON Schema generated from this same
+ * schema. Cross-references (route targets, sources, duplicate names) are checked after the shape.
+ *
+ * zod/mini keeps the Lambda bundles small; the API is functional (`z.optional(x)`), the same
+ * validation.
+ */
+import { readFile } from 'node:fs/promises';
+import * as z from 'zod/mini';
+import { ConfigError } from '../errors.ts';
+import { EVENT_FILTER_TYPES, EVENT_TYPES, LEGACY_SEARCH_TYPES, SEVERITIES, TYPE_FAMILIES } from '../upstream/event-types.ts';
+import { describeIssues, type ItemIssue } from '../upstream/validate.ts';
+import { parseDuration } from './duration.ts';
+
+const nonEmpty = z.string().check(z.minLength(1));
+
+/** `{ "secret": "NAME" }`: a value looked up in the secret object. */
+export const secretRefSchema = z.strictObject({ secret: nonEmpty });
+export type SecretRef = z.infer<typeof secretRefSchema>;
+const secretOr = (schema: z.ZodMiniType<string>) => z.union([schema, secretRefSchema]);
+
+const httpUrl = z
+  .string()
+  .check(z.refine((s) => /^https?:\/\/[^\s/]+/i.test(s) && URL.canParse(s), 'expected an http(s) URL'));
+
+const duration = z.string().check(z.refine((s) => parseDuration(s) !== undefined, 'expected an ISO 8601 duration such as PT24H or P7D'));
+
+const timestamp = z
+  .string()
+  .check(z.refine((s) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)), 'expected an ISO 8601 timestamp'));
+
+const severity = z.enum(SEVERITIES);
+const firstRun = z.enum(['alert', 'baseline']);
+const knownTypes = new Set<string>([...EVENT_TYPES, ...EVENT_FILTER_TYPES, ...LEGACY_SEARCH_TYPES, ...Object.keys(TYPE_FAMILIES)]);
+const eventType = z.string().check(z.refine((s) => knownTypes.has(s), 'expected an event type or family from the spec'));
+
+/** The shared search body's `filters`, passed to the upstream as is. */
+export const eventFiltersSchema = z.strictObject({
+  severity: z.optional(z.array(severity)),
+  type: z.optional(z.array(z.enum(EVENT_FILTER_TYPES))),
+  estimated_created_at: z.optional(
+    z.strictObject({
+      gt: z.optional(timestamp),
+      gte: z.optional(timestamp),
+      lt: z.optional(timestamp),
+      lte: z.optional(timestamp),
+    }),
+  ),
+  tags: z.optional(z.array(nonEmpty)),
+  is_ignored: z.optional(z.boolean()),
+  is_remediated: z.optional(z.boolean()),
+});
+
+const domainName = z
+  .string()
+  .check(z.regex(/^(?=.{1,253}$)([a-z0-9-]{1,63}\.)+[a-z]{2,63}$/i, 'expected a domain name such as example.com'));
+
+const sourcesSchema = z.strictObject({
+  tenantEvents: z.optional(
+    z.strictObject({
+      enabled: z._default(z.boolean(), true),
+      filters: z._default(eventFiltersSchema, {}),
+      lookback: z._default(duration, 'PT24H'),
+      firstRun: z._default(firstRun, 'alert'),
+    }),
+  ),
+  identifierGroups: z._default(
+    z.array(
+      z.strictObject({
+        id: z.int().check(z.positive()),
+        name: z.optional(nonEmpty),
+        filters: z._default(eventFiltersSchema, {}),
+        lookback: z._default(duration, 'PT24H'),
+        firstRun: z._default(firstRun, 'alert'),
+      }),
+    ),
+    [],
+  ),
+  credentials: z.optional(
+    z.strictObject({
+      domains: z.array(domainName).check(z.minLength(1)),
+      lookback: z._default(duration, 'P7D'),
+      pageSize: z._default(z.int().check(z.minimum(1), z.maximum(10_000)), 100),
+      firstRun: z._default(firstRun, 'alert'),
+    }),
+  ),
+});
+
+const destinationName = z
+  .string()
+  .check(z.regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected 1 to 64 letters, digits, _ or -'));
+
+const emailAddress = z.string().check(z.regex(/^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/, 'expected an e-mail address'));
+
+const slackDestination = z.strictObject({
+  type: z.literal('slack'),
+  url: secretOr(httpUrl),
+});
+
+const emailDestination = z.strictObject({
+  type: z.literal('email'),
+  provider: z.enum(['generic', 'sendgrid', 'postmark']),
+  /** Required for `generic`; defaults to the provider's API for the others. */
+  url: z.optional(secretOr(httpUrl)),
+  /** Bearer token (generic, sendgrid) or server token (postmark). */
+  apiKey: z.optional(secretOr(nonEmpty)),
+  from: emailAddress,
+  to: z.array(emailAddress).check(z.minLength(1)),
+  /** Postmark message stream; default `outbound`. */
+  messageStream: z.optional(nonEmpty),
+});
+
+const webhookDestination = z.strictObject({
+  type: z.literal('webhook'),
+  url: secretOr(httpUrl),
+  signingSecret: z.optional(secretOr(nonEmpty)),
+  headers: z.optional(z.record(z.string().check(z.regex(/^[A-Za-z0-9-]+$/, 'expected a header name')), secretOr(z.string()))),
+});
+
+const consoleDestination = z.strictObject({ type: z.literal('console') });
+
+export const destinationSchema = z.discriminatedUnion('type', [
+  slackDestination,
+  emailDestination,
+  webhookDestination,
+  consoleDestination,
+]);
+export type DestinationConfig = z.infer<typeof destinationSchema>;
+
+const sourceRef = z
+  .string()
+  .check(z.regex(/^(tenant|group:\d+|credentials:.+)$/, 'expected tenant, group:<id> or credentials:<domain>'));
+
+export const matchSchema = z.strictObject({
+  kind: z.optional(z.enum(['event', 'credential'])),
+  sources: z.optional(z.array(sourceRef).check(z.minLength(1))),
+  severity: z.optional(
+    z.union([z.strictObject({ gte: severity }), z.strictObject({ in: z.array(severity).check(z.minLength(1)) })]),
+  ),
+  types: z.optional(z.array(eventType).check(z.minLength(1))),
+  tags: z.optional(
+    z.strictObject({
+      any: z.optional(z.array(nonEmpty)),
+      all: z.optional(z.array(nonEmpty)),
+      none: z.optional(z.array(nonEmpty)),
+    }),
+  ),
+  identifiers: z.optional(z.array(z.union([z.int(), nonEmpty])).check(z.minLength(1))),
+  domains: z.optional(z.array(domainName).check(z.minLength(1))),
+});
+export type Match = z.infer<typeof matchSchema>;
+
+const routeSchema = z.strictObject({
+  name: nonEmpty,
+  match: z._default(matchSchema, {}),
+  to: z.array(destinationName).check(z.minLength(1)),
+  stop: z._default(z.boolean(), false),
+});
+export type Route = z.infer<typeof routeSchema>;
+
+const silenceSchema = z.strictObject({
+  name: z.optional(nonEmpty),
+  match: z._default(matchSchema, {}),
+  until: timestamp,
+  reason: nonEmpty,
+});
+export type Silence = z.infer<typeof silenceSchema>;
+
+export const configSchema = z.strictObject({
+  $schema: z.optional(z.string()),
+  sources: z._default(sourcesSchema, { identifierGroups: [] }),
+  destinations: z.record(destinationName, destinationSchema),
+  routes: z._default(z.array(routeSchema), []),
+  silences: z._default(z.array(silenceSchema), []),
+  passwords: z._default(z.enum(['masked', 'hidden', 'clear']), 'masked'),
+  digest: z._default(
+    z.strictObject({
+      threshold: z._default(z.int().check(z.minimum(1)), 5),
+      maxItems: z._default(z.int().check(z.minimum(1), z.maximum(45)), 20),
+    }),
+    { threshold: 5, maxItems: 20 },
+  ),
+  /** Where a destination that refuses for good is reported (once). */
+  ops: z.optional(z.strictObject({ to: z.array(destinationName).check(z.minLength(1)) })),
+});
+export type AlertsConfig = z.infer<typeof configSchema>;
+export type PasswordPolicy = AlertsConfig['passwords'];
+
+export interface ConfigCheck {
+  config?: AlertsConfig;
+  /** Path-precise problems, e.g. `routes[1].match.colour: unknown key`. */
+  errors: string[];
+  warnings: string[];
+}
+
+function line(issue: ItemIssue): string {
+  return issue.path ? `${issue.path}: ${issue.message}` : issue.message;
+}
+
+/** Checks what the schema cannot: references between parts of the config. */
+function crossCheck(config: AlertsConfig, now: Date, errors: string[], warnings: string[]): void {
+  const names = new Set(Object.keys(config.destinations));
+  const groups = new Set(config.sources.identifierGroups.map((g) => g.id));
+  const domains = new Set(config.sources.credentials?.domains.map((d) => d.toLowerCase()) ?? []);
+  const knownSource = (ref: string) =>
+    ref === 'tenant'
+      ? config.sources.tenantEvents?.enabled === true
+      : ref.startsWith('group:')
+        ? groups.has(Number(ref.slice(6)))
+        : domains.has(ref.slice('credentials:'.length).toLowerCase());
+  const checkMatch = (path: string, match: Match) => {
+    match.sources?.forEach((ref, i) => {
+      if (!knownSource(ref)) errors.push(`${path}.match.sources[${i}]: ${ref} is not a configured source`);
+    });
+  };
+  const routeNames = new Set<string>();
+  const used = new Set<string>();
+  config.routes.forEach((route, i) => {
+    if (routeNames.has(route.name)) errors.push(`routes[${i}].name: duplicate route name ${JSON.stringify(route.name)}`);
+    routeNames.add(route.name);
+    route.to.forEach((to, j) => {
+      if (!names.has(to)) errors.push(`routes[${i}].to[${j}]: no destination named ${JSON.stringify(to)}`);
+      used.add(to);
+    });
+    checkMatch(`routes[${i}]`, route.match);
+  });
+  config.ops?.to.forEach((to, j) => {
+    if (!names.has(to)) errors.push(`ops.to[${j}]: no destination named ${JSON.stringify(to)}`);
+    used.add(to);
+  });
+  config.silences.forEach((silence, i) => {
+    checkMatch(`silences[${i}]`, silence.match);
+    if (Date.parse(silence.until) <= now.getTime()) {
+      warnings.push(`silences[${i}].until: ${silence.until} has passed; the silence is ignored`);
+    }
+  });
+  config.sources.identifierGroups.forEach((g, i) => {
+    if (config.sources.identifierGroups.findIndex((o) => o.id === g.id) !== i) {
+      errors.push(`sources.identifierGroups[${i}].id: group ${g.id} is listed twice`);
+    }
+  });
+  const email = Object.entries(config.destinations);
+  for (const [name, dest] of email) {
+    if (dest.type === 'email' && dest.provider === 'generic' && dest.url === undefined) {
+      errors.push(`destinations.${name}.url: required for the generic e-mail provider`);
+    }
+    if (dest.type === 'email' && dest.provider !== 'generic' && dest.apiKey === undefined) {
+      errors.push(`destinations.${name}.apiKey: required for ${dest.provider}`);
+    }
+    if (!used.has(name)) warnings.push(`destinations.${name}: no route sends to it`);
+  }
+  if (!config.sources.tenantEvents?.enabled && !config.sources.identifierGroups.length && !config.sources.credentials) {
+    warnings.push('sources: nothing is polled (no tenantEvents, identifierGroups or credentials)');
+  }
+  if (config.passwords === 'clear') warnings.push('passwords: "clear" sends cleartext passwords to every destination');
+}
+
+/** Validates a parsed config; never throws. */
+export function checkConfig(input: unknown, now: Date = new Date()): ConfigCheck {
+  const parsed = configSchema.safeParse(input);
+  if (!parsed.success) {
+    return { errors: describeIssues(parsed.error.issues, input).map(line), warnings: [] };
+  }
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  crossCheck(parsed.data, now, errors, warnings);
+  return errors.length ? { errors, warnings } : { config: parsed.data, errors, warnings };
+}
+
+/** Parses config text, throwing a ConfigError that lists every problem. */
+export function parseConfig(text: string, where = 'config', now: Date = new Date()): { config: AlertsConfig; warnings: string[] } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`${where} is not valid JSON: ${(error as Error).message}`);
+  }
+  const check = checkConfig(json, now);
+  if (!check.config) {
+    throw new ConfigError(`${where} is invalid (${check.errors.length} problem${check.errors.length > 1 ? 's' : ''})`, check.errors);
+  }
+  return { config: check.config, warnings: check.warnings };
+}
+
+export async function loadConfigFile(path: string, now: Date = new Date()) {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`alert config ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  return parseConfig(text, path, now);
+}
+
+/** The JSON Schema of the config, generated from the zod schema above. */
+export function configJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+}

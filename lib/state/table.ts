@@ -1,0 +1,80 @@
+/**
+ * The one DynamoDB table: string keys `pk`/`sk`, billed on demand, with one sparse index (`gsi1`)
+ * holding only deliveries that are pending or dead, and `expiresAt` (epoch seconds) as its TTL
+ * attribute. The CDK stack builds the same table from these names.
+ *
+ * Item kinds (pk / sk):
+ * - `stream#<id>` / `state`: a stream's cursor and lease.
+ * - `dest#<name>` / `lease` | `health`: a destination's delivery lease and refusal marker.
+ * - `dlv#<destination>#<kind>#<key>` / `dlv`: one delivery record, also the dedupe marker.
+ * - `quarantine#<stream>` / `<time>#<key>`: an item that broke the spec's types.
+ * - `audit#asset#<id>` / `<time>#<request id>`: one asset toggle attempt.
+ */
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+
+export const TABLE_KEYS = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  index: 'gsi1',
+  indexPartitionKey: 'gsi1pk',
+  indexSortKey: 'gsi1sk',
+  ttlAttribute: 'expiresAt',
+} as const;
+
+export interface DynamoOptions {
+  endpoint?: string;
+  region?: string;
+}
+
+/** A client for AWS, or for a local endpoint (dynalite) with placeholder credentials when none are set. */
+export function createDynamoClient(options: DynamoOptions = {}): DynamoDBClient {
+  const local = options.endpoint !== undefined;
+  return new DynamoDBClient({
+    ...(local ? { endpoint: options.endpoint } : {}),
+    region: options.region ?? process.env.AWS_REGION ?? (local ? 'us-east-1' : undefined),
+    ...(local && !process.env.AWS_ACCESS_KEY_ID ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    maxAttempts: 5,
+  });
+}
+
+/** Creates the table (and its index) when it does not exist, then waits until it is active. */
+export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<'created' | 'exists'> {
+  try {
+    const out = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (out.Table?.TableStatus === 'ACTIVE') return 'exists';
+  } catch (error) {
+    if (!(error instanceof ResourceNotFoundException)) throw error;
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: TABLE_KEYS.partitionKey, AttributeType: 'S' },
+          { AttributeName: TABLE_KEYS.sortKey, AttributeType: 'S' },
+          { AttributeName: TABLE_KEYS.indexPartitionKey, AttributeType: 'S' },
+          { AttributeName: TABLE_KEYS.indexSortKey, AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: TABLE_KEYS.partitionKey, KeyType: 'HASH' },
+          { AttributeName: TABLE_KEYS.sortKey, KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: TABLE_KEYS.index,
+            KeySchema: [
+              { AttributeName: TABLE_KEYS.indexPartitionKey, KeyType: 'HASH' },
+              { AttributeName: TABLE_KEYS.indexSortKey, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          },
+        ],
+      }),
+    );
+  }
+  for (let i = 0; i < 60; i++) {
+    const out = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (out.Table?.TableStatus === 'ACTIVE') return 'created';
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`table ${tableName} did not become active`);
+}
