@@ -1,0 +1,67 @@
+/**
+ * What renderers produce and senders send. Renderers (lib/render) are pure: alerts in, payloads
+ * out, no I/O. Senders (lib/deliver) turn a payload into an HTTP request (or a terminal write).
+ */
+import type { DeliveryAlert } from '../model.ts';
+
+export interface RenderOptions {
+  /** The destination's name in the config. */
+  destination: string;
+  /** Base of links into the upstream's web app (EXPOSURE_APP_URL). */
+  appUrl: string;
+  /** Over `threshold` alerts in one call, they go as one digest listing at most `maxItems`. */
+  digest: { threshold: number; maxItems: number };
+  now: Date;
+}
+
+/** One message to send, and the delivery records it settles when it is accepted. */
+export interface Rendered<P> {
+  deliveryIds: string[];
+  payload: P;
+  /** A short human line for logs and `deliveries list`, free of secrets and passwords. */
+  summary: string;
+}
+
+export interface SlackPayload {
+  /** Always present: the notification and accessibility fallback. */
+  text: string;
+  blocks: Record<string, unknown>[];
+}
+
+export interface EmailContent {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** Body of a generic webhook POST (interface.md section 4), exactly. */
+export interface WebhookBody {
+  version: 1;
+  kind: 'events' | 'credentials';
+  destination: string;
+  routes: string[];
+  items: unknown[];
+  sentAt: string;
+}
+
+/** A message that is not about alerts: an operator notice or a `destinations test` message. */
+export interface Notice {
+  title: string;
+  text: string;
+  /** `test` is marked as a test in every rendering. */
+  kind: 'test' | 'ops';
+}
+
+/** Body a webhook receives for a Notice (not an alert batch): clearly not `events`/`credentials`. */
+export interface WebhookNoticeBody {
+  version: 1;
+  kind: 'test' | 'notice';
+  destination: string;
+  routes: [];
+  items: [];
+  sentAt: string;
+  title: string;
+  message: string;
+}
+
+export type { DeliveryAlert };
