@@ -1,0 +1,123 @@
+/**
+ * A stream's saved position: the last `next`, the fingerprint of the request it belongs to, the
+ * lookback bound that request was made with, when it was saved, and counters. It lives on the same
+ * item as the stream's lease, so taking the lease reads it, and saving it is fenced by it.
+ */
+import type { Clock } from '../clock.ts';
+import { type Lease, LeaseStore } from './lease.ts';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+
+export interface StreamCursor {
+  next: string;
+  /** Fingerprint of the request (filters, order, lookback setting) this cursor belongs to. */
+  fingerprint: string;
+  /** The time bound (`gte`) the request was first made with; resent unchanged with the cursor. */
+  since: string;
+  savedAt: string;
+}
+
+export interface StreamCounters {
+  pages: number;
+  items: number;
+  newItems: number;
+  quarantined: number;
+}
+
+export interface StreamState {
+  cursor?: StreamCursor;
+  /** The fingerprint and bound of the current walk, even before a first `next` was saved. */
+  fingerprint?: string;
+  since?: string;
+  counters: StreamCounters;
+  /** Time of the newest item seen (for poll lag). */
+  newestItemAt?: string;
+}
+
+export interface StreamLease extends Lease {
+  state: StreamState;
+}
+
+export function streamKey(streamId: string) {
+  return { pk: `stream#${streamId}`, sk: 'state' };
+}
+
+function readState(item: Record<string, unknown>): StreamState {
+  const num = (v: unknown) => (typeof v === 'number' ? v : 0);
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const next = str(item.cursorNext);
+  const fingerprint = str(item.fingerprint);
+  const since = str(item.since);
+  return {
+    ...(next && fingerprint && since
+      ? { cursor: { next, fingerprint, since, savedAt: str(item.savedAt) ?? '' } }
+      : {}),
+    ...(fingerprint ? { fingerprint } : {}),
+    ...(since ? { since } : {}),
+    counters: {
+      pages: num(item.pages),
+      items: num(item.items),
+      newItems: num(item.newItems),
+      quarantined: num(item.quarantined),
+    },
+    ...(str(item.newestItemAt) ? { newestItemAt: str(item.newestItemAt) } : {}),
+  };
+}
+
+export interface CursorAdvance {
+  next?: string;
+  fingerprint: string;
+  since: string;
+  counters?: Partial<StreamCounters>;
+  newestItemAt?: string;
+  /** Drop the saved cursor (the upstream refused it). */
+  clearCursor?: boolean;
+}
+
+export class StreamStore {
+  readonly leases: LeaseStore;
+
+  constructor(
+    client: DynamoDBClient,
+    tableName: string,
+    private readonly clock: Clock,
+    leaseTtlMs?: number,
+  ) {
+    this.leases = new LeaseStore(client, tableName, clock, leaseTtlMs);
+  }
+
+  /** Takes the stream's lease and reads its state; undefined when another run holds it. */
+  async acquire(streamId: string, owner: string): Promise<StreamLease | undefined> {
+    const { pk, sk } = streamKey(streamId);
+    const lease = await this.leases.acquire(pk, sk, owner);
+    return lease ? { ...lease, state: readState(lease.item) } : undefined;
+  }
+
+  private toUpdate(advance: CursorAdvance) {
+    return {
+      set: {
+        ...(advance.next && !advance.clearCursor ? { cursorNext: advance.next } : {}),
+        fingerprint: advance.fingerprint,
+        since: advance.since,
+        savedAt: new Date(this.clock.now()).toISOString(),
+        newestItemAt: advance.newestItemAt,
+      },
+      add: {
+        pages: advance.counters?.pages ?? 0,
+        items: advance.counters?.items ?? 0,
+        newItems: advance.counters?.newItems ?? 0,
+        quarantined: advance.counters?.quarantined ?? 0,
+      },
+      remove: advance.clearCursor ? ['cursorNext'] : [],
+    };
+  }
+
+  /** Saves the position, fenced by the lease and renewing it. Throws LeaseLostError when it is gone. */
+  advance(lease: StreamLease, advance: CursorAdvance): Promise<void> {
+    return this.leases.update(lease, this.toUpdate(advance));
+  }
+
+  /** Frees the lease, saving a last position in the same request when given. */
+  release(lease: StreamLease, advance?: CursorAdvance): Promise<boolean> {
+    return this.leases.release(lease, advance ? this.toUpdate(advance) : {});
+  }
+}
