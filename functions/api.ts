@@ -1,0 +1,30 @@
+/**
+ * Lambda entry of the HTTP API (interface.md section 5), for a Function URL (payload v2).
+ * Everything is built once, at cold start; a configuration problem fails the cold start with a
+ * message naming it, instead of failing every request.
+ */
+import { createApiApp } from '../lib/api/app.ts';
+import { createApiDeps } from '../lib/api/deps.ts';
+import { createLambdaHandler } from '../lib/api/lambda.ts';
+import { readEnvironment } from '../lib/env.ts';
+import { ConfigError } from '../lib/errors.ts';
+import { createLogger } from '../lib/log.ts';
+import { loadSecrets } from '../lib/secrets.ts';
+
+async function coldStart() {
+  try {
+    const env = readEnvironment();
+    const logger = createLogger({ level: env.logLevel, name: 'api' });
+    return await createApiDeps(env, await loadSecrets(env), { logger });
+  } catch (error) {
+    const problems = error instanceof ConfigError ? { problems: error.problems } : {};
+    createLogger({ name: 'api' }).error('the API cannot start: fix its configuration', {
+      error,
+      ...problems,
+    });
+    throw error;
+  }
+}
+
+export const app = createApiApp(await coldStart());
+export const handler = createLambdaHandler(app);

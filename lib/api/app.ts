@@ -1,0 +1,167 @@
+/**
+ * The HTTP API of interface.md section 5, as one Hono app: the same object serves `serve`,
+ * `npm start` and Lambda (functions/api.ts).
+ *
+ * Checks run in the documented order: route and method (404, 405), auth (401), content type and
+ * size (415, 413), validation (400), and only then the upstream; every answer is JSON. One log
+ * line per request, with its request id (also sent back as `X-Request-Id`); headers are never
+ * logged, so a token cannot be.
+ *
+ * @example
+ * const app = createApiApp(deps);
+ * const res = await app.request('/health'); // 200 {"status":"ok"}
+ */
+import { randomUUID } from 'node:crypto';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { methodNotAllowed } from 'hono/method-not-allowed';
+import type { Logger } from '../log.ts';
+import type { AuditStore } from '../state/audit.ts';
+import { ApiClientAuth, type ApiClients, parseBearer } from './auth.ts';
+import { readJsonText } from './body.ts';
+import { ApiError, unauthorized } from './errors.ts';
+import { openApiDocument } from './openapi.ts';
+import { MAX_BODY_BYTES, parseAssetId, parseAuditLimit, parseToggleBody } from './schemas.ts';
+import { type AssetToggler, toggleAsset } from './toggle.ts';
+
+export interface ApiDeps {
+  upstream: AssetToggler;
+  audit: AuditStore;
+  /** Reads the `apiClients` map (client name to SHA-256 hex digest of its token) afresh. */
+  loadApiClients: () => Promise<ApiClients>;
+  logger: Logger;
+  /** Milliseconds since the epoch. */
+  now: () => number;
+  /** Total budget of one upstream call, retries included; keep it under the Lambda timeout. */
+  upstreamTimeoutMs: number;
+  /** Least time between re-reads of `apiClients` caused by unknown tokens; default 60 s. */
+  authReloadIntervalMs?: number;
+  /** Age after which `apiClients` is re-read anyway, so a removed client stops working; default 5 min. */
+  authMaxAgeMs?: number;
+}
+
+type Vars = { Variables: { requestId: string; client?: string; errorCode?: string } };
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function shortPath(path: string): string {
+  return path.length > 200 ? `${path.slice(0, 200)}…` : path;
+}
+
+export function createApiApp(deps: ApiDeps): Hono<Vars> {
+  const auth = new ApiClientAuth({
+    load: deps.loadApiClients,
+    now: deps.now,
+    logger: deps.logger,
+    reloadIntervalMs: deps.authReloadIntervalMs,
+    maxAgeMs: deps.authMaxAgeMs,
+  });
+  const app = new Hono<Vars>();
+
+  const sendError = (c: Context<Vars>, error: ApiError): Response => {
+    c.set('errorCode', error.code);
+    return c.json(error.body, error.status as 400, error.headers);
+  };
+
+  // Outermost, so it sees the final status (405 included) and stamps every answer with the id.
+  app.use(async (c, next) => {
+    const requestId = randomUUID();
+    c.set('requestId', requestId);
+    const started = performance.now();
+    await next();
+    c.res.headers.set('X-Request-Id', requestId);
+    const status = c.res.status;
+    const incoming = c.req.header('x-request-id');
+    const fields = {
+      requestId,
+      ...(incoming && REQUEST_ID.test(incoming) ? { callerRequestId: incoming } : {}),
+      method: c.req.method,
+      // The path only: a query string is the one place a careless caller might put a token.
+      path: shortPath(c.req.path),
+      status,
+      durationMs: Math.round(performance.now() - started),
+      ...(c.get('client') ? { client: c.get('client') } : {}),
+      ...(c.get('errorCode') ? { code: c.get('errorCode') } : {}),
+    };
+    if (status >= 500) deps.logger.warn('request', fields);
+    else deps.logger.info('request', fields);
+  });
+
+  app.use(
+    methodNotAllowed({
+      app,
+      onMethodNotAllowed: (c, methods) =>
+        sendError(
+          c as Context<Vars>,
+          new ApiError(
+            'method_not_allowed',
+            `${c.req.method} is not allowed here; use ${methods.join(' or ')}`,
+            {
+              headers: { Allow: methods.join(', ') },
+            },
+          ),
+        ),
+    }),
+  );
+
+  const requireClient: MiddlewareHandler<Vars> = async (c, next) => {
+    const bearer = parseBearer(c.req.header('authorization'));
+    if (bearer.kind === 'missing') throw unauthorized('send Authorization: Bearer <token>', false);
+    if (bearer.kind === 'malformed') {
+      throw unauthorized('the Authorization header must be "Bearer <token>"', false);
+    }
+    let client: string | undefined;
+    try {
+      client = await auth.authenticate(bearer.token);
+    } catch (error) {
+      deps.logger.error('cannot check bearer tokens: the API clients are unavailable', {
+        requestId: c.get('requestId'),
+        error,
+      });
+      throw new ApiError('internal_error', 'cannot check credentials right now; retry in a minute');
+    }
+    if (client === undefined) throw unauthorized('the bearer token is not valid', true);
+    c.set('client', client);
+    await next();
+  };
+
+  app.get('/health', (c) => c.json({ status: 'ok' as const }));
+
+  app.get('/openapi.json', (c) => c.json(openApiDocument()));
+
+  app.post('/assets/:asset_id/toggle', requireClient, async (c) => {
+    const text = await readJsonText(c.req.raw, MAX_BODY_BYTES);
+    const assetId = parseAssetId(c.req.param('asset_id'));
+    const body = parseToggleBody(text);
+    const asset = await toggleAsset(deps, {
+      client: c.get('client') as string,
+      assetId,
+      isDisabled: body.is_disabled,
+      requestId: c.get('requestId'),
+    });
+    return c.json({ asset });
+  });
+
+  app.get('/assets/:asset_id/audit', requireClient, async (c) => {
+    const assetId = parseAssetId(c.req.param('asset_id'));
+    const limit = parseAuditLimit(c.req.query('limit'));
+    const items = await deps.audit.list(assetId, limit);
+    return c.json({ items });
+  });
+
+  app.notFound((c) =>
+    sendError(c, new ApiError('not_found', `no route for ${c.req.method} ${shortPath(c.req.path)}`)),
+  );
+
+  app.onError((error, c) => {
+    if (error instanceof ApiError) return sendError(c, error);
+    if (error instanceof HTTPException && error.status < 500) {
+      // Hono's own refusals (a malformed request it could not parse), still as JSON.
+      return sendError(c, new ApiError('invalid_request', error.message || 'the request is malformed'));
+    }
+    deps.logger.error('unhandled error', { requestId: c.get('requestId'), error });
+    return sendError(c, new ApiError('internal_error', 'something failed inside this service; see its logs'));
+  });
+
+  return app;
+}

@@ -1,0 +1,99 @@
+/**
+ * Builds the API's dependencies from the environment and the secret object, the same way for
+ * Lambda (functions/api.ts), `serve` and `assets toggle`: the upstream client with the API's short
+ * time budget, the DynamoDB audit store (table created when DYNAMODB_ENDPOINT points at a local
+ * DynamoDB), and the re-reader of `apiClients`.
+ *
+ * @example
+ * const env = readEnvironment();
+ * const deps = await createApiDeps(env, await loadSecrets(env), { logger });
+ * const app = createApiApp(deps);
+ */
+import { type Clock, systemClock } from '../clock.ts';
+import type { Environment } from '../env.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { loadSecrets, type SecretObject } from '../secrets.ts';
+import { DynamoAuditStore } from '../state/audit.ts';
+import { createDynamoClient, ensureTable } from '../state/table.ts';
+import type { UpstreamClientOptions } from '../upstream/client.ts';
+import { createUpstreamClient } from '../upstream/index.ts';
+import type { ApiDeps } from './app.ts';
+import { parseApiClients } from './auth.ts';
+
+/**
+ * A caller of the API must not be left hanging: the whole upstream call, retries included, gets
+ * 10 s, each attempt 4 s. A 429 whose wait would pass that budget is answered 503 at once.
+ * (Toggling is idempotent: it sets a state, so retrying a 5xx or a timeout is safe.)
+ */
+export const API_UPSTREAM_BUDGET = { totalMs: 10_000, attemptMs: 4_000, maxAttempts: 3 } as const;
+
+export interface ApiDepsOptions {
+  logger?: Logger;
+  clock?: Clock;
+  /** Overrides of the upstream client's options (tests shorten timeouts and backoff). */
+  upstream?: Partial<UpstreamClientOptions>;
+  /** Total upstream budget; default API_UPSTREAM_BUDGET.totalMs. */
+  upstreamTimeoutMs?: number;
+  /** Reads the secret object afresh; default: SECRET_ID or SECRETS_FILE again. */
+  readSecrets?: () => Promise<SecretObject>;
+  /**
+   * Check `apiClients` now and warn when there is none; default true. The CLI, which
+   * authenticates nobody, turns it off.
+   */
+  checkApiClients?: boolean;
+}
+
+export interface ApiRuntime extends ApiDeps {
+  /** Releases the DynamoDB client's sockets. */
+  close(): void;
+}
+
+/** Throws a ConfigError naming the problem (bad `apiClients`, no upstream credentials, bad URL). */
+export async function createApiDeps(
+  env: Environment,
+  secrets: SecretObject,
+  options: ApiDepsOptions = {},
+): Promise<ApiRuntime> {
+  const logger = options.logger ?? createLogger({ level: env.logLevel, name: 'api' });
+  const clock = options.clock ?? systemClock;
+  const check = options.checkApiClients ?? true;
+  // Checked now, so a malformed map fails the cold start instead of every request.
+  const initialClients = check ? parseApiClients(secrets.apiClients) : undefined;
+  if (initialClients && Object.keys(initialClients).length === 0) {
+    logger.warn(
+      'no API clients are configured: add apiClients (client name to SHA-256 hex digest of its token) to the secret object; every token is refused until then',
+    );
+  }
+  const upstream = createUpstreamClient(env, secrets, {
+    logger,
+    clock,
+    timeoutMs: API_UPSTREAM_BUDGET.attemptMs,
+    maxAttempts: API_UPSTREAM_BUDGET.maxAttempts,
+    ...options.upstream,
+  });
+  const dynamo = createDynamoClient({ endpoint: env.dynamodbEndpoint });
+  try {
+    if (env.dynamodbEndpoint) await ensureTable(dynamo, env.tableName);
+  } catch (error) {
+    dynamo.destroy();
+    throw error;
+  }
+  const readSecrets = options.readSecrets ?? (() => loadSecrets(env));
+  let first = true;
+  return {
+    upstream,
+    audit: new DynamoAuditStore(dynamo, env.tableName),
+    loadApiClients: async () => {
+      // The first read is the one just done at start; later ones go back to the source.
+      if (first && initialClients) {
+        first = false;
+        return initialClients;
+      }
+      return parseApiClients((await readSecrets()).apiClients);
+    },
+    logger,
+    now: () => clock.now(),
+    upstreamTimeoutMs: options.upstreamTimeoutMs ?? API_UPSTREAM_BUDGET.totalMs,
+    close: () => dynamo.destroy(),
+  };
+}

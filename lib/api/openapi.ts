@@ -1,0 +1,138 @@
+/**
+ * The OpenAPI 3.1 document of the HTTP API, generated from the zod schemas that validate requests
+ * (schemas.ts), never written by hand, so the document cannot promise what the code refuses.
+ * Built once, on first request.
+ */
+import * as z from 'zod/mini';
+import { STATUS_OF } from './errors.ts';
+import {
+  assetIdParamSchema,
+  auditLimitSchema,
+  auditListSchema,
+  errorBodySchema,
+  healthSchema,
+  MAX_BODY_BYTES,
+  toggleBodySchema,
+  toggleResponseSchema,
+} from './schemas.ts';
+
+type JsonSchema = Record<string, unknown>;
+
+function schemaOf(schema: z.core.$ZodType, io: 'input' | 'output' = 'output'): JsonSchema {
+  // `unrepresentable: 'any'`: refinements (the safe-integer bound, timestamp parsing) cannot be
+  // expressed in JSON Schema; the document states the rest and the descriptions say the bounds.
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
+  return rest;
+}
+
+const ERROR_REF = { $ref: '#/components/schemas/Error' };
+
+function errors(...codes: (keyof typeof STATUS_OF)[]): Record<string, unknown> {
+  const out: Record<string, { description: string; content: unknown; headers?: unknown }> = {};
+  for (const code of codes) {
+    const status = String(STATUS_OF[code]);
+    const existing = out[status];
+    if (existing) {
+      existing.description += ` or \`${code}\``;
+      continue;
+    }
+    out[status] = { description: `\`${code}\``, content: { 'application/json': { schema: ERROR_REF } } };
+    if (code === 'unauthorized')
+      out[status].headers = {
+        'WWW-Authenticate': { schema: { type: 'string' }, description: 'Bearer challenge' },
+      };
+    if (code === 'upstream_rate_limited')
+      out[status].headers = {
+        'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait' },
+      };
+    if (code === 'method_not_allowed')
+      out[status].headers = {
+        Allow: { schema: { type: 'string' }, description: 'Methods the path accepts' },
+      };
+  }
+  return out;
+}
+
+function json(description: string, schema: z.core.$ZodType): Record<string, unknown> {
+  return { description, content: { 'application/json': { schema: schemaOf(schema) } } };
+}
+
+let cached: Record<string, unknown> | undefined;
+
+export function openApiDocument(): Record<string, unknown> {
+  cached ??= build();
+  return cached;
+}
+
+function build(): Record<string, unknown> {
+  const assetIdParameter = {
+    name: 'asset_id',
+    in: 'path',
+    required: true,
+    schema: schemaOf(assetIdParamSchema, 'input'),
+  };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'exposure-alerts asset API',
+      version: '1',
+      description:
+        'Toggle monitored assets upstream (endpoint 10) and read who did. Every answer is JSON; every error is `{"error": {"code", "message"}}`.',
+    },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: { Error: schemaOf(errorBodySchema) },
+    },
+    paths: {
+      '/health': {
+        get: {
+          summary: 'Liveness',
+          security: [],
+          responses: { '200': json('The API is up', healthSchema) },
+        },
+      },
+      '/assets/{asset_id}/toggle': {
+        post: {
+          summary: 'Enable or disable a monitored asset',
+          security: [{ bearer: [] }],
+          parameters: [assetIdParameter],
+          requestBody: {
+            required: true,
+            description: `At most ${MAX_BODY_BYTES} bytes.`,
+            content: { 'application/json': { schema: schemaOf(toggleBodySchema, 'input') } },
+          },
+          responses: {
+            '200': json('The asset as the upstream reports it after the toggle', toggleResponseSchema),
+            ...errors(
+              'invalid_request',
+              'unauthorized',
+              'not_found',
+              'method_not_allowed',
+              'payload_too_large',
+              'unsupported_media_type',
+              'internal_error',
+              'upstream_error',
+              'upstream_auth_failed',
+              'upstream_rate_limited',
+              'upstream_timeout',
+            ),
+          },
+        },
+      },
+      '/assets/{asset_id}/audit': {
+        get: {
+          summary: 'Toggle attempts on an asset, newest first',
+          security: [{ bearer: [] }],
+          parameters: [
+            assetIdParameter,
+            { name: 'limit', in: 'query', required: false, schema: schemaOf(auditLimitSchema, 'input') },
+          ],
+          responses: {
+            '200': json('Who toggled the asset, when, to what, with what result', auditListSchema),
+            ...errors('invalid_request', 'unauthorized', 'not_found', 'method_not_allowed', 'internal_error'),
+          },
+        },
+      },
+    },
+  };
+}

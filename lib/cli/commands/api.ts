@@ -1,0 +1,107 @@
+/**
+ * `serve`: the HTTP API alone, on PORT. `assets toggle <asset_id> --disable|--enable`: upstream
+ * endpoint 10 through the very function the API's route calls (lib/api/toggle.ts), with the same
+ * audit trail; the client recorded is `cli:<os user>`.
+ */
+import { randomUUID } from 'node:crypto';
+import { userInfo } from 'node:os';
+import { createApiApp } from '../../api/app.ts';
+import { createApiDeps } from '../../api/deps.ts';
+import { ApiError } from '../../api/errors.ts';
+import { parseAssetId } from '../../api/schemas.ts';
+import { toggleAsset } from '../../api/toggle.ts';
+import { readEnvironment } from '../../env.ts';
+import { UsageError } from '../../errors.ts';
+import { listen } from '../../http-server.ts';
+import { loadSecrets } from '../../secrets.ts';
+import { UpstreamError } from '../../upstream/errors.ts';
+import { type Command, untilAborted } from '../command.ts';
+
+export const serveCommand: Command = {
+  path: ['serve'],
+  usage: 'serve [--host ADDRESS]',
+  summary: 'the HTTP API alone, on PORT (default 8787; loopback unless --host says otherwise)',
+  options: { host: { type: 'string' } },
+  async run({ values, io, logger, signal }) {
+    const env = readEnvironment(io.env);
+    const deps = await createApiDeps(env, await loadSecrets(env), { logger });
+    const hostname = typeof values.host === 'string' ? values.host : '127.0.0.1';
+    let server: Awaited<ReturnType<typeof listen>>;
+    try {
+      server = await listen(createApiApp(deps).fetch, { port: env.port, hostname });
+    } catch (error) {
+      deps.close();
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new Error(
+        code === 'EADDRINUSE'
+          ? `port ${env.port} on ${hostname} is already in use; set PORT to another port`
+          : `cannot listen on ${hostname}:${env.port} (${(error as Error).message})`,
+      );
+    }
+    io.stdout(
+      [
+        `exposure-alerts API listening on ${server.url}`,
+        `  ${server.url}/health, ${server.url}/openapi.json`,
+        `  POST ${server.url}/assets/<asset_id>/toggle with Authorization: Bearer <token>`,
+        'Ctrl-C stops it.',
+        '',
+      ].join('\n'),
+    );
+    await untilAborted(signal);
+    await server.close();
+    deps.close();
+    return 0;
+  },
+};
+
+/** `cli:<os user>`, or `cli` where the user cannot be read (some containers have none). */
+export function cliClientName(): string {
+  try {
+    const name = userInfo().username;
+    return name ? `cli:${name}` : 'cli';
+  } catch {
+    return 'cli';
+  }
+}
+
+export const assetsToggleCommand: Command = {
+  path: ['assets', 'toggle'],
+  usage: 'assets toggle <asset_id> --disable|--enable',
+  summary: 'endpoint 10: disable or enable a monitored asset, through the API code path and its audit trail',
+  options: { disable: { type: 'boolean' }, enable: { type: 'boolean' } },
+  positionals: [1, 1],
+  async run({ values, positionals, io, logger }) {
+    if (Boolean(values.disable) === Boolean(values.enable)) {
+      throw new UsageError(
+        'give exactly one of --disable or --enable (usage: exposure-alerts assets toggle <asset_id> --disable|--enable)',
+      );
+    }
+    let assetId: number;
+    try {
+      assetId = parseAssetId(positionals[0]);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const env = readEnvironment(io.env);
+    const deps = await createApiDeps(env, await loadSecrets(env), { logger, checkApiClients: false });
+    try {
+      const asset = await toggleAsset(deps, {
+        client: cliClientName(),
+        assetId,
+        isDisabled: Boolean(values.disable),
+        requestId: randomUUID(),
+      });
+      io.stdout(`${JSON.stringify(asset, null, 2)}\n`);
+      return 0;
+    } catch (error) {
+      // The upstream's own error gives the CLI its exit code (3 when it refused the credentials).
+      if (error instanceof ApiError && error.cause instanceof UpstreamError) throw error.cause;
+      if (error instanceof ApiError && error.cause instanceof Error) {
+        throw new Error(`${error.message} (${error.cause.message})`);
+      }
+      throw error;
+    } finally {
+      deps.close();
+    }
+  },
+};

@@ -1,0 +1,92 @@
+/**
+ * The API under test: the real app in front of a real emulator (through a real UpstreamClient),
+ * with fresh API client tokens per test file and a logger that keeps its lines.
+ */
+import { randomBytes } from 'node:crypto';
+import type { ApiDeps } from '../../lib/api/app.ts';
+import { createApiApp } from '../../lib/api/app.ts';
+import { type ApiClients, sha256Hex } from '../../lib/api/auth.ts';
+import { memoryLogger } from '../../lib/log.ts';
+import { type AuditStore, MemoryAuditStore } from '../../lib/state/audit.ts';
+import type { UpstreamClientOptions } from '../../lib/upstream/client.ts';
+import type { EmulatorFixture } from '../helpers/emulator.ts';
+
+export function newToken(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+/** Two API clients, their tokens, and the `apiClients` map the secret object would hold. */
+export function apiClients() {
+  const tokens = { runbook: newToken(), chatbot: newToken() };
+  const digests: ApiClients = { runbook: sha256Hex(tokens.runbook), chatbot: sha256Hex(tokens.chatbot) };
+  return { tokens, digests };
+}
+
+/** Strictly increasing milliseconds, so two audit records never share a timestamp. */
+export function monotonicNow(): () => number {
+  let last = 0;
+  return () => {
+    last = Math.max(Date.now(), last + 1);
+    return last;
+  };
+}
+
+export interface ApiUnderTest {
+  app: ReturnType<typeof createApiApp>;
+  deps: ApiDeps;
+  audit: AuditStore;
+  logger: ReturnType<typeof memoryLogger>;
+  tokens: { runbook: string; chatbot: string };
+  loads: () => number;
+}
+
+export function buildApi(
+  emu: EmulatorFixture,
+  options: {
+    audit?: AuditStore;
+    upstreamToken?: string;
+    upstream?: Partial<UpstreamClientOptions>;
+    upstreamTimeoutMs?: number;
+  } = {},
+): ApiUnderTest {
+  const { tokens, digests } = apiClients();
+  const logger = memoryLogger('debug');
+  const audit = options.audit ?? new MemoryAuditStore();
+  let loads = 0;
+  const now = monotonicNow();
+  const deps: ApiDeps = {
+    // Short per-attempt timeout and backoff keep failure tests fast; the policy is the real one.
+    upstream: emu.client(options.upstreamToken ?? 'emu-acme-token', {
+      timeoutMs: 400,
+      maxAttempts: 2,
+      logger,
+      ...options.upstream,
+    }),
+    audit,
+    loadApiClients: async () => {
+      loads += 1;
+      return digests;
+    },
+    logger,
+    now,
+    upstreamTimeoutMs: options.upstreamTimeoutMs ?? 1_500,
+  };
+  return { app: createApiApp(deps), deps, audit, logger, tokens, loads: () => loads };
+}
+
+/** An asset of the emulator's acme tenant (the tenant of `emu-acme-token`). */
+export function acmeAssetIds(emu: EmulatorFixture): number[] {
+  return [...emu.running.emulator.dataset.tenant('acme').assets.keys()];
+}
+
+export function acmeAsset(emu: EmulatorFixture, id: number): Record<string, unknown> {
+  const asset = emu.running.emulator.dataset.tenant('acme').assets.get(id);
+  if (!asset) throw new Error(`no acme asset ${id}`);
+  return asset;
+}
+
+export function bearer(token: string): Record<string, string> {
+  return { Authorization: `Bearer ${token}` };
+}
+
+export const JSON_TYPE = { 'Content-Type': 'application/json' };
