@@ -65,3 +65,9 @@ export interface WebhookNoticeBody {
 }
 
 export type { DeliveryAlert };
+
+/** Whatever a renderer produces for an alert batch, by destination type (slack, email, webhook, console). */
+export type AlertPayload = SlackPayload | EmailContent | WebhookBody | string;
+
+/** Whatever `renderNotice` produces, by destination type. */
+export type NoticePayload = SlackPayload | EmailContent | WebhookNoticeBody | string;

@@ -1,0 +1,164 @@
+/**
+ * A compact terminal rendering, for the `console` destination, the demo config and `preview`.
+ * Same grouping and digest rules as Slack. Every piece of upstream text has its control
+ * characters stripped (escape.ts `stripControl`), so an item cannot move the cursor, recolour or
+ * retitle the terminal; ANSI codes come only from here, and only when `color` is true.
+ *
+ * Credentials show the stored `hash` as it is in the item: the password policy was applied
+ * upstream of the renderers, so this is masked, absent (`hidden`) or, by explicit opt-in, clear.
+ */
+import { eventSeverity } from '../model.ts';
+import { type Severity, severityRank } from '../upstream/event-types.ts';
+import { ellipsis, highlightToPlain, lineText } from './escape.ts';
+import { formatTime, hashKind, identifierNames, plural, severityText, tagsOf } from './format.ts';
+import {
+  type Batch,
+  batchSummary,
+  type CredentialDelivery,
+  deliveryIdsOf,
+  type EventDelivery,
+  highlightsOf,
+  planBatches,
+  routesOf,
+  severityCounts,
+} from './group.ts';
+import { credentialLink, eventLink } from './link.ts';
+import type { DeliveryAlert, Rendered, RenderOptions } from './types.ts';
+
+export type ConsoleOptions = RenderOptions & { color: boolean };
+
+const CODES = {
+  bold: ['\x1b[1m', '\x1b[22m'],
+  dim: ['\x1b[2m', '\x1b[22m'],
+  red: ['\x1b[31m', '\x1b[39m'],
+  yellow: ['\x1b[33m', '\x1b[39m'],
+  blue: ['\x1b[34m', '\x1b[39m'],
+  magenta: ['\x1b[35m', '\x1b[39m'],
+} as const;
+
+type Paint = (style: keyof typeof CODES, text: string) => string;
+
+function painter(color: boolean): Paint {
+  return (style, text) => (color && text ? `${CODES[style][0]}${text}${CODES[style][1]}` : text);
+}
+
+const SEVERITY_STYLE: Record<Severity, keyof typeof CODES> = {
+  critical: 'magenta',
+  high: 'red',
+  medium: 'yellow',
+  low: 'blue',
+  info: 'dim',
+};
+
+function severityLabel(severity: Severity, paint: Paint): string {
+  return paint('bold', paint(SEVERITY_STYLE[severity], `[${severity.toUpperCase()}]`));
+}
+
+function marks(color: boolean) {
+  return color ? { open: CODES.bold[0], close: CODES.bold[1] } : { open: '*', close: '*' };
+}
+
+const text = (raw: string, max = 300) => lineText(raw, max, ellipsis);
+
+function eventBlock(alert: EventDelivery, opts: ConsoleOptions, paint: Paint): string {
+  const item = alert.item;
+  const names = identifierNames(item);
+  const tags = tagsOf(item);
+  const lines = [
+    [
+      severityLabel(eventSeverity(item), paint),
+      paint('bold', text(item.metadata.type, 60)),
+      names.length ? text(names.join(', '), 200) : '',
+      tags.length ? paint('dim', text(tags.map((t) => `#${t}`).join(' '), 200)) : '',
+    ]
+      .filter(Boolean)
+      .join('  '),
+  ];
+  const first = highlightsOf(alert)[0];
+  if (first)
+    lines.push(
+      `  ${text(first.field, 40)}: ${highlightToPlain(first.text, 300, marks(opts.color), ellipsis)}`,
+    );
+  lines.push(
+    paint(
+      'dim',
+      text(
+        `  severity ${severityText(item)} · created ${formatTime(item.metadata.estimated_created_at)} · matched ${formatTime(item.metadata.matched_at)} · routes ${alert.routes.join(', ')}`,
+        600,
+      ),
+    ),
+  );
+  lines.push(`  ${text(eventLink(item, opts.appUrl) ?? item.metadata.uid, 2_000)}`);
+  return lines.join('\n');
+}
+
+function passwordText(alert: CredentialDelivery): string {
+  const hash = (alert.item as { hash?: unknown }).hash;
+  return typeof hash === 'string' ? text(hash, 200) : '(password hidden)';
+}
+
+function credentialLine(alert: CredentialDelivery, opts: ConsoleOptions, paint: Paint): string {
+  const link = credentialLink(alert.item, opts.appUrl);
+  return `  ${text(alert.item.identity_name, 200)}  ${passwordText(alert)}  ${paint('dim', `(${text(hashKind(alert.item), 40)})`)}${link ? `  ${text(link, 2_000)}` : ''}`;
+}
+
+function credentialBlock(
+  batch: Extract<Batch, { type: 'credentials' }>,
+  opts: ConsoleOptions,
+  paint: Paint,
+): string {
+  const source = batch.alerts.find((a) => a.item.source)?.item.source;
+  const leak = source?.name ?? batch.sourceId;
+  const head = `${paint('bold', paint('red', '[CREDENTIALS]'))} ${plural(batch.alerts.length, 'leaked login')} for ${paint('bold', text(batch.domain, 200))} in "${text(leak, 200)}"`;
+  const when = paint(
+    'dim',
+    text(
+      `  breached ${formatTime(source?.breached_at)} · leaked ${formatTime(source?.leaked_at)} · source ${batch.sourceId} · routes ${routesOf(batch.alerts).join(', ')}`,
+      600,
+    ),
+  );
+  return [head, when, ...batch.alerts.map((a) => credentialLine(a, opts, paint))].join('\n');
+}
+
+function digestBlock(batch: Extract<Batch, { type: 'digest' }>, opts: ConsoleOptions, paint: Paint): string {
+  const total = batch.alerts.length;
+  const max = opts.digest.maxItems;
+  const lines: string[] = [];
+  if (batch.kind === 'event') {
+    lines.push(`${paint('bold', '[DIGEST]')} ${plural(total, 'event')}: ${severityCounts(batch.alerts)}`);
+    const sorted = [...batch.alerts].sort(
+      (a, b) => severityRank(eventSeverity(b.item)) - severityRank(eventSeverity(a.item)),
+    );
+    for (const alert of sorted.slice(0, max)) {
+      const first = highlightsOf(alert)[0];
+      const excerpt = first ? ` — ${highlightToPlain(first.text, 100, marks(opts.color), ellipsis)}` : '';
+      const link = eventLink(alert.item, opts.appUrl);
+      lines.push(
+        `  ${severityLabel(eventSeverity(alert.item), paint)} ${text(alert.item.metadata.type, 60)} ${text(identifierNames(alert.item).join(', '), 120)}${excerpt}${link ? `  ${paint('dim', text(link, 2_000))}` : ''}`,
+      );
+    }
+  } else {
+    lines.push(`${paint('bold', '[DIGEST]')} ${plural(total, 'leaked login')}`);
+    for (const alert of batch.alerts.slice(0, max)) {
+      lines.push(`${credentialLine(alert, opts, paint)}  ${text(alert.item.domain, 100)}`);
+    }
+  }
+  if (total > max) lines.push(`  … and ${plural(total - max, 'more item')} not listed (${total} in all)`);
+  lines.push(paint('dim', `  routes ${text(routesOf(batch.alerts).join(', '), 200)}`));
+  return lines.join('\n');
+}
+
+/** One block of terminal text per event, per credential group, or per digest. */
+export function renderConsole(alerts: DeliveryAlert[], opts: ConsoleOptions): Rendered<string>[] {
+  const paint = painter(opts.color);
+  return planBatches(alerts, opts.digest).map((batch) => {
+    const body =
+      batch.type === 'event'
+        ? eventBlock(batch.alert, opts, paint)
+        : batch.type === 'credentials'
+          ? credentialBlock(batch, opts, paint)
+          : digestBlock(batch, opts, paint);
+    const covered = batch.type === 'event' ? [batch.alert] : batch.alerts;
+    return { deliveryIds: deliveryIdsOf(covered), payload: `${body}\n`, summary: batchSummary(batch) };
+  });
+}

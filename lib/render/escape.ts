@@ -1,0 +1,197 @@
+/**
+ * Escaping for every place upstream text lands: Slack mrkdwn, HTML, plain text and the terminal.
+ * Upstream text is written by strangers (forum posts, pastes, leak names), so it is always escaped,
+ * and clipping happens on the raw text before escaping, never in the middle of an entity.
+ *
+ * Highlights: the upstream wraps matched text in `<mark>…</mark>`. That one tag is parsed;
+ * everything else, including other tags and entities such as `&amp;`, is text and is shown
+ * literally (`&amp;` reaches Slack as `&amp;amp;`, which Slack displays as `&amp;`).
+ *
+ * Bold in Slack: a highlight becomes `*…*`. Inside it, `*` would close the bold early and a
+ * backtick would open a code span that swallows the closing `*`, so those two are replaced by
+ * look-alikes (`∗` U+2217, `ˋ` U+02CB). `_` and `~` are left alone: they cannot end the bold, an
+ * unpaired one shows literally, and underscores are common in the very text an analyst must read
+ * exactly (logins, hostnames). Newlines inside a highlight become spaces (bold cannot span lines),
+ * and whitespace at a highlight's edges moves outside the `*` (Slack ignores `* x*`). None of this
+ * is a security boundary: escaping `&`, `<`, `>` is what stops pings and forged links.
+ */
+
+/** Slack mrkdwn: only `&`, `<` and `>` are special (destinations-facts.md). */
+export function escapeSlack(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+}
+
+export function escapeHtml(text: string): string {
+  return text
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;')
+    .replaceAll('"', '&quot;')
+    .replaceAll("'", '&#39;');
+}
+
+// C0 and C1 controls, DEL, and the bidi overrides that can make a terminal or a subject line lie
+// about what it shows. Whitespace controls become a space so an upstream newline cannot forge a line.
+const LINE_BREAKING = /[\t\n\v\f\r\u0085\u2028\u2029]/g;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Text safe for one line of a terminal or a mail header: no escape sequences, no line breaks. */
+export function stripControl(text: string): string {
+  return text.replace(LINE_BREAKING, ' ').replace(CONTROL, '');
+}
+
+/** `1234567` -> `1,234,567`, without relying on the runtime's locale data. */
+export function formatCount(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+export function truncationNote(more: number, unit = 'characters'): string {
+  return `… (truncated, ${formatCount(more)} more ${unit})`;
+}
+
+export interface Segment {
+  text: string;
+  marked: boolean;
+}
+
+/** Splits highlight text on `<mark>`/`</mark>` (any case). An unclosed mark runs to the end; a stray close is dropped. */
+export function parseHighlight(text: string): Segment[] {
+  const segments: Segment[] = [];
+  let depth = 0;
+  for (const part of text.split(/(<\/?mark\s*>)/i)) {
+    if (/^<mark\s*>$/i.test(part)) depth++;
+    else if (/^<\/mark\s*>$/i.test(part)) depth = Math.max(0, depth - 1);
+    else if (part) {
+      const last = segments[segments.length - 1];
+      if (last && last.marked === depth > 0) last.text += part;
+      else segments.push({ text: part, marked: depth > 0 });
+    }
+  }
+  return segments;
+}
+
+/** The highlight's text without the tags. */
+export function highlightPlain(text: string): string {
+  return parseHighlight(text)
+    .map((s) => s.text)
+    .join('');
+}
+
+export interface MarkStyle {
+  /** Escapes one character outside a highlight. */
+  escape(char: string): string;
+  /** Escapes one character inside a highlight (default: `escape`). */
+  escapeMarked?(char: string): string;
+  open: string;
+  close: string;
+}
+
+/**
+ * Renders segments in a style, at most `max` characters long; past that, the text is cut between
+ * characters and ends with a note saying how many characters were left out.
+ */
+export function renderSegments(
+  segments: Segment[],
+  style: MarkStyle,
+  max = Number.POSITIVE_INFINITY,
+  note: (more: number) => string = truncationNote,
+): string {
+  const escMarked = style.escapeMarked ?? style.escape;
+  const wrap = (inner: string): string => {
+    const core = inner.trim();
+    if (!core) return inner;
+    const lead = inner.slice(0, inner.length - inner.trimStart().length);
+    const trail = inner.slice(inner.trimEnd().length);
+    return `${lead}${style.open}${core}${style.close}${trail}`;
+  };
+  const pieces = segments.map((s) => ({ marked: s.marked, chars: Array.from(s.text) }));
+  const total = pieces.reduce((n, p) => n + p.chars.length, 0);
+  const full = pieces
+    .map((p) => (p.marked ? wrap(p.chars.map(escMarked).join('')) : p.chars.map(style.escape).join('')))
+    .join('');
+  if (full.length <= max) return full;
+
+  const budget = max - note(total).length;
+  const overhead = style.open.length + style.close.length;
+  let out = '';
+  let used = 0;
+  for (const piece of pieces) {
+    let inner = '';
+    const room = () => budget - out.length - (piece.marked ? overhead + inner.length : 0);
+    let stopped = false;
+    for (const char of piece.chars) {
+      const escaped = piece.marked ? escMarked(char) : style.escape(char);
+      if (escaped.length > room()) {
+        stopped = true;
+        break;
+      }
+      if (piece.marked) inner += escaped;
+      else out += escaped;
+      used++;
+    }
+    if (piece.marked) out += wrap(inner);
+    if (stopped) break;
+  }
+  return `${out}${note(total - used)}`;
+}
+
+const slackMarkStyle: MarkStyle = {
+  escape: escapeSlack,
+  escapeMarked: (c) =>
+    c === '*' ? '\u2217' : c === '`' ? '\u02cb' : c === '\n' || c === '\r' ? ' ' : escapeSlack(c),
+  open: '*',
+  close: '*',
+};
+
+/** For excerpts (digest lines), where a bare ellipsis says enough. */
+export const ellipsis = (): string => '…';
+
+/** Upstream highlight text as Slack mrkdwn: escaped, `<mark>` shown bold, clipped to `max`. */
+export function highlightToSlack(text: string, max?: number, note?: (more: number) => string): string {
+  return renderSegments(parseHighlight(text), slackMarkStyle, max, note);
+}
+
+/** Upstream highlight text as HTML: escaped, `<mark>` kept as a (re-created, attribute-free) `<mark>`. */
+export function highlightToHtml(text: string, max?: number, note?: (more: number) => string): string {
+  return renderSegments(
+    parseHighlight(text),
+    { escape: escapeHtml, open: '<mark>', close: '</mark>' },
+    max,
+    note,
+  );
+}
+
+/** Upstream highlight text for a terminal or a plain-text mail: controls stripped, marks as `open`/`close`. */
+export function highlightToPlain(
+  text: string,
+  max?: number,
+  marks: { open: string; close: string } = { open: '*', close: '*' },
+  note?: (more: number) => string,
+): string {
+  return renderSegments(parseHighlight(text), { escape: stripControl, ...marks }, max, note);
+}
+
+/** Plain upstream text as Slack mrkdwn, escaped and clipped to `max` with a note. */
+export function slackText(text: string, max?: number, note?: (more: number) => string): string {
+  return renderSegments([{ text, marked: false }], slackMarkStyle, max, note);
+}
+
+/** Plain upstream text as HTML, escaped and clipped to `max` with a note. */
+export function htmlText(text: string, max?: number, note?: (more: number) => string): string {
+  return renderSegments([{ text, marked: false }], { escape: escapeHtml, open: '', close: '' }, max, note);
+}
+
+/** Plain upstream text on one line, controls stripped and clipped to `max` with a note. */
+export function lineText(text: string, max?: number, note?: (more: number) => string): string {
+  return renderSegments([{ text, marked: false }], { escape: stripControl, open: '', close: '' }, max, note);
+}
+
+/**
+ * Text for a Slack `plain_text` object (headers): there is no markup to escape, but to keep every
+ * Slack text field free of `<`, `>` and `&` whatever Slack does with entities there, those three
+ * are replaced by look-alikes; controls are stripped.
+ */
+export function slackPlain(text: string, max?: number, note?: (more: number) => string): string {
+  const swap = (c: string) => (c === '<' ? '‹' : c === '>' ? '›' : c === '&' ? '＆' : stripControl(c));
+  return renderSegments([{ text, marked: false }], { escape: swap, open: '', close: '' }, max, note);
+}

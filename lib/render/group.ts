@@ -1,0 +1,130 @@
+/**
+ * How one call's alerts become messages, shared by the Slack, e-mail and console renderers
+ * (interface.md section 3, `digest`): over `threshold` alerts, one digest per kind present; at or
+ * below it, each event alone and credentials grouped by (domain, source). Every alert lands in
+ * exactly one batch, in the order its kind or group first appears.
+ */
+import type { DeliveryAlert } from '../model.ts';
+import { eventSeverity } from '../model.ts';
+import { type Severity, severityRank } from '../upstream/event-types.ts';
+
+export type EventDelivery = Extract<DeliveryAlert, { kind: 'event' }>;
+export type CredentialDelivery = Extract<DeliveryAlert, { kind: 'credential' }>;
+
+export type Batch =
+  | { type: 'event'; alert: EventDelivery }
+  | {
+      type: 'credentials';
+      domain: string;
+      sourceId: string;
+      sourceName?: string;
+      alerts: CredentialDelivery[];
+    }
+  | { type: 'digest'; kind: 'event'; alerts: EventDelivery[] }
+  | { type: 'digest'; kind: 'credential'; alerts: CredentialDelivery[] };
+
+export function planBatches(alerts: DeliveryAlert[], digest: { threshold: number }): Batch[] {
+  if (alerts.length > digest.threshold) {
+    const events = alerts.filter((a): a is EventDelivery => a.kind === 'event');
+    const credentials = alerts.filter((a): a is CredentialDelivery => a.kind === 'credential');
+    const batches: Batch[] = [];
+    const eventsFirst = alerts[0]?.kind !== 'credential';
+    const eventDigest: Batch = { type: 'digest', kind: 'event', alerts: events };
+    const credentialDigest: Batch = { type: 'digest', kind: 'credential', alerts: credentials };
+    for (const batch of eventsFirst ? [eventDigest, credentialDigest] : [credentialDigest, eventDigest]) {
+      if (batch.alerts.length) batches.push(batch);
+    }
+    return batches;
+  }
+  const batches: Batch[] = [];
+  const groups = new Map<string, Extract<Batch, { type: 'credentials' }>>();
+  for (const alert of alerts) {
+    if (alert.kind === 'event') {
+      batches.push({ type: 'event', alert });
+      continue;
+    }
+    const domain = alert.item.domain.toLowerCase();
+    const sourceId = alert.item.source_id;
+    const key = JSON.stringify([domain, sourceId]);
+    const group = groups.get(key);
+    if (group) {
+      group.alerts.push(alert);
+      group.sourceName ??= alert.item.source?.name;
+    } else {
+      const created: Extract<Batch, { type: 'credentials' }> = {
+        type: 'credentials',
+        domain,
+        sourceId,
+        ...(alert.item.source?.name ? { sourceName: alert.item.source.name } : {}),
+        alerts: [alert],
+      };
+      groups.set(key, created);
+      batches.push(created);
+    }
+  }
+  return batches;
+}
+
+/** The alerts a batch covers. */
+export function batchAlerts(batch: Batch): DeliveryAlert[] {
+  return batch.type === 'event' ? [batch.alert] : batch.alerts;
+}
+
+export function deliveryIdsOf(alerts: DeliveryAlert[]): string[] {
+  return alerts.map((a) => a.deliveryId);
+}
+
+export function highestSeverity(alerts: EventDelivery[]): Severity | undefined {
+  let best: Severity | undefined;
+  for (const alert of alerts) {
+    const severity = eventSeverity(alert.item);
+    if (best === undefined || severityRank(severity) > severityRank(best)) best = severity;
+  }
+  return best;
+}
+
+/** Counts per value, most frequent first (ties in first-seen order). */
+export function countBy<T>(values: T[]): [T, number][] {
+  const counts = new Map<T, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1]);
+}
+
+/** Severity counts from critical down, skipping zeros: `2 critical, 5 high`. */
+export function severityCounts(alerts: EventDelivery[]): string {
+  const counts = new Map<Severity, number>();
+  for (const a of alerts) {
+    const s = eventSeverity(a.item);
+    counts.set(s, (counts.get(s) ?? 0) + 1);
+  }
+  return [...counts]
+    .sort((a, b) => severityRank(b[0]) - severityRank(a[0]))
+    .map(([s, n]) => `${n} ${s}`)
+    .join(', ');
+}
+
+/** The sorted union of the routes of `alerts`. */
+export function routesOf(alerts: DeliveryAlert[]): string[] {
+  return [...new Set(alerts.flatMap((a) => a.routes))].sort();
+}
+
+/** Highlight strings of an event, field by field, in the upstream's order. */
+export function highlightsOf(alert: EventDelivery): { field: string; text: string }[] {
+  return Object.entries(alert.item.highlights ?? {}).flatMap(([field, texts]) =>
+    texts.map((text) => ({ field, text })),
+  );
+}
+
+/** A short log line for a batch: kind, count and keys, never item text or passwords. */
+export function batchSummary(batch: Batch): string {
+  const clip = (s: string) => (s.length > 120 ? `${s.slice(0, 117)}...` : s);
+  const safe = (s: string) => clip(s.replace(/[^\w.@:/%+~-]/g, '?'));
+  switch (batch.type) {
+    case 'event':
+      return `event ${eventSeverity(batch.alert.item)} ${safe(batch.alert.item.metadata.type)} ${safe(batch.alert.key)}`;
+    case 'credentials':
+      return `${batch.alerts.length} credential${batch.alerts.length === 1 ? '' : 's'} ${safe(batch.domain)} source ${safe(batch.sourceId)}`;
+    default:
+      return `digest of ${batch.alerts.length} ${batch.kind === 'event' ? 'events' : 'credentials'}`;
+  }
+}

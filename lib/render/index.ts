@@ -1,0 +1,57 @@
+/**
+ * The renderers, and `renderFor`, which picks the one a destination needs. Everything here is
+ * pure: alerts in, payloads out (see types.ts for the shapes the senders take).
+ *
+ * @example
+ * const messages = renderFor(config.destinations.soc, alerts, { destination: 'soc', appUrl, digest, now }, { color: false });
+ */
+import type { DestinationConfig } from '../rules/config.ts';
+import { renderConsole } from './console.ts';
+import { renderEmail } from './email.ts';
+import { renderSlack } from './slack.ts';
+import type { AlertPayload, DeliveryAlert, Rendered, RenderOptions } from './types.ts';
+import { renderWebhook } from './webhook.ts';
+
+export { type ConsoleOptions, renderConsole } from './console.ts';
+export { renderEmail } from './email.ts';
+export {
+  escapeHtml,
+  escapeSlack,
+  highlightToHtml,
+  highlightToPlain,
+  highlightToSlack,
+  parseHighlight,
+  stripControl,
+} from './escape.ts';
+export { alertLink, credentialLink, eventLink, uidLink } from './link.ts';
+export { applyPasswordPolicy, applyPasswordPolicyToIdentity, maskRawItem, maskSecret } from './mask.ts';
+export { type NoticeTarget, renderNotice, TEST_MARK } from './notice.ts';
+export { renderSlack } from './slack.ts';
+export { fitSlackPayload, SLACK_LIMITS, slackLimitProblems } from './slack-limits.ts';
+export type * from './types.ts';
+export {
+  renderWebhook,
+  signWebhook,
+  WEBHOOK_MAX_ITEMS,
+  webhookIdempotencyKey,
+  webhookTimestamp,
+} from './webhook.ts';
+
+/** The messages `destination` receives for `alerts`, by its type. */
+export function renderFor(
+  destination: DestinationConfig,
+  alerts: DeliveryAlert[],
+  opts: RenderOptions,
+  { color }: { color: boolean },
+): Rendered<AlertPayload>[] {
+  switch (destination.type) {
+    case 'slack':
+      return renderSlack(alerts, opts);
+    case 'email':
+      return renderEmail(alerts, opts);
+    case 'webhook':
+      return renderWebhook(alerts, opts);
+    case 'console':
+      return renderConsole(alerts, { ...opts, color });
+  }
+}

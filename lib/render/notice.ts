@@ -1,0 +1,115 @@
+/**
+ * Messages that are not about alerts: `destinations test` (kind `test`) and operator notices such
+ * as "this destination refuses for good" (kind `ops`). A test is marked as one in every rendering,
+ * first thing, so nobody opens an incident over it. Notice text may quote a receiver's error, so
+ * it is escaped like upstream text.
+ */
+import { escapeSlack, htmlText, lineText, slackPlain, slackText } from './escape.ts';
+import { fitSlackPayload } from './slack-limits.ts';
+import type { EmailContent, Notice, RenderOptions, SlackPayload, WebhookNoticeBody } from './types.ts';
+import { webhookTimestamp } from './webhook.ts';
+
+export const TEST_MARK = '[TEST] exposure-alerts test message — no action needed';
+
+export type NoticeTarget = 'slack' | 'email' | 'webhook' | 'console';
+
+/** The first line of every rendering: the test mark, or the notice's title. */
+function headline(notice: Notice): string {
+  return notice.kind === 'test' ? TEST_MARK : `exposure-alerts: ${notice.title}`;
+}
+
+function footer(opts: RenderOptions): string {
+  return `destination ${opts.destination} · ${webhookTimestamp(opts.now)}`;
+}
+
+function slackNotice(notice: Notice, opts: RenderOptions): SlackPayload {
+  const body =
+    notice.kind === 'test'
+      ? `*${slackText(notice.title, 200)}*\n${slackText(notice.text, 2_500)}`
+      : slackText(notice.text, 2_800);
+  return fitSlackPayload({
+    text: slackText(`${headline(notice)}${notice.kind === 'test' ? ` · ${notice.title}` : ''}`, 500),
+    blocks: [
+      { type: 'header', text: { type: 'plain_text', text: slackPlain(headline(notice), 150), emoji: true } },
+      { type: 'section', text: { type: 'mrkdwn', text: body || '_(no text)_' } },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: escapeSlack(footer(opts)) }] },
+    ],
+  });
+}
+
+function emailNotice(notice: Notice, opts: RenderOptions): EmailContent {
+  const body = notice.text.split(/\r?\n/);
+  const lines =
+    notice.kind === 'test' ? [TEST_MARK, '', notice.title, '', ...body] : [notice.title, '', ...body];
+  return {
+    subject: lineText(notice.kind === 'test' ? TEST_MARK : `[exposure-alerts] ${notice.title}`, 200),
+    text: `${lines.map((l) => lineText(l, 5_000)).join('\n')}\n\n-- \n${lineText(footer(opts))}\n`,
+    html: [
+      '<!doctype html>',
+      '<html><head><meta charset="utf-8"></head>',
+      '<body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;font-size:14px;color:#111">',
+      ...(notice.kind === 'test'
+        ? [`<p style="padding:8px;background:#eef;border:1px solid #99c"><b>${htmlText(TEST_MARK)}</b></p>`]
+        : []),
+      `<h2 style="font-size:18px">${htmlText(notice.title, 300)}</h2>`,
+      `<p>${htmlText(notice.text, 5_000)}</p>`,
+      `<p style="color:#777;font-size:12px">${htmlText(footer(opts))}</p>`,
+      '</body></html>',
+    ].join('\n'),
+  };
+}
+
+function webhookNotice(notice: Notice, opts: RenderOptions): WebhookNoticeBody {
+  return {
+    version: 1,
+    kind: notice.kind === 'test' ? 'test' : 'notice',
+    destination: opts.destination,
+    routes: [],
+    items: [],
+    sentAt: webhookTimestamp(opts.now),
+    title: notice.kind === 'test' ? `${TEST_MARK}: ${notice.title}` : notice.title,
+    message: notice.text,
+  };
+}
+
+function consoleNotice(notice: Notice, opts: RenderOptions): string {
+  const lines = [
+    headline(notice),
+    ...(notice.kind === 'test' ? [notice.title] : []),
+    notice.text,
+    footer(opts),
+  ];
+  return `${lines.map((l, i) => `${i ? '  ' : ''}${lineText(l, 2_000)}`).join('\n')}\n`;
+}
+
+/**
+ * The payload a destination of `type` receives for a notice.
+ *
+ * @example
+ * renderNotice('slack', { kind: 'test', title: 'Destination check', text: 'Hello from soc' }, opts)
+ */
+export function renderNotice(type: 'slack', notice: Notice, opts: RenderOptions): SlackPayload;
+export function renderNotice(type: 'email', notice: Notice, opts: RenderOptions): EmailContent;
+export function renderNotice(type: 'webhook', notice: Notice, opts: RenderOptions): WebhookNoticeBody;
+export function renderNotice(type: 'console', notice: Notice, opts: RenderOptions): string;
+export function renderNotice(
+  type: NoticeTarget,
+  notice: Notice,
+  opts: RenderOptions,
+): SlackPayload | EmailContent | WebhookNoticeBody | string;
+export function renderNotice(
+  type: NoticeTarget,
+  notice: Notice,
+  opts: RenderOptions,
+): SlackPayload | EmailContent | WebhookNoticeBody | string {
+  switch (type) {
+    case 'slack':
+      return slackNotice(notice, opts);
+    case 'email':
+      return emailNotice(notice, opts);
+    case 'webhook':
+      return webhookNotice(notice, opts);
+    case 'console':
+      return consoleNotice(notice, opts);
+  }
+}

@@ -1,0 +1,277 @@
+/**
+ * Slack Block Kit messages for a batch of alerts bound for one Slack destination.
+ *
+ * Every piece of upstream text goes through escape.ts (so it can never ping or forge a link), the
+ * messages are built within Slack's limits (slack-limits.ts, which also clips whatever is still
+ * over and says so), and a password never appears: not even masked, only the login and the kind of
+ * secret the upstream holds.
+ *
+ * A credential group that would not fit one compact message is split into numbered parts, each
+ * covering exactly the logins it lists, so no login is counted as delivered without being shown.
+ */
+import { eventSeverity } from '../model.ts';
+import { severityRank } from '../upstream/event-types.ts';
+import { ellipsis, escapeSlack, highlightPlain, highlightToSlack, slackPlain, slackText } from './escape.ts';
+import {
+  formatTime,
+  hashKind,
+  identifierNames,
+  joinList,
+  plural,
+  SEVERITY_EMOJI,
+  severityText,
+  tagsOf,
+} from './format.ts';
+import {
+  type Batch,
+  batchSummary,
+  type CredentialDelivery,
+  countBy,
+  deliveryIdsOf,
+  type EventDelivery,
+  highlightsOf,
+  planBatches,
+  routesOf,
+  severityCounts,
+} from './group.ts';
+import { credentialLink, eventLink } from './link.ts';
+import { fitSlackPayload } from './slack-limits.ts';
+import type { DeliveryAlert, Rendered, RenderOptions, SlackPayload } from './types.ts';
+
+type Block = Record<string, unknown>;
+
+/** Room for lines in one section: under the 3,000 limit, leaving space for a closing note. */
+const SECTION_BUDGET = 2_800;
+/** Characters of listed lines per message: keeps the whole message well under ~12,000. */
+const LINES_BUDGET = 8_000;
+const HIGHLIGHT_MAX = 1_000;
+const URL_MAX = 2_000;
+
+const header = (text: string): Block => ({
+  type: 'header',
+  text: { type: 'plain_text', text: slackPlain(text, 150), emoji: true },
+});
+const section = (text: string): Block => ({ type: 'section', text: { type: 'mrkdwn', text } });
+const context = (text: string): Block => ({ type: 'context', elements: [{ type: 'mrkdwn', text }] });
+const fields = (pairs: [string, string][]): Block => ({
+  type: 'section',
+  fields: pairs.map(([label, value]) => ({ type: 'mrkdwn', text: `*${label}*\n${value || '–'}` })),
+});
+
+/** `<url|label>`, or nothing when the URL is too long to be worth a link. */
+function slackLink(url: string | undefined, label: string): string | undefined {
+  if (!url || url.length > URL_MAX) return undefined;
+  return `<${escapeSlack(url)}|${escapeSlack(label)}>`;
+}
+
+/** Lines packed into as few sections as fit, each under the section limit. */
+function packSections(lines: string[]): Block[] {
+  const blocks: Block[] = [];
+  let current = '';
+  for (const line of lines) {
+    if (current && current.length + 1 + line.length > SECTION_BUDGET) {
+      blocks.push(section(current));
+      current = '';
+    }
+    current = current ? `${current}\n${line}` : line;
+  }
+  if (current) blocks.push(section(current));
+  return blocks;
+}
+
+const listOf = (values: string[], max: number) => joinList(values, max, (v) => slackText(v, 120, ellipsis));
+
+function eventMessage(alert: EventDelivery, opts: RenderOptions): SlackPayload {
+  const item = alert.item;
+  const severity = eventSeverity(item);
+  const type = item.metadata.type;
+  const highlights = highlightsOf(alert);
+  const lines: string[] = [];
+  let used = 0;
+  for (const h of highlights) {
+    const line = `*${slackText(h.field.replaceAll('*', ''), 80, ellipsis)}:* ${highlightToSlack(h.text, HIGHLIGHT_MAX)}`;
+    if (used + line.length + 1 > SECTION_BUDGET) break;
+    lines.push(line);
+    used += line.length + 1;
+  }
+  if (lines.length < highlights.length) {
+    lines.push(`_… (truncated, ${plural(highlights.length - lines.length, 'more highlight')} not shown)_`);
+  }
+  const names = identifierNames(item);
+  const link = slackLink(eventLink(item, opts.appUrl), 'Open in the web app');
+  const notes = item.tenant_metadata?.notes;
+  const blocks: Block[] = [
+    header(`${SEVERITY_EMOJI[severity]} ${severity.toUpperCase()} · ${type}`),
+    section(lines.length ? lines.join('\n') : '_No highlighted text._'),
+    fields([
+      ['Severity', slackText(severityText(item), 200)],
+      ['Type', slackText(type, 200)],
+      ['Identifiers', listOf(names, 1_800)],
+      ['Tags', listOf(tagsOf(item), 1_800)],
+      ['Created (estimated)', slackText(formatTime(item.metadata.estimated_created_at), 100)],
+      ['Matched', slackText(formatTime(item.metadata.matched_at), 100)],
+      ...(notes ? [['Notes', slackText(notes, 1_000)] as [string, string]] : []),
+    ]),
+    section(link ?? '_No link to the web app for this item._'),
+    context(
+      `uid ${slackText(item.metadata.uid, 400)} · source ${slackText(alert.source, 200)} · routes ${slackText(alert.routes.join(', '), 400)}`,
+    ),
+  ];
+  const first = highlights[0] ? `: ${highlightPlain(highlights[0].text)}` : '';
+  const about = names.length ? ` for ${names.join(', ')}` : '';
+  const text = slackText(`${severity.toUpperCase()} ${type} exposure${about}${first}`, 500);
+  return { text, blocks };
+}
+
+function credentialLine(alert: CredentialDelivery, opts: RenderOptions): string {
+  const link = slackLink(credentialLink(alert.item, opts.appUrl), 'event');
+  return `• ${slackText(alert.item.identity_name, 200)} (${slackText(hashKind(alert.item), 40, ellipsis)})${link ? ` ${link}` : ''}`;
+}
+
+/** Splits lines into chunks of at most `budget` characters (and at least one line each). */
+function chunk<T>(items: { value: T; line: string }[], budget: number): { value: T; line: string }[][] {
+  const chunks: { value: T; line: string }[][] = [];
+  let current: { value: T; line: string }[] = [];
+  let size = 0;
+  for (const entry of items) {
+    if (current.length && size + entry.line.length + 1 > budget) {
+      chunks.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(entry);
+    size += entry.line.length + 1;
+  }
+  if (current.length) chunks.push(current);
+  return chunks;
+}
+
+function credentialMessages(
+  batch: Extract<Batch, { type: 'credentials' }>,
+  opts: RenderOptions,
+): Rendered<SlackPayload>[] {
+  const entries = batch.alerts.map((alert) => ({ value: alert, line: credentialLine(alert, opts) }));
+  const parts = chunk(entries, LINES_BUDGET);
+  const source = batch.alerts.find((a) => a.item.source)?.item.source;
+  const leak = source?.name ?? batch.sourceId;
+  return parts.map((part, i) => {
+    const partNote = parts.length > 1 ? ` (part ${i + 1} of ${parts.length})` : '';
+    const alerts = part.map((e) => e.value);
+    const blocks: Block[] = [
+      header(`Leaked credentials · ${batch.domain}${partNote}`),
+      fields([
+        ['Leak', slackText(leak, 500)],
+        ['Logins', `${batch.alerts.length}${parts.length > 1 ? ` (${part.length} in this part)` : ''}`],
+        ['Breached', slackText(formatTime(source?.breached_at), 100)],
+        ['Leaked', slackText(formatTime(source?.leaked_at), 100)],
+        ['Domain', slackText(batch.domain, 300)],
+        ['Source id', slackText(batch.sourceId, 300)],
+      ]),
+      ...packSections(part.map((e) => e.line)),
+      context(
+        `source ${slackText(alerts[0]?.source ?? '', 200)} · routes ${slackText(routesOf(alerts).join(', '), 400)} · passwords are never sent to Slack`,
+      ),
+    ];
+    const text = slackText(
+      `${plural(batch.alerts.length, 'leaked credential')} for ${batch.domain} in ${leak}${partNote}`,
+      500,
+    );
+    return {
+      deliveryIds: deliveryIdsOf(alerts),
+      payload: fitSlackPayload({ text, blocks }),
+      summary: `${batchSummary(batch)}${partNote}`,
+    };
+  });
+}
+
+function eventDigestLine(alert: EventDelivery, opts: RenderOptions): string {
+  const severity = eventSeverity(alert.item);
+  const names = listOf(identifierNames(alert.item), 120);
+  const first = highlightsOf(alert)[0];
+  const excerpt = first ? ` — ${highlightToSlack(first.text, 160, ellipsis)}` : '';
+  const url = eventLink(alert.item, opts.appUrl);
+  const link = url && url.length <= 300 ? ` ${slackLink(url, 'open')}` : '';
+  return `${SEVERITY_EMOJI[severity]} *${severity.toUpperCase()}* ${slackText(alert.item.metadata.type, 60, ellipsis)}${names ? ` · ${names}` : ''}${excerpt}${link}`;
+}
+
+function credentialDigestLine(alert: CredentialDelivery): string {
+  const leak = alert.item.source?.name ?? alert.item.source_id;
+  return `• ${slackText(alert.item.identity_name, 120, ellipsis)} — ${slackText(alert.item.domain, 80, ellipsis)} — ${slackText(leak, 80, ellipsis)} (${slackText(hashKind(alert.item), 30, ellipsis)})`;
+}
+
+/** At most `maxItems` lines, and no more than fit the budget; the rest are counted, not listed. */
+function digestLines(lines: string[], maxItems: number): { shown: string[]; rest: number } {
+  const shown: string[] = [];
+  let size = 0;
+  for (const line of lines.slice(0, maxItems)) {
+    if (size + line.length + 1 > LINES_BUDGET) break;
+    shown.push(line);
+    size += line.length + 1;
+  }
+  return { shown, rest: lines.length - shown.length };
+}
+
+function digestMessage(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOptions): SlackPayload {
+  const total = batch.alerts.length;
+  let title: string;
+  let summary: string;
+  let lines: string[];
+  let fallback: string;
+  if (batch.kind === 'event') {
+    // Most severe first, so the lines that make the cut are the ones that matter.
+    const sorted = [...batch.alerts]
+      .map((alert, i) => ({ alert, i }))
+      .sort((a, b) => severityRankOf(b.alert) - severityRankOf(a.alert) || a.i - b.i)
+      .map((e) => e.alert);
+    const types = countBy(batch.alerts.map((a) => a.item.metadata.type)).map(([t, n]) => `${t} (${n})`);
+    title = `Exposure digest · ${plural(total, 'event')}`;
+    summary = `*${plural(total, 'event')}*: ${severityCounts(batch.alerts)}\n*Types:* ${listOf(types, 1_000)}`;
+    lines = sorted.map((a) => eventDigestLine(a, opts));
+    fallback = `${title}: ${severityCounts(batch.alerts)}`;
+  } else {
+    const domains = countBy(batch.alerts.map((a) => a.item.domain.toLowerCase())).map(
+      ([d, n]) => `${d} (${n})`,
+    );
+    const leaks = countBy(batch.alerts.map((a) => a.item.source?.name ?? a.item.source_id)).map(
+      ([l, n]) => `${l} (${n})`,
+    );
+    title = `Leaked credentials digest · ${plural(total, 'login')}`;
+    summary = `*${plural(total, 'leaked login')}*\n*Domains:* ${listOf(domains, 1_000)}\n*Leaks:* ${listOf(leaks, 1_000)}`;
+    lines = batch.alerts.map(credentialDigestLine);
+    fallback = `${title} across ${plural(domains.length, 'domain')}`;
+  }
+  const { shown, rest } = digestLines(lines, opts.digest.maxItems);
+  const blocks: Block[] = [
+    header(title),
+    section(summary),
+    ...packSections(shown),
+    ...(rest > 0 ? [section(`_… and ${plural(rest, 'more item')} not listed (${total} in all)._`)] : []),
+    context(
+      `routes ${slackText(routesOf(batch.alerts).join(', '), 400)}${batch.kind === 'credential' ? ' · passwords are never sent to Slack' : ''}`,
+    ),
+  ];
+  return { text: slackText(fallback, 500), blocks };
+}
+
+function severityRankOf(alert: EventDelivery): number {
+  return severityRank(eventSeverity(alert.item));
+}
+
+/**
+ * One Slack message per event, per credential group, or per digest (over `digest.threshold`
+ * alerts). Each Rendered lists exactly the alerts its message shows or, for a digest, counts.
+ */
+export function renderSlack(alerts: DeliveryAlert[], opts: RenderOptions): Rendered<SlackPayload>[] {
+  return planBatches(alerts, opts.digest).flatMap((batch): Rendered<SlackPayload>[] => {
+    if (batch.type === 'credentials') return credentialMessages(batch, opts);
+    const payload = batch.type === 'event' ? eventMessage(batch.alert, opts) : digestMessage(batch, opts);
+    const covered = batch.type === 'event' ? [batch.alert] : batch.alerts;
+    return [
+      {
+        deliveryIds: deliveryIdsOf(covered),
+        payload: fitSlackPayload(payload),
+        summary: batchSummary(batch),
+      },
+    ];
+  });
+}

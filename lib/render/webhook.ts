@@ -1,0 +1,65 @@
+/**
+ * Generic webhook bodies (interface.md section 4), their Idempotency-Key and their signature.
+ *
+ * A webhook always receives every item: no digest, one kind per body, at most 100 items per body.
+ * Items are the upstream items as the alerts carry them; the password policy was applied when the
+ * alert was made, so nothing is masked (or re-masked) here.
+ *
+ * @example
+ * const [first] = renderWebhook(alerts, opts);
+ * const body = JSON.stringify(first.payload);
+ * headers['X-Signature-256'] = signWebhook(secret, timestamp, body);
+ */
+import { createHash, createHmac } from 'node:crypto';
+import { deliveryIdsOf, routesOf } from './group.ts';
+import type { DeliveryAlert, Rendered, RenderOptions, WebhookBody } from './types.ts';
+
+export const WEBHOOK_MAX_ITEMS = 100;
+
+/** `2026-11-21T12:00:00Z`: the contract's example precision, whole seconds. */
+export function webhookTimestamp(now: Date): string {
+  return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export function renderWebhook(alerts: DeliveryAlert[], opts: RenderOptions): Rendered<WebhookBody>[] {
+  const out: Rendered<WebhookBody>[] = [];
+  // Kinds in the order they first appear, so a batch of credentials is not reordered behind events.
+  const kinds = [...new Set(alerts.map((a) => a.kind))];
+  for (const kind of kinds) {
+    const ofKind = alerts.filter((a) => a.kind === kind);
+    for (let start = 0; start < ofKind.length; start += WEBHOOK_MAX_ITEMS) {
+      const chunk = ofKind.slice(start, start + WEBHOOK_MAX_ITEMS);
+      const bodyKind = kind === 'event' ? 'events' : 'credentials';
+      out.push({
+        deliveryIds: deliveryIdsOf(chunk),
+        payload: {
+          version: 1,
+          kind: bodyKind,
+          destination: opts.destination,
+          routes: routesOf(chunk),
+          items: chunk.map((a) => a.item),
+          sentAt: webhookTimestamp(opts.now),
+        },
+        summary: `webhook ${bodyKind} x${chunk.length}${ofKind.length > WEBHOOK_MAX_ITEMS ? ` (part ${start / WEBHOOK_MAX_ITEMS + 1} of ${Math.ceil(ofKind.length / WEBHOOK_MAX_ITEMS)})` : ''}`,
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * The Idempotency-Key for a body: hex SHA-256 of the destination and the set of delivery ids, so
+ * a retry of the same items to the same destination carries the same key whatever their order.
+ */
+export function webhookIdempotencyKey(destination: string, deliveryIds: readonly string[]): string {
+  const ids = [...new Set(deliveryIds)].sort();
+  // JSON framing: no choice of separator can make two different sets hash the same.
+  return createHash('sha256')
+    .update(JSON.stringify([destination, ids]))
+    .digest('hex');
+}
+
+/** `sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">`, the value of X-Signature-256. */
+export function signWebhook(secret: string, timestamp: string, body: string): string {
+  return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
+}
