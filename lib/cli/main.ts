@@ -1,4 +1,7 @@
 /** Process entry of the CLI: wires real stdio, environment and signals to runCli. */
+// The AWS SDK warns on Node 20 about its 2027 releases; the machine's Node version is the operator's call.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 import { redactor } from '../log.ts';
 import { runCli } from './run.ts';
 

@@ -2,7 +2,7 @@
  * The audit trail of the HTTP API: one record per asset toggle attempt (who, which asset, to
  * what, with what outcome, when), newest first when listed.
  */
-import { PutItemCommand, QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from './marshall.ts';
 
 export interface AuditEntry {
@@ -37,7 +37,11 @@ export class DynamoAuditStore implements AuditStore {
     await this.client.send(
       new PutItemCommand({
         TableName: this.tableName,
-        Item: marshall({ pk: `audit#asset#${entry.assetId}`, sk: `${entry.at}#${entry.requestId}`, ...entry }),
+        Item: marshall({
+          pk: `audit#asset#${entry.assetId}`,
+          sk: `${entry.at}#${entry.requestId}`,
+          ...entry,
+        }),
       }),
     );
   }
@@ -63,7 +67,12 @@ export class DynamoAuditStore implements AuditStore {
 export class MemoryAuditStore implements AuditStore {
   readonly entries: AuditEntry[] = [];
   async record(entry: AuditEntry): Promise<void> {
-    this.entries.push(entry);
+    // Same key as the table (asset, time, request id): a second record replaces the first, as PutItem does.
+    const i = this.entries.findIndex(
+      (e) => e.assetId === entry.assetId && e.at === entry.at && e.requestId === entry.requestId,
+    );
+    if (i >= 0) this.entries[i] = entry;
+    else this.entries.push(entry);
   }
   async list(assetId: number, limit = 100): Promise<AuditEntry[]> {
     return this.entries

@@ -57,7 +57,10 @@ export interface DeliveryRecord {
   note?: string;
 }
 
-export type NewDelivery = Pick<DeliveryRecord, 'destination' | 'kind' | 'key' | 'source' | 'routes' | 'item'> & {
+export type NewDelivery = Pick<
+  DeliveryRecord,
+  'destination' | 'kind' | 'key' | 'source' | 'routes' | 'item'
+> & {
   status: Extract<DeliveryStatus, 'pending' | 'silenced' | 'baseline'>;
   note?: string;
 };
@@ -66,7 +69,9 @@ export function deliveryId(destination: string, kind: ItemKind, key: string): st
   return `${destination}~${kind}~${key}`;
 }
 
-export function parseDeliveryId(id: string): { destination: string; kind: ItemKind; key: string } | undefined {
+export function parseDeliveryId(
+  id: string,
+): { destination: string; kind: ItemKind; key: string } | undefined {
   const first = id.indexOf('~');
   const second = id.indexOf('~', first + 1);
   if (first <= 0 || second < 0) return undefined;
@@ -85,7 +90,10 @@ function toStored(record: DeliveryRecord): Record<string, AttributeValue> {
   const { item, ...rest } = record;
   const indexed =
     record.status === 'pending'
-      ? { gsi1pk: `pending#${record.destination}`, gsi1sk: `${record.nextAttemptAt ?? record.createdAt}#${record.id}` }
+      ? {
+          gsi1pk: `pending#${record.destination}`,
+          gsi1sk: `${record.nextAttemptAt ?? record.createdAt}#${record.id}`,
+        }
       : record.status === 'dead'
         ? { gsi1pk: `dead#${record.destination}`, gsi1sk: `${record.updatedAt}#${record.id}` }
         : {};
@@ -99,7 +107,10 @@ function toStored(record: DeliveryRecord): Record<string, AttributeValue> {
 
 function fromStored(stored: Record<string, AttributeValue>): DeliveryRecord {
   const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, itemJson, ...rest } = unmarshall(stored);
-  return { ...(rest as Omit<DeliveryRecord, 'item'>), item: typeof itemJson === 'string' ? JSON.parse(itemJson) : null };
+  return {
+    ...(rest as Omit<DeliveryRecord, 'item'>),
+    item: typeof itemJson === 'string' ? JSON.parse(itemJson) : null,
+  };
 }
 
 function chunks<T>(list: readonly T[], size: number): T[][] {
@@ -172,7 +183,9 @@ export class DeliveryStore {
       for (let attempt = 0; keys.length > 0; attempt++) {
         this.options.onRequest?.('BatchGetItem');
         const out = await this.client.send(
-          new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
+          new BatchGetItemCommand({
+            RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } },
+          }),
         );
         for (const stored of out.Responses?.[this.tableName] ?? []) {
           const record = fromStored(stored);
@@ -190,7 +203,9 @@ export class DeliveryStore {
       let requests = batch.map((record) => ({ PutRequest: { Item: toStored(record) } }));
       for (let attempt = 0; requests.length > 0; attempt++) {
         this.options.onRequest?.('BatchWriteItem');
-        const out = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.tableName]: requests } }));
+        const out = await this.client.send(
+          new BatchWriteItemCommand({ RequestItems: { [this.tableName]: requests } }),
+        );
         requests = (out.UnprocessedItems?.[this.tableName] ?? []) as typeof requests;
         if (requests.length) await this.clock.sleep(Math.min(1000, 50 * 2 ** attempt));
       }
@@ -201,7 +216,10 @@ export class DeliveryStore {
    * Creates the records that do not exist yet. With `exclusive`, the caller guarantees nobody
    * else can create these ids meanwhile (see the module comment), and absent ones are batch-written.
    */
-  async create(deliveries: readonly NewDelivery[], options: { exclusive?: boolean } = {}): Promise<CreateResult> {
+  async create(
+    deliveries: readonly NewDelivery[],
+    options: { exclusive?: boolean } = {},
+  ): Promise<CreateResult> {
     if (deliveries.length === 0) return { created: [], existing: 0 };
     const now = new Date(this.clock.now()).toISOString();
     const unique = new Map<string, DeliveryRecord>();
@@ -321,7 +339,9 @@ export class DeliveryStore {
   }
 
   /** Records by status, for `deliveries list`. Pending and dead come from the index when destinations are given. */
-  async list(options: { status?: DeliveryStatus; destinations?: string[]; limit?: number } = {}): Promise<DeliveryRecord[]> {
+  async list(
+    options: { status?: DeliveryStatus; destinations?: string[]; limit?: number } = {},
+  ): Promise<DeliveryRecord[]> {
     const limit = options.limit ?? 100;
     const out: DeliveryRecord[] = [];
     if ((options.status === 'pending' || options.status === 'dead') && options.destinations) {
@@ -352,7 +372,10 @@ export class DeliveryStore {
           TableName: this.tableName,
           FilterExpression: options.status ? 'sk = :sk AND #status = :status' : 'sk = :sk',
           ExpressionAttributeNames: options.status ? { '#status': 'status' } : undefined,
-          ExpressionAttributeValues: marshall({ ':sk': 'dlv', ...(options.status ? { ':status': options.status } : {}) }),
+          ExpressionAttributeValues: marshall({
+            ':sk': 'dlv',
+            ...(options.status ? { ':status': options.status } : {}),
+          }),
           ExclusiveStartKey: start,
         }),
       );

@@ -61,9 +61,16 @@ export class LeaseStore {
         new UpdateItemCommand({
           TableName: this.tableName,
           Key: marshall({ pk, sk }),
-          UpdateExpression: 'SET leaseOwner = :owner, leaseExpires = :exp, fence = if_not_exists(fence, :zero) + :one',
+          UpdateExpression:
+            'SET leaseOwner = :owner, leaseExpires = :exp, fence = if_not_exists(fence, :zero) + :one',
           ConditionExpression: 'attribute_not_exists(leaseOwner) OR leaseExpires < :now',
-          ExpressionAttributeValues: marshall({ ':owner': owner, ':exp': expiresAt, ':zero': 0, ':one': 1, ':now': now }),
+          ExpressionAttributeValues: marshall({
+            ':owner': owner,
+            ':exp': expiresAt,
+            ':zero': 0,
+            ':one': 1,
+            ':now': now,
+          }),
           ReturnValues: 'ALL_NEW',
         }),
       );

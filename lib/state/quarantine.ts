@@ -2,8 +2,9 @@
  * Items that broke the spec's types, kept aside with the fields they broke so an operator can see
  * them (and the stream goes on without them). Raw items are stored with passwords masked.
  */
-import { BatchWriteItemCommand, type DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
+
 import { createHash } from 'node:crypto';
+import { BatchWriteItemCommand, type DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
 import { marshall, unmarshall } from './marshall.ts';
 
@@ -45,7 +46,9 @@ export class QuarantineStore {
       let requests = unique.slice(i, i + 25).map((row) => ({ PutRequest: { Item: marshall(row) } }));
       while (requests.length) {
         this.onRequest?.('BatchWriteItem');
-        const out = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.tableName]: requests } }));
+        const out = await this.client.send(
+          new BatchWriteItemCommand({ RequestItems: { [this.tableName]: requests } }),
+        );
         requests = (out.UnprocessedItems?.[this.tableName] ?? []) as typeof requests;
         if (requests.length) await this.clock.sleep(100);
       }

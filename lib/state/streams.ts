@@ -3,9 +3,10 @@
  * lookback bound that request was made with, when it was saved, and counters. It lives on the same
  * item as the stream's lease, so taking the lease reads it, and saving it is fenced by it.
  */
+
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
 import { type Lease, LeaseStore } from './lease.ts';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
 export interface StreamCursor {
   next: string;
@@ -31,6 +32,8 @@ export interface StreamState {
   counters: StreamCounters;
   /** Time of the newest item seen (for poll lag). */
   newestItemAt?: string;
+  /** A first run with `firstRun: "baseline"` is still walking the lookback window. */
+  baselining: boolean;
 }
 
 export interface StreamLease extends Lease {
@@ -60,6 +63,7 @@ function readState(item: Record<string, unknown>): StreamState {
       quarantined: num(item.quarantined),
     },
     ...(str(item.newestItemAt) ? { newestItemAt: str(item.newestItemAt) } : {}),
+    baselining: item.baselining === true,
   };
 }
 
@@ -71,6 +75,7 @@ export interface CursorAdvance {
   newestItemAt?: string;
   /** Drop the saved cursor (the upstream refused it). */
   clearCursor?: boolean;
+  baselining?: boolean;
 }
 
 export class StreamStore {
@@ -100,6 +105,7 @@ export class StreamStore {
         since: advance.since,
         savedAt: new Date(this.clock.now()).toISOString(),
         newestItemAt: advance.newestItemAt,
+        baselining: advance.baselining,
       },
       add: {
         pages: advance.counters?.pages ?? 0,

@@ -10,7 +10,12 @@
  * - `quarantine#<stream>` / `<time>#<key>`: an item that broke the spec's types.
  * - `audit#asset#<id>` / `<time>#<request id>`: one asset toggle attempt.
  */
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceNotFoundException,
+} from '@aws-sdk/client-dynamodb';
 
 export const TABLE_KEYS = {
   partitionKey: 'pk',
@@ -32,7 +37,9 @@ export function createDynamoClient(options: DynamoOptions = {}): DynamoDBClient 
   return new DynamoDBClient({
     ...(local ? { endpoint: options.endpoint } : {}),
     region: options.region ?? process.env.AWS_REGION ?? (local ? 'us-east-1' : undefined),
-    ...(local && !process.env.AWS_ACCESS_KEY_ID ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    ...(local && !process.env.AWS_ACCESS_KEY_ID
+      ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+      : {}),
     maxAttempts: 5,
   });
 }

@@ -1,0 +1,191 @@
+/**
+ * `poll events --once`, `poll credentials --once`, `deliver --once`, `deliveries list`,
+ * `deliveries retry`: the poll cycle and the delivery queue from the command line, on the same
+ * runtime the Lambda functions use.
+ */
+
+import { type DeliverySummary, runDeliveryPass } from '../../deliver/pass.ts';
+import { readEnvironment } from '../../env.ts';
+import { UsageError } from '../../errors.ts';
+import type { StreamResult } from '../../poll/cycle.ts';
+import { runPollCycle } from '../../poll/run.ts';
+import type { PollKind } from '../../poll/streams.ts';
+import { createRuntime, type Runtime } from '../../runtime.ts';
+import type { DeliveryStatus } from '../../state/deliveries.ts';
+import type { Command, CommandContext } from '../command.ts';
+
+export const DEFAULT_MAX_SECONDS = 300;
+
+function maxSeconds(value: unknown): number {
+  if (value === undefined) return DEFAULT_MAX_SECONDS;
+  if (typeof value !== 'string' || !/^\d+$/.test(value) || Number(value) < 1) {
+    throw new UsageError('--max-seconds must be a whole number of seconds, at least 1');
+  }
+  return Number(value);
+}
+
+export async function runtimeFor(ctx: CommandContext): Promise<Runtime> {
+  return createRuntime({
+    env: readEnvironment(ctx.io.env),
+    logger: ctx.logger,
+    write: (text) => ctx.io.stdout(text.endsWith('\n') ? text : `${text}\n`),
+    color: ctx.io.isTTY,
+  });
+}
+
+export function describeStream(s: StreamResult): string {
+  const parts = [`${s.pages} page${s.pages === 1 ? '' : 's'}`, `${s.items} items`, `${s.newItems} new`];
+  if (s.queued) parts.push(`${s.queued} queued`);
+  if (s.silenced) parts.push(`${s.silenced} silenced`);
+  if (s.baseline) parts.push(`${s.baseline} baselined`);
+  if (s.unrouted) parts.push(`${s.unrouted} matched no route`);
+  if (s.quarantined) parts.push(`${s.quarantined} quarantined`);
+  return `  ${s.stream}: ${s.status}, ${parts.join(', ')}${s.error ? ` (${s.error.message})` : ''}`;
+}
+
+export function describeDelivery(d: DeliverySummary): string[] {
+  return d.destinations.map(
+    (r) =>
+      `  ${r.destination}: ${r.status}, ${r.sent} sent in ${r.messages} message${r.messages === 1 ? '' : 's'}` +
+      `${r.retrying ? `, ${r.retrying} to retry` : ''}${r.dead ? `, ${r.dead} dead` : ''}`,
+  );
+}
+
+function pollCommand(kind: PollKind): Command {
+  return {
+    path: ['poll', kind],
+    usage: `poll ${kind} --once [--max-seconds N] [--json]`,
+    summary:
+      kind === 'events'
+        ? 'one cycle over tenant events and every identifier group, then one delivery pass'
+        : 'one cycle over the credential search of every configured domain, then one delivery pass',
+    options: { once: { type: 'boolean' }, 'max-seconds': { type: 'string' }, json: { type: 'boolean' } },
+    async run(ctx) {
+      if (!ctx.values.once)
+        throw new UsageError(`poll ${kind} runs one cycle: pass --once (npm start runs them on a schedule)`);
+      const seconds = maxSeconds(ctx.values['max-seconds']);
+      const runtime = await runtimeFor(ctx);
+      const summary = await runPollCycle(runtime.cycle, kind, { deadline: Date.now() + seconds * 1000 });
+      if (ctx.values.json) ctx.io.stdout(`${JSON.stringify(summary, null, 2)}\n`);
+      else {
+        ctx.io.stdout(
+          [
+            `poll ${kind}:`,
+            ...summary.streams.map(describeStream),
+            'delivery:',
+            ...describeDelivery(summary.delivery),
+            '',
+          ].join('\n'),
+        );
+      }
+      const failed = summary.streams.find((s) => s.status === 'unauthorized' || s.status === 'failed');
+      if (failed?.error) ctx.io.stderr(`exposure-alerts: ${failed.stream}: ${failed.error.message}\n`);
+      return summary.exitCode;
+    },
+  };
+}
+
+export const pollEventsCommand = pollCommand('events');
+export const pollCredentialsCommand = pollCommand('credentials');
+
+export const deliverCommand: Command = {
+  path: ['deliver'],
+  usage: 'deliver --once [--max-seconds N]',
+  summary: 'one delivery pass over pending deliveries whose retry time has come',
+  options: { once: { type: 'boolean' }, 'max-seconds': { type: 'string' } },
+  async run(ctx) {
+    if (!ctx.values.once) throw new UsageError('deliver runs one pass: pass --once');
+    const runtime = await runtimeFor(ctx);
+    const summary = await runDeliveryPass(runtime.deliver, {
+      deadline: Date.now() + maxSeconds(ctx.values['max-seconds']) * 1000,
+    });
+    ctx.io.stdout(['delivery:', ...describeDelivery(summary), ''].join('\n'));
+    return summary.destinations.some((d) => d.status === 'failed') ? 1 : 0;
+  },
+};
+
+const STATUSES: DeliveryStatus[] = ['pending', 'sent', 'dead', 'silenced', 'baseline'];
+
+export const deliveriesListCommand: Command = {
+  path: ['deliveries', 'list'],
+  usage: 'deliveries list [--status pending|sent|dead|silenced|baseline] [--limit N] [--json]',
+  summary: 'inspect delivery records',
+  options: { status: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
+  async run(ctx) {
+    const status = ctx.values.status as DeliveryStatus | undefined;
+    if (status !== undefined && !STATUSES.includes(status)) {
+      throw new UsageError(`--status must be one of ${STATUSES.join(', ')}`);
+    }
+    const limitText = ctx.values.limit;
+    if (limitText !== undefined && (typeof limitText !== 'string' || !/^\d+$/.test(limitText))) {
+      throw new UsageError('--limit must be a whole number');
+    }
+    const runtime = await runtimeFor(ctx);
+    const records = await runtime.deliveries.list({
+      status,
+      destinations: [...runtime.destinations.keys()],
+      limit: limitText ? Number(limitText) : 100,
+    });
+    if (ctx.values.json) {
+      ctx.io.stdout(
+        `${JSON.stringify(
+          records.map(({ item: _item, ...rest }) => rest),
+          null,
+          2,
+        )}\n`,
+      );
+      return 0;
+    }
+    if (records.length === 0) {
+      ctx.io.stdout(`no deliveries${status ? ` with status ${status}` : ''}\n`);
+      return 0;
+    }
+    for (const r of records) {
+      const when =
+        r.status === 'pending'
+          ? `next ${r.nextAttemptAt}`
+          : r.status === 'sent'
+            ? `sent ${r.sentAt}`
+            : `at ${r.updatedAt}`;
+      ctx.io.stdout(
+        `${r.id}  ${r.status}  attempts=${r.attempts}  ${when}  routes=${r.routes.join(',') || '-'}${r.lastError ? `  last error: ${r.lastError}` : ''}\n`,
+      );
+    }
+    return 0;
+  },
+};
+
+export const deliveriesRetryCommand: Command = {
+  path: ['deliveries', 'retry'],
+  usage: 'deliveries retry <id> | --all-dead',
+  summary: 're-queue a dead delivery (or every dead one) to be sent on the next pass',
+  options: { 'all-dead': { type: 'boolean' } },
+  positionals: [0, 1],
+  async run(ctx) {
+    const [id] = ctx.positionals;
+    if (Boolean(id) === Boolean(ctx.values['all-dead']))
+      throw new UsageError('usage: deliveries retry <id> | --all-dead');
+    const runtime = await runtimeFor(ctx);
+    const ids = id
+      ? [id]
+      : (
+          await runtime.deliveries.list({
+            status: 'dead',
+            destinations: [...runtime.destinations.keys()],
+            limit: 100_000,
+          })
+        ).map((r) => r.id);
+    let requeued = 0;
+    for (const one of ids) {
+      if (await runtime.deliveries.requeue(one)) requeued += 1;
+      else if (id)
+        throw new UsageError(
+          `no dead or pending delivery with id ${one} (see: deliveries list --status dead)`,
+        );
+    }
+    ctx.io.stdout(
+      `${requeued} deliver${requeued === 1 ? 'y' : 'ies'} re-queued; they go out on the next delivery pass\n`,
+    );
+    return 0;
+  },
+};

@@ -1,0 +1,189 @@
+/**
+ * One sender per destination type: builds the HTTP request for a rendered payload, sends it with a
+ * timeout, and classifies the answer as in destinations-facts.md:
+ * - retry (transient): 408, 429 (after `Retry-After`), 5xx, network errors, timeouts;
+ * - never retry (permanent): every other 4xx (a revoked, archived or refused destination, or a
+ *   payload it will never accept).
+ * A timed-out request may already have been delivered; it is retried anyway (at-least-once then).
+ */
+import type { EmailContent, Notice, SlackPayload, WebhookBody, WebhookNoticeBody } from '../render/types.ts';
+import { signWebhook, webhookIdempotencyKey } from '../render/webhook.ts';
+import { parseRetryAfter } from '../upstream/http.ts';
+import type { ResolvedDestination } from './destinations.ts';
+
+export type SendOutcome =
+  | { ok: true; status?: number }
+  | { ok: false; permanent: boolean; status?: number; retryAfterMs?: number; error: string };
+
+export interface HttpRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export type Payload = SlackPayload | EmailContent | WebhookBody | WebhookNoticeBody | string;
+
+export interface SendContext {
+  fetch: typeof fetch;
+  now: () => number;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Where the console destination writes. */
+  write: (text: string) => void;
+}
+
+export const DEFAULT_SEND_TIMEOUT_MS = 10_000;
+
+/** The HTTP request for a payload; undefined for the console. `deliveryIds` make the webhook's Idempotency-Key. */
+export function buildRequest(
+  destination: ResolvedDestination,
+  payload: Payload,
+  deliveryIds: readonly string[],
+  now: number,
+): HttpRequest | undefined {
+  const json = { 'Content-Type': 'application/json' };
+  switch (destination.type) {
+    case 'console':
+      return undefined;
+    case 'slack':
+      return { url: destination.url, headers: json, body: JSON.stringify(payload) };
+    case 'webhook': {
+      const body = JSON.stringify(payload);
+      const headers: Record<string, string> = {
+        ...destination.headers,
+        ...json,
+        'Idempotency-Key': webhookIdempotencyKey(
+          destination.name,
+          deliveryIds.length
+            ? [...deliveryIds]
+            : [`${(payload as WebhookNoticeBody).kind}:${(payload as WebhookNoticeBody).sentAt}`],
+        ),
+      };
+      if (destination.signingSecret) {
+        const timestamp = String(Math.floor(now / 1000));
+        headers['X-Signature-Timestamp'] = timestamp;
+        headers['X-Signature-256'] = signWebhook(destination.signingSecret, timestamp, body);
+      }
+      return { url: destination.url, headers, body };
+    }
+    case 'email': {
+      const mail = payload as EmailContent;
+      if (destination.provider === 'sendgrid') {
+        return {
+          url: destination.url,
+          headers: { ...json, Authorization: `Bearer ${destination.apiKey ?? ''}` },
+          body: JSON.stringify({
+            personalizations: [{ to: destination.to.map((email) => ({ email })) }],
+            from: { email: destination.from },
+            subject: mail.subject,
+            content: [
+              { type: 'text/plain', value: mail.text },
+              { type: 'text/html', value: mail.html },
+            ],
+          }),
+        };
+      }
+      if (destination.provider === 'postmark') {
+        return {
+          url: destination.url,
+          headers: {
+            ...json,
+            Accept: 'application/json',
+            'X-Postmark-Server-Token': destination.apiKey ?? '',
+          },
+          body: JSON.stringify({
+            From: destination.from,
+            To: destination.to.join(', '),
+            Subject: mail.subject,
+            TextBody: mail.text,
+            HtmlBody: mail.html,
+            MessageStream: destination.messageStream ?? 'outbound',
+          }),
+        };
+      }
+      return {
+        url: destination.url,
+        headers: {
+          ...json,
+          ...(destination.apiKey ? { Authorization: `Bearer ${destination.apiKey}` } : {}),
+        },
+        body: JSON.stringify({
+          from: destination.from,
+          to: destination.to,
+          subject: mail.subject,
+          text: mail.text,
+          html: mail.html,
+        }),
+      };
+    }
+  }
+}
+
+/** Reads the answer of a destination and decides: accepted, retry later, or never. */
+export function classify(
+  destination: ResolvedDestination,
+  status: number,
+  body: string,
+  retryAfter: string | null,
+  now: number,
+): SendOutcome {
+  const detail = body.trim().slice(0, 120).replace(/\s+/g, ' ');
+  if (status >= 200 && status < 300) {
+    if (destination.type === 'email' && destination.provider === 'postmark') {
+      // Postmark reports some refusals in a 200 body.
+      try {
+        const code = (JSON.parse(body) as { ErrorCode?: unknown }).ErrorCode;
+        if (typeof code === 'number' && code !== 0) {
+          return { ok: false, permanent: true, status, error: `postmark ErrorCode ${code}` };
+        }
+      } catch {
+        // A 200 without a JSON body is taken as accepted.
+      }
+    }
+    return { ok: true, status };
+  }
+  const error = `HTTP ${status}${detail ? ` ${detail}` : ''}`;
+  if (status === 429) {
+    return { ok: false, permanent: false, status, retryAfterMs: parseRetryAfter(retryAfter, now), error };
+  }
+  if (status === 408 || status >= 500) return { ok: false, permanent: false, status, error };
+  return { ok: false, permanent: true, status, error };
+}
+
+/** Sends one rendered payload to one destination. */
+export async function send(
+  destination: ResolvedDestination,
+  payload: Payload,
+  deliveryIds: readonly string[],
+  ctx: SendContext,
+): Promise<SendOutcome> {
+  if (destination.type === 'console') {
+    ctx.write(typeof payload === 'string' ? payload : JSON.stringify(payload, null, 2));
+    return { ok: true };
+  }
+  const request = buildRequest(destination, payload, deliveryIds, ctx.now()) as HttpRequest;
+  const timeout = AbortSignal.timeout(ctx.timeoutMs);
+  const signal = ctx.signal ? AbortSignal.any([timeout, ctx.signal]) : timeout;
+  try {
+    const res = await ctx.fetch(request.url, {
+      method: 'POST',
+      headers: request.headers,
+      body: request.body,
+      signal,
+    });
+    const text = await res.text();
+    return classify(destination, res.status, text, res.headers.get('retry-after'), ctx.now());
+  } catch (error) {
+    if (ctx.signal?.aborted) throw ctx.signal.reason;
+    const timedOut = timeout.aborted;
+    return {
+      ok: false,
+      permanent: false,
+      error: timedOut
+        ? `no answer within ${ctx.timeoutMs} ms`
+        : `network error: ${(error as Error)?.message ?? 'unknown'}`,
+    };
+  }
+}
+
+export type { Notice };

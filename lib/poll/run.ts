@@ -1,0 +1,53 @@
+/**
+ * One poll cycle of a kind (`events`: the tenant stream and every identifier group;
+ * `credentials`: every configured domain), then one delivery pass. The exit code follows
+ * interface.md: 3 when the upstream rejected the credentials, 1 when a stream failed for another
+ * reason, 0 otherwise (a skipped or rate-limited stream resumes next time).
+ */
+import type { DeliverDeps, DeliverySummary } from '../deliver/pass.ts';
+import { runDeliveryPass } from '../deliver/pass.ts';
+import type { AlertsConfig } from '../rules/config.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import { type PollBudget, type PollDeps, pollStream, type StreamResult } from './cycle.ts';
+import { type PollKind, streamsFor } from './streams.ts';
+
+export interface CycleSummary {
+  kind: PollKind;
+  streams: StreamResult[];
+  delivery: DeliverySummary;
+  exitCode: 0 | 1 | 3;
+}
+
+export interface CycleDeps {
+  config: AlertsConfig;
+  upstream: UpstreamClient;
+  poll: PollDeps;
+  deliver: DeliverDeps;
+}
+
+/** Time kept back from polling for the delivery pass, when the budget allows. */
+export const DELIVERY_RESERVE_MS = 20_000;
+
+export async function runPollCycle(
+  deps: CycleDeps,
+  kind: PollKind,
+  budget: PollBudget,
+): Promise<CycleSummary> {
+  const streams: StreamResult[] = [];
+  const total = budget.deadline - deps.poll.clock.now();
+  // Poll until the delivery reserve, but never give polling less than half the budget.
+  const pollDeadline = budget.deadline - Math.min(DELIVERY_RESERVE_MS, Math.max(0, total / 2));
+  for (const spec of streamsFor(deps.config, kind, deps.upstream)) {
+    const result = await pollStream(deps.poll, spec, { ...budget, deadline: pollDeadline });
+    streams.push(result);
+    if (result.status === 'unauthorized') break; // every other stream would meet the same refusal
+  }
+  const delivery = await runDeliveryPass(deps.deliver, { deadline: budget.deadline });
+  deps.poll.metrics.flush();
+  const exitCode = streams.some((s) => s.status === 'unauthorized')
+    ? 3
+    : streams.some((s) => s.status === 'failed') || delivery.destinations.some((d) => d.status === 'failed')
+      ? 1
+      : 0;
+  return { kind, streams, delivery, exitCode };
+}

@@ -1,0 +1,153 @@
+/**
+ * The streams a config asks to poll, and how each one pages through the upstream:
+ * - `tenant`: endpoint 4, the tenant's events;
+ * - `group:<id>`: endpoint 3, one identifier group's events;
+ * - `credentials:<domain>`: endpoint 9, the global credential search for one domain.
+ *
+ * Every stream pages with `order: "asc"` from a lookback bound fixed when its walk starts, so the
+ * request (and so a saved `next`) stays the same from run to run. Its fingerprint covers what the
+ * upstream needs to be the same for a `next` to stay valid: filters, bounds setting and order.
+ */
+import { createHash } from 'node:crypto';
+import type { ItemKind, SourceId } from '../model.ts';
+import type { AlertsConfig } from '../rules/config.ts';
+import { parseDuration } from '../rules/duration.ts';
+import type { EventFilters, Quota, UpstreamClient } from '../upstream/client.ts';
+import type { CallOptions } from '../upstream/http.ts';
+import type { Credential, EventItem } from '../upstream/schemas.ts';
+import type { InvalidItem } from '../upstream/validate.ts';
+
+export type PollKind = 'events' | 'credentials';
+
+export interface StreamPage {
+  items: (EventItem | Credential)[];
+  invalid: InvalidItem[];
+  next: string | null;
+  quota?: Quota;
+}
+
+export interface StreamSpec {
+  id: SourceId;
+  kind: ItemKind;
+  lookbackMs: number;
+  firstRun: 'alert' | 'baseline';
+  fingerprint: string;
+  /** Nothing else can produce this stream's items, so its delivery records may be batch-written. */
+  exclusive: boolean;
+  fetch(from: string | undefined, since: string, options: CallOptions): Promise<StreamPage>;
+  /** The time an item counts from for poll lag. */
+  itemTime(item: EventItem | Credential): string;
+}
+
+export const EVENT_PAGE_SIZE = 10;
+
+function fingerprintOf(value: unknown): string {
+  return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 32);
+}
+
+/** Later of two ISO bounds. */
+function laterOf(a: string | undefined, b: string): string {
+  return a !== undefined && Date.parse(a) > Date.parse(b) ? a : b;
+}
+
+function eventBody(
+  filters: AlertsConfig['sources']['identifierGroups'][number]['filters'],
+  since: string,
+  from?: string,
+) {
+  const range = { ...filters.estimated_created_at, gte: laterOf(filters.estimated_created_at?.gte, since) };
+  return {
+    size: EVENT_PAGE_SIZE,
+    order: 'asc' as const,
+    filters: { ...filters, estimated_created_at: range } as EventFilters,
+    ...(from ? { from } : {}),
+  };
+}
+
+const eventTime = (item: EventItem | Credential) => (item as EventItem).metadata.matched_at;
+const credentialTime = (item: EventItem | Credential) => (item as Credential).imported_at;
+
+/** Whether two configured domains can return the same credentials (the search matches "contains"). */
+function domainsOverlap(a: string, b: string): boolean {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  return x.includes(y) || y.includes(x);
+}
+
+export function streamsFor(config: AlertsConfig, kind: PollKind, upstream: UpstreamClient): StreamSpec[] {
+  const specs: StreamSpec[] = [];
+  if (kind === 'events') {
+    const tenant = config.sources.tenantEvents;
+    const groups = config.sources.identifierGroups;
+    const eventStreams = (tenant?.enabled ? 1 : 0) + groups.length;
+    if (tenant?.enabled) {
+      specs.push({
+        id: 'tenant',
+        kind: 'event',
+        lookbackMs: parseDuration(tenant.lookback) ?? 86_400_000,
+        firstRun: tenant.firstRun,
+        fingerprint: fingerprintOf({
+          v: 1,
+          stream: 'tenant',
+          filters: tenant.filters,
+          lookback: tenant.lookback,
+          order: 'asc',
+        }),
+        exclusive: eventStreams === 1,
+        fetch: (from, since, options) =>
+          upstream.searchTenantEvents(eventBody(tenant.filters, since, from), options),
+        itemTime: eventTime,
+      });
+    }
+    for (const group of groups) {
+      specs.push({
+        id: `group:${group.id}`,
+        kind: 'event',
+        lookbackMs: parseDuration(group.lookback) ?? 86_400_000,
+        firstRun: group.firstRun,
+        fingerprint: fingerprintOf({
+          v: 1,
+          stream: `group:${group.id}`,
+          filters: group.filters,
+          lookback: group.lookback,
+          order: 'asc',
+        }),
+        exclusive: eventStreams === 1,
+        fetch: (from, since, options) =>
+          upstream.searchIdentifierGroupEvents(group.id, eventBody(group.filters, since, from), options),
+        itemTime: eventTime,
+      });
+    }
+  } else if (config.sources.credentials) {
+    const source = config.sources.credentials;
+    const domains = [...new Set(source.domains.map((d) => d.toLowerCase()))];
+    for (const domain of domains) {
+      specs.push({
+        id: `credentials:${domain}`,
+        kind: 'credential',
+        lookbackMs: parseDuration(source.lookback) ?? 7 * 86_400_000,
+        firstRun: source.firstRun,
+        fingerprint: fingerprintOf({
+          v: 1,
+          stream: `credentials:${domain}`,
+          lookback: source.lookback,
+          order: 'asc',
+        }),
+        exclusive: !domains.some((other) => other !== domain && domainsOverlap(other, domain)),
+        fetch: (from, since, options) =>
+          upstream.searchGlobalCredentials(
+            {
+              query: { type: 'domain', fqdn: domain },
+              filters: { imported_at: { gte: since } },
+              size: source.pageSize,
+              order: 'asc',
+              ...(from ? { from } : {}),
+            },
+            options,
+          ),
+        itemTime: credentialTime,
+      });
+    }
+  }
+  return specs;
+}

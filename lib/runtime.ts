@@ -1,0 +1,171 @@
+/**
+ * Builds the product's world from the environment, once: the alert config, the secret object,
+ * the upstream client, DynamoDB and its stores, resolved destinations, and the dependencies of the
+ * poll cycle and the delivery pass. Lambda handlers call this at cold start; CLI commands and
+ * `npm start` call it with their own logger and console.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type Clock, systemClock } from './clock.ts';
+import { type ResolvedDestination, resolveDestinations } from './deliver/destinations.ts';
+import type { DeliverDeps } from './deliver/pass.ts';
+import type { Environment } from './env.ts';
+import type { Logger } from './log.ts';
+import { MemoryMetrics, type Metrics } from './metrics.ts';
+import type { Alert } from './model.ts';
+import type { PollDeps } from './poll/cycle.ts';
+import type { CycleDeps } from './poll/run.ts';
+import { renderFor, renderNotice } from './render/index.ts';
+import { applyPasswordPolicy, maskRawItem } from './render/mask.ts';
+import { type AlertsConfig, loadConfigFile } from './rules/config.ts';
+import { demoConfig } from './rules/demo-config.ts';
+import { decide } from './rules/match.ts';
+import { loadSecrets, type SecretObject } from './secrets.ts';
+import { DeliveryStore } from './state/deliveries.ts';
+import { DestinationStateStore } from './state/destinations.ts';
+import { QuarantineStore } from './state/quarantine.ts';
+import { StreamStore } from './state/streams.ts';
+import { createDynamoClient, ensureTable } from './state/table.ts';
+import type { UpstreamClient } from './upstream/client.ts';
+import { createUpstreamClient } from './upstream/index.ts';
+
+export const DEFAULT_CONFIG_FILE = 'alerts.config.json';
+
+/** The alert config: ALERTS_CONFIG, else ./alerts.config.json, else the built-in demo config. */
+export async function loadAlertsConfig(
+  env: Pick<Environment, 'alertsConfig'>,
+  logger?: Logger,
+): Promise<{ config: AlertsConfig; source: string }> {
+  const path = env.alertsConfig ?? (existsSync(DEFAULT_CONFIG_FILE) ? DEFAULT_CONFIG_FILE : undefined);
+  if (!path) return { config: demoConfig, source: 'built-in demo config' };
+  const { config, warnings } = await loadConfigFile(path);
+  for (const warning of warnings) logger?.warn(`config: ${warning}`);
+  return { config, source: path };
+}
+
+export interface RuntimeOptions {
+  env: Environment;
+  logger: Logger;
+  config?: AlertsConfig;
+  secrets?: SecretObject;
+  metrics?: Metrics;
+  clock?: Clock;
+  fetch?: typeof fetch;
+  /** Where the console destination writes; stdout by default. */
+  write?: (text: string) => void;
+  color?: boolean;
+  dynamo?: DynamoDBClient;
+  upstream?: UpstreamClient;
+  /** Counts DynamoDB requests (benchmarks). */
+  onDynamoRequest?: (operation: string) => void;
+}
+
+export interface Runtime {
+  env: Environment;
+  config: AlertsConfig;
+  configSource: string;
+  secrets: SecretObject;
+  upstream: UpstreamClient;
+  dynamo: DynamoDBClient;
+  deliveries: DeliveryStore;
+  streams: StreamStore;
+  quarantine: QuarantineStore;
+  destinationState: DestinationStateStore;
+  destinations: Map<string, ResolvedDestination>;
+  poll: PollDeps;
+  deliver: DeliverDeps;
+  cycle: CycleDeps;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+export function runOwner(): string {
+  return `run-${process.pid}-${randomBytes(4).toString('hex')}`;
+}
+
+export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const { env, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const loaded = options.config
+    ? { config: options.config, source: 'given' }
+    : await loadAlertsConfig(env, logger);
+  const config = loaded.config;
+  const secrets = options.secrets ?? (await loadSecrets(env));
+  const destinations = resolveDestinations(config, secrets);
+  const upstream =
+    options.upstream ??
+    createUpstreamClient(env, secrets, {
+      logger: logger.child({ component: 'upstream' }),
+      fetch: options.fetch,
+      clock,
+    });
+  const dynamo = options.dynamo ?? createDynamoClient({ endpoint: env.dynamodbEndpoint });
+  if (env.dynamodbEndpoint && !options.dynamo) await ensureTable(dynamo, env.tableName);
+  const metrics = options.metrics ?? new MemoryMetrics();
+  const deliveries = new DeliveryStore(dynamo, env.tableName, clock, { onRequest: options.onDynamoRequest });
+  const streams = new StreamStore(dynamo, env.tableName, clock);
+  const quarantine = new QuarantineStore(dynamo, env.tableName, clock, options.onDynamoRequest);
+  const destinationState = new DestinationStateStore(dynamo, env.tableName, clock);
+  const owner = runOwner();
+  const policy = config.passwords;
+  const write =
+    options.write ?? ((text: string) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`));
+  const renderOptions = (destination: ResolvedDestination, now: Date) => ({
+    destination: destination.name,
+    appUrl: env.appUrl,
+    digest: config.digest,
+    now,
+  });
+  const poll: PollDeps = {
+    streams,
+    deliveries,
+    quarantine,
+    route: (alert, now) => decide(config, alert, now),
+    protect: <T extends Alert>(alert: T): T =>
+      alert.kind === 'credential'
+        ? ({ ...alert, item: applyPasswordPolicy(alert.item, policy) } as T)
+        : alert,
+    protectRaw: (raw) => maskRawItem(raw, policy),
+    clock,
+    logger: logger.child({ component: 'poll' }),
+    metrics,
+    owner,
+  };
+  const deliver: DeliverDeps = {
+    deliveries,
+    destinationState,
+    destinations,
+    render: (destination, alerts, now) =>
+      renderFor(config.destinations[destination.name]!, alerts, renderOptions(destination, now), {
+        color: options.color ?? false,
+      }),
+    renderNotice: (destination, notice, now) =>
+      renderNotice(destination.type, notice, renderOptions(destination, now)),
+    opsDestinations: config.ops?.to ?? [],
+    fetch: options.fetch ?? fetch,
+    clock,
+    logger: logger.child({ component: 'deliver' }),
+    metrics,
+    owner,
+    write,
+  };
+  return {
+    env,
+    config,
+    configSource: loaded.source,
+    secrets,
+    upstream,
+    dynamo,
+    deliveries,
+    streams,
+    quarantine,
+    destinationState,
+    destinations,
+    poll,
+    deliver,
+    cycle: { config, upstream, poll, deliver },
+    metrics,
+    logger,
+  };
+}

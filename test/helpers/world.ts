@@ -1,0 +1,69 @@
+/**
+ * A whole product wired for a test: the real runtime (poll cycle, delivery pass, stores) against a
+ * real emulator over HTTP, real dynalite over HTTP, and real local receivers.
+ */
+import { readEnvironment } from '../../lib/env.ts';
+import { memoryLogger } from '../../lib/log.ts';
+import { MemoryMetrics } from '../../lib/metrics.ts';
+import { runPollCycle } from '../../lib/poll/run.ts';
+import type { PollKind } from '../../lib/poll/streams.ts';
+import { type AlertsConfig, checkConfig } from '../../lib/rules/config.ts';
+import { createRuntime, type Runtime } from '../../lib/runtime.ts';
+import type { DynamoFixture } from './dynamo.ts';
+import type { EmulatorFixture } from './emulator.ts';
+
+export interface World {
+  runtime: Runtime;
+  logs: string[];
+  metrics: MemoryMetrics;
+  console: string[];
+  cycle(kind: PollKind, seconds?: number): ReturnType<typeof runPollCycle>;
+  /** A fresh runtime on the same table (a restart, or another concurrent run). */
+  another(): Promise<Runtime>;
+}
+
+export function configFrom(input: unknown): AlertsConfig {
+  const check = checkConfig(input);
+  if (!check.config) throw new Error(`test config invalid: ${check.errors.join('; ')}`);
+  return check.config;
+}
+
+export async function makeWorld(
+  emu: EmulatorFixture,
+  db: DynamoFixture,
+  configInput: unknown,
+  options: { token?: string; secrets?: Record<string, unknown>; table?: string } = {},
+): Promise<World> {
+  const table = options.table ?? (await db.table());
+  const env = readEnvironment({
+    EXPOSURE_API_URL: emu.url,
+    EXPOSURE_API_TOKEN: options.token ?? 'emu-acme-token',
+    TABLE_NAME: table,
+    DYNAMODB_ENDPOINT: db.endpoint,
+  });
+  const config = configFrom(configInput);
+  const logger = memoryLogger('info');
+  const metrics = new MemoryMetrics();
+  const consoleLines: string[] = [];
+  const build = () =>
+    createRuntime({
+      env,
+      config,
+      secrets: options.secrets ?? {},
+      logger,
+      metrics,
+      dynamo: db.client,
+      write: (text) => consoleLines.push(text),
+      upstream: emu.client(options.token ?? 'emu-acme-token'),
+    });
+  const runtime = await build();
+  return {
+    runtime,
+    logs: logger.lines,
+    metrics,
+    console: consoleLines,
+    cycle: (kind, seconds = 60) =>
+      runPollCycle(runtime.cycle, kind, { deadline: Date.now() + seconds * 1000 }),
+    another: build,
+  };
+}
