@@ -5,6 +5,7 @@
  */
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../lib/api/auth.ts';
+import type { ErrorBody } from '../../lib/api/errors.ts';
 import { errorBodySchema } from '../../lib/api/schemas.ts';
 import { MemoryAuditStore } from '../../lib/state/audit.ts';
 import { useEmulator } from '../helpers/emulator.ts';
@@ -36,7 +37,7 @@ interface Case {
   path?: string;
   auth?: Auth;
   contentType?: string | null;
-  body?: string | Uint8Array | (() => BodyInit);
+  body?: string | Uint8Array | (() => NonNullable<RequestInit['body']>);
   headers?: Record<string, string>;
   status: number;
   code: string;
@@ -384,13 +385,13 @@ describe('bad input never reaches the upstream', () => {
     if (contentType !== null) headers['Content-Type'] = contentType;
     const body = typeof c.body === 'function' ? c.body() : c.body;
     const init: RequestInit & { duplex?: 'half' } = { method: c.method ?? 'POST', headers };
-    if (body !== undefined) init.body = body as BodyInit;
+    if (body !== undefined) init.body = body as NonNullable<RequestInit['body']>;
     if (body instanceof ReadableStream) init.duplex = 'half';
     const res = await api.app.request((c.path ?? '/assets/{id}/toggle').replace('{id}', String(id)), init);
 
     expect(res.status).toBe(c.status);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    const json = await res.json();
+    const json = (await res.json()) as ErrorBody;
     expect(errorBodySchema.safeParse(json).success).toBe(true);
     expect(json.error.code).toBe(c.code);
     expect(json.error.message.length).toBeGreaterThan(10);
@@ -421,6 +422,6 @@ describe('bad input never reaches the upstream', () => {
     });
     // Within the limit, so it gets as far as validation, which refuses the padding key.
     expect(res.status).toBe(400);
-    expect((await res.json()).error.message).toMatch(/pad/);
+    expect(((await res.json()) as ErrorBody).error.message).toMatch(/pad/);
   });
 });
