@@ -60,7 +60,7 @@ export const startCommand: Command = {
         overrides.EXPOSURE_API_URL = emulator.url;
         overrides.EXPOSURE_API_TOKEN = tenant.token;
         lines.push(
-          `  Upstream (emulator):  ${emulator.url}  token ${tenant.token}  (new events every ~20 s)`,
+          `  Upstream (emulator):  ${emulator.url}  (demo tenant ${tenant.name}, new events every ~20 s)`,
         );
       } else {
         lines.push(`  Upstream:             ${base.apiUrl}`);
