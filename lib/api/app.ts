@@ -7,6 +7,11 @@
  * line per request, with its request id (also sent back as `X-Request-Id`); headers are never
  * logged, so a token cannot be.
  *
+ * The audit trail (toggle.ts) records every toggle that passed auth and validation, whatever the
+ * upstream then said. Requests refused before that (401, 404, 405, 413, 415, 400) are not audited:
+ * they have no client name or no asset to file them under. They are in the request log, with
+ * their error code and, once authenticated, the client's name.
+ *
  * @example
  * const app = createApiApp(deps);
  * const res = await app.request('/health'); // 200 {"status":"ok"}
