@@ -104,35 +104,37 @@ export function renderSegments(
     const trail = inner.slice(inner.trimEnd().length);
     return `${lead}${style.open}${core}${style.close}${trail}`;
   };
-  const pieces = segments.map((s) => ({ marked: s.marked, chars: Array.from(s.text) }));
-  const total = pieces.reduce((n, p) => n + p.chars.length, 0);
-  const full = pieces
-    .map((p) => (p.marked ? wrap(p.chars.map(escMarked).join('')) : p.chars.map(style.escape).join('')))
-    .join('');
-  if (full.length <= max) return full;
-
-  const budget = max - note(total).length;
   const overhead = style.open.length + style.close.length;
-  let out = '';
-  let used = 0;
-  for (const piece of pieces) {
-    let inner = '';
-    const room = () => budget - out.length - (piece.marked ? overhead + inner.length : 0);
-    let stopped = false;
-    for (const char of piece.chars) {
-      const escaped = piece.marked ? escMarked(char) : style.escape(char);
-      if (escaped.length > room()) {
-        stopped = true;
-        break;
+  // Renders until the next character would pass `budget`; stops early, so a 10,000-character
+  // highlight clipped to 150 costs about 150 steps, not 10,000.
+  const fill = (budget: number) => {
+    let out = '';
+    let used = 0;
+    for (const segment of segments) {
+      let inner = '';
+      let stopped = false;
+      for (const char of segment.text) {
+        const escaped = segment.marked ? escMarked(char) : style.escape(char);
+        const room = budget - out.length - (segment.marked ? overhead + inner.length : 0);
+        if (escaped.length > room) {
+          stopped = true;
+          break;
+        }
+        if (segment.marked) inner += escaped;
+        else out += escaped;
+        used++;
       }
-      if (piece.marked) inner += escaped;
-      else out += escaped;
-      used++;
+      if (segment.marked) out += wrap(inner);
+      if (stopped) return { out, used, complete: false };
     }
-    if (piece.marked) out += wrap(inner);
-    if (stopped) break;
-  }
-  return `${out}${note(total - used)}`;
+    return { out, used, complete: true };
+  };
+  const whole = fill(max);
+  if (whole.complete) return whole.out;
+  let total = 0;
+  for (const segment of segments) for (const _ of segment.text) total++;
+  const clipped = fill(max - note(total).length);
+  return `${clipped.out}${note(total - clipped.used)}`;
 }
 
 const slackMarkStyle: MarkStyle = {

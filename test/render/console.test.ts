@@ -1,0 +1,76 @@
+/** Terminal rendering: compact lines, ANSI only when asked, no escape sequences from upstream. */
+import { describe, expect, it } from 'vitest';
+import { renderConsole } from '../../lib/render/console.ts';
+import { applyPasswordPolicy } from '../../lib/render/mask.ts';
+import {
+  credentialAlert,
+  eventAlert,
+  makeCredential,
+  makeEvent,
+  renderOptions,
+  toDelivery,
+} from './fixtures.ts';
+
+const opts = (color: boolean, digest = { threshold: 5, maxItems: 20 }) => ({
+  ...renderOptions({ digest }),
+  color,
+});
+
+describe('renderConsole', () => {
+  const item = makeEvent({
+    metadata: { severity: 'high', type: 'stealer_log', uid: 'stealer_log/t/a/b' },
+    tenant_metadata: { tags: ['vip'] },
+    highlights: { content: ['creds for <mark>acme.test</mark>'] },
+  });
+
+  it('prints severity, type, identifiers, tags, the first highlight and the link', () => {
+    const [out] = renderConsole([toDelivery(eventAlert(item))], opts(false));
+    const text = out!.payload;
+    expect(text.split('\n')[0]).toBe('[HIGH]  stealer_log  acme.test  #vip');
+    expect(text).toContain('content: creds for *acme.test*');
+    expect(text).toContain('https://app.example.test/#/stealer_log/t/a%2Fb');
+    expect(text).not.toContain('\x1b');
+  });
+
+  it('uses ANSI codes only when color is true, and bold for highlights', () => {
+    const [out] = renderConsole([toDelivery(eventAlert(item))], opts(true));
+    expect(out!.payload).toContain('\x1b[1m');
+    expect(out!.payload).toContain('creds for \x1b[1macme.test\x1b[22m');
+  });
+
+  it('strips terminal escape sequences and line breaks from upstream text', () => {
+    const hostile = makeEvent({
+      metadata: { type: 'paste\x1b]0;pwned\x07' },
+      identifiers: [{ id: 1, name: 'a\x1b[2Jb\nFAKE LINE' }],
+      highlights: { content: ['x\x1b[31my\u202Ez'] },
+    });
+    const [out] = renderConsole([toDelivery(eventAlert(hostile))], opts(true));
+    // Our own codes are ESC [ digits m; anything else with ESC came from upstream.
+    expect(out!.payload.replace(/\x1b\[\d+m/g, '')).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f\u202e]/);
+    expect(out!.payload).toContain('a[2Jb FAKE LINE');
+  });
+
+  it('shows the credential password as stored: masked, or hidden', () => {
+    const credential = makeCredential({ identity_name: 'jane@example.com', hash: 'Summer2024!' });
+    const masked = renderConsole(
+      [toDelivery(credentialAlert(applyPasswordPolicy(credential, 'masked')))],
+      opts(false),
+    )[0]!.payload;
+    expect(masked).toContain('jane@example.com  S*********!  (plaintext)');
+    expect(masked).toContain('Collection #1');
+    const hidden = renderConsole(
+      [toDelivery(credentialAlert(applyPasswordPolicy(credential, 'hidden')))],
+      opts(false),
+    )[0]!.payload;
+    expect(hidden).toContain('jane@example.com  (password hidden)');
+  });
+
+  it('digests over the threshold, listing maxItems and counting the rest', () => {
+    const alerts = Array.from({ length: 7 }, () => toDelivery(eventAlert(makeEvent())));
+    const rendered = renderConsole(alerts, opts(false, { threshold: 3, maxItems: 2 }));
+    expect(rendered).toHaveLength(1);
+    expect(rendered[0]!.payload).toContain('[DIGEST] 7 events: 7 medium');
+    expect(rendered[0]!.payload).toContain('… and 5 more items not listed (7 in all)');
+    expect(rendered[0]!.deliveryIds).toHaveLength(7);
+  });
+});

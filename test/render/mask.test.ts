@@ -1,0 +1,111 @@
+/** The password policy: masked, hidden, clear; raw items; identities. */
+import { describe, expect, it } from 'vitest';
+import {
+  applyPasswordPolicy,
+  applyPasswordPolicyToIdentity,
+  maskRawItem,
+  maskSecret,
+} from '../../lib/render/mask.ts';
+import { makeCredential } from './fixtures.ts';
+
+describe('maskSecret', () => {
+  it('keeps the first and last character and the length', () => {
+    expect(maskSecret('Summer2024!')).toBe('S*********!');
+    expect(maskSecret('abc')).toBe('a*c');
+  });
+
+  it('masks 1 and 2 character values entirely, and leaves empty as empty', () => {
+    expect(maskSecret('x')).toBe('*');
+    expect(maskSecret('xy')).toBe('**');
+    expect(maskSecret('')).toBe('');
+  });
+
+  it('counts code points, so an emoji is not split', () => {
+    expect(maskSecret('😀secret😀')).toBe('😀******😀');
+  });
+
+  it('is idempotent', () => {
+    expect(maskSecret(maskSecret('Summer2024!'))).toBe('S*********!');
+  });
+});
+
+describe('applyPasswordPolicy', () => {
+  for (const hash_type of ['plaintext', 'unknown', null, 'sha1', 'bcrypt']) {
+    it(`masks the hash whatever its hash_type (${hash_type})`, () => {
+      const credential = makeCredential({ hash: 'Winter1999#', hash_type });
+      const masked = applyPasswordPolicy(credential, 'masked');
+      expect(masked.hash).toBe('W*********#');
+      expect(credential.hash, 'the input is not changed').toBe('Winter1999#');
+      expect(masked.identity_name).toBe(credential.identity_name);
+    });
+  }
+
+  it('hidden removes the field', () => {
+    const hidden = applyPasswordPolicy(makeCredential({ hash: 'Winter1999#' }), 'hidden');
+    expect('hash' in hidden).toBe(false);
+    expect(JSON.stringify(hidden)).not.toContain('Winter1999#');
+  });
+
+  it('clear leaves the credential as it is', () => {
+    const credential = makeCredential({ hash: 'Winter1999#' });
+    expect(applyPasswordPolicy(credential, 'clear')).toEqual(credential);
+  });
+
+  it('masks an off-schema numeric hash as text', () => {
+    expect(applyPasswordPolicy({ hash: 123456 as unknown }, 'masked').hash).toBe('1****6');
+  });
+});
+
+describe('applyPasswordPolicyToIdentity', () => {
+  it('masks every record of an identity', () => {
+    const identity = {
+      name: 'jane@example.com',
+      passwords: [
+        { id: 1, hash: 'hunter22', imported_at: '2026-01-01T00:00:00Z' },
+        { id: 2, hash: 'correcthorse', imported_at: '2026-01-01T00:00:00Z' },
+      ],
+    };
+    const masked = applyPasswordPolicyToIdentity(identity, 'masked');
+    expect(masked.passwords.map((p) => p.hash)).toEqual(['h******2', 'c**********e']);
+  });
+});
+
+describe('maskRawItem', () => {
+  const raw = {
+    id: 'not-a-number',
+    hash: 'Autumn2020?',
+    nested: { Password: 'letmein99', list: [{ hash: 'qwerty123' }, { passwd: 424242 }] },
+    passwords: [{ hash: 'dragon2000', source: { hash_type: 'plaintext', credential_hash: 'abc123def' } }],
+  };
+
+  it('masks every hash and password field at any depth, returning a copy', () => {
+    const masked = maskRawItem(raw, 'masked') as typeof raw;
+    const text = JSON.stringify(masked);
+    for (const secret of ['Autumn2020?', 'letmein99', 'qwerty123', '424242', 'dragon2000']) {
+      expect(text, `${secret} is masked`).not.toContain(secret);
+    }
+    expect(masked.hash).toBe('A*********?');
+    expect(masked.passwords[0]!.hash).toBe('d********0');
+    expect(masked.passwords[0]!.source.credential_hash, 'a digest of the credential is not a password').toBe(
+      'abc123def',
+    );
+    expect(raw.hash, 'the input is not changed').toBe('Autumn2020?');
+  });
+
+  it('hidden removes those fields', () => {
+    const hidden = maskRawItem(raw, 'hidden') as Record<string, unknown>;
+    expect('hash' in hidden).toBe(false);
+    expect(JSON.stringify(hidden)).not.toMatch(/"(hash|Password|passwd)"/);
+  });
+
+  it('clear returns the item as is', () => {
+    expect(maskRawItem(raw, 'clear')).toBe(raw);
+  });
+
+  it('survives non-objects and cycles', () => {
+    expect(maskRawItem('hash', 'masked')).toBe('hash');
+    const cyclic: Record<string, unknown> = { hash: 'abcdef' };
+    cyclic.self = cyclic;
+    expect(maskRawItem(cyclic, 'masked')).toEqual({ hash: 'a****f', self: '[circular]' });
+  });
+});
