@@ -5,7 +5,8 @@
  *
  * Names used across the product (the CDK alarms refer to them): ItemsFetched, NewItems,
  * DeliveriesSent, DeliveriesFailed, DeliveriesDead, QuarantinedItems, PollLagSeconds,
- * GlobalSearchQuotaRemaining, DestinationRefused.
+ * GlobalSearchQuotaRemaining, DestinationRefused. Every metric carries the `service` dimension
+ * (the function's name); some also `stream` or `destination`.
  */
 
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'None';
@@ -69,7 +70,10 @@ export class EmfMetrics implements Metrics {
           CloudWatchMetrics: [
             {
               Namespace: this.options.namespace ?? METRICS_NAMESPACE,
-              Dimensions: [Object.keys(entry.dimensions)],
+              // Each metric is published per service, and also per stream/destination when given,
+              // so alarms can watch the service-wide figure without metric math.
+              Dimensions:
+                Object.keys(entry.dimensions).length > 1 ? [['service'], Object.keys(entry.dimensions)] : [['service']],
               Metrics: [...entry.values].map(([name, v]) => ({ Name: name, Unit: v.unit })),
             },
           ],

@@ -31,6 +31,8 @@ import type { UpstreamClient } from './upstream/client.ts';
 import { createUpstreamClient } from './upstream/index.ts';
 
 export const DEFAULT_CONFIG_FILE = 'alerts.config.json';
+/** Below this many global searches left, a warning is logged (once a run). */
+export const QUOTA_WARNING_THRESHOLD = 100;
 
 /** The alert config: ALERTS_CONFIG, else ./alerts.config.json, else the built-in demo config. */
 export async function loadAlertsConfig(
@@ -93,16 +95,28 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const config = loaded.config;
   const secrets = options.secrets ?? (await loadSecrets(env));
   const destinations = resolveDestinations(config, secrets);
+  const metrics = options.metrics ?? new MemoryMetrics();
+  let quotaWarned = false;
   const upstream =
     options.upstream ??
     createUpstreamClient(env, secrets, {
       logger: logger.child({ component: 'upstream' }),
       fetch: options.fetch,
       clock,
+      onQuota: (quota) => {
+        if (quota.remaining === null) return;
+        metrics.gauge('GlobalSearchQuotaRemaining', quota.remaining);
+        if (quota.remaining < QUOTA_WARNING_THRESHOLD && !quotaWarned) {
+          quotaWarned = true;
+          logger.warn('the monthly global-search quota is running low; credential polling stops when it runs out', {
+            remaining: quota.remaining,
+            hint: 'poll credentials less often, or watch fewer domains',
+          });
+        }
+      },
     });
   const dynamo = options.dynamo ?? createDynamoClient({ endpoint: env.dynamodbEndpoint });
   if (env.dynamodbEndpoint && !options.dynamo) await ensureTable(dynamo, env.tableName);
-  const metrics = options.metrics ?? new MemoryMetrics();
   const deliveries = new DeliveryStore(dynamo, env.tableName, clock, { onRequest: options.onDynamoRequest });
   const streams = new StreamStore(dynamo, env.tableName, clock);
   const quarantine = new QuarantineStore(dynamo, env.tableName, clock, options.onDynamoRequest);
