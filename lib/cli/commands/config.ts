@@ -1,0 +1,82 @@
+/**
+ * `config validate [file]` and `config schema`.
+ *
+ * validate: every schema and cross-reference error with its path, one per line (exit 2), then the
+ * built-in samples rendered through every destination (no sending, no secrets), so a renderer
+ * failure or a Slack-limit breach shows up here, named by destination, and not at run time.
+ * schema: the JSON Schema of the config, for editors.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { readEnvironment } from '../../env.ts';
+import { UsageError } from '../../errors.ts';
+import { checkRendering } from '../../render/check.ts';
+import { checkConfig, configJsonSchema } from '../../rules/config.ts';
+import { DEFAULT_CONFIG_FILE } from '../../runtime.ts';
+import type { Command } from '../command.ts';
+
+/** The file to validate: the argument, else ALERTS_CONFIG, else ./alerts.config.json when present. */
+export function configFileFor(argument: string | undefined, env: Record<string, string | undefined>): string {
+  const fromEnv = env.ALERTS_CONFIG?.trim();
+  const file = argument ?? (fromEnv || (existsSync(DEFAULT_CONFIG_FILE) ? DEFAULT_CONFIG_FILE : undefined));
+  if (!file) {
+    throw new UsageError(
+      `no config to validate: pass a file (config validate path/to/alerts.config.json), set ALERTS_CONFIG, or create ./${DEFAULT_CONFIG_FILE}`,
+    );
+  }
+  return file;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+export const configValidateCommand: Command = {
+  path: ['config', 'validate'],
+  usage: 'config validate [file]',
+  summary: 'validate an alert config (path-precise errors) and render samples through every destination',
+  positionals: [0, 1],
+  async run({ positionals, io }) {
+    const file = configFileFor(positionals[0], io.env);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      throw new UsageError(`cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      io.stderr(`exposure-alerts: ${file} is not valid JSON: ${(error as Error).message}\n`);
+      return 2;
+    }
+    const now = new Date();
+    const check = checkConfig(json, now);
+    const errors = [...check.errors];
+    if (check.config) {
+      // Only EXPOSURE_APP_URL matters here; a bad unrelated variable must not fail validation.
+      const appUrl = readEnvironment({ EXPOSURE_APP_URL: io.env.EXPOSURE_APP_URL }).appUrl;
+      errors.push(...checkRendering(check.config, { appUrl, now }));
+    }
+    for (const warning of check.warnings) io.stderr(`warning: ${warning}\n`);
+    if (errors.length) {
+      io.stderr(`exposure-alerts: ${file} is invalid (${plural(errors.length, 'error')}):\n`);
+      for (const error of errors) io.stderr(`  ${error}\n`);
+      return 2;
+    }
+    const config = check.config!;
+    io.stdout(
+      `config OK: ${plural(config.routes.length, 'route')}, ${plural(Object.keys(config.destinations).length, 'destination')}\n`,
+    );
+    return 0;
+  },
+};
+
+export const configSchemaCommand: Command = {
+  path: ['config', 'schema'],
+  usage: 'config schema',
+  summary: 'print the JSON Schema of the alert config',
+  async run({ io }) {
+    io.stdout(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
+    return 0;
+  },
+};

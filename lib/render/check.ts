@@ -1,0 +1,126 @@
+/**
+ * Renders the built-in samples through every destination of a config, the way a delivery pass
+ * would (one message per item, then a digest, then a test notice), and reports what would fail at
+ * run time: a renderer that throws, a Slack message over a limit, a mail with an empty or
+ * multi-line subject, a password that survives the policy. `config validate` prints these as errors,
+ * so template problems show up before deploying, not after alerts were dropped.
+ */
+import type { DeliveryAlert } from '../model.ts';
+import type { AlertsConfig, DestinationConfig } from '../rules/config.ts';
+import { renderFor } from './index.ts';
+import { applyPasswordPolicy } from './mask.ts';
+import { renderNotice } from './notice.ts';
+import { SAMPLE_PASSWORD, sampleCredential, sampleEvent, sampleHostileEvent } from './samples.ts';
+import { slackLimitProblems } from './slack-limits.ts';
+import type { AlertPayload, EmailContent, NoticePayload, RenderOptions, SlackPayload } from './types.ts';
+
+function payloadProblems(type: DestinationConfig['type'], payload: AlertPayload | NoticePayload): string[] {
+  switch (type) {
+    case 'slack':
+      return slackLimitProblems(payload as SlackPayload);
+    case 'email': {
+      const mail = payload as EmailContent;
+      const problems: string[] = [];
+      if (!mail.subject.trim()) problems.push('empty subject');
+      if (/[\r\n]/.test(mail.subject)) problems.push('subject spans lines');
+      if (!mail.text.trim() || !mail.html.trim()) problems.push('empty text or HTML part');
+      return problems;
+    }
+    case 'webhook': {
+      const body = JSON.parse(JSON.stringify(payload)) as { version?: unknown; kind?: unknown };
+      return body.version === 1 && typeof body.kind === 'string' ? [] : ['body lacks version or kind'];
+    }
+    case 'console':
+      return typeof payload === 'string' && payload.trim() ? [] : ['empty console text'];
+  }
+}
+
+/** Problems found rendering samples for each destination, each line starting `destinations.<name>:`. */
+export function checkRendering(
+  config: AlertsConfig,
+  options: { appUrl: string; now: Date; render?: typeof renderFor },
+): string[] {
+  const { now, appUrl, render = renderFor } = options;
+  const errors: string[] = [];
+  const credential = applyPasswordPolicy(sampleCredential(now), config.passwords);
+  for (const [name, destination] of Object.entries(config.destinations)) {
+    const routes = config.routes.filter((r) => r.to.includes(name)).map((r) => r.name);
+    const deliver = (
+      alert: Omit<DeliveryAlert, 'deliveryId' | 'destination' | 'routes'>,
+      n = 0,
+    ): DeliveryAlert =>
+      ({
+        ...alert,
+        deliveryId: `${name}~${alert.kind}~${alert.key}${n ? `#${n}` : ''}`,
+        destination: name,
+        routes: routes.length ? routes : ['(sample)'],
+      }) as DeliveryAlert;
+    const event = deliver({ kind: 'event', key: 'sample-event', source: 'tenant', item: sampleEvent(now) });
+    const hostile = deliver({
+      kind: 'event',
+      key: 'sample-hostile',
+      source: 'tenant',
+      item: sampleHostileEvent(now),
+    });
+    const login = deliver({
+      kind: 'credential',
+      key: String(credential.id),
+      source: 'credentials:example.com',
+      item: credential,
+    });
+    const opts: RenderOptions = { destination: name, appUrl, digest: config.digest, now };
+    // Past the threshold whatever it is set to, with more items than a digest lists.
+    const many = Array.from({ length: config.digest.maxItems + 5 }, (_, i) => [
+      deliver({ ...hostile, key: `sample-hostile-${i}` }, i + 1),
+      deliver({ ...login, key: `sample-login-${i}` }, i + 1),
+    ]).flat();
+    const cases: [string, DeliveryAlert[], RenderOptions][] = [
+      [
+        'sample event',
+        [event],
+        { ...opts, digest: { ...config.digest, threshold: Number.MAX_SAFE_INTEGER } },
+      ],
+      [
+        'hostile sample event',
+        [hostile],
+        { ...opts, digest: { ...config.digest, threshold: Number.MAX_SAFE_INTEGER } },
+      ],
+      [
+        'sample credential',
+        [login],
+        { ...opts, digest: { ...config.digest, threshold: Number.MAX_SAFE_INTEGER } },
+      ],
+      ['sample digest', many, { ...opts, digest: { ...config.digest, threshold: 1 } }],
+    ];
+    const report = (what: string, problem: string) =>
+      errors.push(`destinations.${name}: ${what} (${destination.type}): ${problem}`);
+    for (const [what, alerts, caseOpts] of cases) {
+      try {
+        const rendered = render(destination, alerts, caseOpts, { color: false });
+        const covered = rendered.flatMap((r) => r.deliveryIds).sort();
+        const expected = alerts.map((a) => a.deliveryId).sort();
+        if (covered.join('\n') !== expected.join('\n'))
+          report(what, 'messages do not cover every item exactly once');
+        for (const r of rendered) {
+          for (const problem of payloadProblems(destination.type, r.payload)) report(what, problem);
+          if (config.passwords !== 'clear' && JSON.stringify(r.payload).includes(SAMPLE_PASSWORD)) {
+            report(what, `the sample password survives the "${config.passwords}" policy`);
+          }
+        }
+      } catch (error) {
+        report(what, `rendering failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    try {
+      const notice = renderNotice(
+        destination.type,
+        { kind: 'test', title: 'Sample', text: 'Sample notice' },
+        opts,
+      );
+      for (const problem of payloadProblems(destination.type, notice)) report('test notice', problem);
+    } catch (error) {
+      report('test notice', `rendering failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return errors;
+}

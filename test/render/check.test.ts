@@ -1,0 +1,91 @@
+/** The render check behind `config validate`: samples through every destination, problems named. */
+import { describe, expect, it } from 'vitest';
+import { checkRendering } from '../../lib/render/check.ts';
+import { renderFor } from '../../lib/render/index.ts';
+import { config, NOW } from './fixtures.ts';
+
+const all = config({
+  destinations: {
+    soc: { type: 'slack', url: { secret: 'x' } },
+    mail: {
+      type: 'email',
+      provider: 'generic',
+      url: 'https://m.example/send',
+      from: 'a@example.com',
+      to: ['b@example.com'],
+    },
+    siem: { type: 'webhook', url: 'https://siem.example/in' },
+    local: { type: 'console' },
+  },
+  routes: [{ name: 'all', match: {}, to: ['soc', 'mail', 'siem', 'local'] }],
+  digest: { threshold: 3, maxItems: 45 },
+});
+
+describe('checkRendering', () => {
+  it('finds nothing wrong with the real renderers, for every destination type and policy', () => {
+    for (const passwords of ['masked', 'hidden', 'clear'] as const) {
+      expect(checkRendering({ ...all, passwords }, { appUrl: 'https://app.example.test', now: NOW })).toEqual(
+        [],
+      );
+    }
+  });
+
+  it('reports a renderer that throws, naming the destination and the sample', () => {
+    const errors = checkRendering(all, {
+      appUrl: 'https://app.example.test',
+      now: NOW,
+      render: (destination, alerts, opts, color) => {
+        if (destination.type === 'email') throw new Error('template exploded');
+        return renderFor(destination, alerts, opts, color);
+      },
+    });
+    expect(errors).toContain('destinations.mail: sample event (email): rendering failed: template exploded');
+    expect(errors.every((e) => e.startsWith('destinations.mail:'))).toBe(true);
+  });
+
+  it('reports a Slack message over a limit', () => {
+    const errors = checkRendering(all, {
+      appUrl: 'https://app.example.test',
+      now: NOW,
+      render: (destination, alerts, opts, color) =>
+        destination.type === 'slack'
+          ? [
+              {
+                deliveryIds: alerts.map((a) => a.deliveryId),
+                summary: 's',
+                payload: {
+                  text: 't',
+                  blocks: [{ type: 'header', text: { type: 'plain_text', text: 'h'.repeat(151) } }],
+                },
+              },
+            ]
+          : renderFor(destination, alerts, opts, color),
+    });
+    expect(errors).toContain(
+      'destinations.soc: sample event (slack): blocks[0] header text has 151 characters (limit 150)',
+    );
+  });
+
+  it('reports a password that survives the policy, and items not covered', () => {
+    const errors = checkRendering(all, {
+      appUrl: 'https://app.example.test',
+      now: NOW,
+      render: (destination, alerts, opts, color) =>
+        destination.type === 'console'
+          ? [
+              {
+                deliveryIds: [],
+                summary: 's',
+                payload: JSON.stringify(alerts.map((a) => ({ ...a.item, hash: 'Sample-Passw0rd!' }))),
+              },
+            ]
+          : renderFor(destination, alerts, opts, color),
+    });
+    expect(errors).toContain(
+      'destinations.local: sample credential (console): the sample password survives the "masked" policy',
+    );
+    expect(errors).toContain(
+      'destinations.local: sample event (console): messages do not cover every item exactly once',
+    );
+  });
+});
