@@ -2,6 +2,8 @@
  * A whole product wired for a test: the real runtime (poll cycle, delivery pass, stores) against a
  * real emulator over HTTP, real dynalite over HTTP, and real local receivers.
  */
+import { type Clock, systemClock } from '../../lib/clock.ts';
+import { runDeliveryPass } from '../../lib/deliver/pass.ts';
 import { readEnvironment } from '../../lib/env.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { MemoryMetrics } from '../../lib/metrics.ts';
@@ -18,6 +20,8 @@ export interface World {
   metrics: MemoryMetrics;
   console: string[];
   cycle(kind: PollKind, seconds?: number): ReturnType<typeof runPollCycle>;
+  /** One delivery pass, as `deliver --once`. */
+  deliver(seconds?: number): ReturnType<typeof runDeliveryPass>;
   /** A fresh runtime on the same table (a restart, or another concurrent run). */
   another(): Promise<Runtime>;
 }
@@ -32,7 +36,7 @@ export async function makeWorld(
   emu: EmulatorFixture,
   db: DynamoFixture,
   configInput: unknown,
-  options: { token?: string; secrets?: Record<string, unknown>; table?: string } = {},
+  options: { token?: string; secrets?: Record<string, unknown>; table?: string; clock?: Clock } = {},
 ): Promise<World> {
   const table = options.table ?? (await db.table());
   const env = readEnvironment({
@@ -55,15 +59,17 @@ export async function makeWorld(
       dynamo: db.client,
       write: (text) => consoleLines.push(text),
       upstream: emu.client(options.token ?? 'emu-acme-token'),
+      ...(options.clock ? { clock: options.clock } : {}),
     });
   const runtime = await build();
+  const now = () => (options.clock ?? systemClock).now();
   return {
     runtime,
     logs: logger.lines,
     metrics,
     console: consoleLines,
-    cycle: (kind, seconds = 60) =>
-      runPollCycle(runtime.cycle, kind, { deadline: Date.now() + seconds * 1000 }),
+    cycle: (kind, seconds = 60) => runPollCycle(runtime.cycle, kind, { deadline: now() + seconds * 1000 }),
+    deliver: (seconds = 60) => runDeliveryPass(runtime.deliver, { deadline: now() + seconds * 1000 }),
     another: build,
   };
 }
