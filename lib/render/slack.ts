@@ -43,9 +43,9 @@ type Block = Record<string, unknown>;
 /** Room for lines in one section: under the 3,000 limit, leaving space for a closing note. */
 const SECTION_BUDGET = 2_800;
 /** Characters of listed lines per message: keeps the whole message well under ~12,000. */
-const LINES_BUDGET = 8_000;
+const LINES_BUDGET = 7_500;
 const HIGHLIGHT_MAX = 1_000;
-const URL_MAX = 2_000;
+const URL_MAX = 1_500;
 
 const header = (text: string): Block => ({
   type: 'header',
@@ -106,11 +106,11 @@ function eventMessage(alert: EventDelivery, opts: RenderOptions): SlackPayload {
     fields([
       ['Severity', slackText(severityText(item), 200)],
       ['Type', slackText(type, 200)],
-      ['Identifiers', listOf(names, 1_800)],
-      ['Tags', listOf(tagsOf(item), 1_800)],
+      ['Identifiers', listOf(names, 1_000)],
+      ['Tags', listOf(tagsOf(item), 1_000)],
       ['Created (estimated)', slackText(formatTime(item.metadata.estimated_created_at), 100)],
       ['Matched', slackText(formatTime(item.metadata.matched_at), 100)],
-      ...(notes ? [['Notes', slackText(notes, 1_000)] as [string, string]] : []),
+      ...(notes ? [['Notes', slackText(notes, 500)] as [string, string]] : []),
     ]),
     section(link ?? '_No link to the web app for this item._'),
     context(

@@ -166,6 +166,33 @@ describe('renderSlack: hostile text', () => {
   });
 });
 
+describe('renderSlack: worst-case event', () => {
+  it('many long identifiers, tags, notes and highlight fields: within limits, link kept, omissions counted', () => {
+    const item = makeEvent({
+      metadata: { uid: `leak/s3/${'k/'.repeat(150)}end` },
+      tenant_metadata: {
+        tags: Array.from({ length: 300 }, (_, i) => `tag-${i}-${'t'.repeat(30)}`),
+        notes: 'n'.repeat(5_000),
+      },
+      identifiers: Array.from({ length: 300 }, (_, i) => ({
+        id: i,
+        name: `${'i'.repeat(40)}${i}.acme.test`,
+      })),
+      highlights: Object.fromEntries(
+        Array.from({ length: 30 }, (_, i) => [`field${i}`, ['<mark>h</mark>'.repeat(400)]]),
+      ),
+    });
+    const [message] = renderSlack([toDelivery(eventAlert(item))], renderOptions());
+    const payload = message!.payload;
+    expectWithinSlackLimits(payload);
+    const all = JSON.stringify(payload);
+    expect(all, 'the link survives').toContain('|Open in the web app>');
+    expect(all).toMatch(/more highlights not shown/);
+    expect(all).toMatch(/… and \d+ more/);
+    expect(all).not.toMatch(/more blocks not shown/);
+  });
+});
+
 describe('renderSlack: grouping and digests', () => {
   it('at the threshold, each event is its own message and credentials group by (domain, source)', () => {
     const alerts = [
