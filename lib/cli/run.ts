@@ -14,11 +14,10 @@ import { commands } from './commands/index.ts';
 export const EXIT = { ok: 0, failure: 1, usage: 2, unauthorized: 3 } as const;
 
 function helpText(): string {
-  const width = Math.max(...commands.map((c) => c.usage.length));
   return [
     'usage: exposure-alerts <command> [options]',
     '',
-    ...commands.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`),
+    ...commands.flatMap((c) => [`  ${c.usage}`, `      ${c.summary}`]),
     '',
     'Exit codes: 0 ok, 1 failure, 2 usage or configuration error, 3 upstream rejected the credentials.',
     '',

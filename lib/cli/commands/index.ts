@@ -1,6 +1,7 @@
 /** Every CLI command, in the order `help` lists them. */
 import type { Command } from '../command.ts';
 import { assetsToggleCommand, serveCommand } from './api.ts';
+import { configSchemaCommand, configValidateCommand } from './config.ts';
 import { destinationsTestCommand } from './destinations.ts';
 import { emulatorCommand } from './emulator.ts';
 import {
@@ -10,6 +11,7 @@ import {
   pollCredentialsCommand,
   pollEventsCommand,
 } from './poll.ts';
+import { previewCommand } from './preview.ts';
 import { startCommand } from './start.ts';
 import { tokenTestCommand } from './token.ts';
 
@@ -23,6 +25,9 @@ export const commands: Command[] = [
   serveCommand,
   assetsToggleCommand,
   tokenTestCommand,
+  configValidateCommand,
+  configSchemaCommand,
   destinationsTestCommand,
+  previewCommand,
   emulatorCommand,
 ];
