@@ -31,13 +31,24 @@ export async function createPollerHandler(kind: PollKind) {
     });
     throw error;
   }
-  logger.info(`${name} ready`, { config: runtime.configSource, destinations: [...runtime.destinations.keys()] });
-  return async (_event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<CycleSummary> => {
+  logger.info(`${name} ready`, {
+    config: runtime.configSource,
+    destinations: [...runtime.destinations.keys()],
+  });
+  return async (
+    _event: unknown,
+    context: Pick<Context, 'getRemainingTimeInMillis'>,
+  ): Promise<CycleSummary> => {
     const deadline = Date.now() + context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS;
     const summary = await runPollCycle(runtime.cycle, kind, { deadline });
     logger.info(`${name} cycle finished`, {
       exitCode: summary.exitCode,
-      streams: summary.streams.map((s) => ({ stream: s.stream, status: s.status, items: s.items, newItems: s.newItems })),
+      streams: summary.streams.map((s) => ({
+        stream: s.stream,
+        status: s.status,
+        items: s.items,
+        newItems: s.newItems,
+      })),
       sent: summary.delivery.sent,
       retrying: summary.delivery.retrying,
       dead: summary.delivery.dead,

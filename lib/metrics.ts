@@ -73,7 +73,9 @@ export class EmfMetrics implements Metrics {
               // Each metric is published per service, and also per stream/destination when given,
               // so alarms can watch the service-wide figure without metric math.
               Dimensions:
-                Object.keys(entry.dimensions).length > 1 ? [['service'], Object.keys(entry.dimensions)] : [['service']],
+                Object.keys(entry.dimensions).length > 1
+                  ? [['service'], Object.keys(entry.dimensions)]
+                  : [['service']],
               Metrics: [...entry.values].map(([name, v]) => ({ Name: name, Unit: v.unit })),
             },
           ],

@@ -108,10 +108,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         metrics.gauge('GlobalSearchQuotaRemaining', quota.remaining);
         if (quota.remaining < QUOTA_WARNING_THRESHOLD && !quotaWarned) {
           quotaWarned = true;
-          logger.warn('the monthly global-search quota is running low; credential polling stops when it runs out', {
-            remaining: quota.remaining,
-            hint: 'poll credentials less often, or watch fewer domains',
-          });
+          logger.warn(
+            'the monthly global-search quota is running low; credential polling stops when it runs out',
+            {
+              remaining: quota.remaining,
+              hint: 'poll credentials less often, or watch fewer domains',
+            },
+          );
         }
       },
     });

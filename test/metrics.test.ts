@@ -5,7 +5,11 @@ import { EmfMetrics } from '../lib/metrics.ts';
 describe('EmfMetrics', () => {
   it('writes one EMF line per dimension set, with service-wide and detailed dimensions', () => {
     const lines: string[] = [];
-    const metrics = new EmfMetrics({ service: 'poll-events', write: (l) => lines.push(l), now: () => 1_700_000_000_000 });
+    const metrics = new EmfMetrics({
+      service: 'poll-events',
+      write: (l) => lines.push(l),
+      now: () => 1_700_000_000_000,
+    });
     metrics.count('NewItems', 3, { stream: 'tenant' });
     metrics.count('NewItems', 2, { stream: 'tenant' });
     metrics.count('NewItems', 1, { stream: 'group:7' });

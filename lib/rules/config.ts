@@ -9,7 +9,13 @@
 import { readFile } from 'node:fs/promises';
 import * as z from 'zod/mini';
 import { ConfigError } from '../errors.ts';
-import { EVENT_FILTER_TYPES, EVENT_TYPES, LEGACY_SEARCH_TYPES, SEVERITIES, TYPE_FAMILIES } from '../upstream/event-types.ts';
+import {
+  EVENT_FILTER_TYPES,
+  EVENT_TYPES,
+  LEGACY_SEARCH_TYPES,
+  SEVERITIES,
+  TYPE_FAMILIES,
+} from '../upstream/event-types.ts';
 import { describeIssues, type ItemIssue } from '../upstream/validate.ts';
 import { parseDuration } from './duration.ts';
 
@@ -24,16 +30,32 @@ const httpUrl = z
   .string()
   .check(z.refine((s) => /^https?:\/\/[^\s/]+/i.test(s) && URL.canParse(s), 'expected an http(s) URL'));
 
-const duration = z.string().check(z.refine((s) => parseDuration(s) !== undefined, 'expected an ISO 8601 duration such as PT24H or P7D'));
+const duration = z
+  .string()
+  .check(
+    z.refine((s) => parseDuration(s) !== undefined, 'expected an ISO 8601 duration such as PT24H or P7D'),
+  );
 
 const timestamp = z
   .string()
-  .check(z.refine((s) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)), 'expected an ISO 8601 timestamp'));
+  .check(
+    z.refine(
+      (s) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)),
+      'expected an ISO 8601 timestamp',
+    ),
+  );
 
 const severity = z.enum(SEVERITIES);
 const firstRun = z.enum(['alert', 'baseline']);
-const knownTypes = new Set<string>([...EVENT_TYPES, ...EVENT_FILTER_TYPES, ...LEGACY_SEARCH_TYPES, ...Object.keys(TYPE_FAMILIES)]);
-const eventType = z.string().check(z.refine((s) => knownTypes.has(s), 'expected an event type or family from the spec'));
+const knownTypes = new Set<string>([
+  ...EVENT_TYPES,
+  ...EVENT_FILTER_TYPES,
+  ...LEGACY_SEARCH_TYPES,
+  ...Object.keys(TYPE_FAMILIES),
+]);
+const eventType = z
+  .string()
+  .check(z.refine((s) => knownTypes.has(s), 'expected an event type or family from the spec'));
 
 /** The shared search body's `filters`, passed to the upstream as is. */
 export const eventFiltersSchema = z.strictObject({
@@ -54,7 +76,9 @@ export const eventFiltersSchema = z.strictObject({
 
 const domainName = z
   .string()
-  .check(z.regex(/^(?=.{1,253}$)([a-z0-9-]{1,63}\.)+[a-z]{2,63}$/i, 'expected a domain name such as example.com'));
+  .check(
+    z.regex(/^(?=.{1,253}$)([a-z0-9-]{1,63}\.)+[a-z]{2,63}$/i, 'expected a domain name such as example.com'),
+  );
 
 const sourcesSchema = z.strictObject({
   tenantEvents: z.optional(
@@ -91,7 +115,9 @@ const destinationName = z
   .string()
   .check(z.regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected 1 to 64 letters, digits, _ or -'));
 
-const emailAddress = z.string().check(z.regex(/^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/, 'expected an e-mail address'));
+const emailAddress = z
+  .string()
+  .check(z.regex(/^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/, 'expected an e-mail address'));
 
 const slackDestination = z.strictObject({
   type: z.literal('slack'),
@@ -115,7 +141,9 @@ const webhookDestination = z.strictObject({
   type: z.literal('webhook'),
   url: secretOr(httpUrl),
   signingSecret: z.optional(secretOr(nonEmpty)),
-  headers: z.optional(z.record(z.string().check(z.regex(/^[A-Za-z0-9-]+$/, 'expected a header name')), secretOr(z.string()))),
+  headers: z.optional(
+    z.record(z.string().check(z.regex(/^[A-Za-z0-9-]+$/, 'expected a header name')), secretOr(z.string())),
+  ),
 });
 
 const consoleDestination = z.strictObject({ type: z.literal('console') });
@@ -130,13 +158,18 @@ export type DestinationConfig = z.infer<typeof destinationSchema>;
 
 const sourceRef = z
   .string()
-  .check(z.regex(/^(tenant|group:\d+|credentials:.+)$/, 'expected tenant, group:<id> or credentials:<domain>'));
+  .check(
+    z.regex(/^(tenant|group:\d+|credentials:.+)$/, 'expected tenant, group:<id> or credentials:<domain>'),
+  );
 
 export const matchSchema = z.strictObject({
   kind: z.optional(z.enum(['event', 'credential'])),
   sources: z.optional(z.array(sourceRef).check(z.minLength(1))),
   severity: z.optional(
-    z.union([z.strictObject({ gte: severity }), z.strictObject({ in: z.array(severity).check(z.minLength(1)) })]),
+    z.union([
+      z.strictObject({ gte: severity }),
+      z.strictObject({ in: z.array(severity).check(z.minLength(1)) }),
+    ]),
   ),
   types: z.optional(z.array(eventType).check(z.minLength(1))),
   tags: z.optional(
@@ -217,7 +250,8 @@ function crossCheck(config: AlertsConfig, now: Date, errors: string[], warnings:
   const routeNames = new Set<string>();
   const used = new Set<string>();
   config.routes.forEach((route, i) => {
-    if (routeNames.has(route.name)) errors.push(`routes[${i}].name: duplicate route name ${JSON.stringify(route.name)}`);
+    if (routeNames.has(route.name))
+      errors.push(`routes[${i}].name: duplicate route name ${JSON.stringify(route.name)}`);
     routeNames.add(route.name);
     route.to.forEach((to, j) => {
       if (!names.has(to)) errors.push(`routes[${i}].to[${j}]: no destination named ${JSON.stringify(to)}`);
@@ -250,10 +284,15 @@ function crossCheck(config: AlertsConfig, now: Date, errors: string[], warnings:
     }
     if (!used.has(name)) warnings.push(`destinations.${name}: no route sends to it`);
   }
-  if (!config.sources.tenantEvents?.enabled && !config.sources.identifierGroups.length && !config.sources.credentials) {
+  if (
+    !config.sources.tenantEvents?.enabled &&
+    !config.sources.identifierGroups.length &&
+    !config.sources.credentials
+  ) {
     warnings.push('sources: nothing is polled (no tenantEvents, identifierGroups or credentials)');
   }
-  if (config.passwords === 'clear') warnings.push('passwords: "clear" sends cleartext passwords to every destination');
+  if (config.passwords === 'clear')
+    warnings.push('passwords: "clear" sends cleartext passwords to every destination');
 }
 
 /** Validates a parsed config; never throws. */
@@ -269,7 +308,11 @@ export function checkConfig(input: unknown, now: Date = new Date()): ConfigCheck
 }
 
 /** Parses config text, throwing a ConfigError that lists every problem. */
-export function parseConfig(text: string, where = 'config', now: Date = new Date()): { config: AlertsConfig; warnings: string[] } {
+export function parseConfig(
+  text: string,
+  where = 'config',
+  now: Date = new Date(),
+): { config: AlertsConfig; warnings: string[] } {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -278,7 +321,10 @@ export function parseConfig(text: string, where = 'config', now: Date = new Date
   }
   const check = checkConfig(json, now);
   if (!check.config) {
-    throw new ConfigError(`${where} is invalid (${check.errors.length} problem${check.errors.length > 1 ? 's' : ''})`, check.errors);
+    throw new ConfigError(
+      `${where} is invalid (${check.errors.length} problem${check.errors.length > 1 ? 's' : ''})`,
+      check.errors,
+    );
   }
   return { config: check.config, warnings: check.warnings };
 }
@@ -288,7 +334,9 @@ export async function loadConfigFile(path: string, now: Date = new Date()) {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new ConfigError(`alert config ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new ConfigError(
+      `alert config ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   return parseConfig(text, path, now);
 }

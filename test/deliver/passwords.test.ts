@@ -44,7 +44,9 @@ function config(passwords: 'masked' | 'hidden', threshold: number) {
       hook: { type: 'webhook', url: receivers.hook.url },
       terminal: { type: 'console' },
     },
-    routes: [{ name: 'all', match: {}, to: ['slack', 'generic', 'sendgrid', 'postmark', 'hook', 'terminal'] }],
+    routes: [
+      { name: 'all', match: {}, to: ['slack', 'generic', 'sendgrid', 'postmark', 'hook', 'terminal'] },
+    ],
     passwords,
     digest: { threshold, maxItems: 20 },
   };
@@ -72,19 +74,32 @@ for (const policy of ['masked', 'hidden'] as const) {
         expect(passwords.every((p) => p.length >= 6)).toBe(true);
 
         const sent = names.flatMap((n) => receivers[n].requests.map((r) => r.body));
-        for (const n of names) expect(receivers[n].requests.length, `${n} received something`).toBeGreaterThan(0);
-        const stored = (await world.runtime.deliveries.list({ limit: 10_000 })).map((r) => JSON.stringify(r.item));
+        for (const n of names)
+          expect(receivers[n].requests.length, `${n} received something`).toBeGreaterThan(0);
+        const stored = (await world.runtime.deliveries.list({ limit: 10_000 })).map((r) =>
+          JSON.stringify(r.item),
+        );
         const quarantined = await world.runtime.quarantine.list('credentials:acme.test');
-        const everything = [...sent, ...world.console, ...world.logs, ...stored, ...quarantined.map((q) => q.rawJson)].join('\n');
+        const everything = [
+          ...sent,
+          ...world.console,
+          ...world.logs,
+          ...stored,
+          ...quarantined.map((q) => q.rawJson),
+        ].join('\n');
         expect(world.console.length).toBeGreaterThan(0);
         const leaked = passwords.filter((p) => everything.includes(p));
         expect(leaked).toEqual([]);
         if (policy === 'hidden') {
-          const hookItems = receivers.hook.requests.flatMap((r) => (r.json() as { items: Record<string, unknown>[] }).items);
+          const hookItems = receivers.hook.requests.flatMap(
+            (r) => (r.json() as { items: Record<string, unknown>[] }).items,
+          );
           expect(hookItems.length).toBeGreaterThan(0);
           expect(hookItems.every((i) => !('hash' in i))).toBe(true);
         } else {
-          const hookItems = receivers.hook.requests.flatMap((r) => (r.json() as { items: { hash: string }[] }).items);
+          const hookItems = receivers.hook.requests.flatMap(
+            (r) => (r.json() as { items: { hash: string }[] }).items,
+          );
           expect(hookItems.every((i) => /^.\**.$|^\*+$/.test(i.hash))).toBe(true);
         }
       }, 30_000);
