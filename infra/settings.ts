@@ -1,0 +1,204 @@
+/**
+ * The deployment's settings, read from CDK context (`cdk.json`, or `-c key=value` on the command
+ * line) and checked once, before any construct is built: a bad value fails synth with a message
+ * naming the key, instead of a CloudFormation error halfway through a deploy.
+ *
+ * `-c` values arrive as strings and `cdk.json` values as JSON, so numbers are accepted as both.
+ * An empty string means "not set", so `cdk.json` can list every key.
+ */
+import type { Node } from 'constructs';
+
+export type ApiAuth = 'NONE' | 'AWS_IAM';
+
+export interface Settings {
+  /** Scheduler rate of the events poller, in seconds. */
+  eventsIntervalSeconds: number;
+  /** Scheduler rate of the credentials poller, in seconds. */
+  credentialsIntervalSeconds: number;
+  /** Path of the alert config, relative to the project root unless absolute. */
+  alertsConfig: string;
+  alarmEmail?: string;
+  apiAuth: ApiAuth;
+  /** Name or complete ARN of an existing secret; a new (empty) secret is created when unset. */
+  existingSecret?: string;
+  logRetentionDays: number;
+  eventsLagAlarmSeconds: number;
+  credentialsLagAlarmSeconds: number;
+  quotaAlarmThreshold: number;
+  /** Reserved concurrency of each poller; undefined leaves them unreserved. */
+  pollerReservedConcurrency?: number;
+  /** Passed to the functions as EXPOSURE_API_URL etc. when set. */
+  upstream: {
+    apiUrl?: string;
+    coreSegment?: string;
+    tenantId?: string;
+    appUrl?: string;
+  };
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+/** The defaults; `cdk.json` holds the same values (a test keeps the two equal). */
+export const CONTEXT_DEFAULTS = {
+  eventsRate: 'rate(1 minute)',
+  credentialsRate: 'rate(1 hour)',
+  alertsConfig: 'alerts.config.json',
+  alarmEmail: '',
+  apiAuth: 'NONE',
+  existingSecretName: '',
+  logRetentionDays: 30,
+  eventsLagAlarmSeconds: 900,
+  credentialsLagAlarmSeconds: 7200,
+  quotaAlarmThreshold: 100,
+  pollerReservedConcurrency: 1,
+  apiUrl: '',
+  apiCoreSegment: '',
+  tenantId: '',
+  appUrl: '',
+  logLevel: 'info',
+} as const;
+
+export type ContextKey = keyof typeof CONTEXT_DEFAULTS;
+
+/** CloudWatch Logs accepts only these retention periods (never-expire is left out on purpose). */
+export const RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+] as const;
+
+const UNITS: Record<string, number> = { minute: 60, hour: 3600, day: 86_400 };
+
+/**
+ * Seconds between two runs of a `rate(...)` expression. Only rates are accepted: the poller
+ * timeouts and maximum event ages are derived from the interval, which a cron has not got.
+ */
+export function parseRate(key: string, value: string): number {
+  const match = /^rate\((\d+) (minute|hour|day)s?\)$/.exec(value.trim());
+  const unit = match ? UNITS[match[2] as string] : undefined;
+  const count = match ? Number(match[1]) : 0;
+  if (!match || unit === undefined || count < 1) {
+    throw new Error(
+      `context ${key} must be an EventBridge Scheduler rate such as "rate(1 minute)", "rate(5 minutes)" or "rate(1 hour)", got ${JSON.stringify(value)}`,
+    );
+  }
+  return count * unit;
+}
+
+function text(node: Node, key: ContextKey): string | undefined {
+  const raw: unknown = node.tryGetContext(key) ?? CONTEXT_DEFAULTS[key];
+  if (raw === null || raw === undefined) return undefined;
+  if (typeof raw !== 'string' && typeof raw !== 'number') {
+    throw new Error(`context ${key} must be a string, got ${JSON.stringify(raw)}`);
+  }
+  const value = String(raw).trim();
+  return value === '' ? undefined : value;
+}
+
+function integer(node: Node, key: ContextKey, min: number, max: number): number {
+  const value = text(node, key);
+  if (value === undefined || !/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new Error(
+      `context ${key} must be an integer from ${min} to ${max}, got ${JSON.stringify(value ?? '')}`,
+    );
+  }
+  return Number(value);
+}
+
+function httpUrl(key: ContextKey, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^https?:\/\/[^\s/]+/i.test(value) || !URL.canParse(value)) {
+    throw new Error(`context ${key} must be an http(s) URL, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+export function readSettings(node: Node): Settings {
+  const eventsIntervalSeconds = parseRate('eventsRate', text(node, 'eventsRate') ?? '');
+  const credentialsIntervalSeconds = parseRate('credentialsRate', text(node, 'credentialsRate') ?? '');
+
+  const apiAuth = text(node, 'apiAuth');
+  if (apiAuth !== 'NONE' && apiAuth !== 'AWS_IAM') {
+    throw new Error(`context apiAuth must be NONE or AWS_IAM, got ${JSON.stringify(apiAuth ?? '')}`);
+  }
+
+  const alarmEmail = text(node, 'alarmEmail');
+  if (alarmEmail !== undefined && !/^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/.test(alarmEmail)) {
+    throw new Error(`context alarmEmail must be an e-mail address, got ${JSON.stringify(alarmEmail)}`);
+  }
+
+  const existingSecret = text(node, 'existingSecretName');
+  if (
+    existingSecret !== undefined &&
+    !/^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/.test(
+      existingSecret,
+    ) &&
+    !/^[A-Za-z0-9/_+=.@-]{1,512}$/.test(existingSecret)
+  ) {
+    throw new Error(
+      `context existingSecretName must be a secret name or a complete secret ARN (ending in the 6-character suffix), got ${JSON.stringify(existingSecret)}`,
+    );
+  }
+
+  const logRetentionDays = integer(node, 'logRetentionDays', 1, 3653);
+  if (!(RETENTION_DAYS as readonly number[]).includes(logRetentionDays)) {
+    throw new Error(
+      `context logRetentionDays must be one of the values CloudWatch Logs accepts (${RETENTION_DAYS.join(', ')}), got ${logRetentionDays}`,
+    );
+  }
+
+  // A lag alarm below the interval would fire on every quiet stretch between two runs.
+  const eventsLagAlarmSeconds = integer(node, 'eventsLagAlarmSeconds', 60, 30 * 86_400);
+  if (eventsLagAlarmSeconds <= eventsIntervalSeconds) {
+    throw new Error(
+      `context eventsLagAlarmSeconds (${eventsLagAlarmSeconds}) must be more than the eventsRate interval (${eventsIntervalSeconds} s)`,
+    );
+  }
+  const credentialsLagAlarmSeconds = integer(node, 'credentialsLagAlarmSeconds', 60, 30 * 86_400);
+  if (credentialsLagAlarmSeconds <= credentialsIntervalSeconds) {
+    throw new Error(
+      `context credentialsLagAlarmSeconds (${credentialsLagAlarmSeconds}) must be more than the credentialsRate interval (${credentialsIntervalSeconds} s)`,
+    );
+  }
+
+  const reserved = text(node, 'pollerReservedConcurrency');
+  let pollerReservedConcurrency: number | undefined;
+  if (reserved !== undefined && reserved !== 'none') {
+    pollerReservedConcurrency = integer(node, 'pollerReservedConcurrency', 1, 10);
+  }
+
+  const coreSegment = text(node, 'apiCoreSegment');
+  if (coreSegment !== undefined && !/^[A-Za-z0-9._~-]+$/.test(coreSegment)) {
+    throw new Error(
+      `context apiCoreSegment must be one URL path segment, got ${JSON.stringify(coreSegment)}`,
+    );
+  }
+  const tenantId = text(node, 'tenantId');
+  if (tenantId !== undefined && !/^[1-9]\d*$/.test(tenantId)) {
+    throw new Error(`context tenantId must be a positive integer, got ${JSON.stringify(tenantId)}`);
+  }
+  const logLevel = text(node, 'logLevel')?.toLowerCase();
+  if (logLevel !== 'debug' && logLevel !== 'info' && logLevel !== 'warn' && logLevel !== 'error') {
+    throw new Error(
+      `context logLevel must be debug, info, warn or error, got ${JSON.stringify(logLevel ?? '')}`,
+    );
+  }
+
+  return {
+    eventsIntervalSeconds,
+    credentialsIntervalSeconds,
+    alertsConfig: text(node, 'alertsConfig') ?? CONTEXT_DEFAULTS.alertsConfig,
+    ...(alarmEmail ? { alarmEmail } : {}),
+    apiAuth,
+    ...(existingSecret ? { existingSecret } : {}),
+    logRetentionDays,
+    eventsLagAlarmSeconds,
+    credentialsLagAlarmSeconds,
+    quotaAlarmThreshold: integer(node, 'quotaAlarmThreshold', 0, 1_000_000),
+    ...(pollerReservedConcurrency ? { pollerReservedConcurrency } : {}),
+    upstream: {
+      apiUrl: httpUrl('apiUrl', text(node, 'apiUrl')),
+      coreSegment,
+      tenantId,
+      appUrl: httpUrl('appUrl', text(node, 'appUrl')),
+    },
+    logLevel,
+  };
+}

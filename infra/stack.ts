@@ -1,0 +1,424 @@
+/**
+ * The whole deployment, one stack: the DynamoDB table, the secret, the two pollers on EventBridge
+ * Scheduler with their dead-letter queues, the HTTP API behind a Function URL, and the alarms
+ * with their SNS topic. `defineApp` is what `cdk synth` runs (infra/app.ts) and what the tests
+ * run, cdk-nag included, so a finding fails both the same way.
+ */
+import {
+  Annotations,
+  type App,
+  CfnOutput,
+  Duration,
+  RemovalPolicy,
+  SecretValue,
+  Stack,
+  type StackProps,
+  Validations,
+} from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Code, FunctionUrlAuthType, LayerVersion } from 'aws-cdk-lib/aws-lambda';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Schedule, ScheduleExpression, TimeWindow } from 'aws-cdk-lib/aws-scheduler';
+import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
+import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
+import type { Construct } from 'constructs';
+import { METRICS_NAMESPACE } from '../lib/metrics.ts';
+import { TABLE_KEYS } from '../lib/state/table.ts';
+import { CONFIG_PATH_IN_LAMBDA, type DeployableConfig, loadDeployableConfig } from './alerts-config.ts';
+import { AlertsFunction, FUNCTION_RUNTIME } from './function.ts';
+import { readSettings, type Settings } from './settings.ts';
+
+export const STACK_NAME = 'ExposureAlerts';
+
+/** DynamoDB actions of the pollers: leases and cursors (UpdateItem), delivery records and quarantine. */
+export const POLLER_TABLE_ACTIONS = [
+  'dynamodb:BatchGetItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+] as const;
+/** The pollers read due deliveries from the index only. */
+export const POLLER_INDEX_ACTIONS = ['dynamodb:Query'] as const;
+/** The API writes and lists its audit trail, nothing else. */
+export const API_TABLE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:Query'] as const;
+
+type PollerKind = 'events' | 'credentials';
+
+/** Poller timing, derived from the schedule interval (seconds). */
+export function pollerTiming(intervalSeconds: number) {
+  return {
+    // Ends before the next run starts; the code keeps 10 s of it back for its last writes.
+    timeout: Duration.seconds(Math.min(intervalSeconds - 5, 300)),
+    // An invocation that could not start within half an interval is dropped: the next one is near.
+    // 60 s is the least both Lambda and Scheduler accept, so a 1-minute rate gets exactly 60 s.
+    maxEventAge: Duration.seconds(Math.min(Math.max(Math.floor(intervalSeconds / 2), 60), 6 * 3600)),
+    // Metric alarm periods: at least one run per period, and never shorter than 5 minutes.
+    period: Duration.seconds(Math.min(Math.max(intervalSeconds, 300), 86_400)),
+    // Errors and throttles: a poller running more often than every 15 minutes may meet a passing
+    // upstream blip, so it alarms on up to 3 failed runs in 15 minutes; a slower one on its first.
+    failures:
+      intervalSeconds < 900
+        ? { threshold: Math.min(3, Math.floor(900 / intervalSeconds)), period: Duration.minutes(15) }
+        : { threshold: 1, period: Duration.seconds(Math.min(intervalSeconds, 86_400)) },
+  };
+}
+
+export interface ExposureAlertsStackProps extends StackProps {
+  settings: Settings;
+  alerts: DeployableConfig;
+}
+
+export class ExposureAlertsStack extends Stack {
+  readonly table: Table;
+  readonly secret: ISecret;
+  readonly alarmTopic: Topic;
+  readonly pollEvents: AlertsFunction;
+  readonly pollCredentials: AlertsFunction;
+  readonly api: AlertsFunction;
+  readonly deadLetterQueues: Record<PollerKind, Queue>;
+
+  constructor(scope: Construct, id: string, props: ExposureAlertsStackProps) {
+    super(scope, id, props);
+    const { settings, alerts } = props;
+    const logRetention = settings.logRetentionDays as RetentionDays;
+
+    this.table = new Table(this, 'Table', {
+      partitionKey: { name: TABLE_KEYS.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: TABLE_KEYS.sortKey, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: TABLE_KEYS.ttlAttribute,
+      // Cursors and delivery records are the exactly-once state: a teardown must not lose them.
+      removalPolicy: RemovalPolicy.RETAIN,
+      deletionProtection: true,
+    });
+    this.table.addGlobalSecondaryIndex({
+      indexName: TABLE_KEYS.index,
+      partitionKey: { name: TABLE_KEYS.indexPartitionKey, type: AttributeType.STRING },
+      sortKey: { name: TABLE_KEYS.indexSortKey, type: AttributeType.STRING },
+      projectionType: ProjectionType.ALL,
+    });
+
+    this.secret = this.createSecret(settings.existingSecret, alerts.secretNames);
+
+    this.alarmTopic = new Topic(this, 'AlarmTopic', {
+      displayName: 'exposure-alerts alarms',
+      enforceSSL: true,
+    });
+    if (settings.alarmEmail) this.alarmTopic.addSubscription(new EmailSubscription(settings.alarmEmail));
+    const alarmAction = new SnsAction(this.alarmTopic);
+    Validations.of(this.alarmTopic).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SNS2',
+      reason:
+        'Alarm notifications carry only alarm names, states and thresholds, no alert content or secrets. CloudWatch cannot publish to a topic under the AWS-managed aws/sns key, and a customer-managed key for this alone adds cost and a key policy to maintain.',
+    });
+
+    const upstreamEnvironment: Record<string, string> = {
+      TABLE_NAME: this.table.tableName,
+      SECRET_ID: this.secret.secretArn,
+      LOG_LEVEL: settings.logLevel,
+      ...(settings.upstream.apiUrl ? { EXPOSURE_API_URL: settings.upstream.apiUrl } : {}),
+      ...(settings.upstream.coreSegment ? { EXPOSURE_API_CORE_SEGMENT: settings.upstream.coreSegment } : {}),
+      ...(settings.upstream.tenantId ? { EXPOSURE_TENANT_ID: settings.upstream.tenantId } : {}),
+      ...(settings.upstream.appUrl ? { EXPOSURE_APP_URL: settings.upstream.appUrl } : {}),
+    };
+
+    const configLayer = new LayerVersion(this, 'AlertsConfig', {
+      code: Code.fromAsset(alerts.layerDir),
+      description: `exposure-alerts alert config, validated at synth, at ${CONFIG_PATH_IN_LAMBDA}`,
+      compatibleArchitectures: [Architecture.ARM_64],
+      compatibleRuntimes: [FUNCTION_RUNTIME],
+      // An old version may still be attached to a function mid-deploy; it costs nothing to keep.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    const poller = (kind: PollerKind, intervalSeconds: number) => {
+      const name = `poll-${kind}` as const;
+      const timing = pollerTiming(intervalSeconds);
+      const label = kind === 'events' ? 'Events' : 'Credentials';
+      const queue = new Queue(this, `${label}DeadLetterQueue`, {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        retentionPeriod: Duration.days(14),
+      });
+      for (const rule of ['AwsSolutions::AwsSolutions-SQS3', 'Serverless::Serverless-SQSRedrivePolicy']) {
+        Validations.of(queue).acknowledge({
+          id: rule,
+          reason: `This queue is itself the dead-letter queue of the ${name} schedule and of its asynchronous invocations; nothing consumes it, so it needs no redrive of its own.`,
+        });
+      }
+      const fn = new AlertsFunction(this, label === 'Events' ? 'PollEvents' : 'PollCredentials', {
+        name,
+        description:
+          kind === 'events'
+            ? 'exposure-alerts: one cycle over tenant events and identifier groups, then a delivery pass'
+            : 'exposure-alerts: one cycle over the global credential search, then a delivery pass',
+        timeout: timing.timeout,
+        // JSON parsing, schema checks and rendering are CPU work; 512 MB gets a faster CPU share
+        // and a shorter cold start for a few cents more, on a function that runs often.
+        memorySize: 512,
+        logRetention,
+        environment: { ...upstreamEnvironment, ALERTS_CONFIG: CONFIG_PATH_IN_LAMBDA },
+        layers: [configLayer],
+        reservedConcurrency: settings.pollerReservedConcurrency,
+        async: { maxEventAge: timing.maxEventAge, failureQueue: queue },
+        alarms: { action: alarmAction, errors: timing.failures, throttles: timing.failures },
+      });
+      this.grantPollerAccess(fn);
+      this.schedule(kind, fn, queue, intervalSeconds);
+      this.queueAlarm(name, queue, alarmAction);
+      return { fn, queue };
+    };
+
+    const events = poller('events', settings.eventsIntervalSeconds);
+    const credentials = poller('credentials', settings.credentialsIntervalSeconds);
+    this.pollEvents = events.fn;
+    this.pollCredentials = credentials.fn;
+    this.deadLetterQueues = { events: events.queue, credentials: credentials.queue };
+
+    this.api = new AlertsFunction(this, 'Api', {
+      name: 'api',
+      description: 'exposure-alerts HTTP API: asset toggles with an audit trail',
+      // The upstream budget is 10 s; the rest is for the audit write and a cold start's secret read.
+      timeout: Duration.seconds(15),
+      // I/O-bound and small (one Hono app): 256 MB is plenty and halves the cost per millisecond.
+      memorySize: 256,
+      logRetention,
+      environment: upstreamEnvironment,
+      alarms: {
+        action: alarmAction,
+        // An unhandled error or a throttle means a caller got no answer from the app.
+        errors: { threshold: 1, period: Duration.minutes(5) },
+        throttles: { threshold: 1, period: Duration.minutes(5) },
+      },
+    });
+    this.grantApiAccess(this.api);
+    const url = this.api.function.addFunctionUrl({
+      authType: settings.apiAuth === 'AWS_IAM' ? FunctionUrlAuthType.AWS_IAM : FunctionUrlAuthType.NONE,
+    });
+
+    this.metricAlarms(settings, alarmAction);
+
+    new CfnOutput(this, 'ApiUrl', { value: url.url, description: 'Base URL of the HTTP API' });
+    new CfnOutput(this, 'TableName', { value: this.table.tableName });
+    new CfnOutput(this, 'SecretArn', {
+      value: this.secret.secretArn,
+      description: 'Put the secret object here (see infra/DEPLOY.md)',
+    });
+    new CfnOutput(this, 'SecretKeys', {
+      value: ['apiToken or apiKey', 'apiClients', ...alerts.secretNames].join(', '),
+      description: 'Keys the secret object must hold for this alert config',
+    });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn });
+    new CfnOutput(this, 'PollEventsLogGroup', { value: this.pollEvents.logGroup.logGroupName });
+    new CfnOutput(this, 'PollCredentialsLogGroup', { value: this.pollCredentials.logGroup.logGroupName });
+    new CfnOutput(this, 'ApiLogGroup', { value: this.api.logGroup.logGroupName });
+  }
+
+  private createSecret(existing: string | undefined, names: string[]): ISecret {
+    if (existing) {
+      // A complete ARN pins the exact secret; a name matches it with its 6-character suffix.
+      return existing.startsWith('arn:')
+        ? Secret.fromSecretCompleteArn(this, 'Secret', existing)
+        : Secret.fromSecretNameV2(this, 'Secret', existing);
+    }
+    const keys = ['apiToken|apiKey', 'apiClients', ...names].join(', ');
+    const secret = new Secret(this, 'Secret', {
+      description: `exposure-alerts secret object (JSON): ${keys}. See infra/DEPLOY.md.`.slice(0, 2048),
+      // Created as an empty object: ops put the real values in. CloudFormation writes a new value
+      // only when this template value changes, and it never does, so later deploys keep theirs.
+      secretStringValue: SecretValue.unsafePlainText('{}'),
+      // Holds tokens issued elsewhere: a teardown must not destroy them.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    Validations.of(secret).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SMG4',
+      reason:
+        'The values are tokens and webhook URLs issued by other systems (the upstream API, Slack, mail providers); no rotation Lambda can re-issue them. They are replaced by hand when their issuer rotates them.',
+    });
+    return secret;
+  }
+
+  private grantSecretRead(fn: AlertsFunction): void {
+    // GetSecretValue only (grantRead would add DescribeSecret, which the code never calls).
+    fn.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [this.secret.secretArn] }),
+    );
+  }
+
+  private grantPollerAccess(fn: AlertsFunction): void {
+    this.grantSecretRead(fn);
+    fn.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: [...POLLER_TABLE_ACTIONS], resources: [this.table.tableArn] }),
+    );
+    fn.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: [...POLLER_INDEX_ACTIONS],
+        resources: [`${this.table.tableArn}/index/${TABLE_KEYS.index}`],
+      }),
+    );
+  }
+
+  private grantApiAccess(fn: AlertsFunction): void {
+    this.grantSecretRead(fn);
+    fn.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: [...API_TABLE_ACTIONS],
+        resources: [this.table.tableArn],
+        // Audit items only: the API can neither read nor overwrite cursors or deliveries.
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['audit#*'] } },
+      }),
+    );
+  }
+
+  private schedule(kind: PollerKind, fn: AlertsFunction, queue: Queue, intervalSeconds: number): void {
+    const label = kind === 'events' ? 'Events' : 'Credentials';
+    const timing = pollerTiming(intervalSeconds);
+    // Our own role with exactly two permissions. The target would otherwise grant invoke on the
+    // function and all its versions (`arn:*`); it is handed an immutable view so it adds nothing.
+    const role = new Role(this, `${label}ScheduleRole`, {
+      assumedBy: new ServicePrincipal('scheduler.amazonaws.com', {
+        conditions: { StringEquals: { 'aws:SourceAccount': this.account } },
+      }),
+      description: `EventBridge Scheduler: invoke poll-${kind} and dead-letter to its queue`,
+    });
+    role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [fn.function.functionArn] }),
+    );
+    role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.queueArn] }),
+    );
+    new Schedule(this, `${label}Schedule`, {
+      description: `exposure-alerts: run poll-${kind}`,
+      schedule: ScheduleExpression.rate(Duration.seconds(intervalSeconds)),
+      timeWindow: TimeWindow.off(),
+      target: new LambdaInvoke(fn.function, {
+        role: role.withoutPolicyUpdates(),
+        // Scheduler retries only when it cannot hand the event to Lambda (throttled, 5xx).
+        retryAttempts: 3,
+        maxEventAge: timing.maxEventAge,
+        deadLetterQueue: queue,
+      }),
+    });
+  }
+
+  private queueAlarm(name: string, queue: Queue, action: SnsAction): void {
+    const alarm = new Alarm(this, `${name === 'poll-events' ? 'Events' : 'Credentials'}DeadLetterAlarm`, {
+      alarmName: `${this.stackName}-${name}-dead-letters`,
+      alarmDescription: `${name}: a scheduled run could not be delivered or failed; read the message in the dead-letter queue`,
+      metric: queue.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    alarm.addAlarmAction(action);
+    alarm.addOkAction(action);
+  }
+
+  /** Alarms on the functions' own EMF metrics (namespace ExposureAlerts, dimension `service`). */
+  private metricAlarms(settings: Settings, action: SnsAction): void {
+    const add = (
+      id: string,
+      suffix: string,
+      description: string,
+      metric: Metric,
+      threshold: number,
+      comparisonOperator: ComparisonOperator,
+    ) => {
+      const alarm = new Alarm(this, id, {
+        alarmName: `${this.stackName}-${suffix}`,
+        alarmDescription: description,
+        metric,
+        threshold,
+        evaluationPeriods: 1,
+        comparisonOperator,
+        // These metrics exist only when there is something to report (a dead delivery, new items).
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      alarm.addAlarmAction(action);
+      alarm.addOkAction(action);
+    };
+    const metric = (name: string, service: string, statistic: string, period: Duration) =>
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: name,
+        dimensionsMap: { service },
+        statistic,
+        period,
+      });
+
+    const pollers: [PollerKind, number, number][] = [
+      ['events', settings.eventsIntervalSeconds, settings.eventsLagAlarmSeconds],
+      ['credentials', settings.credentialsIntervalSeconds, settings.credentialsLagAlarmSeconds],
+    ];
+    for (const [kind, interval, lagSeconds] of pollers) {
+      const service = `poll-${kind}`;
+      const label = kind === 'events' ? 'Events' : 'Credentials';
+      const period = pollerAlarmPeriod(interval);
+      add(
+        `${label}DeadDeliveriesAlarm`,
+        `${service}-dead-deliveries`,
+        `${service}: deliveries were marked dead (refused for good or out of attempts); see \`exposure-alerts deliveries list --status dead\``,
+        metric('DeliveriesDead', service, 'Sum', period),
+        1,
+        ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      );
+      add(
+        `${label}PollLagAlarm`,
+        `${service}-poll-lag`,
+        `${service}: the newest item fetched is more than ${lagSeconds} s old; the poller is falling behind`,
+        metric('PollLagSeconds', service, 'Maximum', period),
+        lagSeconds,
+        ComparisonOperator.GREATER_THAN_THRESHOLD,
+      );
+    }
+    add(
+      'QuotaAlarm',
+      'global-search-quota-low',
+      `poll-credentials: fewer than ${settings.quotaAlarmThreshold} global searches remain this month`,
+      metric(
+        'GlobalSearchQuotaRemaining',
+        'poll-credentials',
+        'Minimum',
+        pollerAlarmPeriod(settings.credentialsIntervalSeconds),
+      ),
+      settings.quotaAlarmThreshold,
+      ComparisonOperator.LESS_THAN_THRESHOLD,
+    );
+  }
+}
+
+function pollerAlarmPeriod(intervalSeconds: number): Duration {
+  return pollerTiming(intervalSeconds).period;
+}
+
+/**
+ * Builds the app from its context: settings and alert config checked first (a problem throws
+ * with a message naming it), then the stack, then cdk-nag's AwsSolutions and Serverless packs,
+ * which fail synth on any finding that is not acknowledged with a reason.
+ */
+export function defineApp(app: App): ExposureAlertsStack {
+  const settings = readSettings(app.node);
+  const alerts = loadDeployableConfig(settings.alertsConfig);
+  const stack = new ExposureAlertsStack(app, STACK_NAME, {
+    settings,
+    alerts,
+    description: 'exposure-alerts: leaked-credential and exposure-event alerts (pollers, API, alarms)',
+  });
+  for (const warning of alerts.warnings) {
+    Annotations.of(stack).addWarningV2('exposure-alerts:alert-config', `alert config: ${warning}`);
+  }
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
+  return stack;
+}
