@@ -1,39 +1,16 @@
-/** `config validate` and `config schema`, run through a local dispatcher shaped like runCli. */
+/** `config validate` and `config schema`, run through the real CLI dispatcher. */
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Command } from '../../lib/cli/command.ts';
-import { configSchemaCommand, configValidateCommand } from '../../lib/cli/commands/config.ts';
-import { describeFailure } from '../../lib/cli/run.ts';
-import { createLogger } from '../../lib/log.ts';
+import { runCli } from '../../lib/cli/run.ts';
 import { captureIo } from '../helpers/io.ts';
 
-const commands = [configValidateCommand, configSchemaCommand];
-
-/** The part of runCli that matters here: find, parse, run, and map failures to exit codes. */
+/** Runs the real CLI dispatcher with an in-memory Io. */
 async function run(argv: string[], env: Record<string, string | undefined> = {}) {
   const io = captureIo(env);
-  const command = commands.find((c: Command) => c.path.every((w, i) => argv[i] === w))!;
-  try {
-    const parsed = parseArgs({
-      args: argv.slice(command.path.length),
-      options: command.options ?? {},
-      allowPositionals: true,
-    });
-    const code = await command.run({
-      values: parsed.values as Record<string, string | boolean | undefined>,
-      positionals: parsed.positionals,
-      io,
-      logger: createLogger({ level: 'error', write: (l) => io.stderr(`${l}\n`) }),
-      signal: new AbortController().signal,
-    });
-    return { code: code ?? 0, out: io.out, err: io.err };
-  } catch (error) {
-    const { code, line } = describeFailure(error);
-    return { code, out: io.out, err: `${io.err}exposure-alerts: ${line}\n` };
-  }
+  const code = await runCli(argv, io);
+  return { code, out: io.out, err: io.err };
 }
 
 const valid = {

@@ -2,31 +2,17 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { itemKind, previewCommand } from '../../lib/cli/commands/preview.ts';
-import { describeFailure } from '../../lib/cli/run.ts';
-import { createLogger } from '../../lib/log.ts';
+import { itemKind } from '../../lib/cli/commands/preview.ts';
+import { runCli } from '../../lib/cli/run.ts';
 import { webhookIdempotencyKey } from '../../lib/render/webhook.ts';
 import { captureIo } from '../helpers/io.ts';
 
-/** The part of runCli that matters here: parse, run, and map failures to exit codes. */
+/** Runs `preview` through the real CLI dispatcher with an in-memory Io. */
 async function preview(args: string[], env: Record<string, string | undefined> = {}) {
   const io = captureIo(env);
-  try {
-    const parsed = parseArgs({ args, options: previewCommand.options ?? {}, allowPositionals: true });
-    const code = await previewCommand.run({
-      values: parsed.values as Record<string, string | boolean | undefined>,
-      positionals: parsed.positionals,
-      io,
-      logger: createLogger({ level: 'error', write: (l) => io.stderr(`${l}\n`) }),
-      signal: new AbortController().signal,
-    });
-    return { code: code ?? 0, out: io.out, err: io.err };
-  } catch (error) {
-    const { code, line } = describeFailure(error);
-    return { code, out: io.out, err: `${io.err}exposure-alerts: ${line}\n` };
-  }
+  const code = await runCli(['preview', ...args], io);
+  return { code, out: io.out, err: io.err };
 }
 
 const event = {
