@@ -55,7 +55,9 @@ export function secretNamesIn(value: unknown, found = new Set<string>()): string
  */
 export function loadDeployableConfig(path: string, now: Date = new Date()): DeployableConfig {
   const source = isAbsolute(path) ? path : resolve(PROJECT_ROOT, path);
-  const shown = relative(process.cwd(), source) || source;
+  // As the operator would type it: relative to where they are, unless that climbs out of it.
+  const fromCwd = relative(process.cwd(), source);
+  const shown = fromCwd && !fromCwd.startsWith('..') && !isAbsolute(fromCwd) ? fromCwd : source;
   if (!existsSync(source)) {
     throw new Error(
       `alert config ${shown} does not exist: create it (start from infra/alerts.config.example.json; \`npm run cli -- config validate ${shown}\` checks it) or pass -c alertsConfig=<path>`,

@@ -78,6 +78,8 @@ export interface ExposureAlertsStackProps extends StackProps {
 export class ExposureAlertsStack extends Stack {
   readonly table: Table;
   readonly secret: ISecret;
+  /** The ARN to grant on: exact for a created secret or a complete ARN, `name-??????` for a name. */
+  readonly secretPolicyArn: string;
   readonly alarmTopic: Topic;
   readonly pollEvents: AlertsFunction;
   readonly pollCredentials: AlertsFunction;
@@ -106,23 +108,27 @@ export class ExposureAlertsStack extends Stack {
       projectionType: ProjectionType.ALL,
     });
 
-    this.secret = this.createSecret(settings.existingSecret, alerts.secretNames);
+    const secret = this.createSecret(settings.existingSecret, alerts.secretNames);
+    this.secret = secret.secret;
+    this.secretPolicyArn = secret.policyArn;
 
     this.alarmTopic = new Topic(this, 'AlarmTopic', {
       displayName: 'exposure-alerts alarms',
       enforceSSL: true,
     });
-    if (settings.alarmEmail) this.alarmTopic.addSubscription(new EmailSubscription(settings.alarmEmail));
+    if (settings.alarmEmail) {
+      this.alarmTopic.addSubscription(new EmailSubscription(settings.alarmEmail));
+      Validations.of(this.alarmTopic).acknowledge({
+        id: 'Serverless::Serverless-SNSRedrivePolicy',
+        reason:
+          'The only subscription is an e-mail address, which SNS retries by its own delivery policy. An alarm whose e-mail is lost stays visible in CloudWatch; a queue of undelivered alarm e-mails would need watching by the very alarms it holds.',
+      });
+    }
     const alarmAction = new SnsAction(this.alarmTopic);
-    Validations.of(this.alarmTopic).acknowledge({
-      id: 'AwsSolutions::AwsSolutions-SNS2',
-      reason:
-        'Alarm notifications carry only alarm names, states and thresholds, no alert content or secrets. CloudWatch cannot publish to a topic under the AWS-managed aws/sns key, and a customer-managed key for this alone adds cost and a key policy to maintain.',
-    });
 
     const upstreamEnvironment: Record<string, string> = {
       TABLE_NAME: this.table.tableName,
-      SECRET_ID: this.secret.secretArn,
+      SECRET_ID: secret.secretId,
       LOG_LEVEL: settings.logLevel,
       ...(settings.upstream.apiUrl ? { EXPOSURE_API_URL: settings.upstream.apiUrl } : {}),
       ...(settings.upstream.coreSegment ? { EXPOSURE_API_CORE_SEGMENT: settings.upstream.coreSegment } : {}),
@@ -222,12 +228,19 @@ export class ExposureAlertsStack extends Stack {
     new CfnOutput(this, 'ApiLogGroup', { value: this.api.logGroup.logGroupName });
   }
 
-  private createSecret(existing: string | undefined, names: string[]): ISecret {
+  private createSecret(
+    existing: string | undefined,
+    names: string[],
+  ): { secret: ISecret; secretId: string; policyArn: string } {
+    if (existing?.startsWith('arn:')) {
+      // A complete ARN pins the exact secret.
+      const secret = Secret.fromSecretCompleteArn(this, 'Secret', existing);
+      return { secret, secretId: existing, policyArn: existing };
+    }
     if (existing) {
-      // A complete ARN pins the exact secret; a name matches it with its 6-character suffix.
-      return existing.startsWith('arn:')
-        ? Secret.fromSecretCompleteArn(this, 'Secret', existing)
-        : Secret.fromSecretNameV2(this, 'Secret', existing);
+      // A name: the functions look it up by name, and IAM matches its random 6-character suffix.
+      const secret = Secret.fromSecretNameV2(this, 'Secret', existing);
+      return { secret, secretId: existing, policyArn: `${secret.secretArn}-??????` };
     }
     const keys = ['apiToken|apiKey', 'apiClients', ...names].join(', ');
     const secret = new Secret(this, 'Secret', {
@@ -243,13 +256,13 @@ export class ExposureAlertsStack extends Stack {
       reason:
         'The values are tokens and webhook URLs issued by other systems (the upstream API, Slack, mail providers); no rotation Lambda can re-issue them. They are replaced by hand when their issuer rotates them.',
     });
-    return secret;
+    return { secret, secretId: secret.secretArn, policyArn: secret.secretArn };
   }
 
   private grantSecretRead(fn: AlertsFunction): void {
     // GetSecretValue only (grantRead would add DescribeSecret, which the code never calls).
     fn.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [this.secret.secretArn] }),
+      new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [this.secretPolicyArn] }),
     );
   }
 

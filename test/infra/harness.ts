@@ -1,0 +1,85 @@
+/**
+ * Builds the app the way `cdk synth` does (infra/stack.ts defineApp, cdk-nag included) with the
+ * example alert config, skipping esbuild so a template test takes a second, not ten.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { PROJECT_ROOT } from '../../infra/alerts-config.ts';
+import { defineApp, type ExposureAlertsStack } from '../../infra/stack.ts';
+
+export const EXAMPLE_CONFIG = join(PROJECT_ROOT, 'infra', 'alerts.config.example.json');
+
+export interface Built {
+  app: App;
+  stack: ExposureAlertsStack;
+  outdir: string;
+}
+
+/** The app with `context` over the example config; bundling skipped unless `bundle` is set. */
+export function build(context: Record<string, unknown> = {}, options: { bundle?: boolean } = {}): Built {
+  const outdir = mkdtempSync(join(tmpdir(), 'exposure-alerts-cdk-'));
+  const app = new App({
+    outdir,
+    context: {
+      alertsConfig: EXAMPLE_CONFIG,
+      ...(options.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }),
+      ...context,
+    },
+  });
+  return { app, stack: defineApp(app), outdir };
+}
+
+/** Synthesizes (cdk-nag runs here and throws on any unacknowledged finding) and returns the template. */
+export function template(context: Record<string, unknown> = {}): Template & { built: Built } {
+  const built = build(context);
+  return Object.assign(Template.fromStack(built.stack), { built });
+}
+
+export interface NagReport {
+  pluginReports: {
+    pluginName: string;
+    conclusion: string;
+    violations: { ruleName: string }[];
+    suppressedViolations: {
+      ruleName: string;
+      acknowledgedId: string;
+      acknowledgedAt: string;
+      reason: string;
+      violatingConstructs: { constructPath: string }[];
+    }[];
+  }[];
+}
+
+/** The validation report CDK writes beside the templates after the plugins ran. */
+export function nagReport(outdir: string): NagReport {
+  return JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')) as NagReport;
+}
+
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
+
+/** Every statement of the identity policies attached to the role whose logical id starts with `rolePrefix`. */
+export function statementsOf(t: Template, rolePrefix: string): Statement[] {
+  const policies = t.findResources('AWS::IAM::Policy');
+  const out: Statement[] = [];
+  for (const policy of Object.values(policies)) {
+    const roles = (policy.Properties.Roles as { Ref: string }[]).map((r) => r.Ref);
+    if (!roles.some((r) => r.startsWith(rolePrefix))) continue;
+    out.push(...(policy.Properties.PolicyDocument.Statement as Statement[]));
+  }
+  return out;
+}
+
+export function actionsOf(statement: Statement): string[] {
+  return Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+}
+
+/** The logical id of the only resource of `type` whose id starts with `prefix`. */
+export function logicalId(t: Template, type: string, prefix: string): string {
+  const ids = Object.keys(t.findResources(type)).filter((id) => id.startsWith(prefix));
+  if (ids.length !== 1)
+    throw new Error(`expected one ${type} named ${prefix}*, found ${ids.join(', ') || 'none'}`);
+  return ids[0] as string;
+}

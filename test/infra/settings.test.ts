@@ -1,0 +1,109 @@
+/**
+ * Context settings: cdk.json holds the same defaults as the code, and a bad value fails synth
+ * with a message that names the key and what it accepts.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../infra/alerts-config.ts';
+import { CONTEXT_DEFAULTS, parseRate, readSettings } from '../../infra/settings.ts';
+import { pollerTiming } from '../../infra/stack.ts';
+
+const settings = (context: Record<string, unknown>) => readSettings(new App({ context }).node);
+
+describe('cdk.json', () => {
+  const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8'));
+
+  it('runs the app with tsx and holds every context default the code has', () => {
+    expect(cdkJson.app).toBe('npx tsx infra/app.ts');
+    expect(cdkJson.context).toEqual(CONTEXT_DEFAULTS);
+  });
+
+  it('defaults: events every minute, credentials every hour, auth NONE, the alert config at the root', () => {
+    const s = settings({});
+    expect(s).toMatchObject({
+      eventsIntervalSeconds: 60,
+      credentialsIntervalSeconds: 3600,
+      apiAuth: 'NONE',
+      alertsConfig: 'alerts.config.json',
+      logRetentionDays: 30,
+      pollerReservedConcurrency: 1,
+      logLevel: 'info',
+    });
+    expect(s.alarmEmail).toBeUndefined();
+    expect(s.existingSecret).toBeUndefined();
+  });
+
+  it('the aws-cdk CLI is pinned to a 2.x in devDependencies', () => {
+    const pkg = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8'));
+    expect(pkg.devDependencies['aws-cdk']).toMatch(/^2\.\d+\.\d+$/);
+  });
+});
+
+describe('context validation', () => {
+  it.each([
+    [{ eventsRate: 'cron(0 * * * ? *)' }, /context eventsRate must be an EventBridge Scheduler rate/],
+    [{ credentialsRate: 'rate(0 hours)' }, /context credentialsRate must be an EventBridge Scheduler rate/],
+    [{ apiAuth: 'IAM' }, /context apiAuth must be NONE or AWS_IAM, got "IAM"/],
+    [{ alarmEmail: 'oncall' }, /context alarmEmail must be an e-mail address/],
+    [
+      { logRetentionDays: 10 },
+      /context logRetentionDays must be one of the values CloudWatch Logs accepts \(1, 3, 5, 7, 14, 30/,
+    ],
+    [{ logRetentionDays: 'forever' }, /context logRetentionDays must be an integer from 1 to 3653/],
+    [
+      { eventsLagAlarmSeconds: 60 },
+      /context eventsLagAlarmSeconds \(60\) must be more than the eventsRate interval \(60 s\)/,
+    ],
+    [{ quotaAlarmThreshold: -1 }, /context quotaAlarmThreshold must be an integer/],
+    [{ pollerReservedConcurrency: 0 }, /context pollerReservedConcurrency must be an integer from 1 to 10/],
+    [
+      { existingSecretName: 'arn:aws:secretsmanager:eu-west-1:1:secret:x' },
+      /context existingSecretName must be a secret name or a complete secret ARN/,
+    ],
+    [{ apiUrl: 'ftp://x' }, /context apiUrl must be an http\(s\) URL/],
+    [{ apiCoreSegment: 'a/b' }, /context apiCoreSegment must be one URL path segment/],
+    [{ tenantId: 'acme' }, /context tenantId must be a positive integer/],
+    [{ logLevel: 'trace' }, /context logLevel must be debug, info, warn or error/],
+  ])('%o fails with a message naming the key', (context, message) => {
+    expect(() => settings(context)).toThrow(message);
+  });
+
+  it('accepts -c strings for numbers, "none" for no reserved concurrency, and trims', () => {
+    const s = settings({
+      logRetentionDays: '90',
+      pollerReservedConcurrency: 'none',
+      eventsRate: ' rate(2 minutes) ',
+      alarmEmail: 'oncall@example.com',
+    });
+    expect(s.logRetentionDays).toBe(90);
+    expect(s.pollerReservedConcurrency).toBeUndefined();
+    expect(s.eventsIntervalSeconds).toBe(120);
+    expect(s.alarmEmail).toBe('oncall@example.com');
+  });
+
+  it('parses Scheduler rates in every unit, singular or plural', () => {
+    expect(parseRate('k', 'rate(1 minute)')).toBe(60);
+    expect(parseRate('k', 'rate(15 minutes)')).toBe(900);
+    expect(parseRate('k', 'rate(2 hours)')).toBe(7200);
+    expect(parseRate('k', 'rate(1 day)')).toBe(86_400);
+  });
+});
+
+describe('poller timing', () => {
+  it('times out before the next run and drops events older than half an interval, within what AWS accepts', () => {
+    const minute = pollerTiming(60);
+    expect(minute.timeout.toSeconds()).toBe(55);
+    expect(minute.maxEventAge.toSeconds()).toBe(60);
+    const hour = pollerTiming(3600);
+    expect(hour.timeout.toSeconds()).toBe(300);
+    expect(hour.maxEventAge.toSeconds()).toBe(1800);
+    expect(hour.failures).toMatchObject({ threshold: 1 });
+    const day = pollerTiming(86_400);
+    expect(day.maxEventAge.toSeconds()).toBe(6 * 3600);
+    expect(day.period.toSeconds()).toBe(86_400);
+    expect(pollerTiming(600).failures.threshold).toBe(1);
+    expect(pollerTiming(300).failures.threshold).toBe(3);
+  });
+});

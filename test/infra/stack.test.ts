@@ -1,0 +1,477 @@
+/**
+ * The template, resource by resource: what the issue asks of the table, the secret, the three
+ * functions, the schedules and their dead-letter queues, the API's Function URL, the alert
+ * config's delivery, the alarms and the outputs. Bundling is skipped (the real synth is in
+ * synth.test.ts); cdk-nag runs in every synth here.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TABLE_KEYS } from '../../lib/state/table.ts';
+import { EXAMPLE_CONFIG, logicalId, template } from './harness.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: a CloudFormation template is untyped JSON; the assertions check its shape.
+type Props = Record<string, any>;
+
+let t: Template & { built: { outdir: string } };
+beforeAll(() => {
+  t = template();
+});
+
+function resource(type: string, prefix: string): Props {
+  return t.findResources(type)[logicalId(t, type, prefix)] as Props;
+}
+
+const FUNCTIONS = [
+  { prefix: 'PollEventsFunction', name: 'poll-events', timeout: 55, memory: 512, poller: true },
+  { prefix: 'PollCredentialsFunction', name: 'poll-credentials', timeout: 300, memory: 512, poller: true },
+  { prefix: 'ApiFunction', name: 'api', timeout: 15, memory: 256, poller: false },
+] as const;
+
+describe('DynamoDB table', () => {
+  it('is on demand, with point-in-time recovery, TTL on expiresAt, the gsi1 index, and retained', () => {
+    t.resourceCountIs('AWS::DynamoDB::Table', 1);
+    const table = resource('AWS::DynamoDB::Table', 'Table');
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.UpdateReplacePolicy).toBe('Retain');
+    expect(table.Properties).toEqual({
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      DeletionProtectionEnabled: true,
+      TimeToLiveSpecification: { AttributeName: TABLE_KEYS.ttlAttribute, Enabled: true },
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'S' },
+        { AttributeName: 'gsi1pk', AttributeType: 'S' },
+        { AttributeName: 'gsi1sk', AttributeType: 'S' },
+      ],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: 'gsi1',
+          KeySchema: [
+            { AttributeName: 'gsi1pk', KeyType: 'HASH' },
+            { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+    });
+  });
+});
+
+describe('secret', () => {
+  it('is created as an empty JSON object, retained, its shape in the description', () => {
+    const secret = resource('AWS::SecretsManager::Secret', 'Secret');
+    expect(secret.DeletionPolicy).toBe('Retain');
+    expect(secret.Properties.SecretString).toBe('{}');
+    expect(secret.Properties.GenerateSecretString).toBeUndefined();
+    // apiToken/apiKey and apiClients always; siemKey and socSlackWebhook come from the example config.
+    expect(secret.Properties.Description).toMatch(/apiToken\|apiKey, apiClients, siemKey, socSlackWebhook/);
+  });
+
+  it('is not created when an existing one is named, and every function reads that one', () => {
+    const other = template({ existingSecretName: 'ops/exposure-alerts' });
+    other.resourceCountIs('AWS::SecretsManager::Secret', 0);
+    const env = Object.values(other.findResources('AWS::Lambda::Function')).map(
+      (f) => (f as Props).Properties.Environment.Variables.SECRET_ID,
+    );
+    expect(env).toEqual(['ops/exposure-alerts', 'ops/exposure-alerts', 'ops/exposure-alerts']);
+    // IAM sees the full ARN, whose random suffix a name does not give: exactly six characters.
+    const grants = Object.values(other.findResources('AWS::IAM::Policy')).flatMap((p) =>
+      ((p as Props).Properties.PolicyDocument.Statement as Props[]).filter(
+        (s) => s.Action === 'secretsmanager:GetSecretValue',
+      ),
+    );
+    expect(grants).toHaveLength(3);
+    for (const grant of grants) {
+      expect(JSON.stringify(grant.Resource)).toMatch(/:secret:ops\/exposure-alerts-\?\?\?\?\?\?"\]\]\}$/);
+    }
+  });
+
+  it('is pinned exactly when the existing one is given by its complete ARN', () => {
+    const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:ops/exposure-alerts-AbC123';
+    const other = template({ existingSecretName: arn });
+    other.resourceCountIs('AWS::SecretsManager::Secret', 0);
+    for (const f of Object.values(other.findResources('AWS::Lambda::Function'))) {
+      expect((f as Props).Properties.Environment.Variables.SECRET_ID).toBe(arn);
+    }
+    other.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          { Action: 'secretsmanager:GetSecretValue', Effect: 'Allow', Resource: arn },
+        ]),
+      },
+    });
+  });
+});
+
+describe('functions', () => {
+  it.each(FUNCTIONS)(
+    '$name: arm64, Node 22 or newer, explicit timeout and memory, tracing, own log group',
+    (f) => {
+      const fn = resource('AWS::Lambda::Function', f.prefix);
+      const p = fn.Properties;
+      expect(p.Architectures).toEqual(['arm64']);
+      expect(Number(/^nodejs(\d+)\.x$/.exec(p.Runtime)?.[1])).toBeGreaterThanOrEqual(22);
+      expect(p.Handler).toBe('index.handler');
+      expect(p.Timeout).toBe(f.timeout);
+      expect(p.MemorySize).toBe(f.memory);
+      expect(p.TracingConfig).toEqual({ Mode: 'Active' });
+      const logGroupId = logicalId(t, 'AWS::Logs::LogGroup', f.prefix.replace('Function', 'Logs'));
+      expect(p.LoggingConfig).toEqual({ LogGroup: { Ref: logGroupId } });
+      expect(resource('AWS::Logs::LogGroup', logGroupId).Properties.RetentionInDays).toBe(30);
+      expect(p.Environment.Variables).toMatchObject({
+        TABLE_NAME: { Ref: logicalId(t, 'AWS::DynamoDB::Table', 'Table') },
+        SECRET_ID: { Ref: logicalId(t, 'AWS::SecretsManager::Secret', 'Secret') },
+        NODE_OPTIONS: '--enable-source-maps',
+        LOG_LEVEL: 'info',
+      });
+      // Nothing local-only leaks into AWS.
+      expect(p.Environment.Variables.DYNAMODB_ENDPOINT).toBeUndefined();
+      expect(p.Environment.Variables.SECRETS_FILE).toBeUndefined();
+    },
+  );
+
+  it('pollers get the alert config through the layer, and a reserved concurrency of 1; the API neither', () => {
+    const layer = logicalId(t, 'AWS::Lambda::LayerVersion', 'AlertsConfig');
+    for (const f of FUNCTIONS) {
+      const p = resource('AWS::Lambda::Function', f.prefix).Properties;
+      if (f.poller) {
+        expect(p.Layers).toEqual([{ Ref: layer }]);
+        expect(p.Environment.Variables.ALERTS_CONFIG).toBe('/opt/alerts.config.json');
+        expect(p.ReservedConcurrentExecutions).toBe(1);
+      } else {
+        expect(p.Layers).toBeUndefined();
+        expect(p.Environment.Variables.ALERTS_CONFIG).toBeUndefined();
+        expect(p.ReservedConcurrentExecutions).toBeUndefined();
+      }
+    }
+  });
+
+  it('the layer holds the validated config file, byte for byte', () => {
+    const layer = resource('AWS::Lambda::LayerVersion', 'AlertsConfig');
+    expect(layer.Properties.CompatibleArchitectures).toEqual(['arm64']);
+    const hash = String(layer.Properties.Content.S3Key).replace(/\.zip$/, '');
+    const shipped = readFileSync(join(t.built.outdir, `asset.${hash}`, 'alerts.config.json'), 'utf8');
+    expect(shipped).toBe(readFileSync(EXAMPLE_CONFIG, 'utf8'));
+  });
+
+  it('upstream settings from context reach every function', () => {
+    const other = template({
+      apiUrl: 'https://api.example.net',
+      apiCoreSegment: 'core2',
+      tenantId: '42',
+      appUrl: 'https://app.example.net',
+      logLevel: 'debug',
+    });
+    for (const f of Object.values(other.findResources('AWS::Lambda::Function'))) {
+      expect((f as Props).Properties.Environment.Variables).toMatchObject({
+        EXPOSURE_API_URL: 'https://api.example.net',
+        EXPOSURE_API_CORE_SEGMENT: 'core2',
+        EXPOSURE_TENANT_ID: '42',
+        EXPOSURE_APP_URL: 'https://app.example.net',
+        LOG_LEVEL: 'debug',
+      });
+    }
+  });
+
+  it('pollers are not retried by Lambda, drop stale events, and send failures to their dead-letter queue', () => {
+    const configs = t.findResources('AWS::Lambda::EventInvokeConfig');
+    expect(Object.keys(configs)).toHaveLength(2);
+    for (const [prefix, queue, age] of [
+      ['PollEventsFunction', 'EventsDeadLetterQueue', 60],
+      ['PollCredentialsFunction', 'CredentialsDeadLetterQueue', 1800],
+    ] as const) {
+      t.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+        FunctionName: { Ref: logicalId(t, 'AWS::Lambda::Function', prefix) },
+        Qualifier: '$LATEST',
+        MaximumRetryAttempts: 0,
+        MaximumEventAgeInSeconds: age,
+        DestinationConfig: {
+          OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(t, 'AWS::SQS::Queue', queue), 'Arn'] } },
+        },
+      });
+    }
+  });
+});
+
+describe('schedules', () => {
+  const cases = [
+    {
+      kind: 'events',
+      fn: 'PollEventsFunction',
+      queue: 'EventsDeadLetterQueue',
+      rate: 'rate(1 minute)',
+      interval: 60,
+    },
+    {
+      kind: 'credentials',
+      fn: 'PollCredentialsFunction',
+      queue: 'CredentialsDeadLetterQueue',
+      rate: 'rate(1 hour)',
+      interval: 3600,
+    },
+  ];
+
+  it.each(cases)('$kind: Scheduler rate, retry policy, max event age, dead-letter queue', (c) => {
+    const schedules = Object.values(t.findResources('AWS::Scheduler::Schedule')) as Props[];
+    expect(schedules).toHaveLength(2);
+    const schedule = schedules.find(
+      (s) => s.Properties.Target.Arn['Fn::GetAtt'][0] === logicalId(t, 'AWS::Lambda::Function', c.fn),
+    );
+    expect(schedule).toBeDefined();
+    const p = schedule?.Properties;
+    expect(p.ScheduleExpression).toBe(c.rate);
+    expect(p.State).toBe('ENABLED');
+    expect(p.FlexibleTimeWindow).toEqual({ Mode: 'OFF' });
+    expect(p.Target.DeadLetterConfig).toEqual({
+      Arn: { 'Fn::GetAtt': [logicalId(t, 'AWS::SQS::Queue', c.queue), 'Arn'] },
+    });
+    expect(p.Target.RetryPolicy.MaximumRetryAttempts).toBe(3);
+    const age = p.Target.RetryPolicy.MaximumEventAgeInSeconds;
+    // Below the interval; 60 s is the floor Scheduler and Lambda accept, so a 1-minute rate gets 60.
+    if (c.interval > 120) expect(age).toBeLessThan(c.interval);
+    else expect(age).toBe(60);
+  });
+
+  it('rates come from context, and the timeouts and event ages follow them', () => {
+    const other = template({
+      eventsRate: 'rate(5 minutes)',
+      credentialsRate: 'rate(6 hours)',
+      credentialsLagAlarmSeconds: 43_200,
+    });
+    const expressions = Object.values(other.findResources('AWS::Scheduler::Schedule')).map(
+      (s) => (s as Props).Properties.ScheduleExpression,
+    );
+    expect(expressions.sort()).toEqual(['rate(5 minutes)', 'rate(6 hours)']);
+    other.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('tenant events'),
+      Timeout: 295,
+    });
+    other.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'rate(5 minutes)',
+      Target: Match.objectLike({ RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 150 } }),
+    });
+    other.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'rate(6 hours)',
+      Target: Match.objectLike({
+        RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 10_800 },
+      }),
+    });
+  });
+
+  it('dead-letter queues are encrypted, TLS-only and keep messages 14 days', () => {
+    const queues = t.findResources('AWS::SQS::Queue');
+    expect(Object.keys(queues)).toHaveLength(2);
+    for (const [id, queue] of Object.entries(queues)) {
+      expect((queue as Props).Properties).toEqual({
+        SqsManagedSseEnabled: true,
+        MessageRetentionPeriod: 1_209_600,
+      });
+      t.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: id }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
+      });
+    }
+  });
+});
+
+describe('API', () => {
+  it('is exposed through a Function URL with auth NONE by default (the app checks bearer tokens)', () => {
+    const api = logicalId(t, 'AWS::Lambda::Function', 'ApiFunction');
+    t.resourceCountIs('AWS::Lambda::Url', 1);
+    t.hasResourceProperties('AWS::Lambda::Url', {
+      AuthType: 'NONE',
+      TargetFunctionArn: { 'Fn::GetAtt': [api, 'Arn'] },
+    });
+    t.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunctionUrl',
+      FunctionUrlAuthType: 'NONE',
+      Principal: '*',
+      FunctionName: { 'Fn::GetAtt': [api, 'Arn'] },
+    });
+  });
+
+  it('uses AWS_IAM auth, with no public permission, when context says so', () => {
+    const other = template({ apiAuth: 'AWS_IAM' });
+    other.hasResourceProperties('AWS::Lambda::Url', { AuthType: 'AWS_IAM' });
+    const permissions = Object.values(other.findResources('AWS::Lambda::Permission')) as Props[];
+    expect(permissions.filter((p) => p.Properties.Principal === '*')).toEqual([]);
+  });
+});
+
+describe('alarms', () => {
+  type Alarm = {
+    MetricName?: string;
+    Namespace?: string;
+    Dimensions?: { Name: string; Value: unknown }[];
+    Threshold: number;
+    Period: number;
+    Statistic: string;
+    ComparisonOperator: string;
+    AlarmActions: unknown[];
+    OKActions: unknown[];
+    TreatMissingData: string;
+  };
+  const alarms = () =>
+    Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((a) => (a as Props).Properties as Alarm);
+  const dim = (a: Alarm, name: string) => a.Dimensions?.find((d) => d.Name === name)?.Value;
+  const summary = (a: Alarm) => ({
+    metric: `${a.Namespace}/${a.MetricName}`,
+    threshold: a.Threshold,
+    period: a.Period,
+    statistic: a.Statistic,
+    comparison: a.ComparisonOperator,
+  });
+
+  it('every alarm notifies the SNS topic on alarm and on recovery', () => {
+    const topic = { Ref: logicalId(t, 'AWS::SNS::Topic', 'AlarmTopic') };
+    expect(alarms()).toHaveLength(13);
+    for (const alarm of alarms()) {
+      expect(alarm.AlarmActions).toEqual([topic]);
+      expect(alarm.OKActions).toEqual([topic]);
+      expect(alarm.TreatMissingData).toBe('notBreaching');
+    }
+  });
+
+  it('cover errors and throttles of each function', () => {
+    for (const [prefix, errors] of [
+      ['PollEventsFunction', { threshold: 3, period: 900 }],
+      ['PollCredentialsFunction', { threshold: 1, period: 3600 }],
+      ['ApiFunction', { threshold: 1, period: 300 }],
+    ] as const) {
+      const fn = { Ref: logicalId(t, 'AWS::Lambda::Function', prefix) };
+      for (const metric of ['Errors', 'Throttles']) {
+        const found = alarms().filter(
+          (a) => a.MetricName === metric && JSON.stringify(dim(a, 'FunctionName')) === JSON.stringify(fn),
+        );
+        expect(found.map(summary)).toEqual([
+          {
+            metric: `AWS/Lambda/${metric}`,
+            threshold: errors.threshold,
+            period: errors.period,
+            statistic: 'Sum',
+            comparison: 'GreaterThanOrEqualToThreshold',
+          },
+        ]);
+      }
+    }
+  });
+
+  it('cover the depth of each dead-letter queue', () => {
+    for (const queue of ['EventsDeadLetterQueue', 'CredentialsDeadLetterQueue']) {
+      const name = { 'Fn::GetAtt': [logicalId(t, 'AWS::SQS::Queue', queue), 'QueueName'] };
+      const found = alarms().filter((a) => JSON.stringify(dim(a, 'QueueName')) === JSON.stringify(name));
+      expect(found.map(summary)).toEqual([
+        {
+          metric: 'AWS/SQS/ApproximateNumberOfMessagesVisible',
+          threshold: 1,
+          period: 300,
+          statistic: 'Maximum',
+          comparison: 'GreaterThanOrEqualToThreshold',
+        },
+      ]);
+    }
+  });
+
+  it('cover dead deliveries, poll lag and the global-search quota, on the EMF metrics by service', () => {
+    const emf = alarms()
+      .filter((a) => a.Namespace === 'ExposureAlerts')
+      .map((a) => ({ ...summary(a), dimensions: a.Dimensions }))
+      .sort((a, b) =>
+        `${a.metric}${JSON.stringify(a.dimensions)}`.localeCompare(
+          `${b.metric}${JSON.stringify(b.dimensions)}`,
+        ),
+      );
+    const service = (s: string) => [{ Name: 'service', Value: s }];
+    expect(emf).toEqual([
+      {
+        metric: 'ExposureAlerts/DeliveriesDead',
+        threshold: 1,
+        period: 3600,
+        statistic: 'Sum',
+        comparison: 'GreaterThanOrEqualToThreshold',
+        dimensions: service('poll-credentials'),
+      },
+      {
+        metric: 'ExposureAlerts/DeliveriesDead',
+        threshold: 1,
+        period: 300,
+        statistic: 'Sum',
+        comparison: 'GreaterThanOrEqualToThreshold',
+        dimensions: service('poll-events'),
+      },
+      {
+        metric: 'ExposureAlerts/GlobalSearchQuotaRemaining',
+        threshold: 100,
+        period: 3600,
+        statistic: 'Minimum',
+        comparison: 'LessThanThreshold',
+        dimensions: service('poll-credentials'),
+      },
+      {
+        metric: 'ExposureAlerts/PollLagSeconds',
+        threshold: 7200,
+        period: 3600,
+        statistic: 'Maximum',
+        comparison: 'GreaterThanThreshold',
+        dimensions: service('poll-credentials'),
+      },
+      {
+        metric: 'ExposureAlerts/PollLagSeconds',
+        threshold: 900,
+        period: 300,
+        statistic: 'Maximum',
+        comparison: 'GreaterThanThreshold',
+        dimensions: service('poll-events'),
+      },
+    ]);
+  });
+
+  it('thresholds come from context', () => {
+    const other = template({ eventsLagAlarmSeconds: '1800', quotaAlarmThreshold: 25 });
+    other.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'PollLagSeconds', Threshold: 1800 });
+    other.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'GlobalSearchQuotaRemaining',
+      Threshold: 25,
+    });
+  });
+
+  it('the topic is TLS-only, and gets an e-mail subscription only when alarmEmail is set', () => {
+    t.resourceCountIs('AWS::SNS::Subscription', 0);
+    t.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+    const other = template({ alarmEmail: 'oncall@example.com' });
+    other.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+      TopicArn: { Ref: logicalId(other, 'AWS::SNS::Topic', 'AlarmTopic') },
+    });
+  });
+});
+
+describe('outputs', () => {
+  it('name the API URL, the table and the secret ARN', () => {
+    const outputs = t.findOutputs('*');
+    expect(outputs.ApiUrl?.Value).toEqual({
+      'Fn::GetAtt': [logicalId(t, 'AWS::Lambda::Url', 'ApiFunctionFunctionUrl'), 'FunctionUrl'],
+    });
+    expect(outputs.TableName?.Value).toEqual({ Ref: logicalId(t, 'AWS::DynamoDB::Table', 'Table') });
+    expect(outputs.SecretArn?.Value).toEqual({ Ref: logicalId(t, 'AWS::SecretsManager::Secret', 'Secret') });
+    expect(outputs.SecretKeys?.Value).toBe('apiToken or apiKey, apiClients, siemKey, socSlackWebhook');
+  });
+});
