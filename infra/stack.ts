@@ -141,8 +141,9 @@ export class ExposureAlertsStack extends Stack {
       description: `exposure-alerts alert config, validated at synth, at ${CONFIG_PATH_IN_LAMBDA}`,
       compatibleArchitectures: [Architecture.ARM_64],
       compatibleRuntimes: [FUNCTION_RUNTIME],
-      // An old version may still be attached to a function mid-deploy; it costs nothing to keep.
-      removalPolicy: RemovalPolicy.RETAIN,
+      // CloudFormation deletes a replaced version only after the update succeeded, so a rollback
+      // still finds it; keeping every past config version would only pile them up.
+      removalPolicy: RemovalPolicy.DESTROY,
     });
 
     const poller = (kind: PollerKind, intervalSeconds: number) => {
@@ -223,9 +224,17 @@ export class ExposureAlertsStack extends Stack {
       description: 'Keys the secret object must hold for this alert config',
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn });
-    new CfnOutput(this, 'PollEventsLogGroup', { value: this.pollEvents.logGroup.logGroupName });
-    new CfnOutput(this, 'PollCredentialsLogGroup', { value: this.pollCredentials.logGroup.logGroupName });
-    new CfnOutput(this, 'ApiLogGroup', { value: this.api.logGroup.logGroupName });
+    // What the runbook in infra/DEPLOY.md needs: function names, log groups, dead-letter queues.
+    for (const [label, fn] of [
+      ['PollEvents', this.pollEvents],
+      ['PollCredentials', this.pollCredentials],
+      ['Api', this.api],
+    ] as const) {
+      new CfnOutput(this, `${label}FunctionName`, { value: fn.function.functionName });
+      new CfnOutput(this, `${label}LogGroup`, { value: fn.logGroup.logGroupName });
+    }
+    new CfnOutput(this, 'EventsDeadLetterQueueUrl', { value: events.queue.queueUrl });
+    new CfnOutput(this, 'CredentialsDeadLetterQueueUrl', { value: credentials.queue.queueUrl });
   }
 
   private createSecret(

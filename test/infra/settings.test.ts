@@ -17,7 +17,8 @@ describe('cdk.json', () => {
 
   it('runs the app with tsx and holds every context default the code has', () => {
     expect(cdkJson.app).toBe('npx tsx infra/app.ts');
-    expect(cdkJson.context).toEqual(CONTEXT_DEFAULTS);
+    // Plus the CLI's own switch: no telemetry from any `cdk` command run in this project.
+    expect(cdkJson.context).toEqual({ ...CONTEXT_DEFAULTS, 'cli-telemetry': false });
   });
 
   it('defaults: events every minute, credentials every hour, auth NONE, the alert config at the root', () => {

@@ -155,6 +155,7 @@ describe('functions', () => {
 
   it('the layer holds the validated config file, byte for byte', () => {
     const layer = resource('AWS::Lambda::LayerVersion', 'AlertsConfig');
+    expect(layer.DeletionPolicy).toBe('Delete');
     expect(layer.Properties.CompatibleArchitectures).toEqual(['arm64']);
     const hash = String(layer.Properties.Content.S3Key).replace(/\.zip$/, '');
     const shipped = readFileSync(join(t.built.outdir, `asset.${hash}`, 'alerts.config.json'), 'utf8');
@@ -473,5 +474,32 @@ describe('outputs', () => {
     expect(outputs.TableName?.Value).toEqual({ Ref: logicalId(t, 'AWS::DynamoDB::Table', 'Table') });
     expect(outputs.SecretArn?.Value).toEqual({ Ref: logicalId(t, 'AWS::SecretsManager::Secret', 'Secret') });
     expect(outputs.SecretKeys?.Value).toBe('apiToken or apiKey, apiClients, siemKey, socSlackWebhook');
+    // And what the runbook (infra/DEPLOY.md) refers to.
+    expect(outputs.PollEventsFunctionName?.Value).toEqual({
+      Ref: logicalId(t, 'AWS::Lambda::Function', 'PollEventsFunction'),
+    });
+    expect(outputs.PollEventsLogGroup?.Value).toEqual({
+      Ref: logicalId(t, 'AWS::Logs::LogGroup', 'PollEventsLogs'),
+    });
+    expect(outputs.EventsDeadLetterQueueUrl?.Value).toEqual({
+      Ref: logicalId(t, 'AWS::SQS::Queue', 'EventsDeadLetterQueue'),
+    });
+    expect(Object.keys(outputs).sort()).toEqual(
+      [
+        'AlarmTopicArn',
+        'ApiFunctionName',
+        'ApiLogGroup',
+        'ApiUrl',
+        'CredentialsDeadLetterQueueUrl',
+        'EventsDeadLetterQueueUrl',
+        'PollCredentialsFunctionName',
+        'PollCredentialsLogGroup',
+        'PollEventsFunctionName',
+        'PollEventsLogGroup',
+        'SecretArn',
+        'SecretKeys',
+        'TableName',
+      ].sort(),
+    );
   });
 });
