@@ -15,24 +15,22 @@ import {
   type StackProps,
   Validations,
 } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, FunctionUrlAuthType, LayerVersion } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Schedule, ScheduleExpression, TimeWindow } from 'aws-cdk-lib/aws-scheduler';
-import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { METRICS_NAMESPACE } from '../lib/metrics.ts';
 import { TABLE_KEYS } from '../lib/state/table.ts';
+import { addDeadLetterAlarm, addMetricAlarms } from './alarms.ts';
 import { CONFIG_PATH_IN_LAMBDA, type DeployableConfig, loadDeployableConfig } from './alerts-config.ts';
 import { AlertsFunction, FUNCTION_RUNTIME } from './function.ts';
+import { LABELS, type PollerKind, pollerTiming, schedulePoller } from './schedule.ts';
 import { readSettings, type Settings } from './settings.ts';
 
 export const STACK_NAME = 'ExposureAlerts';
@@ -48,27 +46,6 @@ export const POLLER_TABLE_ACTIONS = [
 export const POLLER_INDEX_ACTIONS = ['dynamodb:Query'] as const;
 /** The API writes and lists its audit trail, nothing else. */
 export const API_TABLE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:Query'] as const;
-
-type PollerKind = 'events' | 'credentials';
-
-/** Poller timing, derived from the schedule interval (seconds). */
-export function pollerTiming(intervalSeconds: number) {
-  return {
-    // Ends before the next run starts; the code keeps 10 s of it back for its last writes.
-    timeout: Duration.seconds(Math.min(intervalSeconds - 5, 300)),
-    // An invocation that could not start within half an interval is dropped: the next one is near.
-    // 60 s is the least both Lambda and Scheduler accept, so a 1-minute rate gets exactly 60 s.
-    maxEventAge: Duration.seconds(Math.min(Math.max(Math.floor(intervalSeconds / 2), 60), 6 * 3600)),
-    // Metric alarm periods: at least one run per period, and never shorter than 5 minutes.
-    period: Duration.seconds(Math.min(Math.max(intervalSeconds, 300), 86_400)),
-    // Errors and throttles: a poller running more often than every 15 minutes may meet a passing
-    // upstream blip, so it alarms on up to 3 failed runs in 15 minutes; a slower one on its first.
-    failures:
-      intervalSeconds < 900
-        ? { threshold: Math.min(3, Math.floor(900 / intervalSeconds)), period: Duration.minutes(15) }
-        : { threshold: 1, period: Duration.seconds(Math.min(intervalSeconds, 86_400)) },
-  };
-}
 
 export interface ExposureAlertsStackProps extends StackProps {
   settings: Settings;
@@ -149,7 +126,7 @@ export class ExposureAlertsStack extends Stack {
     const poller = (kind: PollerKind, intervalSeconds: number) => {
       const name = `poll-${kind}` as const;
       const timing = pollerTiming(intervalSeconds);
-      const label = kind === 'events' ? 'Events' : 'Credentials';
+      const label = LABELS[kind];
       const queue = new Queue(this, `${label}DeadLetterQueue`, {
         encryption: QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
@@ -179,8 +156,8 @@ export class ExposureAlertsStack extends Stack {
         alarms: { action: alarmAction, errors: timing.failures, throttles: timing.failures },
       });
       this.grantPollerAccess(fn);
-      this.schedule(kind, fn, queue, intervalSeconds);
-      this.queueAlarm(name, queue, alarmAction);
+      schedulePoller(this, kind, fn.function, queue, intervalSeconds);
+      addDeadLetterAlarm(this, kind, queue, alarmAction);
       return { fn, queue };
     };
 
@@ -211,7 +188,7 @@ export class ExposureAlertsStack extends Stack {
       authType: settings.apiAuth === 'AWS_IAM' ? FunctionUrlAuthType.AWS_IAM : FunctionUrlAuthType.NONE,
     });
 
-    this.metricAlarms(settings, alarmAction);
+    addMetricAlarms(this, settings, alarmAction);
 
     new CfnOutput(this, 'ApiUrl', { value: url.url, description: 'Base URL of the HTTP API' });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
@@ -299,130 +276,6 @@ export class ExposureAlertsStack extends Stack {
       }),
     );
   }
-
-  private schedule(kind: PollerKind, fn: AlertsFunction, queue: Queue, intervalSeconds: number): void {
-    const label = kind === 'events' ? 'Events' : 'Credentials';
-    const timing = pollerTiming(intervalSeconds);
-    // Our own role with exactly two permissions. The target would otherwise grant invoke on the
-    // function and all its versions (`arn:*`); it is handed an immutable view so it adds nothing.
-    const role = new Role(this, `${label}ScheduleRole`, {
-      assumedBy: new ServicePrincipal('scheduler.amazonaws.com', {
-        conditions: { StringEquals: { 'aws:SourceAccount': this.account } },
-      }),
-      description: `EventBridge Scheduler: invoke poll-${kind} and dead-letter to its queue`,
-    });
-    role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [fn.function.functionArn] }),
-    );
-    role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.queueArn] }),
-    );
-    new Schedule(this, `${label}Schedule`, {
-      description: `exposure-alerts: run poll-${kind}`,
-      schedule: ScheduleExpression.rate(Duration.seconds(intervalSeconds)),
-      timeWindow: TimeWindow.off(),
-      target: new LambdaInvoke(fn.function, {
-        role: role.withoutPolicyUpdates(),
-        // Scheduler retries only when it cannot hand the event to Lambda (throttled, 5xx).
-        retryAttempts: 3,
-        maxEventAge: timing.maxEventAge,
-        deadLetterQueue: queue,
-      }),
-    });
-  }
-
-  private queueAlarm(name: string, queue: Queue, action: SnsAction): void {
-    const alarm = new Alarm(this, `${name === 'poll-events' ? 'Events' : 'Credentials'}DeadLetterAlarm`, {
-      alarmName: `${this.stackName}-${name}-dead-letters`,
-      alarmDescription: `${name}: a scheduled run could not be delivered or failed; read the message in the dead-letter queue`,
-      metric: queue.metricApproximateNumberOfMessagesVisible({
-        period: Duration.minutes(5),
-        statistic: 'Maximum',
-      }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
-    alarm.addAlarmAction(action);
-    alarm.addOkAction(action);
-  }
-
-  /** Alarms on the functions' own EMF metrics (namespace ExposureAlerts, dimension `service`). */
-  private metricAlarms(settings: Settings, action: SnsAction): void {
-    const add = (
-      id: string,
-      suffix: string,
-      description: string,
-      metric: Metric,
-      threshold: number,
-      comparisonOperator: ComparisonOperator,
-    ) => {
-      const alarm = new Alarm(this, id, {
-        alarmName: `${this.stackName}-${suffix}`,
-        alarmDescription: description,
-        metric,
-        threshold,
-        evaluationPeriods: 1,
-        comparisonOperator,
-        // These metrics exist only when there is something to report (a dead delivery, new items).
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      });
-      alarm.addAlarmAction(action);
-      alarm.addOkAction(action);
-    };
-    const metric = (name: string, service: string, statistic: string, period: Duration) =>
-      new Metric({
-        namespace: METRICS_NAMESPACE,
-        metricName: name,
-        dimensionsMap: { service },
-        statistic,
-        period,
-      });
-
-    const pollers: [PollerKind, number, number][] = [
-      ['events', settings.eventsIntervalSeconds, settings.eventsLagAlarmSeconds],
-      ['credentials', settings.credentialsIntervalSeconds, settings.credentialsLagAlarmSeconds],
-    ];
-    for (const [kind, interval, lagSeconds] of pollers) {
-      const service = `poll-${kind}`;
-      const label = kind === 'events' ? 'Events' : 'Credentials';
-      const period = pollerAlarmPeriod(interval);
-      add(
-        `${label}DeadDeliveriesAlarm`,
-        `${service}-dead-deliveries`,
-        `${service}: deliveries were marked dead (refused for good or out of attempts); see \`exposure-alerts deliveries list --status dead\``,
-        metric('DeliveriesDead', service, 'Sum', period),
-        1,
-        ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      );
-      add(
-        `${label}PollLagAlarm`,
-        `${service}-poll-lag`,
-        `${service}: the newest item fetched is more than ${lagSeconds} s old; the poller is falling behind`,
-        metric('PollLagSeconds', service, 'Maximum', period),
-        lagSeconds,
-        ComparisonOperator.GREATER_THAN_THRESHOLD,
-      );
-    }
-    add(
-      'QuotaAlarm',
-      'global-search-quota-low',
-      `poll-credentials: fewer than ${settings.quotaAlarmThreshold} global searches remain this month`,
-      metric(
-        'GlobalSearchQuotaRemaining',
-        'poll-credentials',
-        'Minimum',
-        pollerAlarmPeriod(settings.credentialsIntervalSeconds),
-      ),
-      settings.quotaAlarmThreshold,
-      ComparisonOperator.LESS_THAN_THRESHOLD,
-    );
-  }
-}
-
-function pollerAlarmPeriod(intervalSeconds: number): Duration {
-  return pollerTiming(intervalSeconds).period;
 }
 
 /**

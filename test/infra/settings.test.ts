@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/alerts-config.ts';
+import { pollerTiming } from '../../infra/schedule.ts';
 import { CONTEXT_DEFAULTS, parseRate, readSettings } from '../../infra/settings.ts';
-import { pollerTiming } from '../../infra/stack.ts';
 
 const settings = (context: Record<string, unknown>) => readSettings(new App({ context }).node);
 

@@ -1,0 +1,131 @@
+/**
+ * The stack's alarms beyond each function's own errors and throttles (infra/function.ts):
+ * dead-letter queue depth, and the product's EMF metrics (namespace ExposureAlerts, dimension
+ * `service`): dead deliveries, poll lag, and the global-search quota. All notify one SNS topic,
+ * on alarm and on recovery.
+ */
+import { Duration, Stack } from 'aws-cdk-lib';
+import {
+  Alarm,
+  ComparisonOperator,
+  type IAlarmAction,
+  Metric,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { METRICS_NAMESPACE } from '../lib/metrics.ts';
+import { LABELS, type PollerKind, pollerTiming } from './schedule.ts';
+import type { Settings } from './settings.ts';
+
+interface AlarmSpec {
+  /** Appended to the stack name: the alarm's name, as it shows in the notification. */
+  name: string;
+  description: string;
+  metric: Metric;
+  threshold: number;
+  comparison: ComparisonOperator;
+}
+
+function addAlarm(scope: Construct, id: string, spec: AlarmSpec, action: IAlarmAction): Alarm {
+  const alarm = new Alarm(scope, id, {
+    alarmName: `${Stack.of(scope).stackName}-${spec.name}`,
+    alarmDescription: spec.description,
+    metric: spec.metric,
+    threshold: spec.threshold,
+    evaluationPeriods: 1,
+    comparisonOperator: spec.comparison,
+    // These metrics exist only when there is something to report (a message, a dead delivery,
+    // new items): no data is the good case.
+    treatMissingData: TreatMissingData.NOT_BREACHING,
+  });
+  alarm.addAlarmAction(action);
+  alarm.addOkAction(action);
+  return alarm;
+}
+
+/** Any message in a poller's dead-letter queue: a run that could not be invoked or that failed. */
+export function addDeadLetterAlarm(
+  scope: Construct,
+  kind: PollerKind,
+  queue: Queue,
+  action: IAlarmAction,
+): Alarm {
+  return addAlarm(
+    scope,
+    `${LABELS[kind]}DeadLetterAlarm`,
+    {
+      name: `poll-${kind}-dead-letters`,
+      description: `poll-${kind}: a scheduled run could not be delivered or failed; read the message in the dead-letter queue, then purge it`,
+      metric: queue.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
+      }),
+      threshold: 1,
+      comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    },
+    action,
+  );
+}
+
+const emf = (name: string, service: string, statistic: string, period: Duration) =>
+  new Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: name,
+    dimensionsMap: { service },
+    statistic,
+    period,
+  });
+
+/** Dead deliveries and poll lag of each poller, and the credentials poller's search quota. */
+export function addMetricAlarms(scope: Construct, settings: Settings, action: IAlarmAction): void {
+  const pollers: [PollerKind, number, number][] = [
+    ['events', settings.eventsIntervalSeconds, settings.eventsLagAlarmSeconds],
+    ['credentials', settings.credentialsIntervalSeconds, settings.credentialsLagAlarmSeconds],
+  ];
+  for (const [kind, interval, lagSeconds] of pollers) {
+    const service = `poll-${kind}`;
+    const period = pollerTiming(interval).period;
+    addAlarm(
+      scope,
+      `${LABELS[kind]}DeadDeliveriesAlarm`,
+      {
+        name: `${service}-dead-deliveries`,
+        description: `${service}: deliveries were marked dead (refused for good or out of attempts); see \`exposure-alerts deliveries list --status dead\``,
+        metric: emf('DeliveriesDead', service, 'Sum', period),
+        threshold: 1,
+        comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      },
+      action,
+    );
+    addAlarm(
+      scope,
+      `${LABELS[kind]}PollLagAlarm`,
+      {
+        name: `${service}-poll-lag`,
+        description: `${service}: the newest item fetched is more than ${lagSeconds} s old; the poller is falling behind`,
+        metric: emf('PollLagSeconds', service, 'Maximum', period),
+        threshold: lagSeconds,
+        comparison: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      },
+      action,
+    );
+  }
+  addAlarm(
+    scope,
+    'QuotaAlarm',
+    {
+      name: 'global-search-quota-low',
+      description: `poll-credentials: fewer than ${settings.quotaAlarmThreshold} global searches remain this month`,
+      metric: emf(
+        'GlobalSearchQuotaRemaining',
+        'poll-credentials',
+        'Minimum',
+        pollerTiming(settings.credentialsIntervalSeconds).period,
+      ),
+      threshold: settings.quotaAlarmThreshold,
+      comparison: ComparisonOperator.LESS_THAN_THRESHOLD,
+    },
+    action,
+  );
+}
