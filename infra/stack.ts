@@ -175,7 +175,10 @@ export class ExposureAlertsStack extends Stack {
       // I/O-bound and small (one Hono app): 256 MB is plenty and halves the cost per millisecond.
       memorySize: 256,
       logRetention,
-      environment: upstreamEnvironment,
+      environment: {
+        ...upstreamEnvironment,
+        ...(settings.apiAuth === 'AWS_IAM' ? { API_AUTH: 'AWS_IAM' } : {}),
+      },
       alarms: {
         action: alarmAction,
         // An unhandled error or a throttle means a caller got no answer from the app.

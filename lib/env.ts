@@ -21,6 +21,8 @@ export interface Environment {
   dynamodbEndpoint?: string;
   port: number;
   logLevel: LogLevel;
+  /** How the HTTP API authenticates callers: bearer tokens (default), or IAM behind a Function URL. */
+  apiAuth: 'bearer' | 'aws_iam';
 }
 
 type Env = Record<string, string | undefined>;
@@ -64,6 +66,10 @@ export function readEnvironment(env: Env = process.env): Environment {
   if (!isLogLevel(level))
     throw new ConfigError(`LOG_LEVEL must be debug, info, warn or error, got ${JSON.stringify(level)}`);
   const dynamodbEndpoint = nonEmpty(env, 'DYNAMODB_ENDPOINT');
+  const apiAuth = (nonEmpty(env, 'API_AUTH') ?? 'bearer').toLowerCase();
+  if (apiAuth !== 'bearer' && apiAuth !== 'aws_iam') {
+    throw new ConfigError(`API_AUTH must be bearer or AWS_IAM, got ${JSON.stringify(apiAuth)}`);
+  }
   return {
     apiUrl: apiUrl ? httpUrl('EXPOSURE_API_URL', apiUrl) : 'https://api.flare.io',
     apiUrlSet: apiUrl !== undefined,
@@ -80,5 +86,6 @@ export function readEnvironment(env: Env = process.env): Environment {
     dynamodbEndpoint: dynamodbEndpoint ? httpUrl('DYNAMODB_ENDPOINT', dynamodbEndpoint) : undefined,
     port: port === undefined ? 8787 : integer('PORT', port, 0, 65535),
     logLevel: level,
+    apiAuth,
   };
 }

@@ -43,6 +43,19 @@ export interface ApiDeps {
   authReloadIntervalMs?: number;
   /** Age after which `apiClients` is re-read anyway, so a removed client stops working; default 5 min. */
   authMaxAgeMs?: number;
+  /**
+   * The Function URL authenticates callers with IAM (API_AUTH=AWS_IAM): the caller's IAM identity
+   * is the client, and no bearer token is read.
+   */
+  iamCallers?: boolean;
+}
+
+/** `iam:<caller ARN>` from a Function URL event's IAM authorizer, when there is one. */
+export function iamCaller(env: unknown): string | undefined {
+  const iam = (
+    env as { event?: { requestContext?: { authorizer?: { iam?: { userArn?: unknown } } } } } | undefined
+  )?.event?.requestContext?.authorizer?.iam;
+  return typeof iam?.userArn === 'string' && iam.userArn ? `iam:${iam.userArn}` : undefined;
 }
 
 type Vars = { Variables: { requestId: string; client?: string; errorCode?: string } };
@@ -110,6 +123,14 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
   );
 
   const requireClient: MiddlewareHandler<Vars> = async (c, next) => {
+    if (deps.iamCallers) {
+      // Behind a Function URL with AWS_IAM auth, AWS has checked the SigV4 signature (which uses
+      // the Authorization header); the caller's IAM identity is the client.
+      const caller = iamCaller(c.env);
+      if (!caller) throw unauthorized('this API takes IAM-signed requests (SigV4) only', false);
+      c.set('client', caller);
+      return next();
+    }
     const bearer = parseBearer(c.req.header('authorization'));
     if (bearer.kind === 'missing') throw unauthorized('send Authorization: Bearer <token>', false);
     if (bearer.kind === 'malformed') {

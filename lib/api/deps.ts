@@ -56,7 +56,8 @@ export async function createApiDeps(
 ): Promise<ApiRuntime> {
   const logger = options.logger ?? createLogger({ level: env.logLevel, name: 'api' });
   const clock = options.clock ?? systemClock;
-  const check = options.checkApiClients ?? true;
+  // Under IAM auth there are no bearer tokens, so no apiClients to check.
+  const check = (options.checkApiClients ?? true) && env.apiAuth !== 'aws_iam';
   // Checked now, so a malformed map fails the cold start instead of every request.
   const initialClients = check ? parseApiClients(secrets.apiClients) : undefined;
   if (initialClients && Object.keys(initialClients).length === 0) {
@@ -94,6 +95,7 @@ export async function createApiDeps(
     logger,
     now: () => clock.now(),
     upstreamTimeoutMs: options.upstreamTimeoutMs ?? API_UPSTREAM_BUDGET.totalMs,
+    iamCallers: env.apiAuth === 'aws_iam',
     close: () => dynamo.destroy(),
   };
 }

@@ -47,6 +47,7 @@ export function buildApi(
     upstreamToken?: string;
     upstream?: Partial<UpstreamClientOptions>;
     upstreamTimeoutMs?: number;
+    iamCallers?: boolean;
   } = {},
 ): ApiUnderTest {
   const { tokens, digests } = apiClients();
@@ -70,6 +71,7 @@ export function buildApi(
     logger,
     now,
     upstreamTimeoutMs: options.upstreamTimeoutMs ?? 1_500,
+    iamCallers: options.iamCallers,
   };
   return { app: createApiApp(deps), deps, audit, logger, tokens, loads: () => loads };
 }

@@ -307,6 +307,12 @@ describe('API', () => {
     other.hasResourceProperties('AWS::Lambda::Url', { AuthType: 'AWS_IAM' });
     const permissions = Object.values(other.findResources('AWS::Lambda::Permission')) as Props[];
     expect(permissions.filter((p) => p.Properties.Principal === '*')).toEqual([]);
+    // The app then takes the IAM caller as the client instead of a bearer token.
+    const apiFunctions = Object.values(other.findResources('AWS::Lambda::Function')).filter(
+      (f) => (f as Props).Properties.Environment?.Variables?.API_AUTH !== undefined,
+    ) as Props[];
+    expect(apiFunctions.map((f) => f.Properties.Environment.Variables.API_AUTH)).toEqual(['AWS_IAM']);
+    expect(t.findResources('AWS::Lambda::Function', { Properties: { Environment: { Variables: { API_AUTH: 'AWS_IAM' } } } })).toEqual({});
   });
 });
 
