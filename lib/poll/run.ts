@@ -37,13 +37,18 @@ export async function runPollCycle(
   const total = budget.deadline - deps.poll.clock.now();
   // Poll until the delivery reserve, but never give polling less than half the budget.
   const pollDeadline = budget.deadline - Math.min(DELIVERY_RESERVE_MS, Math.max(0, total / 2));
-  for (const spec of streamsFor(deps.config, kind, deps.upstream)) {
-    const result = await pollStream(deps.poll, spec, { ...budget, deadline: pollDeadline });
-    streams.push(result);
-    if (result.status === 'unauthorized') break; // every other stream would meet the same refusal
+  let delivery: DeliverySummary;
+  try {
+    for (const spec of streamsFor(deps.config, kind, deps.upstream)) {
+      const result = await pollStream(deps.poll, spec, { ...budget, deadline: pollDeadline });
+      streams.push(result);
+      if (result.status === 'unauthorized') break; // every other stream would meet the same refusal
+    }
+    delivery = await runDeliveryPass(deps.deliver, { deadline: budget.deadline });
+  } finally {
+    // Even a cycle that throws (DynamoDB unreachable, say) reports what it measured.
+    deps.poll.metrics.flush();
   }
-  const delivery = await runDeliveryPass(deps.deliver, { deadline: budget.deadline });
-  deps.poll.metrics.flush();
   const exitCode = streams.some((s) => s.status === 'unauthorized')
     ? 3
     : streams.some((s) => s.status === 'failed') || delivery.destinations.some((d) => d.status === 'failed')
