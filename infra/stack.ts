@@ -197,14 +197,14 @@ export class ExposureAlertsStack extends Stack {
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     new CfnOutput(this, 'SecretArn', {
       value: this.secret.secretArn,
-      description: 'Put the secret object here (see infra/DEPLOY.md)',
+      description: 'Put the secret object here (see the README, Deploying to AWS)',
     });
     new CfnOutput(this, 'SecretKeys', {
       value: ['apiToken or apiKey', 'apiClients', ...alerts.secretNames].join(', '),
       description: 'Keys the secret object must hold for this alert config',
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn });
-    // What the runbook in infra/DEPLOY.md needs: function names, log groups, dead-letter queues.
+    // What the runbook in the README (Deploying to AWS) needs: function names, log groups, dead-letter queues.
     for (const [label, fn] of [
       ['PollEvents', this.pollEvents],
       ['PollCredentials', this.pollCredentials],
@@ -233,7 +233,7 @@ export class ExposureAlertsStack extends Stack {
     }
     const keys = ['apiToken|apiKey', 'apiClients', ...names].join(', ');
     const secret = new Secret(this, 'Secret', {
-      description: `exposure-alerts secret object (JSON): ${keys}. See infra/DEPLOY.md.`.slice(0, 2048),
+      description: `exposure-alerts secret object (JSON): ${keys}. See the README, Deploying to AWS.`.slice(0, 2048),
       // Created as an empty object: ops put the real values in. CloudFormation writes a new value
       // only when this template value changes, and it never does, so later deploys keep theirs.
       secretStringValue: SecretValue.unsafePlainText('{}'),

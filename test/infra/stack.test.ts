@@ -480,7 +480,7 @@ describe('outputs', () => {
     expect(outputs.TableName?.Value).toEqual({ Ref: logicalId(t, 'AWS::DynamoDB::Table', 'Table') });
     expect(outputs.SecretArn?.Value).toEqual({ Ref: logicalId(t, 'AWS::SecretsManager::Secret', 'Secret') });
     expect(outputs.SecretKeys?.Value).toBe('apiToken or apiKey, apiClients, siemKey, socSlackWebhook');
-    // And what the runbook (infra/DEPLOY.md) refers to.
+    // And what the runbook (README, Deploying to AWS) refers to.
     expect(outputs.PollEventsFunctionName?.Value).toEqual({
       Ref: logicalId(t, 'AWS::Lambda::Function', 'PollEventsFunction'),
     });
