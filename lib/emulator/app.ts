@@ -6,13 +6,22 @@
 import { randomBytes } from 'node:crypto';
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import { SEVERITIES, typeMatches } from '../upstream/event-types.ts';
-import type { EndpointName, Fault } from './control.ts';
+import { adminRoutes } from './admin.ts';
+import type { EndpointName } from './control.ts';
 import { EmulatorControl } from './control.ts';
-import { CursorCodec, fingerprint } from './cursor.ts';
-import type { DatasetOptions, EmulatedCredential, EmulatedEvent, Tenant } from './dataset.ts';
+import { CursorCodec } from './cursor.ts';
+import type { DatasetOptions, Tenant } from './dataset.ts';
 import { Dataset } from './dataset.ts';
-import { badRequest, EmulatorError, type FeedRequest, pageFeed, startPosition } from './feeds.ts';
+import { type Answer, badRequest, EmulatorError, errorBody, intParam, isObject } from './feeds.ts';
+import { emailInDomain, identityPage, keywordMatcher, legacyRecord } from './identities.ts';
+import {
+  checkSearchBody,
+  credentialSearch,
+  eventSearch,
+  legacySearch,
+  MAX_GROUP_PAGE,
+  type SearchWorld,
+} from './searches.ts';
 
 export interface EmulatorOptions extends DatasetOptions {
   /** The path segment the spec writes `core`; default `firework`. */
@@ -25,104 +34,26 @@ export interface EmulatorOptions extends DatasetOptions {
 
 type Vars = { Variables: { tenant: Tenant } };
 
-interface Answer {
-  status?: number;
-  body: unknown;
-  headers?: Record<string, string>;
-}
-
-const MAX_GROUP_PAGE = 100;
-const FREE_REPEAT_MS = 10 * 60_000;
-
-function errorBody(code: string, message: string) {
-  return { error: { code, message } };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function intParam(value: string | undefined, name: string, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}) {
-  if (value === undefined || value === '') return undefined;
-  if (!/^\d+$/.test(value)) throw badRequest(`${name} must be an integer`);
-  const n = Number(value);
-  if (n < min || n > max) throw badRequest(`${name} must be from ${min} to ${max}`);
-  return n;
-}
-
-function effectiveSeverity(event: EmulatedEvent): string {
-  return event.item.tenant_metadata.severity.override ?? event.item.metadata.severity;
-}
-
-/** Whether `name`'s domain part is `domain` or a subdomain of it. */
-function emailInDomain(name: string, domain: string): boolean {
-  const host = name.slice(name.lastIndexOf('@') + 1).toLowerCase();
-  const want = domain.toLowerCase();
-  return host === want || host.endsWith(`.${want}`);
-}
-
-function keywordMatcher(keyword: string): (name: string) => boolean {
-  const lower = keyword.toLowerCase();
-  const lead = lower.startsWith('*');
-  const trail = lower.endsWith('*') && lower.length > 1;
-  const core = lower.slice(lead ? 1 : 0, trail ? -1 : undefined);
-  return (name) => {
-    const n = name.toLowerCase();
-    if (lead && trail) return n.includes(core);
-    if (lead) return n.endsWith(core);
-    if (trail) return n.startsWith(core);
-    return n === core;
-  };
-}
-
-function checkSearchBody(body: unknown, maxSize: number): asserts body is Record<string, unknown> {
-  if (!isObject(body)) throw badRequest('the body must be a JSON object');
-  const allowed = new Set(['query', 'size', 'from', 'order', 'filters']);
-  for (const key of Object.keys(body)) if (!allowed.has(key)) throw badRequest(`unknown body key ${key}`);
-  const { size, order, filters, from } = body;
-  if (size !== undefined && (!Number.isInteger(size) || (size as number) < 1 || (size as number) > maxSize)) {
-    throw badRequest(`size must be an integer from 1 to ${maxSize}`);
-  }
-  if (order !== undefined && order !== 'asc' && order !== 'desc')
-    throw badRequest('order must be asc or desc');
-  if (from !== undefined && from !== null && typeof from !== 'string')
-    throw badRequest('from must be a string');
-  if (filters !== undefined) {
-    if (!isObject(filters)) throw badRequest('filters must be an object');
-    const known = new Set([
-      'severity',
-      'type',
-      'estimated_created_at',
-      'tags',
-      'is_ignored',
-      'is_remediated',
-    ]);
-    for (const key of Object.keys(filters)) if (!known.has(key)) throw badRequest(`unknown filter ${key}`);
-    const sev = filters.severity;
-    if (
-      sev !== undefined &&
-      (!Array.isArray(sev) || sev.some((s) => !(SEVERITIES as readonly string[]).includes(s)))
-    ) {
-      throw badRequest('filters.severity must be an array of info, low, medium, high, critical');
-    }
-  }
-}
-
 export class Emulator {
   readonly dataset: Dataset;
   readonly control = new EmulatorControl();
   readonly app: Hono<Vars>;
   readonly coreSegment: string;
-  private readonly cursors: CursorCodec;
   private readonly issued = new Map<string, { tenantId: number; expiresAt: number }>();
-  private readonly recentSearches = new Map<string, number>();
   private readonly now: () => number;
+  private readonly world: SearchWorld;
 
   constructor(options: EmulatorOptions = {}) {
     this.dataset = new Dataset(options);
     this.coreSegment = options.coreSegment ?? 'firework';
-    this.cursors = new CursorCodec(this.dataset.seed, options.instance);
     this.now = options.now ?? Date.now;
+    this.world = {
+      dataset: this.dataset,
+      cursors: new CursorCodec(this.dataset.seed, options.instance),
+      control: this.control,
+      now: this.now,
+      recentSearches: new Map(),
+    };
     this.app = this.buildApp();
   }
 
@@ -301,7 +232,7 @@ export class Emulator {
           out[account] = {
             name: account,
             links: { self: `/astp/identities/by_accounts#${account}` },
-            passwords: records.map((r) => this.legacyRecord(r)),
+            passwords: records.map((r) => legacyRecord(this.dataset, r)),
           };
         }
         return { body: out };
@@ -318,7 +249,8 @@ export class Emulator {
         if (!group)
           throw new EmulatorError(404, 'NOT_FOUND', `identifier group ${c.req.param('groupId')} not found`);
         const ids = new Set(group.identifierIds);
-        return this.eventSearch(
+        return eventSearch(
+          this.world,
           'identifierGroupEvents',
           tenant,
           body,
@@ -333,7 +265,7 @@ export class Emulator {
       this.endpoint('tenantEvents', (_c, tenant, input) => {
         const body = input ?? {};
         checkSearchBody(body, 10);
-        return this.eventSearch('tenantEvents', tenant, body, () => true);
+        return eventSearch(this.world, 'tenantEvents', tenant, body, () => true);
       }),
     );
 
@@ -351,7 +283,7 @@ export class Emulator {
           const size = intParam(c.req.query('size'), 'size', { min: 1, max: 10_000 }) ?? 100;
           const from = intParam(c.req.query('from'), 'from');
           const password = c.req.param('password') ?? '';
-          return { body: this.identityPage((cr) => cr.password === password, from, size) };
+          return { body: identityPage(this.dataset, (cr) => cr.password === password, from, size) };
         }),
       );
       app.get(
@@ -372,7 +304,7 @@ export class Emulator {
           return {
             body: {
               items: page.map((cr) => ({
-                ...this.legacyRecord(cr),
+                ...legacyRecord(this.dataset, cr),
                 identity_name: cr.identity_name,
                 source: null,
               })),
@@ -387,7 +319,7 @@ export class Emulator {
           const size = intParam(c.req.query('size'), 'size', { min: 1, max: 10_000 }) ?? 100;
           const from = intParam(c.req.query('from'), 'from');
           const matches = keywordMatcher(c.req.param('keyword') ?? '');
-          return { body: this.identityPage((cr) => matches(cr.identity_name), from, size) };
+          return { body: identityPage(this.dataset, (cr) => matches(cr.identity_name), from, size) };
         }),
       );
       app.get(
@@ -396,14 +328,16 @@ export class Emulator {
           const size = intParam(c.req.query('size'), 'size', { min: 1, max: 10_000 }) ?? 100;
           const from = intParam(c.req.query('from'), 'from');
           const domain = c.req.param('domain') ?? '';
-          return { body: this.identityPage((cr) => emailInDomain(cr.identity_name, domain), from, size) };
+          return {
+            body: identityPage(this.dataset, (cr) => emailInDomain(cr.identity_name, domain), from, size),
+          };
         }),
       );
     }
 
     app.post(
       `${core}/v4/credentials/global/_search`,
-      this.endpoint('globalCredentials', (_c, tenant, input) => this.credentialSearch(tenant, input)),
+      this.endpoint('globalCredentials', (_c, tenant, input) => credentialSearch(this.world, tenant, input)),
     );
 
     app.post(
@@ -424,330 +358,14 @@ export class Emulator {
 
     app.post(
       `${core}/v2/search/`,
-      this.endpoint('legacySearch', (c, tenant) => this.legacySearch(c, tenant)),
+      this.endpoint('legacySearch', (c, tenant) => legacySearch(this.world, c, tenant)),
     );
 
-    this.adminRoutes(app);
+    app.route('/_emulator', adminRoutes(this));
 
     app.notFound((c) => c.json(errorBody('NOT_FOUND', `no route ${c.req.method} ${c.req.path}`), 404));
     app.onError((error, c) => c.json(errorBody('INTERNAL', error.message), 500));
     return app;
-  }
-
-  private eventSearch(
-    endpoint: 'tenantEvents' | 'identifierGroupEvents',
-    tenant: Tenant,
-    body: Record<string, unknown>,
-    inScope: (e: EmulatedEvent) => boolean,
-    groupId?: number,
-  ): Answer {
-    const filters = (body.filters ?? {}) as Record<string, unknown>;
-    const order = (body.order as 'asc' | 'desc' | undefined) ?? 'desc';
-    const request: FeedRequest = {
-      endpoint,
-      tenantId: tenant.id,
-      fingerprint: fingerprint({ groupId, query: body.query, filters, order }),
-      from: body.from as string | null | undefined,
-      size: (body.size as number | undefined) ?? 10,
-      order,
-      endOfFeed: this.control.endOfFeed,
-    };
-    const severities = filters.severity as string[] | undefined;
-    const types = filters.type as string[] | undefined;
-    const tags = filters.tags as string[] | undefined;
-    const range = (filters.estimated_created_at ?? {}) as Record<string, string | undefined>;
-    const bounds = Object.fromEntries(
-      Object.entries(range).map(([k, v]) => {
-        const t = typeof v === 'string' ? Date.parse(v) : Number.NaN;
-        if (Number.isNaN(t)) throw badRequest(`filters.estimated_created_at.${k} must be a timestamp`);
-        return [k, t];
-      }),
-    );
-    const query = body.query as Record<string, unknown> | undefined;
-    if (query !== undefined && (query.type !== 'domain' || typeof query.fqdn !== 'string')) {
-      throw badRequest('query must be {type: "domain", fqdn: string}');
-    }
-    const fqdn = (query?.fqdn as string | undefined)?.toLowerCase();
-    const accept = (e: EmulatedEvent) => {
-      if (!inScope(e)) return false;
-      if (severities && !severities.includes(effectiveSeverity(e))) return false;
-      if (types && !types.some((t) => typeMatches(t, e.item.metadata.type))) return false;
-      if (tags && !tags.some((t) => e.item.tenant_metadata.tags.includes(t))) return false;
-      const created = Date.parse(e.item.metadata.estimated_created_at);
-      if (bounds.gt !== undefined && !(created > bounds.gt)) return false;
-      if (bounds.gte !== undefined && !(created >= bounds.gte)) return false;
-      if (bounds.lt !== undefined && !(created < bounds.lt)) return false;
-      if (bounds.lte !== undefined && !(created <= bounds.lte)) return false;
-      if (fqdn && !e.item.identifiers.some((i) => i.name.toLowerCase().includes(fqdn))) return false;
-      return true;
-    };
-    // Flags filter after the window, so a page can be short or empty mid-feed.
-    const post = (e: EmulatedEvent) =>
-      (filters.is_ignored === undefined || e.isIgnored === filters.is_ignored) &&
-      (filters.is_remediated === undefined || e.isRemediated === filters.is_remediated);
-    const page = pageFeed(
-      this.cursors,
-      request,
-      tenant.events,
-      (e) => e.seq,
-      accept,
-      (e) => structuredClone(e.item),
-      post,
-    );
-    return { body: { items: page.items, next: page.next } };
-  }
-
-  private credentialSearch(tenant: Tenant, input: unknown): Answer {
-    if (!isObject(input)) throw badRequest('the body must be a JSON object');
-    const allowed = new Set(['query', 'filters', 'from', 'size', 'include', 'order']);
-    for (const key of Object.keys(input)) if (!allowed.has(key)) throw badRequest(`unknown body key ${key}`);
-    const query = input.query as Record<string, unknown> | undefined;
-    if (!isObject(query) || query.type !== 'domain' || typeof query.fqdn !== 'string' || query.fqdn === '') {
-      throw badRequest('query must be {type: "domain", fqdn: string}');
-    }
-    const size = input.size ?? 10;
-    if (!Number.isInteger(size) || (size as number) < 1 || (size as number) > 10_000) {
-      throw badRequest('size must be an integer from 1 to 10000');
-    }
-    const order = input.order ?? 'desc';
-    if (order !== 'asc' && order !== 'desc') throw badRequest('order must be asc or desc');
-    const include = input.include ?? [];
-    if (!Array.isArray(include) || include.some((i) => i !== 'known_password_id')) {
-      throw badRequest('include may only hold known_password_id');
-    }
-    const filters = (input.filters ?? {}) as Record<string, unknown>;
-    if (!isObject(filters)) throw badRequest('filters must be an object');
-    const imported = (filters.imported_at ?? {}) as Record<string, unknown>;
-    const gte = typeof imported.gte === 'string' ? Date.parse(imported.gte) : undefined;
-    const lte = typeof imported.lte === 'string' ? Date.parse(imported.lte) : undefined;
-    if (Number.isNaN(gte) || Number.isNaN(lte))
-      throw badRequest('filters.imported_at bounds must be timestamps');
-    const request: FeedRequest = {
-      endpoint: 'globalCredentials',
-      tenantId: tenant.id,
-      fingerprint: fingerprint({ query, filters, order, include }),
-      from: input.from as string | null | undefined,
-      size: size as number,
-      order,
-      endOfFeed: this.control.endOfFeed,
-    };
-    startPosition(this.cursors, request); // refuse a bad cursor before charging the quota
-    const now = this.now();
-    const searchKey = `${tenant.id}:${request.fingerprint}:${request.from ?? ''}:${size}`;
-    const cost = Math.max(1, Math.ceil((size as number) / 100));
-    const free = (this.recentSearches.get(searchKey) ?? Number.NEGATIVE_INFINITY) > now - FREE_REPEAT_MS;
-    if (!free) {
-      if (tenant.quotaRemaining < cost) {
-        throw new EmulatorError(403, 'QUOTA_EXCEEDED', 'the monthly global search quota is used up', {
-          'X-Flare-Global-Searches-Remaining': '0',
-          'X-Flare-Global-Searches-Batch-Reached': 'true',
-        });
-      }
-      tenant.quotaRemaining -= cost;
-      this.recentSearches.set(searchKey, now);
-    }
-    const fqdn = query.fqdn;
-    const page = pageFeed(
-      this.cursors,
-      request,
-      this.dataset.credentials,
-      (cr) => cr.id,
-      (cr) => {
-        if (!emailInDomain(cr.identity_name, fqdn)) return false;
-        const t = Date.parse(cr.imported_at);
-        return (gte === undefined || t >= gte) && (lte === undefined || t <= lte);
-      },
-      (cr) => this.globalCredential(cr),
-    );
-    return {
-      body: { items: page.items, next: page.next },
-      headers: {
-        'X-Flare-Global-Searches-Remaining': String(tenant.quotaRemaining),
-        'X-Flare-Global-Searches-Batch-Reached': String(cost > 1),
-      },
-    };
-  }
-
-  private legacySearch(c: Context<Vars>, tenant: Tenant): Answer {
-    const q = (name: string) => c.req.query(name);
-    const size = intParam(q('size'), 'size', { min: 1, max: 10_000 }) ?? 10;
-    const order = q('order') ?? 'desc';
-    if (order !== 'asc' && order !== 'desc') throw badRequest('order must be asc or desc');
-    const types = c.req.queries('types');
-    let from: number | undefined;
-    let to: number | undefined;
-    const time = q('time');
-    if (time !== undefined) {
-      const [a, b, extra] = time.split('@');
-      from = a ? Date.parse(a) : undefined;
-      to = b ? Date.parse(b) : undefined;
-      if (extra !== undefined || Number.isNaN(from) || Number.isNaN(to)) {
-        throw badRequest('time must be <from>@<to>, both ISO 8601 timestamps');
-      }
-    }
-    const tags = c.req.queries('tags');
-    const cursor = q('from') ?? q('search_after');
-    const request: FeedRequest = {
-      endpoint: 'legacySearch',
-      tenantId: tenant.id,
-      fingerprint: fingerprint({ types, time, order, tags }),
-      from: cursor,
-      size,
-      order,
-      endOfFeed: 'null',
-    };
-    const accept = (e: EmulatedEvent) => {
-      if (types && !types.some((t) => typeMatches(t, e.item.metadata.type))) return false;
-      if (tags && !tags.some((t) => e.item.tenant_metadata.tags.includes(t))) return false;
-      const created = Date.parse(e.item.metadata.estimated_created_at);
-      return (from === undefined || created >= from) && (to === undefined || created <= to);
-    };
-    const page = pageFeed(
-      this.cursors,
-      request,
-      tenant.events,
-      (e) => e.seq,
-      accept,
-      (e) => structuredClone(e.item),
-    );
-    const nbHits = tenant.events.filter(accept).length;
-    return {
-      body: {
-        items: page.items,
-        links: page.next ? { next: page.next } : {},
-        nb_hits: nbHits,
-        ...(page.next ? { search_after: page.next } : {}),
-      },
-      headers: {
-        'X-Flare-Global-Searches-Remaining': String(tenant.quotaRemaining),
-        'X-Flare-Global-Searches-Batch-Reached': 'false',
-      },
-    };
-  }
-
-  private legacyRecord(cr: EmulatedCredential) {
-    const source = this.dataset.source(cr.source_id);
-    return {
-      id: cr.id,
-      credential_hash: cr.credential_hash,
-      domain: cr.domain,
-      hash: cr.hash,
-      hash_type: cr.hash_type ?? 'unknown',
-      extra: {},
-      imported_at: cr.imported_at,
-      source: source && {
-        id: source.id,
-        name: source.name,
-        description: source.description_en,
-        description_fr: source.description_fr,
-        hash_description: cr.hash_type ?? 'unknown',
-        hash_type: cr.hash_type ?? 'unknown',
-        ...(source.breached_at ? { breached_at: source.breached_at } : {}),
-        ...(source.leaked_at ? { leaked_at: source.leaked_at } : {}),
-        is_alerts_enabled: source.is_alert_enabled,
-        related_urls: [],
-        url: null,
-      },
-      source_id: cr.source_id,
-      source_params: null,
-    };
-  }
-
-  private globalCredential(cr: EmulatedCredential) {
-    const { password: _password, ...served } = cr;
-    const source = this.dataset.source(cr.source_id);
-    return { ...served, ...(source ? { source: { ...source } } : {}) };
-  }
-
-  /** Legacy identity paging: records by ascending id after `from`, `size` of them, grouped by account. */
-  private identityPage(match: (cr: EmulatedCredential) => boolean, from: number | undefined, size: number) {
-    const identities = new Map<
-      string,
-      { name: string; links: Record<string, string>; passwords: unknown[] }
-    >();
-    let taken = 0;
-    for (const cr of this.dataset.credentials) {
-      if (taken >= size) break;
-      if (from !== undefined && cr.id <= from) continue;
-      if (!match(cr)) continue;
-      taken += 1;
-      let identity = identities.get(cr.identity_name);
-      if (!identity) {
-        identity = {
-          name: cr.identity_name,
-          links: { self: `/identities/${encodeURIComponent(cr.identity_name)}` },
-          passwords: [],
-        };
-        identities.set(cr.identity_name, identity);
-      }
-      identity.passwords.push(this.legacyRecord(cr));
-    }
-    return [...identities.values()];
-  }
-
-  private adminRoutes(app: Hono<Vars>): void {
-    const admin = new Hono();
-    admin.get('/info', (c) =>
-      c.json({
-        seed: this.dataset.seed,
-        coreSegment: this.coreSegment,
-        tenants: this.dataset.tenants.map((t) => ({
-          id: t.id,
-          slug: t.slug,
-          name: t.name,
-          token: t.token,
-          apiKey: t.apiKey,
-          accountTakeover: t.accountTakeover,
-          groups: t.groups,
-          assets: [...t.assets.keys()],
-          events: t.events.length,
-          quotaRemaining: t.quotaRemaining,
-        })),
-        credentials: this.dataset.credentials.length,
-      }),
-    );
-    admin.get('/requests', (c) => c.json({ requests: this.control.requests }));
-    admin.delete('/requests', (c) => {
-      this.control.clearLog();
-      return c.body(null, 204);
-    });
-    admin.post('/faults', async (c) => {
-      const fault = (await c.req.json().catch(() => undefined)) as Fault | undefined;
-      if (!isObject(fault)) return c.json(errorBody('BAD_REQUEST', 'a fault is a JSON object'), 400);
-      this.control.addFault(fault);
-      return c.body(null, 204);
-    });
-    admin.delete('/faults', (c) => {
-      this.control.clearFaults();
-      return c.body(null, 204);
-    });
-    admin.post('/events', async (c) => {
-      const body = ((await c.req.json().catch(() => ({}))) ?? {}) as {
-        tenant?: number | string;
-        count?: number;
-      };
-      const tenant = this.dataset.tenant(body.tenant ?? 'acme');
-      const added = this.dataset.appendEvents(tenant.id, body.count ?? 1);
-      return c.json({ added: added.map((e) => e.item.metadata.uid) });
-    });
-    admin.post('/credentials', async (c) => {
-      const body = ((await c.req.json().catch(() => ({}))) ?? {}) as { count?: number; domain?: string };
-      const added = this.dataset.appendCredentials(body.count ?? 1, { domain: body.domain });
-      return c.json({ added: added.map((cr) => cr.id) });
-    });
-    admin.put('/settings', async (c) => {
-      const body = ((await c.req.json().catch(() => ({}))) ?? {}) as Record<string, unknown>;
-      if (typeof body.latencyMs === 'number') this.control.latencyMs = body.latencyMs;
-      if (typeof body.tokenTtlMs === 'number') this.control.tokenTtlMs = body.tokenTtlMs;
-      if (body.endOfFeed === 'cursor' || body.endOfFeed === 'null') this.control.endOfFeed = body.endOfFeed;
-      if (body.revokeTokens === true) this.revokeIssuedTokens();
-      return c.json({
-        latencyMs: this.control.latencyMs,
-        tokenTtlMs: this.control.tokenTtlMs,
-        endOfFeed: this.control.endOfFeed,
-      });
-    });
-    app.route('/_emulator', admin);
   }
 }
 

@@ -116,3 +116,29 @@ export function pageFeed<E, T>(
   else next = codec.encode(payload(start ?? (asc ? 0 : Number.MAX_SAFE_INTEGER)));
   return { items: window.filter(postFilter).map(render), next, hasMore };
 }
+
+/** What an endpoint handler returns; the app serialises it. */
+export interface Answer {
+  status?: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+export function errorBody(code: string, message: string) {
+  return { error: { code, message } };
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function intParam(
+  value: string | undefined,
+  name: string,
+  { min = 0, max = Number.MAX_SAFE_INTEGER } = {},
+) {
+  if (value === undefined || value === '') return undefined;
+  if (!/^\d+$/.test(value)) throw badRequest(`${name} must be an integer`);
+  const n = Number(value);
+  if (n < min || n > max) throw badRequest(`${name} must be from ${min} to ${max}`);
+  return n;
+}
