@@ -88,7 +88,8 @@ export interface DeliverySummary {
   dead: number;
 }
 
-function toAlert(record: DeliveryRecord): DeliveryAlert {
+/** A delivery record as the renderers take it. */
+export function recordToAlert(record: DeliveryRecord): DeliveryAlert {
   return {
     kind: record.kind,
     key: record.key,
@@ -222,13 +223,13 @@ function renderSafely(
 ): Rendered<Payload>[] {
   const now = new Date(deps.clock.now());
   try {
-    return deps.render(destination, records.map(toAlert), now);
+    return deps.render(destination, records.map(recordToAlert), now);
   } catch (error) {
     log.error('rendering a batch failed; rendering its alerts one by one', { error });
     const out: Rendered<Payload>[] = [];
     for (const record of records) {
       try {
-        out.push(...deps.render(destination, [toAlert(record)], now));
+        out.push(...deps.render(destination, [recordToAlert(record)], now));
       } catch (single) {
         record.status = 'dead';
         record.lastError = `render failed: ${(single as Error)?.message ?? String(single)}`.slice(0, 500);

@@ -1,25 +1,34 @@
 /**
  * One stream's poll: take its lease, read its cursor, page with `order: "asc"`, and for each page
- * decide each item's destinations, write the delivery records, then advance the cursor (fenced by
- * the lease). The next page is fetched while the current one is written, so DynamoDB time hides
- * behind upstream latency; only one page is held besides the one in flight.
+ * decide each item's destinations and write the delivery records (page.ts), then advance the
+ * cursor (fenced by the lease).
  *
- * What a crash at any point costs: before the records are written, nothing (the page is read
- * again); between records and cursor, nothing (the records exist, the re-read is deduped).
+ * Pages flow through a short pipeline: the upstream is asked for the next page as soon as one
+ * arrives, and up to PIPELINE_DEPTH pages are written at once, so DynamoDB time (and inline
+ * webhook sends) hide behind upstream latency and use both sides' time. The cursor still moves in
+ * page order, each step only once its page's records exist; memory holds at most that many pages.
+ *
+ * What a crash at any point costs: before a page's records are written, nothing (the page is read
+ * again); between records and cursor, nothing (the records exist, the re-read is deduped). A
+ * failure stops the fetching, lets the pages in flight finish (so nothing is left writing behind
+ * it) and moves the cursor no further.
  */
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Alert } from '../model.ts';
-import type { DeliveryStore, NewDelivery } from '../state/deliveries.ts';
+import type { DeliveryStore } from '../state/deliveries.ts';
 import { keepAlive, LeaseLostError } from '../state/lease.ts';
 import type { QuarantineStore } from '../state/quarantine.ts';
-import type { CursorAdvance, StreamLease, StreamStore } from '../state/streams.ts';
+import type { CursorAdvance, StreamStore } from '../state/streams.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import { isEndOfFeed } from '../upstream/paging.ts';
-import type { Credential, EventItem } from '../upstream/schemas.ts';
-import { issuesToText } from '../upstream/validate.ts';
+import type { InlineDelivery } from './inline.ts';
+import { type PageCounts, processPage } from './page.ts';
 import type { StreamPage, StreamSpec } from './streams.ts';
+
+/** Pages being written at once (besides the one being fetched). */
+export const PIPELINE_DEPTH = 4;
 
 export interface RoutingDecision {
   /** Destination name -> names of the routes that chose it. */
@@ -65,6 +74,8 @@ export interface StreamResult {
   newItems: number;
   /** Records created as pending (to be sent). */
   queued: number;
+  /** Records created already sent (delivered inline while polling). */
+  sent: number;
   silenced: number;
   baseline: number;
   unrouted: number;
@@ -87,6 +98,7 @@ function emptyResult(stream: string, status: StreamStatus): StreamResult {
     items: 0,
     newItems: 0,
     queued: 0,
+    sent: 0,
     silenced: 0,
     baseline: 0,
     unrouted: 0,
@@ -94,16 +106,23 @@ function emptyResult(stream: string, status: StreamStatus): StreamResult {
   };
 }
 
-function toAlert(spec: StreamSpec, item: EventItem | Credential): Alert {
-  return spec.kind === 'event'
-    ? { kind: 'event', key: (item as EventItem).metadata.uid, source: spec.id, item: item as EventItem }
-    : { kind: 'credential', key: String((item as Credential).id), source: spec.id, item: item as Credential };
+function addCounts(result: StreamResult, counts: PageCounts): void {
+  for (const key of Object.keys(counts) as (keyof PageCounts)[]) result[key] += counts[key];
 }
 
+interface Slot {
+  page: StreamPage;
+  /** Whether this page is the last one for now. */
+  end: boolean;
+  work: Promise<PageCounts>;
+}
+
+/** Polls one stream; with `inline`, its new webhook deliveries are sent as pages are written. */
 export async function pollStream(
   deps: PollDeps,
   spec: StreamSpec,
   budget: PollBudget,
+  inline?: InlineDelivery,
 ): Promise<StreamResult> {
   const { clock, logger } = deps;
   const log = logger.child({ stream: spec.id });
@@ -149,62 +168,98 @@ export async function pollStream(
     return promise;
   };
 
+  const window: Slot[] = [];
+  const inFlight = new Set<string>();
   let released = false;
   try {
-    let inFlight: Promise<StreamPage> | undefined = fetchPage(from);
-    while (inFlight) {
-      let page: StreamPage;
-      try {
-        page = await inFlight;
-      } catch (error) {
-        if (cursorTrusted && error instanceof UpstreamError && error.code === 'bad_request') {
-          // The upstream no longer honours the saved cursor (expired, or from another instance).
-          log.warn('the upstream refused the saved cursor; starting again from the lookback window', {
-            code: error.code,
-          });
-          since = new Date(clock.now() - spec.lookbackMs).toISOString();
-          from = undefined;
+    try {
+      let fetching: Promise<StreamPage> | undefined = fetchPage(from);
+      let fetchFrom = from;
+      let fetchError: unknown;
+      while (fetching || window.length) {
+        if (fetching && window.length < PIPELINE_DEPTH) {
+          let page: StreamPage;
+          try {
+            page = await fetching;
+          } catch (error) {
+            if (cursorTrusted && error instanceof UpstreamError && error.code === 'bad_request') {
+              // The upstream no longer honours the saved cursor (expired, or from another instance).
+              log.warn('the upstream refused the saved cursor; starting again from the lookback window', {
+                code: error.code,
+              });
+              since = new Date(clock.now() - spec.lookbackMs).toISOString();
+              from = undefined;
+              fetchFrom = undefined;
+              cursorTrusted = false;
+              await deps.streams.advance(lease, advance({ clearCursor: true }));
+              fetching = fetchPage(undefined);
+              continue;
+            }
+            // Finish the pages already in flight, then report it.
+            fetching = undefined;
+            fetchError = error;
+            continue;
+          }
           cursorTrusted = false;
-          await deps.streams.advance(lease, advance({ clearCursor: true }));
-          inFlight = fetchPage(undefined);
+          await deps.checkpoint?.('page-fetched', spec.id);
+          const end = isEndOfFeed(page.next, fetchFrom);
+          // Ask for the next page first, so its latency overlaps the work on the pages in flight.
+          if (!end && clock.now() <= budget.deadline - reserve) {
+            fetchFrom = page.next as string;
+            fetching = fetchPage(fetchFrom);
+          } else {
+            fetching = undefined;
+            if (!end) {
+              result.status = 'budget';
+              log.info('time budget spent; the next run resumes from the saved cursor', {
+                pages: result.pages + window.length + 1,
+              });
+            }
+          }
+          const work = processPage(deps, page, {
+            spec,
+            lease,
+            baselining,
+            inFlight,
+            inline,
+            deadline: budget.deadline,
+            signal: alive.signal,
+          });
+          work.catch(() => {}); // awaited in order below
+          window.push({ page, end, work });
           continue;
         }
-        throw error;
-      }
-      cursorTrusted = false;
-      await deps.checkpoint?.('page-fetched', spec.id);
-      const end = isEndOfFeed(page.next, from);
-      const outOfTime = clock.now() > budget.deadline - reserve;
-      // Ask for the next page now, so its latency overlaps this page's writes.
-      inFlight = !end && !outOfTime ? fetchPage(page.next as string) : undefined;
+        const slot = window.shift() as Slot;
+        const counts = await slot.work;
+        const { page, end } = slot;
+        addCounts(result, counts);
+        for (const item of page.items) {
+          const t = spec.itemTime(item);
+          if (!newest || t > newest) newest = t;
+        }
+        await deps.checkpoint?.('records-written', spec.id);
 
-      const pageNew = await processPage(deps, spec, lease, page, baselining, result);
-      for (const item of page.items) {
-        const t = spec.itemTime(item);
-        if (!newest || t > newest) newest = t;
+        const moved = page.next !== null && page.next !== from;
+        if (moved) from = page.next as string;
+        if (end && baselining) baselining = false;
+        result.pages += 1;
+        if (moved || page.items.length || page.invalid.length || end) {
+          await deps.streams.advance(lease, {
+            ...advance(),
+            counters: {
+              pages: 1,
+              items: page.items.length,
+              newItems: counts.newItems,
+              quarantined: page.invalid.length,
+            },
+          });
+        }
+        await deps.checkpoint?.('cursor-advanced', spec.id);
       }
-      await deps.checkpoint?.('records-written', spec.id);
-
-      const moved = page.next !== null && page.next !== from;
-      if (moved) from = page.next as string;
-      if (end && baselining) baselining = false;
-      result.pages += 1;
-      if (moved || page.items.length || page.invalid.length || end) {
-        await deps.streams.advance(lease, {
-          ...advance(),
-          counters: {
-            pages: 1,
-            items: page.items.length,
-            newItems: pageNew,
-            quarantined: page.invalid.length,
-          },
-        });
-      }
-      await deps.checkpoint?.('cursor-advanced', spec.id);
-      if (!end && outOfTime) {
-        result.status = 'budget';
-        log.info('time budget spent; the next run resumes from the saved cursor', { pages: result.pages });
-      }
+      if (fetchError) throw fetchError;
+    } finally {
+      // Never leave a page writing (or sending) behind a failure.
+      await Promise.allSettled(window.map((slot) => slot.work));
     }
     await deps.streams.release(lease);
     released = true;
@@ -250,68 +305,4 @@ export async function pollStream(
   deps.metrics.count('ItemsFetched', result.items, { stream: spec.id });
   deps.metrics.count('NewItems', result.newItems, { stream: spec.id });
   return result;
-}
-
-async function processPage(
-  deps: PollDeps,
-  spec: StreamSpec,
-  lease: StreamLease,
-  page: StreamPage,
-  baselining: boolean,
-  result: StreamResult,
-): Promise<number> {
-  const now = new Date(deps.clock.now());
-  const records: NewDelivery[] = [];
-  for (const item of page.items) {
-    const alert = deps.protect(toAlert(spec, item));
-    const decision = deps.route(alert, now);
-    if (decision.destinations.size === 0) result.unrouted += 1;
-    const status = baselining ? 'baseline' : decision.silenced ? 'silenced' : 'pending';
-    for (const [destination, routes] of decision.destinations) {
-      records.push({
-        destination,
-        kind: alert.kind,
-        key: alert.key,
-        source: spec.id,
-        routes,
-        item: alert.item,
-        status,
-        ...(status === 'silenced' && decision.silenced
-          ? { note: `silenced: ${decision.silenced.reason}` }
-          : {}),
-      });
-    }
-  }
-  result.items += page.items.length;
-  if (page.invalid.length) {
-    await deps.quarantine.record(
-      spec.id,
-      page.invalid.map((bad) => ({
-        key: bad.key,
-        issues: issuesToText(bad.issues),
-        raw: deps.protectRaw(bad.raw),
-      })),
-    );
-    for (const bad of page.invalid) {
-      deps.logger.warn('item quarantined: it breaks the upstream spec', {
-        stream: spec.id,
-        key: bad.key,
-        issues: issuesToText(bad.issues),
-      });
-    }
-    deps.metrics.count('QuarantinedItems', page.invalid.length, { stream: spec.id });
-    result.quarantined += page.invalid.length;
-  }
-  if (records.length === 0) return 0;
-  // Batch creation leans on the lease: use it only while the lease has comfortably long to run.
-  const leaseSafe = lease.expiresAt - deps.clock.now() > 15_000;
-  const { created } = await deps.deliveries.create(records, { exclusive: spec.exclusive && leaseSafe });
-  const newKeys = new Set(created.map((r) => r.key));
-  result.newItems += newKeys.size;
-  for (const record of created) {
-    if (record.status === 'pending') result.queued += 1;
-    else if (record.status === 'silenced') result.silenced += 1;
-    else if (record.status === 'baseline') result.baseline += 1;
-  }
-  return newKeys.size;
 }

@@ -1,14 +1,17 @@
 /**
  * One poll cycle of a kind (`events`: the tenant stream and every identifier group;
- * `credentials`: every configured domain), then one delivery pass. The exit code follows
+ * `credentials`: every configured domain), then one delivery pass. New webhook deliveries of
+ * exclusive streams are sent while polling (inline.ts); the pass sends everything else (digests,
+ * paced destinations, retries) and what inline delivery handed over. The exit code follows
  * interface.md: 3 when the upstream rejected the credentials, 1 when a stream failed for another
  * reason, 0 otherwise (a skipped or rate-limited stream resumes next time).
  */
-import type { DeliverDeps, DeliverySummary } from '../deliver/pass.ts';
+import type { DeliverDeps, DeliverySummary, DestinationResult } from '../deliver/pass.ts';
 import { runDeliveryPass } from '../deliver/pass.ts';
 import type { AlertsConfig } from '../rules/config.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { type PollBudget, type PollDeps, pollStream, type StreamResult } from './cycle.ts';
+import { InlineDelivery } from './inline.ts';
 import { type PollKind, streamsFor } from './streams.ts';
 
 export interface CycleSummary {
@@ -39,12 +42,16 @@ export async function runPollCycle(
   const pollDeadline = budget.deadline - Math.min(DELIVERY_RESERVE_MS, Math.max(0, total / 2));
   let delivery: DeliverySummary;
   try {
+    const inline = new InlineDelivery(deps.deliver);
     for (const spec of streamsFor(deps.config, kind, deps.upstream)) {
-      const result = await pollStream(deps.poll, spec, { ...budget, deadline: pollDeadline });
+      const result = await pollStream(deps.poll, spec, { ...budget, deadline: pollDeadline }, inline);
       streams.push(result);
       if (result.status === 'unauthorized') break; // every other stream would meet the same refusal
     }
-    delivery = await runDeliveryPass(deps.deliver, { deadline: budget.deadline });
+    delivery = withInline(
+      await runDeliveryPass(deps.deliver, { deadline: budget.deadline }),
+      inline.results(),
+    );
   } finally {
     // Even a cycle that throws (DynamoDB unreachable, say) reports what it measured.
     deps.poll.metrics.flush();
@@ -55,4 +62,24 @@ export async function runPollCycle(
       ? 1
       : 0;
   return { kind, streams, delivery, exitCode };
+}
+
+/** The pass's summary with what was delivered inline added in, per destination. */
+function withInline(pass: DeliverySummary, inline: DestinationResult[]): DeliverySummary {
+  const destinations = pass.destinations.map((d) => {
+    const early = inline.find((i) => i.destination === d.destination);
+    return early
+      ? {
+          ...d,
+          messages: d.messages + early.messages,
+          sent: d.sent + early.sent,
+          retrying: d.retrying + early.retrying,
+        }
+      : d;
+  });
+  for (const early of inline) {
+    if (!destinations.some((d) => d.destination === early.destination)) destinations.push(early);
+  }
+  const sum = (key: 'sent' | 'retrying') => inline.reduce((n, i) => n + i[key], 0);
+  return { ...pass, destinations, sent: pass.sent + sum('sent'), retrying: pass.retrying + sum('retrying') };
 }

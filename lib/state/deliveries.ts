@@ -8,6 +8,11 @@
  *   the same outcome in 1/25th of the requests.
  * - Expiry: sent, silenced and baseline records carry `expiresAt` (90 days by default). Expired
  *   records are treated as absent in code: DynamoDB deletes them only eventually, dynalite never.
+ * - Storage: those three statuses are final, so their record is stored compact: the attributes
+ *   anything reads or filters on (`id`, `status`, `expiresAt`) and the rest as one JSON attribute,
+ *   `meta`, without the item: nothing sends it again, and `deliveries list` never shows it. These
+ *   are most of the records, and each attribute and byte costs in every write (see test/bench).
+ *   Pending and dead records keep one attribute per field and the item, to send it (again).
  * - Pending and dead records sit in the sparse index `gsi1` under `pending#<destination>` /
  *   `dead#<destination>`, sorted by the next attempt time, so a delivery pass reads only what is
  *   due. A record leaves the index when it is sent.
@@ -85,9 +90,21 @@ function recordKey(destination: string, kind: ItemKind, key: string) {
   return { pk: `dlv#${destination}#${kind}#${key}`, sk: 'dlv' };
 }
 
+const FINAL_STATUSES: ReadonlySet<DeliveryStatus> = new Set(['sent', 'silenced', 'baseline']);
+
 /** The stored form: the item as a JSON string (no nesting limits, one attribute to read back). */
 function toStored(record: DeliveryRecord): Record<string, AttributeValue> {
   const { item, ...rest } = record;
+  if (FINAL_STATUSES.has(record.status)) {
+    const { id, status, expiresAt, ...meta } = rest;
+    return marshall({
+      ...recordKey(record.destination, record.kind, record.key),
+      id,
+      status,
+      ...(expiresAt !== undefined ? { expiresAt } : {}),
+      meta: JSON.stringify(meta),
+    });
+  }
   const indexed =
     record.status === 'pending'
       ? {
@@ -106,8 +123,9 @@ function toStored(record: DeliveryRecord): Record<string, AttributeValue> {
 }
 
 function fromStored(stored: Record<string, AttributeValue>): DeliveryRecord {
-  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, itemJson, ...rest } = unmarshall(stored);
+  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, itemJson, meta, ...rest } = unmarshall(stored);
   return {
+    ...(typeof meta === 'string' ? (JSON.parse(meta) as Record<string, unknown>) : {}),
     ...(rest as Omit<DeliveryRecord, 'item'>),
     item: typeof itemJson === 'string' ? JSON.parse(itemJson) : null,
   };
@@ -131,6 +149,9 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
   await Promise.all(workers);
   return results;
 }
+
+/** BatchWriteItem requests one call keeps in flight. */
+const WRITE_CONCURRENCY = 4;
 
 export interface CreateResult {
   /** Records this call created. */
@@ -198,8 +219,9 @@ export class DeliveryStore {
     return found;
   }
 
+  /** BatchWriteItem in chunks of 25, a few chunks in flight at once. */
   private async batchPut(records: readonly DeliveryRecord[]): Promise<void> {
-    for (const batch of chunks(records, 25)) {
+    await mapLimit(chunks(records, 25), WRITE_CONCURRENCY, async (batch) => {
       let requests = batch.map((record) => ({ PutRequest: { Item: toStored(record) } }));
       for (let attempt = 0; requests.length > 0; attempt++) {
         this.options.onRequest?.('BatchWriteItem');
@@ -209,18 +231,15 @@ export class DeliveryStore {
         requests = (out.UnprocessedItems?.[this.tableName] ?? []) as typeof requests;
         if (requests.length) await this.clock.sleep(Math.min(1000, 50 * 2 ** attempt));
       }
-    }
+    });
   }
 
   /**
-   * Creates the records that do not exist yet. With `exclusive`, the caller guarantees nobody
-   * else can create these ids meanwhile (see the module comment), and absent ones are batch-written.
+   * The records `deliveries` would create: one per id, leaving out ids whose record exists (one
+   * consistent BatchGet per 100 ids). Nothing is written.
    */
-  async create(
-    deliveries: readonly NewDelivery[],
-    options: { exclusive?: boolean } = {},
-  ): Promise<CreateResult> {
-    if (deliveries.length === 0) return { created: [], existing: 0 };
+  async prepare(deliveries: readonly NewDelivery[]): Promise<{ absent: DeliveryRecord[]; existing: number }> {
+    if (deliveries.length === 0) return { absent: [], existing: 0 };
     const now = new Date(this.clock.now()).toISOString();
     const unique = new Map<string, DeliveryRecord>();
     for (const d of deliveries) {
@@ -245,7 +264,35 @@ export class DeliveryStore {
     }
     const existingIds = await this.existingIds([...unique.keys()]);
     const absent = [...unique.values()].filter((r) => !existingIds.has(r.id));
-    let existing = unique.size - absent.length;
+    return { absent, existing: unique.size - absent.length };
+  }
+
+  /**
+   * Writes new records with BatchWriteItem, whatever their status (a record may be created already
+   * `sent`, see lib/poll/inline.ts). Only for a caller that holds the only right to create these
+   * ids (see the module comment) and checked they are absent (`prepare`).
+   */
+  async insert(records: readonly DeliveryRecord[]): Promise<void> {
+    await this.batchPut(
+      records.map((r) => {
+        const expiresAt = this.expiresFor(r.status);
+        const { expiresAt: _old, ...rest } = r;
+        return expiresAt ? { ...rest, expiresAt } : rest;
+      }),
+    );
+  }
+
+  /**
+   * Creates the records that do not exist yet. With `exclusive`, the caller guarantees nobody
+   * else can create these ids meanwhile (see the module comment), and absent ones are batch-written.
+   */
+  async create(
+    deliveries: readonly NewDelivery[],
+    options: { exclusive?: boolean } = {},
+  ): Promise<CreateResult> {
+    const { absent, existing: found } = await this.prepare(deliveries);
+    let existing = found;
+    if (absent.length === 0) return { created: [], existing };
     if (options.exclusive) {
       await this.batchPut(absent);
       return { created: absent, existing };

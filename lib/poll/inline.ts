@@ -1,0 +1,168 @@
+/**
+ * Inline delivery: while an exclusive stream is polled, its new deliveries to generic webhooks are
+ * sent page by page, and their records are created with the outcome (`sent`) instead of being
+ * created `pending` and read back by the delivery pass. A webhook takes every item with no digest
+ * and no pace, so sending a page's items at once changes nothing it receives but the batching;
+ * Slack, e-mail and the console keep their digests and go through the delivery pass.
+ *
+ * Guarantees, as in interface.md: a record is written right after its message was accepted, before
+ * the stream's cursor moves past the page. A crash between the two resends that message on the
+ * next run (the page is read again and its items are still absent): the one duplicate allowed.
+ * Records are created here under the same rule as any batch creation: the stream is exclusive
+ * and its lease has comfortably long to run (cycle.ts checks both).
+ *
+ * Any failure hands over to the delivery pass, and the destination is not sent to inline again
+ * this cycle (nor is one whose send took longer than `slowMs`: a slow destination holds up polling
+ * for one send at most). A message that failed for now is recorded as the pass records it: one
+ * attempt, its error, the next attempt after the backoff or exactly the `Retry-After` asked for.
+ * The records of a message refused for good, not rendered, or with no time left to send are
+ * created `pending` and due now, so the pass handles them (dead records, reporting the refusal).
+ */
+
+import type { ResolvedDestination } from '../deliver/destinations.ts';
+import { type DeliverDeps, type DestinationResult, recordToAlert, retryDelayMs } from '../deliver/pass.ts';
+import { DEFAULT_SEND_TIMEOUT_MS, type Payload, send } from '../deliver/senders.ts';
+import type { Rendered } from '../render/types.ts';
+import type { DeliveryRecord } from '../state/deliveries.ts';
+
+/** A send slower than this ends inline delivery to its destination for the cycle. */
+export const INLINE_SLOW_MS = 2_000;
+
+interface Target {
+  destination: ResolvedDestination;
+  enabled: boolean;
+  messages: number;
+  sent: number;
+  retrying: number;
+}
+
+export class InlineDelivery {
+  private readonly targets = new Map<string, Target>();
+  private readonly timeoutMs: number;
+
+  constructor(
+    private readonly deps: DeliverDeps,
+    private readonly options: { slowMs?: number } = {},
+  ) {
+    this.timeoutMs = deps.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
+    for (const [name, destination] of deps.destinations) {
+      if (destination.type === 'webhook') {
+        this.targets.set(name, { destination, enabled: true, messages: 0, sent: 0, retrying: 0 });
+      }
+    }
+  }
+
+  /** Whether new pending deliveries to `destination` are sent inline (now). */
+  accepts(destination: string): boolean {
+    return this.targets.get(destination)?.enabled === true;
+  }
+
+  /**
+   * Sends `records` (new, pending, all to `destination`), then creates each message's records
+   * through `create` with the outcome. Returns how many were sent.
+   */
+  async deliver(
+    destination: string,
+    records: DeliveryRecord[],
+    create: (records: DeliveryRecord[]) => Promise<void>,
+    context: { deadline: number; signal?: AbortSignal },
+  ): Promise<number> {
+    const { clock, logger } = this.deps;
+    const target = this.targets.get(destination);
+    if (!target || records.length === 0) {
+      await create(records);
+      return 0;
+    }
+    const log = logger.child({ destination, inline: true });
+    let messages: Rendered<Payload>[];
+    try {
+      messages = this.deps.render(target.destination, records.map(recordToAlert), new Date(clock.now()));
+    } catch (error) {
+      log.warn('could not render inline; the delivery pass takes over', { error });
+      target.enabled = false;
+      await create(records);
+      return 0;
+    }
+    const byId = new Map(records.map((r) => [r.id, r]));
+    let sent = 0;
+    for (const message of messages) {
+      const batch = message.deliveryIds.flatMap((id) => {
+        const record = byId.get(id);
+        byId.delete(id);
+        return record ? [record] : [];
+      });
+      if (batch.length === 0) continue;
+      if (!target.enabled || context.deadline - clock.now() <= this.timeoutMs) {
+        await create(batch);
+        continue;
+      }
+      const started = clock.now();
+      const outcome = await send(target.destination, message.payload, message.deliveryIds, {
+        fetch: this.deps.fetch,
+        now: () => clock.now(),
+        timeoutMs: this.timeoutMs,
+        signal: context.signal,
+        write: this.deps.write,
+      });
+      if (outcome.ok) {
+        await this.deps.checkpoint?.('accepted', message.deliveryIds);
+        const at = new Date(clock.now()).toISOString();
+        for (const r of batch) {
+          r.status = 'sent';
+          r.sentAt = at;
+          r.updatedAt = at;
+          r.attempts = 1;
+          r.nextAttemptAt = undefined;
+        }
+        target.messages += 1;
+        target.sent += batch.length;
+        sent += batch.length;
+        this.deps.metrics.count('DeliveriesSent', batch.length, { destination });
+      } else {
+        target.enabled = false;
+        target.messages += 1;
+        if (!outcome.permanent) {
+          const now = clock.now();
+          for (const r of batch) {
+            r.attempts = 1;
+            r.lastError = outcome.error.slice(0, 500);
+            r.nextAttemptAt = new Date(
+              now + retryDelayMs(1, outcome.retryAfterMs, this.deps.random),
+            ).toISOString();
+          }
+          target.retrying += batch.length;
+          this.deps.metrics.count('DeliveriesFailed', batch.length, { destination });
+        }
+        log.warn('inline send failed; the delivery pass takes over', {
+          status: outcome.status,
+          error: outcome.error,
+          deliveries: batch.length,
+          nextAttemptAt: batch[0]?.nextAttemptAt,
+        });
+      }
+      const took = clock.now() - started;
+      if (target.enabled && took > (this.options.slowMs ?? INLINE_SLOW_MS)) {
+        target.enabled = false;
+        log.info('destination is slow; the delivery pass takes over for this cycle', { ms: took });
+      }
+      await create(batch);
+    }
+    // Anything no message covered stays pending for the delivery pass.
+    if (byId.size) await create([...byId.values()]);
+    return sent;
+  }
+
+  /** What was delivered inline, per destination that got something, in the pass's terms. */
+  results(): DestinationResult[] {
+    return [...this.targets.entries()]
+      .filter(([, t]) => t.messages > 0)
+      .map(([name, t]) => ({
+        destination: name,
+        status: 'done' as const,
+        messages: t.messages,
+        sent: t.sent,
+        retrying: t.retrying,
+        dead: 0,
+      }));
+  }
+}
