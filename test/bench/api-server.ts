@@ -1,0 +1,85 @@
+/**
+ * The HTTP API as a bench worker serves it: the app built by createApiDeps + createApiApp (as
+ * functions/api.ts and `serve` build it), on a local port, with each request's time inside the app
+ * recorded: the whole of `app.fetch`, and the part of it spent waiting for the upstream's answer.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createApiApp } from '../../lib/api/app.ts';
+import { createApiDeps } from '../../lib/api/deps.ts';
+import { readEnvironment } from '../../lib/env.ts';
+import { listen, type RunningServer } from '../../lib/http-server.ts';
+import { createLogger } from '../../lib/log.ts';
+
+export interface ApiSetup {
+  apiUrl: string;
+  token: string;
+  dynamoEndpoint: string;
+  table: string;
+  /** SHA-256 hex digest of the bench client's bearer token. */
+  clientDigest: string;
+}
+
+export interface ApiTimings {
+  /** ms inside `app.fetch`, per request, in arrival order. */
+  server: number[];
+  /** ms of that spent waiting for the upstream call. */
+  upstream: number[];
+  statuses: Record<string, number>;
+}
+
+export interface ApiServer {
+  url: string;
+  /** The timings recorded since the last call, then forgets them. */
+  take(): ApiTimings;
+  close(): Promise<void>;
+}
+
+export async function startApiServer(setup: ApiSetup): Promise<ApiServer> {
+  const env = readEnvironment({
+    EXPOSURE_API_URL: setup.apiUrl,
+    EXPOSURE_API_TOKEN: setup.token,
+    TABLE_NAME: setup.table,
+    DYNAMODB_ENDPOINT: setup.dynamoEndpoint,
+  });
+  // Every request is logged as in production; the lines are formatted, then dropped.
+  const logger = createLogger({ level: 'info', name: 'api', write: () => {} });
+  const deps = await createApiDeps(env, { apiClients: { bench: setup.clientDigest } }, { logger });
+  const waits = new AsyncLocalStorage<{ upstream: number }>();
+  const upstream = deps.upstream;
+  const app = createApiApp({
+    ...deps,
+    upstream: {
+      toggleAsset: async (...args: Parameters<typeof upstream.toggleAsset>) => {
+        const t0 = performance.now();
+        try {
+          return await upstream.toggleAsset(...args);
+        } finally {
+          const store = waits.getStore();
+          if (store) store.upstream += performance.now() - t0;
+        }
+      },
+    },
+  });
+  let timings: ApiTimings = { server: [], upstream: [], statuses: {} };
+  const server: RunningServer = await listen(async (request) => {
+    const store = { upstream: 0 };
+    const t0 = performance.now();
+    const response = await waits.run(store, () => app.fetch(request));
+    timings.server.push(performance.now() - t0);
+    timings.upstream.push(store.upstream);
+    timings.statuses[response.status] = (timings.statuses[response.status] ?? 0) + 1;
+    return response;
+  });
+  return {
+    url: server.url,
+    take: () => {
+      const taken = timings;
+      timings = { server: [], upstream: [], statuses: {} };
+      return taken;
+    },
+    close: async () => {
+      await server.close();
+      deps.close();
+    },
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * 4. Cold start, per Lambda function: the size of its bundle (built as the CDK builds it, the AWS
+ * SDK left out), and the time from the start of a fresh Node process to the end of importing that
+ * bundle, which builds the function's whole runtime at top level (config, secrets, clients, and
+ * with DYNAMODB_ENDPOINT set one DescribeTable). Median of 10 processes, each started as Lambda
+ * starts ours: `NODE_OPTIONS=--enable-source-maps`.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bundleLikeLambda } from './bundle.ts';
+import { createTable, ROOT, startDynaliteProcess, startEmulatorProcess } from './procs.ts';
+import { type Figure, figure } from './report.ts';
+import { median, round } from './stats.ts';
+
+export const FUNCTIONS = ['poll-events', 'poll-credentials', 'api'] as const;
+const RUNS = 10;
+const MAX_BUNDLE_KB = 150;
+const MAX_INIT_MS = 150;
+
+interface InitTiming {
+  sinceProcessStartMs: number;
+  importMs: number;
+}
+
+function runOnce(bundle: string, env: Record<string, string>): Promise<InitTiming> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'test/bench/init-runner.mjs'), bundle], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString('utf8');
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      err += c.toString('utf8');
+    });
+    child.on('exit', (code) => {
+      const line = /BENCH_INIT (\{.*\})/.exec(out)?.[1];
+      if (code !== 0 || !line)
+        reject(new Error(`${bundle} did not start (code ${code}): ${err.slice(-800)}`));
+      else resolve(JSON.parse(line) as InitTiming);
+    });
+  });
+}
+
+export async function measureColdStart(): Promise<{ figures: Figure[]; raw: unknown }> {
+  const dir = join(ROOT, 'bench-results', 'bundles');
+  mkdirSync(dir, { recursive: true });
+  const db = await startDynaliteProcess();
+  const emu = await startEmulatorProcess({ events: 20 });
+  try {
+    const table = await createTable(db.url, 'coldstart');
+    const token = 'bench-api-client-token';
+    const secretsFile = join(dir, 'secrets.json');
+    const configFile = join(dir, 'alerts.config.json');
+    writeFileSync(
+      secretsFile,
+      JSON.stringify({
+        apiClients: { bench: createHash('sha256').update(token).digest('hex') },
+        siemKey: 'bench-signing-secret',
+      }),
+    );
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        sources: {
+          tenantEvents: { lookback: 'PT24H' },
+          credentials: { domains: ['acme.test'], lookback: 'P7D' },
+        },
+        destinations: {
+          siem: { type: 'webhook', url: 'http://127.0.0.1:9/hook', signingSecret: { secret: 'siemKey' } },
+        },
+        routes: [{ name: 'everything', match: {}, to: ['siem'] }],
+      }),
+    );
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      NODE_OPTIONS: '--enable-source-maps',
+      AWS_REGION: 'us-east-1',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      TABLE_NAME: table,
+      DYNAMODB_ENDPOINT: db.url,
+      EXPOSURE_API_URL: emu.url,
+      EXPOSURE_API_TOKEN: emu.token,
+      SECRETS_FILE: secretsFile,
+      ALERTS_CONFIG: configFile,
+      LOG_LEVEL: 'info',
+    };
+    const figures: Figure[] = [];
+    const raw: Record<string, unknown> = {};
+    // What every bundle loads first, for scale: the DynamoDB client package alone.
+    const sdk: InitTiming[] = [];
+    for (let i = 0; i < RUNS; i++) sdk.push(await runOnce('@aws-sdk/client-dynamodb', env));
+    raw.sdk = sdk;
+    figures.push(
+      figure({
+        section: 'coldstart',
+        id: 'coldstart.sdkImportMs',
+        label: `@aws-sdk/client-dynamodb import alone, median of ${RUNS}`,
+        value: round(median(sdk.map((r) => r.importMs)), 1),
+        unit: 'ms',
+        detail: `process start to imported: ${round(median(sdk.map((r) => r.sinceProcessStartMs)), 1)} ms`,
+      }),
+    );
+    for (const name of FUNCTIONS) {
+      const bundle = join(dir, `${name}.mjs`);
+      const bytes = await bundleLikeLambda(join(ROOT, 'functions', `${name}.ts`), bundle);
+      const runs: InitTiming[] = [];
+      for (let i = 0; i < RUNS; i++) runs.push(await runOnce(bundle, env));
+      const init = median(runs.map((r) => r.sinceProcessStartMs));
+      const importOnly = median(runs.map((r) => r.importMs));
+      raw[name] = { bytes, runs };
+      figures.push(
+        figure({
+          section: 'coldstart',
+          id: `coldstart.${name}.bundleKb`,
+          label: `${name}: bundle, minified, AWS SDK excluded`,
+          value: round(bytes / 1024, 1),
+          unit: 'KB',
+          budget: { max: MAX_BUNDLE_KB },
+        }),
+        figure({
+          section: 'coldstart',
+          id: `coldstart.${name}.initMs`,
+          label: `${name}: process start to initialised, median of ${RUNS}`,
+          value: round(init, 1),
+          unit: 'ms',
+          budget: { max: MAX_INIT_MS },
+          detail: `import and init alone: ${round(importOnly, 1)} ms`,
+        }),
+      );
+    }
+    return { figures, raw };
+  } finally {
+    await emu.stop();
+    await db.stop();
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * 5. Delivery: 1,000 new events routed to one Slack receiver and one webhook receiver (both real
+ * local HTTP servers in this process), with the product's default digest settings. One real
+ * `events` poll cycle on a fresh table, against the emulator with 10 ms added to every request.
+ * Reported: the Slack messages (digests) and webhook messages sent, the time from the start of the
+ * cycle until every delivery is recorded sent, and the most Slack messages that arrived within any
+ * one second, by the receiver's own clock.
+ */
+import type { DrainRun, DrainSetup } from './drain.ts';
+import {
+  createTable,
+  startDynaliteProcess,
+  startEmulatorProcess,
+  startWorker,
+  type Worker,
+} from './procs.ts';
+import { startBenchReceiver } from './receiver.ts';
+import { type Figure, figure } from './report.ts';
+import { round } from './stats.ts';
+
+const EVENTS = 1_000;
+
+export async function measureDelivery(): Promise<{ figures: Figure[]; raw: unknown }> {
+  const db = await startDynaliteProcess();
+  const emu = await startEmulatorProcess({ events: EVENTS, credentials: 0, latencyMs: 10 });
+  const slack = await startBenchReceiver('slack');
+  const hook = await startBenchReceiver('webhook');
+  let worker: Worker | undefined;
+  try {
+    const setup: DrainSetup = {
+      apiUrl: emu.url,
+      token: emu.token,
+      dynamoEndpoint: db.url,
+      destinations: { soc: { type: 'slack', url: slack.url }, siem: { type: 'webhook', url: hook.url } },
+      domain: 'acme.test',
+      eventsLookback: 'P4D',
+      credentialsLookback: 'P1D',
+    };
+    worker = await startWorker('drain', setup);
+    const table = await createTable(db.url, 'delivery');
+    const started = Date.now();
+    const run = await worker.request<DrainRun>({ type: 'product', table, kinds: ['events'] });
+    const cycle = run.kinds[0];
+    const sentTo = (name: string) => cycle?.destinations.find((d) => d.destination === name)?.sent;
+    if (cycle?.exitCode !== 0 || sentTo('soc') !== EVENTS || sentTo('siem') !== EVENTS) {
+      throw new Error(
+        `delivery: expected ${EVENTS} events sent to each destination, got ${JSON.stringify(cycle)}`,
+      );
+    }
+    if (hook.keys.size !== EVENTS || hook.duplicates() > 0) {
+      throw new Error(
+        `delivery: the webhook got ${hook.keys.size} distinct events, ${hook.duplicates()} twice`,
+      );
+    }
+    const lastSlack = Math.max(...slack.arrivals.map((a) => a.at));
+    return {
+      figures: [
+        figure({
+          section: 'delivery',
+          id: 'delivery.slackMessages',
+          label: '1,000 events: Slack messages sent (digests)',
+          value: slack.arrivals.length,
+          unit: '',
+        }),
+        figure({
+          section: 'delivery',
+          id: 'delivery.webhookMessages',
+          label: '1,000 events: webhook messages sent',
+          value: hook.arrivals.length,
+          unit: '',
+        }),
+        figure({
+          section: 'delivery',
+          id: 'delivery.seconds',
+          label: '1,000 events: cycle start to all deliveries recorded sent',
+          value: round((cycle?.ms ?? Number.NaN) / 1000),
+          unit: 's',
+          detail: `last Slack message ${round((lastSlack - started) / 1000)} s after the cycle was started`,
+        }),
+        figure({
+          section: 'delivery',
+          id: 'delivery.slackMaxPerSecond',
+          label: 'most Slack messages within any 1 s (receiver clock)',
+          value: slack.maxInWindow(1_000),
+          unit: '',
+          budget: { max: 1 },
+        }),
+      ],
+      raw: {
+        run,
+        slackArrivals: slack.arrivals.map((a) => a.at - started),
+        webhookArrivals: { first: (hook.arrivals[0]?.at ?? started) - started, count: hook.arrivals.length },
+      },
+    };
+  } finally {
+    await worker?.stop();
+    await hook.close();
+    await slack.close();
+    await emu.stop();
+    await db.stop();
+  }
+}

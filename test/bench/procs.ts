@@ -1,0 +1,249 @@
+/**
+ * The processes a benchmark runs beside the product: dynalite and the upstream emulator each in a
+ * child process of their own (so the measured process holds only the product), and bench workers
+ * (a child running one scenario against them, reporting over IPC).
+ */
+import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { createDynamoClient, ensureTable } from '../../lib/state/table.ts';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export interface Child {
+  url: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Resolves with the first match of `pattern` in the child's output, or rejects when it exits first. */
+function waitForLine(
+  child: ChildProcess,
+  pattern: RegExp,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString('utf8');
+      const match = pattern.exec(seen);
+      if (match) {
+        cleanup();
+        resolve(match[1] ?? match[0]);
+      }
+    };
+    const onExit = (code: number | null) => {
+      cleanup();
+      reject(new Error(`${what} exited (code ${code}) before it was ready: ${seen.slice(-500)}`));
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`${what} was not ready within ${timeoutMs} ms: ${seen.slice(-500)}`));
+    }, timeoutMs);
+    const cleanup = () => {
+      clearTimeout(timer);
+      child.stdout?.off('data', onData);
+      child.stderr?.off('data', onData);
+      child.off('exit', onExit);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.on('exit', onExit);
+  });
+}
+
+/** dynalite in its own process, in memory. */
+export async function startDynaliteProcess(): Promise<Child> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_DYNALITE_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []),
+      join(ROOT, 'node_modules/dynalite/cli.js'),
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--createTableMs',
+      '0',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  await waitForLine(child, /listening at/i, 'dynalite');
+  const url = `http://127.0.0.1:${port}`;
+  // SIGINT lets a profiled dynalite (BENCH_DYNALITE_NODE_OPTIONS=--cpu-prof) write its profile.
+  return { url, process: child, stop: () => stopChild(child, 'SIGINT') };
+}
+
+/** Creates a fresh table in a dynalite and returns its name. */
+export async function createTable(endpoint: string, name: string): Promise<string> {
+  const client = createDynamoClient({ endpoint });
+  try {
+    await ensureTable(client, name);
+  } finally {
+    client.destroy();
+  }
+  return name;
+}
+
+export interface EmulatorProcess extends Child {
+  token: string;
+  /** PUT /_emulator/settings. */
+  settings(body: Record<string, unknown>): Promise<unknown>;
+  /** POST /_emulator/credentials: appends `count` credentials of one domain, in slices. */
+  appendCredentials(count: number, domain: string): Promise<void>;
+}
+
+/** The emulator through its CLI (`exposure-alerts emulator`), on a free port. */
+export async function startEmulatorProcess(options: {
+  seed?: number;
+  events?: number;
+  credentials?: number;
+  latencyMs?: number;
+}): Promise<EmulatorProcess> {
+  const child = spawn(
+    process.execPath,
+    [
+      join(ROOT, 'lib/cli/bin.js'),
+      'emulator',
+      '--port',
+      '0',
+      '--seed',
+      String(options.seed ?? 42),
+      '--latency-ms',
+      String(options.latencyMs ?? 0),
+      '--events',
+      String(options.events ?? 120),
+      '--credentials',
+      String(options.credentials ?? 0),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
+  );
+  const banner = await waitForLine(child, /listening on [\s\S]*EXPOSURE_API_TOKEN=\S+\s/, 'emulator');
+  const url = /listening on (http:\/\/\S+)/.exec(banner)?.[1] as string;
+  const token = /EXPOSURE_API_TOKEN=(\S+)/.exec(banner)?.[1] as string;
+  const call = async (method: string, path: string, body: unknown) => {
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`emulator ${method} ${path}: HTTP ${res.status}`);
+    return res.json();
+  };
+  return {
+    url,
+    token,
+    process: child,
+    stop: () => stopChild(child),
+    settings: (body) => call('PUT', '/_emulator/settings', body),
+    appendCredentials: async (count, domain) => {
+      for (let left = count; left > 0; left -= 10_000) {
+        await call('POST', '/_emulator/credentials', { count: Math.min(left, 10_000), domain });
+      }
+    },
+  };
+}
+
+/** Messages a worker sends back. */
+export type WorkerMessage =
+  | { type: 'ready'; data?: unknown }
+  | { type: 'result'; data: unknown }
+  | { type: 'error'; message: string };
+
+export interface Worker {
+  process: ChildProcess;
+  /** What the worker answered to `init`. */
+  ready: unknown;
+  /** Sends a job and resolves with its `result`. */
+  request<T>(message: unknown): Promise<T>;
+  stop(): Promise<void>;
+}
+
+/** Where run.ts writes the bundled worker (bundle.ts, as a Lambda function is bundled). */
+export const WORKER_BUNDLE = join(ROOT, 'bench-results', 'bundles', 'bench-worker.mjs');
+
+/**
+ * A bench worker (worker.ts) running one scenario; `init` is its first message. It runs the bundle
+ * at WORKER_BUNDLE with plain node, or the sources through tsx when BENCH_WORKER_TSX=1.
+ * BENCH_WORKER_NODE_OPTIONS adds node flags, e.g. `--cpu-prof --cpu-prof-dir=bench-results/prof`.
+ */
+export async function startWorker(scenario: string, init: unknown): Promise<Worker> {
+  const tsx = process.env.BENCH_WORKER_TSX === '1';
+  const child = fork(tsx ? join(ROOT, 'test/bench/worker.ts') : WORKER_BUNDLE, [scenario], {
+    execArgv: [
+      ...(tsx ? ['--import', 'tsx'] : []),
+      ...(process.env.BENCH_WORKER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []),
+    ],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+  });
+  const next = () =>
+    new Promise<WorkerMessage>((resolve, reject) => {
+      const onMessage = (message: WorkerMessage) => {
+        child.off('exit', onExit);
+        resolve(message);
+      };
+      const onExit = (code: number | null) => {
+        child.off('message', onMessage);
+        reject(new Error(`bench worker ${scenario} exited (code ${code})`));
+      };
+      child.once('message', onMessage);
+      child.once('exit', onExit);
+    });
+  const request = async <T>(message: unknown): Promise<T> => {
+    const answer = next();
+    child.send(message as object);
+    const got = await answer;
+    if (got.type === 'error') throw new Error(`bench worker ${scenario}: ${got.message}`);
+    return got.data as T;
+  };
+  const stop = async () => {
+    // Disconnecting lets the worker exit on its own (and write a --cpu-prof profile); then force it.
+    if (child.connected) {
+      const exited = once(child, 'exit');
+      child.disconnect();
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
+    }
+    await stopChild(child);
+  };
+  let ready: unknown;
+  try {
+    ready = await request({ type: 'init', data: init });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { process: child, ready, request, stop };
+}
+
+/** Deletes a table (dynalite drops its items), so a long bench keeps dynalite's heap small. */
+export async function deleteTable(endpoint: string, name: string): Promise<void> {
+  const client = createDynamoClient({ endpoint });
+  try {
+    await client.send(new DeleteTableCommand({ TableName: name }));
+  } finally {
+    client.destroy();
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * A destination for benchmarks: a real local HTTP server that answers 200 at once and keeps only
+ * what the figures need (arrival time, item keys per request), so a backlog of 100,000 items does
+ * not pile up bodies in memory. It runs in the orchestrating process, never in the measured one.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Arrival {
+  /** ms since the epoch, when the request's body was fully read. */
+  at: number;
+  items: number;
+}
+
+export interface BenchReceiver {
+  url: string;
+  arrivals: Arrival[];
+  /** Item keys seen (webhook bodies: `event:<uid>` / `credential:<id>`), with how often each came. */
+  keys: Map<string, number>;
+  reset(): void;
+  /** Keys that arrived more than once. */
+  duplicates(): number;
+  /** Most requests that arrived within any window of `windowMs` (half-open). */
+  maxInWindow(windowMs: number): number;
+  close(): Promise<void>;
+}
+
+function keysOf(body: string): string[] {
+  try {
+    const parsed = JSON.parse(body) as {
+      kind?: string;
+      items?: { id?: number; metadata?: { uid?: string } }[];
+    };
+    if (!Array.isArray(parsed.items)) return [];
+    return parsed.items.map((item) =>
+      parsed.kind === 'events' ? `event:${item.metadata?.uid}` : `credential:${item.id}`,
+    );
+  } catch {
+    return [];
+  }
+}
+
+/** `kind: 'webhook'` reads item keys from each body; `kind: 'slack'` only counts messages. */
+export async function startBenchReceiver(kind: 'webhook' | 'slack'): Promise<BenchReceiver> {
+  const arrivals: Arrival[] = [];
+  const keys = new Map<string, number>();
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const at = Date.now();
+      const body = Buffer.concat(chunks).toString('utf8');
+      let items = 1;
+      if (kind === 'webhook') {
+        const found = keysOf(body);
+        items = found.length;
+        for (const key of found) keys.set(key, (keys.get(key) ?? 0) + 1);
+      }
+      arrivals.push({ at, items });
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.end('ok');
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    arrivals,
+    keys,
+    reset: () => {
+      arrivals.length = 0;
+      keys.clear();
+    },
+    duplicates: () => [...keys.values()].filter((n) => n > 1).length,
+    maxInWindow: (windowMs) => {
+      const times = arrivals.map((a) => a.at).sort((a, b) => a - b);
+      let most = 0;
+      let start = 0;
+      for (let end = 0; end < times.length; end++) {
+        while ((times[end] as number) - (times[start] as number) >= windowMs) start++;
+        most = Math.max(most, end - start + 1);
+      }
+      return most;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

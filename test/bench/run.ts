@@ -1,0 +1,95 @@
+/**
+ * `npm run bench [-- --out <file>] [--only <sections>]`: the benchmark suite of the performance
+ * issue, side by side in one run: drain overhead and DynamoDB requests per item (drain), memory,
+ * cold start, delivery, API. It prints one table, writes the same figures as JSON (default
+ * bench-results/bench.json, git-ignored), and exits 1 when a budget is broken (2 on a usage error).
+ *
+ * Each measurement starts its own dynalite and emulator processes; the product runs in bench
+ * workers (worker.ts), bundled first as the CDK bundles our Lambda functions. Not part of `npm test`.
+ */
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { bundleLikeLambda } from './bundle.ts';
+import { measureApi } from './measure-api.ts';
+import { measureColdStart } from './measure-coldstart.ts';
+import { measureDelivery } from './measure-delivery.ts';
+import { measureDrain } from './measure-drain.ts';
+import { measureMemory } from './measure-memory.ts';
+import { ROOT, WORKER_BUNDLE } from './procs.ts';
+import { type Figure, formatTable, machine, type Report, writeReport } from './report.ts';
+import { round } from './stats.ts';
+
+const SECTIONS = {
+  drain: (log: (line: string) => void) => measureDrain(log),
+  memory: (log: (line: string) => void) => measureMemory(log),
+  coldstart: () => measureColdStart(),
+  delivery: () => measureDelivery(),
+  api: () => measureApi(),
+} as const;
+type Section = keyof typeof SECTIONS;
+
+function usage(message: string): never {
+  process.stderr.write(
+    `${message}\nusage: npm run bench -- [--out <file.json>] [--only ${Object.keys(SECTIONS).join(',')}]\n`,
+  );
+  process.exit(2);
+}
+
+async function main(): Promise<number> {
+  let values: { out?: string; only?: string };
+  try {
+    ({ values } = parseArgs({ options: { out: { type: 'string' }, only: { type: 'string' } } }));
+  } catch (error) {
+    usage((error as Error).message);
+  }
+  const only = values.only?.split(',').map((s) => s.trim()) ?? Object.keys(SECTIONS);
+  for (const name of only) if (!(name in SECTIONS)) usage(`unknown section ${JSON.stringify(name)}`);
+  const out = resolve(values.out ?? 'bench-results/bench.json');
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const started = Date.now();
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+  log('bench: bundling the bench worker as the CDK bundles a Lambda function');
+  await bundleLikeLambda(resolve(ROOT, 'test/bench/worker.ts'), WORKER_BUNDLE);
+  const figures: Figure[] = [];
+  const raw: Record<string, unknown> = {};
+  for (const name of only as Section[]) {
+    const t0 = Date.now();
+    log(`bench: ${name}`);
+    const result = await SECTIONS[name](log);
+    figures.push(...result.figures);
+    raw[name] = result.raw;
+    log(`bench: ${name} took ${round((Date.now() - t0) / 1000, 1)} s`);
+  }
+  const host = machine();
+  const passed = figures.every((f) => f.pass !== false);
+  const durationS = round((Date.now() - started) / 1000, 1);
+  const report: Report = {
+    command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+    startedAt: new Date(started).toISOString(),
+    durationS,
+    machine: host,
+    passed,
+    figures,
+    raw,
+  };
+  writeReport(out, report);
+  const title = `exposure-alerts bench: ${host.cpu}, ${host.cores} cores, ${host.memoryGb} GB, Node ${host.node}; ${durationS} s`;
+  process.stdout.write(`\n${formatTable(figures, title)}\n\n`);
+  const broken = figures.filter((f) => f.pass === false);
+  process.stdout.write(
+    broken.length
+      ? `${broken.length} budget${broken.length > 1 ? 's' : ''} broken: ${broken.map((f) => f.id).join(', ')}\n`
+      : 'every budget holds\n',
+  );
+  process.stdout.write(`figures written to ${out}\n`);
+  return passed ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`bench failed: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.exit(1);
+  },
+);

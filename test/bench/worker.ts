@@ -1,0 +1,54 @@
+/**
+ * A bench worker: a child process that holds the product (or the bare client) and nothing else,
+ * driven over IPC by run.ts. run.ts bundles this file as the CDK bundles a Lambda function and runs
+ * the bundle with plain node (`BENCH_WORKER_TSX=1` runs the sources through tsx instead, to profile
+ * them). The first message is `{type: 'init', data}`; every later one is a job answered by one
+ * `result` (or `error`).
+ *
+ * Scenarios: `drain` (jobs `bare` and `product`), `api` (serves the HTTP API; jobs `take`).
+ */
+import type { PollKind } from '../../lib/poll/streams.ts';
+import { type ApiServer, type ApiSetup, startApiServer } from './api-server.ts';
+import { type DrainSetup, drainBare, drainProduct } from './drain.ts';
+
+type Job =
+  | { type: 'bare'; kinds: PollKind[] }
+  | { type: 'product'; table: string; kinds: PollKind[] }
+  | { type: 'take' };
+
+const scenario = process.argv[2];
+
+function reply(message: unknown): void {
+  process.send?.(message);
+}
+
+let setup: unknown;
+let api: ApiServer | undefined;
+
+async function handle(message: { type: string; data?: unknown }): Promise<unknown> {
+  if (message.type === 'init') {
+    setup = message.data;
+    if (scenario === 'api') {
+      api = await startApiServer(setup as ApiSetup);
+      return { url: api.url };
+    }
+    return {};
+  }
+  const job = message as unknown as Job;
+  if (scenario === 'drain' && job.type === 'bare') return drainBare(setup as DrainSetup, job.kinds);
+  if (scenario === 'drain' && job.type === 'product')
+    return drainProduct(setup as DrainSetup, job.table, job.kinds);
+  if (scenario === 'api' && job.type === 'take' && api) return api.take();
+  throw new Error(`scenario ${scenario} has no job ${message.type}`);
+}
+
+process.on('message', (message: { type: string; data?: unknown }) => {
+  handle(message).then(
+    (data) => reply({ type: message.type === 'init' ? 'ready' : 'result', data }),
+    (error: unknown) => reply({ type: 'error', message: (error as Error)?.stack ?? String(error) }),
+  );
+});
+process.on('disconnect', () => {
+  void api?.close();
+  process.exit(0);
+});
