@@ -5,7 +5,8 @@
  * For each size, a fresh bench worker (the product bundled as for Lambda, and nothing else) runs the
  * real `credentials` poll cycle into a fresh dynalite table with delivery to a webhook receiver (the
  * receiver, dynalite and the emulator live in other processes), then reports its own peak RSS
- * (`process.resourceUsage().maxRSS`). Every item must have reached the receiver once.
+ * (`process.resourceUsage().maxRSS`), then, for scale, the V8 heap still in use after one full GC.
+ * Every item must have reached the receiver once.
  */
 import type { DrainRun, DrainSetup } from './drain.ts';
 import {
@@ -57,7 +58,8 @@ export async function measureMemory(
       const table = await createTable(db.url, `memory-${count}`);
       let worker: Worker | undefined;
       try {
-        worker = await startWorker('drain', setup);
+        // --expose-gc only lets the worker run one full GC at the end, after its peak RSS is read.
+        worker = await startWorker('drain', setup, ['--expose-gc']);
         const run = await worker.request<DrainRun>({ type: 'product', table, kinds: ['credentials'] });
         const cycle = run.kinds[0];
         if (cycle?.sent !== count || hook.keys.size !== count || hook.duplicates() > 0) {
@@ -105,6 +107,14 @@ export async function measureMemory(
         value: mb(big.maxRssKb),
         unit: 'MB',
         budget: { max: 200 },
+      }),
+      figure({
+        section: 'memory',
+        id: 'memory.retainedMb',
+        label: 'V8 heap still in use after a full GC at the end, 100,000',
+        value: mb((big.heapAfterGc ?? Number.NaN) / 1024),
+        unit: 'MB',
+        detail: `10,000: ${mb((small.heapAfterGc ?? Number.NaN) / 1024)} MB`,
       }),
       figure({
         section: 'memory',

@@ -189,11 +189,16 @@ export const WORKER_BUNDLE = join(ROOT, 'bench-results', 'bundles', 'bench-worke
  * at WORKER_BUNDLE with plain node, or the sources through tsx when BENCH_WORKER_TSX=1.
  * BENCH_WORKER_NODE_OPTIONS adds node flags, e.g. `--cpu-prof --cpu-prof-dir=bench-results/prof`.
  */
-export async function startWorker(scenario: string, init: unknown): Promise<Worker> {
+export async function startWorker(
+  scenario: string,
+  init: unknown,
+  nodeOptions: string[] = [],
+): Promise<Worker> {
   const tsx = process.env.BENCH_WORKER_TSX === '1';
   const child = fork(tsx ? join(ROOT, 'test/bench/worker.ts') : WORKER_BUNDLE, [scenario], {
     execArgv: [
       ...(tsx ? ['--import', 'tsx'] : []),
+      ...nodeOptions,
       ...(process.env.BENCH_WORKER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []),
     ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
