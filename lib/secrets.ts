@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from './errors.ts';
 import { redactor as globalRedactor, type Redactor } from './log.ts';
+import { secretsManager } from './state/sdk.ts';
 
 export type SecretObject = Record<string, unknown>;
 
@@ -35,7 +36,7 @@ function parseSecretObject(text: string, where: string): SecretObject {
 
 /** Fetches a secret string from Secrets Manager; the SDK is loaded only when used. */
 export async function fetchSecretString(secretId: string): Promise<string> {
-  const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+  const { SecretsManagerClient, GetSecretValueCommand } = secretsManager();
   const client = new SecretsManagerClient({});
   const out = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
   if (typeof out.SecretString !== 'string') throw new ConfigError(`secret ${secretId} has no string value`);

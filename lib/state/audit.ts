@@ -2,8 +2,10 @@
  * The audit trail of the HTTP API: one record per asset toggle attempt (who, which asset, to
  * what, with what outcome, when), newest first when listed.
  */
-import { type DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from './marshall.ts';
+import { PutItemCommand, QueryCommand } from './sdk.ts';
 
 export interface AuditEntry {
   /** ISO time of the attempt. */

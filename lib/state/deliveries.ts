@@ -19,20 +19,20 @@
  * - Status changes after creation are made by the delivery pass while it holds the destination's
  *   lease (the only writer of those records then), so they are batched too.
  */
+
+import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Clock } from '../clock.ts';
+import type { ItemKind } from '../model.ts';
+import { marshall, unmarshall } from './marshall.ts';
 import {
-  type AttributeValue,
   BatchGetItemCommand,
   BatchWriteItemCommand,
   ConditionalCheckFailedException,
-  type DynamoDBClient,
   PutItemCommand,
   QueryCommand,
   ScanCommand,
   UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
-import type { Clock } from '../clock.ts';
-import type { ItemKind } from '../model.ts';
-import { marshall, unmarshall } from './marshall.ts';
+} from './sdk.ts';
 
 export type DeliveryStatus = 'pending' | 'sent' | 'dead' | 'silenced' | 'baseline';
 

@@ -7,14 +7,11 @@
  * expired and was taken over can no longer move anything. A lease lapses `ttlMs` after its last
  * renewal (60 s by default: a run that died frees its streams within a minute).
  */
-import {
-  ConditionalCheckFailedException,
-  type DynamoDBClient,
-  UpdateItemCommand,
-  type UpdateItemCommandInput,
-} from '@aws-sdk/client-dynamodb';
+
+import type { DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
 import { marshall, unmarshall } from './marshall.ts';
+import { ConditionalCheckFailedException, UpdateItemCommand } from './sdk.ts';
 
 export const LEASE_TTL_MS = 60_000;
 

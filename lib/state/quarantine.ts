@@ -4,9 +4,10 @@
  */
 
 import { createHash } from 'node:crypto';
-import { BatchWriteItemCommand, type DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
 import { marshall, unmarshall } from './marshall.ts';
+import { BatchWriteItemCommand, QueryCommand } from './sdk.ts';
 
 export interface QuarantinedItem {
   stream: string;

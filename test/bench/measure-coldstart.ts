@@ -1,16 +1,17 @@
 /**
  * 4. Cold start, per Lambda function: the size of its bundle (built as the CDK builds it, the AWS
- * SDK left out), and the time from the start of a fresh Node process to the end of importing that
- * bundle, which builds the function's whole runtime at top level (config, secrets, clients, and
- * with DYNAMODB_ENDPOINT set one DescribeTable). Median of 10 processes, each started as Lambda
- * starts ours: `NODE_OPTIONS=--enable-source-maps`.
+ * SDK left out), and the time to import and initialise that bundle in a fresh Node process: from
+ * the start of the import to its end, which builds the function's whole runtime at top level
+ * (config, secrets, clients). Median of 10 processes, each started as Lambda starts ours
+ * (`NODE_OPTIONS=--enable-source-maps`) and with Lambda's environment: no DYNAMODB_ENDPOINT, so no
+ * DescribeTable at init. Node's own start, before the import begins, is shown beside it.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleLikeLambda } from './bundle.ts';
-import { createTable, ROOT, startDynaliteProcess, startEmulatorProcess } from './procs.ts';
+import { ROOT, startEmulatorProcess } from './procs.ts';
 import { type Figure, figure } from './report.ts';
 import { median, round } from './stats.ts';
 
@@ -50,10 +51,10 @@ function runOnce(bundle: string, env: Record<string, string>): Promise<InitTimin
 export async function measureColdStart(): Promise<{ figures: Figure[]; raw: unknown }> {
   const dir = join(ROOT, 'bench-results', 'bundles');
   mkdirSync(dir, { recursive: true });
-  const db = await startDynaliteProcess();
   const emu = await startEmulatorProcess({ events: 20 });
   try {
-    const table = await createTable(db.url, 'coldstart');
+    // Nothing reaches DynamoDB during init (as on Lambda), so no table is needed.
+    const table = 'exposure-alerts-coldstart';
     const token = 'bench-api-client-token';
     const secretsFile = join(dir, 'secrets.json');
     const configFile = join(dir, 'alerts.config.json');
@@ -83,7 +84,6 @@ export async function measureColdStart(): Promise<{ figures: Figure[]; raw: unkn
       AWS_REGION: 'us-east-1',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       TABLE_NAME: table,
-      DYNAMODB_ENDPOINT: db.url,
       EXPOSURE_API_URL: emu.url,
       EXPOSURE_API_TOKEN: emu.token,
       SECRETS_FILE: secretsFile,
@@ -100,7 +100,7 @@ export async function measureColdStart(): Promise<{ figures: Figure[]; raw: unkn
       figure({
         section: 'coldstart',
         id: 'coldstart.sdkImportMs',
-        label: `@aws-sdk/client-dynamodb import alone, median of ${RUNS}`,
+        label: `@aws-sdk/client-dynamodb as an ES module import alone (for scale), median of ${RUNS}`,
         value: round(median(sdk.map((r) => r.importMs)), 1),
         unit: 'ms',
         detail: `process start to imported: ${round(median(sdk.map((r) => r.sinceProcessStartMs)), 1)} ms`,
@@ -111,8 +111,8 @@ export async function measureColdStart(): Promise<{ figures: Figure[]; raw: unkn
       const bytes = await bundleLikeLambda(join(ROOT, 'functions', `${name}.ts`), bundle);
       const runs: InitTiming[] = [];
       for (let i = 0; i < RUNS; i++) runs.push(await runOnce(bundle, env));
-      const init = median(runs.map((r) => r.sinceProcessStartMs));
-      const importOnly = median(runs.map((r) => r.importMs));
+      const sinceStart = median(runs.map((r) => r.sinceProcessStartMs));
+      const init = median(runs.map((r) => r.importMs));
       raw[name] = { bytes, runs };
       figures.push(
         figure({
@@ -126,17 +126,16 @@ export async function measureColdStart(): Promise<{ figures: Figure[]; raw: unkn
         figure({
           section: 'coldstart',
           id: `coldstart.${name}.initMs`,
-          label: `${name}: process start to initialised, median of ${RUNS}`,
+          label: `${name}: import and initialise, median of ${RUNS}`,
           value: round(init, 1),
           unit: 'ms',
           budget: { max: MAX_INIT_MS },
-          detail: `import and init alone: ${round(importOnly, 1)} ms`,
+          detail: `process start to initialised: ${round(sinceStart, 1)} ms`,
         }),
       );
     }
     return { figures, raw };
   } finally {
     await emu.stop();
-    await db.stop();
   }
 }

@@ -62,8 +62,8 @@ describe('real synth with esbuild', () => {
       expect(code.trimEnd().endsWith('//# sourceMappingURL=index.mjs.map')).toBe(true);
       const map = JSON.parse(readFileSync(join(dir, 'index.mjs.map'), 'utf8'));
       expect(map.sources.some((s: string) => s.endsWith(`functions/${name}.ts`))).toBe(true);
-      // The runtime's SDK is imported, not bundled.
-      expect(/from"@aws-sdk\/client-dynamodb"/.test(code), 'imports the runtime SDK').toBe(true);
+      // The runtime's SDK is loaded (with require, its one-file CommonJS build), not bundled.
+      expect(/\("@aws-sdk\/client-dynamodb"\)/.test(code), 'requires the runtime SDK').toBe(true);
       expect(map.sources.filter((s: string) => s.includes('node_modules/@aws-sdk/'))).toEqual([]);
     },
   );
