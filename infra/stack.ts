@@ -233,7 +233,10 @@ export class ExposureAlertsStack extends Stack {
     }
     const keys = ['apiToken|apiKey', 'apiClients', ...names].join(', ');
     const secret = new Secret(this, 'Secret', {
-      description: `exposure-alerts secret object (JSON): ${keys}. See the README, Deploying to AWS.`.slice(0, 2048),
+      description: `exposure-alerts secret object (JSON): ${keys}. See the README, Deploying to AWS.`.slice(
+        0,
+        2048,
+      ),
       // Created as an empty object: ops put the real values in. CloudFormation writes a new value
       // only when this template value changes, and it never does, so later deploys keep theirs.
       secretStringValue: SecretValue.unsafePlainText('{}'),

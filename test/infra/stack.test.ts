@@ -312,7 +312,11 @@ describe('API', () => {
       (f) => (f as Props).Properties.Environment?.Variables?.API_AUTH !== undefined,
     ) as Props[];
     expect(apiFunctions.map((f) => f.Properties.Environment.Variables.API_AUTH)).toEqual(['AWS_IAM']);
-    expect(t.findResources('AWS::Lambda::Function', { Properties: { Environment: { Variables: { API_AUTH: 'AWS_IAM' } } } })).toEqual({});
+    expect(
+      t.findResources('AWS::Lambda::Function', {
+        Properties: { Environment: { Variables: { API_AUTH: 'AWS_IAM' } } },
+      }),
+    ).toEqual({});
   });
 });
 
