@@ -24,7 +24,7 @@ import type { CursorAdvance, StreamStore } from '../state/streams.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import { isEndOfFeed } from '../upstream/paging.ts';
 import type { InlineDelivery } from './inline.ts';
-import { type PageCounts, processPage } from './page.ts';
+import { type PageCounts, processPage, zeroCounts } from './page.ts';
 import type { StreamPage, StreamSpec } from './streams.ts';
 
 /** Pages being written at once (besides the one being fetched). */
@@ -91,19 +91,7 @@ export interface PollBudget {
 }
 
 function emptyResult(stream: string, status: StreamStatus): StreamResult {
-  return {
-    stream,
-    status,
-    pages: 0,
-    items: 0,
-    newItems: 0,
-    queued: 0,
-    sent: 0,
-    silenced: 0,
-    baseline: 0,
-    unrouted: 0,
-    quarantined: 0,
-  };
+  return { stream, status, pages: 0, ...zeroCounts() };
 }
 
 function addCounts(result: StreamResult, counts: PageCounts): void {

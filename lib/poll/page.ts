@@ -38,6 +38,11 @@ export type PageCounts = Pick<
   'items' | 'newItems' | 'queued' | 'sent' | 'silenced' | 'baseline' | 'unrouted' | 'quarantined'
 >;
 
+/** Every count at zero: a page's before its work, and a stream's before its first page. */
+export function zeroCounts(): PageCounts {
+  return { items: 0, newItems: 0, queued: 0, sent: 0, silenced: 0, baseline: 0, unrouted: 0, quarantined: 0 };
+}
+
 function toAlert(spec: StreamSpec, item: EventItem | Credential): Alert {
   return spec.kind === 'event'
     ? { kind: 'event', key: (item as EventItem).metadata.uid, source: spec.id, item: item as EventItem }
@@ -142,16 +147,7 @@ export async function processPage(
   context: PageContext,
 ): Promise<PageCounts> {
   const { spec, lease } = context;
-  const counts: PageCounts = {
-    items: page.items.length,
-    newItems: 0,
-    queued: 0,
-    sent: 0,
-    silenced: 0,
-    baseline: 0,
-    unrouted: 0,
-    quarantined: page.invalid.length,
-  };
+  const counts: PageCounts = { ...zeroCounts(), items: page.items.length, quarantined: page.invalid.length };
   // Claimed before the first await, so a later page in flight sees these ids as taken.
   const claimed: string[] = [];
   const records = recordsFor(deps, spec, page, context.baselining, counts).filter((r) => {
