@@ -12,7 +12,13 @@ const db = useDynalite();
 
 function fakeClock(start = Date.now()): Clock & { advance(ms: number): void } {
   let now = start;
-  return { now: () => now, sleep: systemClock.sleep, advance: (ms) => void (now += ms) };
+  return {
+    now: () => now,
+    sleep: systemClock.sleep,
+    advance: (ms) => {
+      now += ms;
+    },
+  };
 }
 
 const record = (key: string, status: NewDelivery['status'] = 'pending'): NewDelivery => ({
