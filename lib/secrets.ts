@@ -67,13 +67,3 @@ export async function loadSecrets(
   return secrets;
 }
 
-/** A named string secret, or a ConfigError naming it. */
-export function secretString(secrets: SecretObject, name: string, usedBy: string): string {
-  const value = secrets[name];
-  if (typeof value !== 'string' || value === '') {
-    throw new ConfigError(
-      `${usedBy} refers to secret "${name}", which is not a non-empty string in the secret object`,
-    );
-  }
-  return value;
-}

@@ -174,7 +174,7 @@ async function deliverTo(
       for (const r of due) handled.add(r.id);
       if (live.length === 0) continue;
       const byId = new Map(live.map((r) => [r.id, r]));
-      const messages = renderSafely(deps, destination, live, log, byId);
+      const messages = await renderSafely(deps, destination, live, log, byId);
       for (const message of messages) {
         if (!timeLeft()) {
           result.status = 'budget';
@@ -213,32 +213,48 @@ async function deliverTo(
   return result;
 }
 
-/** Renders all alerts; if that fails, one by one, and an alert that cannot be rendered dies alone. */
-function renderSafely(
+/**
+ * Renders all alerts. If that fails, finds the alerts that cannot be rendered on their own: they die
+ * alone, recorded with the error, and the rest is rendered together again (so a digest stays a
+ * digest); should that still fail, the rest goes one message per alert.
+ */
+async function renderSafely(
   deps: DeliverDeps,
   destination: ResolvedDestination,
   records: DeliveryRecord[],
   log: Logger,
   byId: Map<string, DeliveryRecord>,
-): Rendered<Payload>[] {
+): Promise<Rendered<Payload>[]> {
   const now = new Date(deps.clock.now());
+  const render = (batch: DeliveryRecord[]) => deps.render(destination, batch.map(recordToAlert), now);
   try {
-    return deps.render(destination, records.map(recordToAlert), now);
+    return render(records);
   } catch (error) {
-    log.error('rendering a batch failed; rendering its alerts one by one', { error });
-    const out: Rendered<Payload>[] = [];
-    for (const record of records) {
-      try {
-        out.push(...deps.render(destination, [recordToAlert(record)], now));
-      } catch (single) {
-        record.status = 'dead';
-        record.lastError = `render failed: ${(single as Error)?.message ?? String(single)}`.slice(0, 500);
-        byId.delete(record.id);
-        void deps.deliveries.save([record]).catch(() => {});
-        deps.metrics.count('DeliveriesDead', 1, { destination: destination.name });
-      }
+    log.error('rendering a batch failed; looking for the alerts that cannot be rendered', { error });
+  }
+  const singles = new Map<string, Rendered<Payload>[]>();
+  const unrenderable: DeliveryRecord[] = [];
+  for (const record of records) {
+    try {
+      singles.set(record.id, render([record]));
+    } catch (single) {
+      record.status = 'dead';
+      record.lastError = `render failed: ${(single as Error)?.message ?? String(single)}`.slice(0, 500);
+      byId.delete(record.id);
+      unrenderable.push(record);
     }
-    return out;
+  }
+  if (unrenderable.length) {
+    // Recorded before anything is sent, under the destination's lease, so none is retried forever.
+    await deps.deliveries.save(unrenderable);
+    deps.metrics.count('DeliveriesDead', unrenderable.length, { destination: destination.name });
+    log.error('deliveries that cannot be rendered are dead', { deliveries: unrenderable.map((r) => r.id) });
+  }
+  const rest = records.filter((r) => singles.has(r.id));
+  try {
+    return rest.length ? render(rest) : [];
+  } catch {
+    return rest.flatMap((r) => singles.get(r.id) ?? []);
   }
 }
 

@@ -65,11 +65,6 @@ export function planBatches(alerts: DeliveryAlert[], digest: { threshold: number
   return batches;
 }
 
-/** The alerts a batch covers. */
-export function batchAlerts(batch: Batch): DeliveryAlert[] {
-  return batch.type === 'event' ? [batch.alert] : batch.alerts;
-}
-
 export function deliveryIdsOf(alerts: DeliveryAlert[]): string[] {
   return alerts.map((a) => a.deliveryId);
 }

@@ -69,6 +69,3 @@ export class RequestLimitError extends UpstreamError {
   }
 }
 
-export function isUpstreamError(error: unknown): error is UpstreamError {
-  return error instanceof UpstreamError;
-}

@@ -326,3 +326,30 @@ describe('payloads and headers', () => {
     expect(req?.headers['idempotency-key']).toMatch(/^[0-9a-f]{16,}$/);
   }, 20_000);
 });
+
+describe('an item that cannot be rendered', () => {
+  it('dies alone, recorded with its error; the rest of its batch is sent', async () => {
+    const slack = await receiver({ status: 200, body: 'ok' });
+    const world = await makeWorld(
+      emu,
+      db,
+      eventsTo({ slack: { type: 'slack', url: slack.url } }, { digest: { threshold: 2, maxItems: 20 } }),
+    );
+    const poison = emu.running.emulator.dataset.tenant('acme').events[0]?.item.metadata.uid;
+    const render = world.runtime.deliver.render;
+    world.runtime.deliver.render = (destination, alerts, now) => {
+      if (alerts.some((a) => a.key === poison)) throw new Error('template broke on this item');
+      return render(destination, alerts, now);
+    };
+    const summary = await world.cycle('events', 30);
+    expect(summary.delivery.sent).toBe(events() - 1);
+    const dead = await world.runtime.deliveries.list({ status: 'dead', destinations: ['slack'] });
+    expect(dead.map((r) => r.key)).toEqual([poison]);
+    expect(dead[0]?.lastError).toBe('render failed: template broke on this item');
+    expect(world.metrics.get('DeliveriesDead')).toBe(1);
+    // The others still went as one digest, and the poison is never retried.
+    expect(slack.requests).toHaveLength(1);
+    await world.deliver();
+    expect(slack.requests).toHaveLength(1);
+  }, 30_000);
+});
