@@ -66,4 +66,3 @@ export async function loadSecrets(
   registerAll(secrets, red);
   return secrets;
 }
-

@@ -68,4 +68,3 @@ export class RequestLimitError extends UpstreamError {
     super('bad_request', message, { endpoint });
   }
 }
-
