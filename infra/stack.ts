@@ -35,14 +35,18 @@ import { readSettings, type Settings } from './settings.ts';
 
 export const STACK_NAME = 'ExposureAlerts';
 
-/** DynamoDB actions of the pollers: leases and cursors (UpdateItem), delivery records and quarantine. */
+/**
+ * DynamoDB actions of the pollers: leases, cursors and the claim mark (UpdateItem), delivery
+ * records, packs (PutItem, and Query to find a pack again) and quarantine.
+ */
 export const POLLER_TABLE_ACTIONS = [
   'dynamodb:BatchGetItem',
   'dynamodb:BatchWriteItem',
   'dynamodb:PutItem',
+  'dynamodb:Query',
   'dynamodb:UpdateItem',
 ] as const;
-/** The pollers read due deliveries from the index only. */
+/** The pollers read due deliveries from the index. */
 export const POLLER_INDEX_ACTIONS = ['dynamodb:Query'] as const;
 /** The API writes and lists its audit trail, nothing else. */
 export const API_TABLE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:Query'] as const;

@@ -1,12 +1,14 @@
 /**
  * One page of a stream, from items to delivery records: the password policy, the routing decision
  * for each item, quarantine for items that broke the spec, then the records. An exclusive stream
- * whose lease has comfortably long to run reads which records exist (one BatchGet per 100), sends
- * new webhook deliveries inline (inline.ts) and batch-writes every new record; any other stream
- * creates each record with a conditional put.
+ * whose lease has comfortably long to run reads which records exist (one BatchGet per 100, none
+ * for credentials above the claim mark), sends new webhook deliveries inline (inline.ts) and
+ * batch-writes every new record (final credential records as packs, state/packs.ts); any other
+ * stream creates each record with a conditional put.
  */
 import type { Alert } from '../model.ts';
 import { type DeliveryRecord, deliveryId, type NewDelivery } from '../state/deliveries.ts';
+import { itemPosition } from '../state/packs.ts';
 import type { StreamLease } from '../state/streams.ts';
 import type { Credential, EventItem } from '../upstream/schemas.ts';
 import { issuesToText } from '../upstream/validate.ts';
@@ -64,8 +66,10 @@ export function recordsFor(
     const decision = deps.route(alert, now);
     if (decision.destinations.size === 0) counts.unrouted += 1;
     const status = baselining ? 'baseline' : decision.silenced ? 'silenced' : 'pending';
+    const position = spec.feedTime ? itemPosition(spec.feedTime(item), alert.key) : undefined;
     for (const [destination, routes] of decision.destinations) {
       records.push({
+        position,
         destination,
         kind: alert.kind,
         key: alert.key,
@@ -114,7 +118,7 @@ async function createExclusive(
   records: NewDelivery[],
   context: PageContext,
 ): Promise<DeliveryRecord[]> {
-  const { absent } = await deps.deliveries.prepare(records);
+  const { absent } = await deps.deliveries.prepare(records, { exclusive: true });
   const inline = context.inline;
   const later: DeliveryRecord[] = [];
   const now = new Map<string, DeliveryRecord[]>();

@@ -37,6 +37,12 @@ export interface StreamSpec {
   fetch(from: string | undefined, since: string, options: CallOptions): Promise<StreamPage>;
   /** The time an item counts from for poll lag. */
   itemTime(item: EventItem | Credential): string;
+  /**
+   * The time that places an item in its feed, for streams where the upstream never changes it
+   * (state/packs.ts): a credential's import time. Events have none: their times are estimates the
+   * upstream may revise, and a moved item would not be found where it was packed.
+   */
+  feedTime?(item: EventItem | Credential): string;
 }
 
 export const EVENT_PAGE_SIZE = 10;
@@ -146,6 +152,7 @@ export function streamsFor(config: AlertsConfig, kind: PollKind, upstream: Upstr
             options,
           ),
         itemTime: credentialTime,
+        feedTime: credentialTime,
       });
     }
   }

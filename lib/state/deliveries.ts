@@ -8,6 +8,10 @@
  *   the same outcome in 1/25th of the requests.
  * - Expiry: sent, silenced and baseline records carry `expiresAt` (90 days by default). Expired
  *   records are treated as absent in code: DynamoDB deletes them only eventually, dynalite never.
+ * - Packs: an exclusive stream's final records of items with a fixed place in their feed
+ *   (credentials) are written as one item per page, destination and status instead, and a claim
+ *   mark spares it reading for items nobody can have recorded yet: see packs.ts. `list` shows
+ *   packed records like any other.
  * - Storage: those three statuses are final, so their record is stored compact: the attributes
  *   anything reads or filters on (`id`, `status`, `expiresAt`) and the rest as one JSON attribute,
  *   `meta`, without the item: nothing sends it again, and `deliveries list` never shows it. These
@@ -24,6 +28,7 @@ import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
 import type { ItemKind } from '../model.ts';
 import { marshall, unmarshall } from './marshall.ts';
+import { PackStore, packable } from './packs.ts';
 import {
   BatchGetItemCommand,
   BatchWriteItemCommand,
@@ -60,11 +65,13 @@ export interface DeliveryRecord {
   /** Epoch seconds after which the record no longer counts (DynamoDB TTL attribute). */
   expiresAt?: number;
   note?: string;
+  /** Where the item sorts in its feed (packs.ts); held in memory, not stored on the record. */
+  position?: string;
 }
 
 export type NewDelivery = Pick<
   DeliveryRecord,
-  'destination' | 'kind' | 'key' | 'source' | 'routes' | 'item'
+  'destination' | 'kind' | 'key' | 'source' | 'routes' | 'item' | 'position'
 > & {
   status: Extract<DeliveryStatus, 'pending' | 'silenced' | 'baseline'>;
   note?: string;
@@ -94,7 +101,7 @@ const FINAL_STATUSES: ReadonlySet<DeliveryStatus> = new Set(['sent', 'silenced',
 
 /** The stored form: the item as a JSON string (no nesting limits, one attribute to read back). */
 function toStored(record: DeliveryRecord): Record<string, AttributeValue> {
-  const { item, ...rest } = record;
+  const { item, position: _position, ...rest } = record;
   if (FINAL_STATUSES.has(record.status)) {
     const { id, status, expiresAt, ...meta } = rest;
     return marshall({
@@ -168,6 +175,7 @@ export interface DeliveryStoreOptions {
 
 export class DeliveryStore {
   private readonly retentionSeconds: number;
+  private readonly packs: PackStore;
 
   constructor(
     private readonly client: DynamoDBClient,
@@ -176,6 +184,7 @@ export class DeliveryStore {
     private readonly options: DeliveryStoreOptions = {},
   ) {
     this.retentionSeconds = (options.retentionDays ?? DEFAULT_RETENTION_DAYS) * 86_400;
+    this.packs = new PackStore(client, tableName, clock, options.onRequest);
   }
 
   private nowSeconds(): number {
@@ -236,9 +245,14 @@ export class DeliveryStore {
 
   /**
    * The records `deliveries` would create: one per id, leaving out ids whose record exists (one
-   * consistent BatchGet per 100 ids). Nothing is written.
+   * consistent BatchGet per 100 ids, and a Query of the packs that can hold them). First it claims
+   * their positions (packs.ts): for an `exclusive` caller, items above the previous claim are
+   * known absent and not read at all. Writes nothing but the claim.
    */
-  async prepare(deliveries: readonly NewDelivery[]): Promise<{ absent: DeliveryRecord[]; existing: number }> {
+  async prepare(
+    deliveries: readonly NewDelivery[],
+    options: { exclusive?: boolean } = {},
+  ): Promise<{ absent: DeliveryRecord[]; existing: number }> {
     if (deliveries.length === 0) return { absent: [], existing: 0 };
     const now = new Date(this.clock.now()).toISOString();
     const unique = new Map<string, DeliveryRecord>();
@@ -260,11 +274,34 @@ export class DeliveryStore {
         updatedAt: now,
         ...(d.note ? { note: d.note } : {}),
         ...(this.expiresFor(d.status) ? { expiresAt: this.expiresFor(d.status) } : {}),
+        ...(d.position !== undefined ? { position: d.position } : {}),
       });
     }
-    const existingIds = await this.existingIds([...unique.keys()]);
-    const absent = [...unique.values()].filter((r) => !existingIds.has(r.id));
+    const records = [...unique.values()];
+    const known = await this.claim(records, options.exclusive === true);
+    const existingIds = await this.existingIds(records.filter((r) => !known.has(r.id)));
+    const absent = records.filter((r) => !existingIds.has(r.id));
     return { absent, existing: unique.size - absent.length };
+  }
+
+  /**
+   * Claims the positions of `records`, kind by kind. Returns the ids an exclusive caller knows to
+   * be absent without reading: those above the claim mark as it was.
+   */
+  private async claim(records: readonly DeliveryRecord[], exclusive: boolean): Promise<Set<string>> {
+    const absent = new Set<string>();
+    for (const kind of new Set(records.map((r) => r.kind))) {
+      const placed = records.filter((r) => r.kind === kind && r.position !== undefined);
+      if (placed.length === 0) continue;
+      const top = placed.reduce(
+        (max, r) => ((r.position as string) > max ? (r.position as string) : max),
+        '',
+      );
+      const { before } = await this.packs.claim(kind, top);
+      if (!exclusive || before === undefined) continue;
+      for (const r of placed) if ((r.position as string) > before) absent.add(r.id);
+    }
+    return absent;
   }
 
   /**
@@ -273,13 +310,26 @@ export class DeliveryStore {
    * ids (see the module comment) and checked they are absent (`prepare`).
    */
   async insert(records: readonly DeliveryRecord[]): Promise<void> {
-    await this.batchPut(
-      records.map((r) => {
+    const single: DeliveryRecord[] = [];
+    const packs = new Map<string, DeliveryRecord[]>();
+    for (const r of records) {
+      if (!packable(r)) {
         const expiresAt = this.expiresFor(r.status);
         const { expiresAt: _old, ...rest } = r;
-        return expiresAt ? { ...rest, expiresAt } : rest;
-      }),
-    );
+        single.push(expiresAt ? { ...rest, expiresAt } : rest);
+        continue;
+      }
+      const group = `${r.destination}\u0000${r.kind}\u0000${r.status}\u0000${r.source}`;
+      const list = packs.get(group) ?? [];
+      list.push(r);
+      packs.set(group, list);
+    }
+    await Promise.all([
+      this.batchPut(single),
+      ...[...packs.values()].map((pack) =>
+        this.packs.write(pack, this.expiresFor((pack[0] as DeliveryRecord).status) as number),
+      ),
+    ]);
   }
 
   /**
@@ -290,11 +340,11 @@ export class DeliveryStore {
     deliveries: readonly NewDelivery[],
     options: { exclusive?: boolean } = {},
   ): Promise<CreateResult> {
-    const { absent, existing: found } = await this.prepare(deliveries);
+    const { absent, existing: found } = await this.prepare(deliveries, options);
     let existing = found;
     if (absent.length === 0) return { created: [], existing };
     if (options.exclusive) {
-      await this.batchPut(absent);
+      await this.insert(absent);
       return { created: absent, existing };
     }
     const created: DeliveryRecord[] = [];
@@ -318,9 +368,41 @@ export class DeliveryStore {
     return { created, existing };
   }
 
-  /** Ids among `ids` whose record exists and has not expired (consistent read, keys only). */
-  private async existingIds(ids: readonly string[]): Promise<Set<string>> {
+  /**
+   * Ids among `records` whose record exists and has not expired: its own item (consistent read,
+   * keys only) or an entry in a pack.
+   */
+  private async existingIds(records: readonly DeliveryRecord[]): Promise<Set<string>> {
     const found = new Set<string>();
+    if (records.length === 0) return found;
+    const ranges = new Map<string, { destination: string; kind: ItemKind; from: string; to: string }>();
+    for (const r of records) {
+      if (r.position === undefined) continue;
+      const group = `${r.destination}\u0000${r.kind}`;
+      const range = ranges.get(group);
+      if (!range)
+        ranges.set(group, { destination: r.destination, kind: r.kind, from: r.position, to: r.position });
+      else {
+        if (r.position < range.from) range.from = r.position;
+        if (r.position > range.to) range.to = r.position;
+      }
+    }
+    const packed = [...ranges.values()].map(async ({ destination, kind, from, to }) => {
+      for (const key of await this.packs.keysBetween(destination, kind, from, to))
+        found.add(deliveryId(destination, kind, key));
+    });
+    await Promise.all([
+      ...packed,
+      this.existingRecords(
+        records.map((r) => r.id),
+        found,
+      ),
+    ]);
+    return found;
+  }
+
+  /** Adds to `found` the ids among `ids` whose own record exists and has not expired. */
+  private async existingRecords(ids: readonly string[], found: Set<string>): Promise<void> {
     const now = this.nowSeconds();
     for (const batch of chunks(ids, 100)) {
       let keys: Record<string, AttributeValue>[] = batch.map((id) => {
@@ -344,7 +426,6 @@ export class DeliveryStore {
         if (keys.length) await this.clock.sleep(Math.min(1000, 50 * 2 ** attempt));
       }
     }
-    return found;
   }
 
   /** Pending records of `destination` whose next attempt is due, oldest first (index read). */
@@ -417,18 +498,22 @@ export class DeliveryStore {
       const page = await this.client.send(
         new ScanCommand({
           TableName: this.tableName,
-          FilterExpression: options.status ? 'sk = :sk AND #status = :status' : 'sk = :sk',
+          FilterExpression: `(sk = :sk OR begins_with(pk, :pack))${options.status ? ' AND #status = :status' : ''}`,
           ExpressionAttributeNames: options.status ? { '#status': 'status' } : undefined,
           ExpressionAttributeValues: marshall({
             ':sk': 'dlv',
+            ':pack': 'pack#',
             ...(options.status ? { ':status': options.status } : {}),
           }),
           ExclusiveStartKey: start,
         }),
       );
       for (const stored of page.Items ?? []) {
-        const record = fromStored(stored);
-        if (this.isLive(record as unknown as Record<string, unknown>)) out.push(record);
+        const records = stored.pk?.S?.startsWith('pack#') ? PackStore.expand(stored) : [fromStored(stored)];
+        for (const record of records) {
+          if (out.length < limit && this.isLive(record as unknown as Record<string, unknown>))
+            out.push(record);
+        }
         if (out.length >= limit) break;
       }
       start = page.LastEvaluatedKey;

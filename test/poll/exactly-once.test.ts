@@ -3,7 +3,7 @@
  * repeated cycles, crashes at every step boundary, overlapping runs and lease takeovers. Real
  * emulator, real dynalite, real HTTP receivers.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../lib/clock.ts';
 import { systemClock } from '../../lib/clock.ts';
@@ -139,6 +139,36 @@ describe('exactly once', () => {
     await drain(second);
     expect(receivedKeys(hookA)).toHaveLength(sentToA);
     expect(hookB.requests).toHaveLength(0);
+  });
+
+  it('credentials sent from packs are not sent again by a re-walk, an overlapping domain, or a stream exclusive again', async () => {
+    const table = await db.table();
+    const credentialsOnly = (domains: string[], lookback: string) =>
+      baseConfig({ sources: { credentials: { domains, lookback, pageSize: 20 } } });
+    const expected = expectedKeys().filter((k) => k.startsWith('credential:'));
+    const first = await makeWorld(emu, db, credentialsOnly(['acme.test', 'example.com'], 'P60D'), { table });
+    await first.cycle('credentials');
+    expect(receivedKeys(hookA).sort()).toEqual(expected);
+    const records = await allRecords(first);
+    expect(records).toHaveLength(expected.length * 2);
+    // Packed: one table item per page and destination, none per record.
+    const stored = (await db.client.send(new ScanCommand({ TableName: table }))).Items ?? [];
+    expect(stored.filter((i) => i.pk?.S?.startsWith('dlv#'))).toEqual([]);
+    expect(stored.filter((i) => i.pk?.S?.startsWith('pack#')).length).toBeLessThan(expected.length / 5);
+    // A new lookback re-walks both streams; mail.example.com overlaps example.com, so neither is exclusive.
+    const overlapping = await makeWorld(
+      emu,
+      db,
+      credentialsOnly(['acme.test', 'example.com', 'mail.example.com'], 'P61D'),
+      { table },
+    );
+    const again = await overlapping.cycle('credentials');
+    expect(again.streams.map((s) => s.newItems)).toEqual([0, 0, 0]);
+    // mail.example.com alone, exclusive again, from its lookback: everything is below the claim mark.
+    const alone = await makeWorld(emu, db, credentialsOnly(['mail.example.com'], 'P62D'), { table });
+    expect((await alone.cycle('credentials')).streams[0]?.newItems).toBe(0);
+    expect(duplicates(receivedKeys(hookA))).toEqual([]);
+    expect(receivedKeys(hookA).sort()).toEqual(expected);
   });
 });
 

@@ -1,0 +1,178 @@
+/**
+ * Packs: the final records of an exclusive stream's page (sent inline, silenced, baseline) stored
+ * as one item per (page, destination, status) instead of one item per record, and the claim mark
+ * that lets an exclusive stream skip reading for items nobody can have recorded yet.
+ *
+ * Why: a delivery record per (item, destination) costs one write for every item, and a read to
+ * check it first. A credential backlog is thousands of items a page run; packing writes a page's
+ * 100 final records as one small item and, with the claim mark, reads nothing for them.
+ *
+ * How items are found again. Every item has a position: the time its stream pages by (normalised
+ * to UTC milliseconds) and its key, numeric keys zero-padded so they sort as numbers. A pack sits
+ * under `pack#<destination>#<kind>`, sorted by the highest position it holds, and says the lowest;
+ * the packs that can hold positions `a..b` are those sorted at `a` or after whose lowest is `b` or
+ * before (one Query).
+ *
+ * The claim mark, `seen#<kind>`: before any record of a kind is created, by any stream, through
+ * either path, the mark is raised to the highest position among them (a conditional UpdateItem
+ * that returns the old value). So no record of any destination exists for an item whose position
+ * is above the mark as it was before a page's claim: an exclusive stream (no other stream can
+ * produce its items) creates those without reading anything. Items at or below it, or without a
+ * position, are checked as before (per-record keys and packs). The order is what keeps this true
+ * through a crash: claim, then records, then cursor. A claim whose records never got written only
+ * makes later pages check more.
+ *
+ * Expiry: a pack carries `expiresAt` like the records it replaces (checked in code too). Packs are
+ * written once, never updated: cheap to write, and nothing to contend on.
+ */
+
+import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Clock } from '../clock.ts';
+import type { ItemKind } from '../model.ts';
+import { type DeliveryRecord, type DeliveryStatus, deliveryId } from './deliveries.ts';
+import { marshall, unmarshall } from './marshall.ts';
+import { ConditionalCheckFailedException, PutItemCommand, QueryCommand, UpdateItemCommand } from './sdk.ts';
+
+/** Where an item sorts in its feed, or undefined when its time cannot be read. */
+export function itemPosition(time: string | undefined, key: string): string | undefined {
+  if (typeof time !== 'string') return undefined;
+  const ms = Date.parse(time);
+  if (!Number.isFinite(ms)) return undefined;
+  const at = new Date(ms).toISOString();
+  return `${at}#${/^\d{1,20}$/.test(key) ? key.padStart(20, '0') : key}`;
+}
+
+/** What a claim learnt: records may exist only for positions up to `before` (undefined: any may). */
+export interface Claim {
+  before?: string;
+}
+
+export type PackStatus = Extract<DeliveryStatus, 'sent' | 'silenced' | 'baseline'>;
+
+const PACKED: ReadonlySet<DeliveryStatus> = new Set(['sent', 'silenced', 'baseline']);
+
+/** Whether `record` may be stored in a pack: final, and with a position. */
+export function packable(record: DeliveryRecord): boolean {
+  return PACKED.has(record.status) && record.position !== undefined;
+}
+
+type Entry = [key: string, routes: string[], note?: string];
+
+function packPk(destination: string, kind: ItemKind): string {
+  return `pack#${destination}#${kind}`;
+}
+
+export class PackStore {
+  constructor(
+    private readonly client: DynamoDBClient,
+    private readonly tableName: string,
+    private readonly clock: Clock,
+    private readonly onRequest?: (operation: string) => void,
+  ) {}
+
+  /**
+   * Raises the mark of `kind` to `position` and says where it was. When it was already there or
+   * above, any record may exist: `before` is undefined.
+   */
+  async claim(kind: ItemKind, position: string): Promise<Claim> {
+    this.onRequest?.('UpdateItem');
+    try {
+      const out = await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: marshall({ pk: `seen#${kind}`, sk: 'mark' }),
+          UpdateExpression: 'SET upTo = :p',
+          ConditionExpression: 'attribute_not_exists(upTo) OR upTo < :p',
+          ExpressionAttributeValues: marshall({ ':p': position }),
+          ReturnValues: 'UPDATED_OLD',
+        }),
+      );
+      const before = out.Attributes?.upTo?.S;
+      // No mark yet: this store has never claimed, so nothing proves any record absent.
+      return before === undefined ? {} : { before };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return {};
+      throw error;
+    }
+  }
+
+  /** Writes `records` (final, with positions, one destination, kind, status and source) as one pack. */
+  async write(records: readonly DeliveryRecord[], expiresAt: number): Promise<void> {
+    const first = records[0];
+    if (!first) return;
+    const positions = records.map((r) => r.position as string).sort();
+    const entries: Entry[] = records.map((r) => (r.note ? [r.key, r.routes, r.note] : [r.key, r.routes]));
+    const random = Math.floor(Math.random() * 0x1_0000_0000)
+      .toString(16)
+      .padStart(8, '0');
+    this.onRequest?.('PutItem');
+    await this.client.send(
+      new PutItemCommand({
+        TableName: this.tableName,
+        Item: marshall({
+          pk: packPk(first.destination, first.kind),
+          sk: `${positions[positions.length - 1]}~${random}`,
+          lo: positions[0],
+          status: first.status,
+          source: first.source,
+          at: first.sentAt ?? first.updatedAt,
+          createdAt: first.createdAt,
+          expiresAt,
+          entries: JSON.stringify(entries),
+        }),
+      }),
+    );
+  }
+
+  /** Keys held by live packs of `destination` and `kind` that can hold positions `from..to`. */
+  async keysBetween(destination: string, kind: ItemKind, from: string, to: string): Promise<Set<string>> {
+    const keys = new Set<string>();
+    const now = Math.floor(this.clock.now() / 1000);
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      this.onRequest?.('Query');
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND sk >= :from',
+          ExpressionAttributeValues: marshall({ ':pk': packPk(destination, kind), ':from': from }),
+          ProjectionExpression: 'lo, entries, expiresAt',
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const stored of page.Items ?? []) {
+        const { lo, entries, expiresAt } = unmarshall(stored);
+        if (typeof expiresAt === 'number' && expiresAt <= now) continue;
+        if (typeof lo === 'string' && lo > to) continue;
+        for (const [key] of JSON.parse(String(entries)) as Entry[]) keys.add(key);
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return keys;
+  }
+
+  /** The records a stored pack holds, as `deliveries list` shows them. */
+  static expand(stored: Record<string, AttributeValue>): DeliveryRecord[] {
+    const pack = unmarshall(stored);
+    const [, destination, kind] = String(pack.pk).split('#') as [string, string, ItemKind];
+    const status = pack.status as PackStatus;
+    const at = String(pack.at);
+    return (JSON.parse(String(pack.entries)) as Entry[]).map(([key, routes, note]) => ({
+      id: deliveryId(destination, kind, key),
+      destination,
+      kind,
+      key,
+      source: String(pack.source),
+      status,
+      attempts: status === 'sent' ? 1 : 0,
+      routes,
+      item: null,
+      createdAt: String(pack.createdAt),
+      updatedAt: at,
+      ...(status === 'sent' ? { sentAt: at } : {}),
+      expiresAt: pack.expiresAt as number,
+      ...(note ? { note } : {}),
+    }));
+  }
+}

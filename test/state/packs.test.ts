@@ -1,0 +1,178 @@
+/**
+ * Packs and the claim mark (lib/state/packs.ts) on real dynalite: an exclusive stream's final
+ * records are written as one item a page and found again by anyone; pages above the mark are not
+ * read at all; everything at or below it, or never claimed, is checked.
+ */
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { type Clock, systemClock } from '../../lib/clock.ts';
+import { DeliveryStore, type NewDelivery } from '../../lib/state/deliveries.ts';
+import { itemPosition } from '../../lib/state/packs.ts';
+import { useDynalite } from '../helpers/dynamo.ts';
+
+const db = useDynalite();
+
+function fakeClock(start = Date.now()): Clock & { advance(ms: number): void } {
+  let now = start;
+  return {
+    now: () => now,
+    sleep: systemClock.sleep,
+    advance: (ms) => {
+      now += ms;
+    },
+  };
+}
+
+const IMPORTED = '2026-11-20T09:30:00+02:00';
+
+function credential(
+  id: number,
+  status: NewDelivery['status'],
+  options: { destination?: string; positioned?: boolean; note?: string } = {},
+): NewDelivery {
+  const key = String(id);
+  return {
+    destination: options.destination ?? 'siem',
+    kind: 'credential',
+    key,
+    source: 'credentials:acme.test',
+    routes: ['leaks', 'all'],
+    item: { id, imported_at: IMPORTED },
+    status,
+    ...(options.note ? { note: options.note } : {}),
+    ...(options.positioned === false ? {} : { position: itemPosition(IMPORTED, key) }),
+  };
+}
+
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+async function storeWithCounts() {
+  const clock = fakeClock();
+  const table = await db.table();
+  const counts: Record<string, number> = {};
+  const store = new DeliveryStore(db.client, table, clock, {
+    onRequest: (operation) => {
+      counts[operation] = (counts[operation] ?? 0) + 1;
+    },
+  });
+  const take = () => {
+    const copy = { ...counts };
+    for (const key of Object.keys(counts)) delete counts[key];
+    return copy;
+  };
+  const items = async () => (await db.client.send(new ScanCommand({ TableName: table }))).Items ?? [];
+  return { clock, store, take, items };
+}
+
+describe('item positions', () => {
+  it('place an item by its time in UTC and its key, numeric keys in numeric order', () => {
+    expect(itemPosition('2026-11-20T09:30:00+02:00', '42')).toBe(
+      '2026-11-20T07:30:00.000Z#00000000000000000042',
+    );
+    expect((itemPosition(IMPORTED, '9') as string) < (itemPosition(IMPORTED, '10') as string)).toBe(true);
+    expect(itemPosition(IMPORTED, 'leak/abc')).toBe('2026-11-20T07:30:00.000Z#leak/abc');
+    expect(itemPosition('not a time', '1')).toBeUndefined();
+    expect(itemPosition(undefined, '1')).toBeUndefined();
+  });
+});
+
+describe('packs', () => {
+  it('hold a page of final records in one item, found again by every later check and listed in full', async () => {
+    const { store, take, items } = await storeWithCounts();
+    const first = await store.create(
+      range(1, 100).map((id) => credential(id, id % 10 ? 'baseline' : 'silenced', { note: 'quiet hours' })),
+      { exclusive: true },
+    );
+    expect(first.created).toHaveLength(100);
+    // Never claimed before: everything is checked (one BatchGet, one Query of the packs).
+    expect(take()).toEqual({ UpdateItem: 1, BatchGetItem: 1, Query: 1, PutItem: 2 });
+    // One pack per status, and the claim mark: three items for a hundred records.
+    expect(await items()).toHaveLength(3);
+
+    // The next page, above the mark: nothing read, one pack written.
+    const second = await store.create(
+      range(101, 200).map((id) => credential(id, 'baseline')),
+      { exclusive: true },
+    );
+    expect(second.created).toHaveLength(100);
+    expect(take()).toEqual({ UpdateItem: 1, PutItem: 1 });
+
+    // Both pages again, as after a lost cursor: every one found, nothing written.
+    const again = await store.create(
+      range(1, 200).map((id) => credential(id, 'baseline')),
+      { exclusive: true },
+    );
+    expect(again).toEqual({ created: [], existing: 200 });
+    expect(take().PutItem ?? 0).toBe(0);
+
+    // Another stream that shares these items (not exclusive) finds them in the packs too.
+    const shared = await store.create([credential(150, 'pending'), credential(201, 'pending')]);
+    expect(shared.created.map((r) => r.key)).toEqual(['201']);
+    expect(shared.existing).toBe(1);
+    // The same item for another destination is its own delivery.
+    const other = await store.create([credential(150, 'baseline', { destination: 'soc' })], {
+      exclusive: true,
+    });
+    expect(other.created.map((r) => r.id)).toEqual(['soc~credential~150']);
+
+    const silenced = await store.list({ status: 'silenced', limit: 1000 });
+    expect(silenced.map((r) => r.key).sort((a, b) => Number(a) - Number(b))).toEqual(
+      range(1, 10).map((i) => String(i * 10)),
+    );
+    for (const r of silenced) {
+      expect(r).toMatchObject({
+        destination: 'siem',
+        kind: 'credential',
+        source: 'credentials:acme.test',
+        routes: ['leaks', 'all'],
+        note: 'quiet hours',
+      });
+      expect(r.id).toBe(`siem~credential~${r.key}`);
+    }
+    const all = await store.list({ limit: 1000 });
+    expect(all).toHaveLength(202);
+    expect(new Set(all.map((r) => r.id)).size).toBe(202);
+    expect(all.filter((r) => r.status === 'pending').map((r) => r.key)).toEqual(['201']);
+  });
+
+  it('an item at or below the mark is always checked: a record written by another path is found', async () => {
+    const { store, take } = await storeWithCounts();
+    // A record created without a position never raises the mark...
+    await store.create([credential(7, 'pending', { positioned: false })]);
+    take();
+    // ...so the first claim ever proves nothing, and the exclusive check still reads it.
+    const first = await store.create([credential(7, 'baseline'), credential(8, 'baseline')], {
+      exclusive: true,
+    });
+    expect(first.created.map((r) => r.key)).toEqual(['8']);
+    expect(take().BatchGetItem).toBe(1);
+
+    // A claim whose records were never written (a crash right after it) makes nothing look present.
+    await store.prepare([credential(50, 'baseline')], { exclusive: true });
+    await store.create([credential(40, 'pending')]); // below the mark, by a shared stream
+    take();
+    const after = await store.create(
+      [credential(40, 'baseline'), credential(50, 'baseline'), credential(60, 'baseline')],
+      { exclusive: true },
+    );
+    expect(after.created.map((r) => r.key).sort()).toEqual(['50', '60']);
+    expect(after.existing).toBe(1);
+    expect(take().BatchGetItem).toBe(1); // 40 and 50 are at or below the mark: read
+  });
+
+  it('expire like the records they replace', async () => {
+    const { clock, store } = await storeWithCounts();
+    await store.create(
+      range(1, 5).map((id) => credential(id, 'baseline')),
+      { exclusive: true },
+    );
+    expect((await store.create([credential(3, 'baseline')], { exclusive: true })).existing).toBe(1);
+    clock.advance(91 * 86_400_000);
+    const later = await store.create(
+      range(1, 5).map((id) => credential(id, 'baseline')),
+      { exclusive: true },
+    );
+    expect(later.created).toHaveLength(5);
+    expect(await store.list({ limit: 100 })).toHaveLength(5);
+  });
+});
