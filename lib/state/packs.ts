@@ -58,6 +58,9 @@ export function packable(record: DeliveryRecord): boolean {
 
 type Entry = [key: string, routes: string[], note?: string];
 
+/** A pack's entries stay under this many characters of JSON: DynamoDB items hold 400 KB at most. */
+export const PACK_MAX_CHARS = 100_000;
+
 function packPk(destination: string, kind: ItemKind): string {
   return `pack#${destination}#${kind}`;
 }
@@ -96,12 +99,30 @@ export class PackStore {
     }
   }
 
-  /** Writes `records` (final, with positions, one destination, kind, status and source) as one pack. */
+  /**
+   * Writes `records` (final, with positions, one destination, kind, status and source) as packs:
+   * one, or more when they would not fit in PACK_MAX_CHARS (a page may hold 10,000 credentials).
+   */
   async write(records: readonly DeliveryRecord[], expiresAt: number): Promise<void> {
-    const first = records[0];
-    if (!first) return;
-    const positions = records.map((r) => r.position as string).sort();
-    const entries: Entry[] = records.map((r) => (r.note ? [r.key, r.routes, r.note] : [r.key, r.routes]));
+    const sorted = [...records].sort((a, b) => ((a.position as string) < (b.position as string) ? -1 : 1));
+    const packs: { records: DeliveryRecord[]; entries: Entry[]; chars: number }[] = [];
+    for (const r of sorted) {
+      const entry: Entry = r.note ? [r.key, r.routes, r.note] : [r.key, r.routes];
+      const chars = JSON.stringify(entry).length + 1;
+      let last = packs[packs.length - 1];
+      if (!last || last.chars + chars > PACK_MAX_CHARS) {
+        last = { records: [], entries: [], chars: 2 };
+        packs.push(last);
+      }
+      last.records.push(r);
+      last.entries.push(entry);
+      last.chars += chars;
+    }
+    await Promise.all(packs.map((pack) => this.put(pack.records, pack.entries, expiresAt)));
+  }
+
+  private async put(records: DeliveryRecord[], entries: Entry[], expiresAt: number): Promise<void> {
+    const first = records[0] as DeliveryRecord;
     const random = Math.floor(Math.random() * 0x1_0000_0000)
       .toString(16)
       .padStart(8, '0');
@@ -111,8 +132,8 @@ export class PackStore {
         TableName: this.tableName,
         Item: marshall({
           pk: packPk(first.destination, first.kind),
-          sk: `${positions[positions.length - 1]}~${random}`,
-          lo: positions[0],
+          sk: `${(records[records.length - 1] as DeliveryRecord).position}~${random}`,
+          lo: first.position,
           status: first.status,
           source: first.source,
           at: first.sentAt ?? first.updatedAt,

@@ -7,7 +7,7 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { type Clock, systemClock } from '../../lib/clock.ts';
 import { DeliveryStore, type NewDelivery } from '../../lib/state/deliveries.ts';
-import { itemPosition } from '../../lib/state/packs.ts';
+import { itemPosition, PACK_MAX_CHARS } from '../../lib/state/packs.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 
 const db = useDynalite();
@@ -158,6 +158,18 @@ describe('packs', () => {
     expect(after.created.map((r) => r.key).sort()).toEqual(['50', '60']);
     expect(after.existing).toBe(1);
     expect(take().BatchGetItem).toBe(1); // 40 and 50 are at or below the mark: read
+  });
+
+  it('split a large page so that no item nears DynamoDB’s 400 KB', async () => {
+    const { store, items } = await storeWithCounts();
+    const note = `silenced: ${'maintenance window for the leak review '.repeat(2)}`;
+    const page = range(1, 5_000).map((id) => credential(id, 'silenced', { note }));
+    expect((await store.create(page, { exclusive: true })).created).toHaveLength(5_000);
+    const packs = (await items()).filter((i) => i.pk?.S?.startsWith('pack#'));
+    expect(packs.length).toBeGreaterThan(1);
+    for (const pack of packs) expect((pack.entries?.S ?? '').length).toBeLessThanOrEqual(PACK_MAX_CHARS);
+    expect((await store.create(page, { exclusive: true })).existing).toBe(5_000);
+    expect(await store.list({ status: 'silenced', limit: 10_000 })).toHaveLength(5_000);
   });
 
   it('expire like the records they replace', async () => {
