@@ -29,6 +29,19 @@ import { PROJECT_ROOT } from './alerts-config.ts';
  */
 export const FUNCTION_RUNTIME = Runtime.NODEJS_24_X;
 
+/** Memory of the pollers: JSON, schema checks and rendering are CPU work, and CPU share grows with memory. */
+export const POLLER_MEMORY_MB = 512;
+/** Memory of the API: I/O-bound and small (one Hono app). */
+export const API_MEMORY_MB = 256;
+
+/**
+ * Node's flags in every function: stack traces point at the TypeScript sources (the maps hold
+ * mappings, not the sources). No V8 heap flags: Node sizes its heap from the memory limit Lambda
+ * sets on the sandbox (the function's memory), and any V8 flag would cost the cold start Node's
+ * code cache for its own modules, about 25 ms here (`npm run bench` measures both).
+ */
+export const LAMBDA_NODE_OPTIONS = '--enable-source-maps';
+
 /** Some bundled CommonJS dependencies call `require`; ESM output has none, so define one. */
 const REQUIRE_BANNER =
   "import { createRequire as __alertsCreateRequire } from 'node:module'; const require = __alertsCreateRequire(import.meta.url);";
@@ -107,8 +120,7 @@ export class AlertsFunction extends Construct {
       reservedConcurrentExecutions: props.reservedConcurrency,
       environment: {
         ...props.environment,
-        // Stack traces point at the TypeScript sources (the maps hold mappings, not the sources).
-        NODE_OPTIONS: '--enable-source-maps',
+        NODE_OPTIONS: LAMBDA_NODE_OPTIONS,
       },
       ...(props.async
         ? {

@@ -29,7 +29,7 @@ import type { Construct } from 'constructs';
 import { TABLE_KEYS } from '../lib/state/table.ts';
 import { addDeadLetterAlarm, addMetricAlarms } from './alarms.ts';
 import { CONFIG_PATH_IN_LAMBDA, type DeployableConfig, loadDeployableConfig } from './alerts-config.ts';
-import { AlertsFunction, FUNCTION_RUNTIME } from './function.ts';
+import { AlertsFunction, API_MEMORY_MB, FUNCTION_RUNTIME, POLLER_MEMORY_MB } from './function.ts';
 import { LABELS, type PollerKind, pollerTiming, schedulePoller } from './schedule.ts';
 import { readSettings, type Settings } from './settings.ts';
 
@@ -149,9 +149,9 @@ export class ExposureAlertsStack extends Stack {
             ? 'exposure-alerts: one cycle over tenant events and identifier groups, then a delivery pass'
             : 'exposure-alerts: one cycle over the global credential search, then a delivery pass',
         timeout: timing.timeout,
-        // JSON parsing, schema checks and rendering are CPU work; 512 MB gets a faster CPU share
-        // and a shorter cold start for a few cents more, on a function that runs often.
-        memorySize: 512,
+        // 512 MB gets a faster CPU share and a shorter cold start for a few cents more, on a
+        // function that runs often.
+        memorySize: POLLER_MEMORY_MB,
         logRetention,
         environment: { ...upstreamEnvironment, ALERTS_CONFIG: CONFIG_PATH_IN_LAMBDA },
         layers: [configLayer],
@@ -176,8 +176,8 @@ export class ExposureAlertsStack extends Stack {
       description: 'exposure-alerts HTTP API: asset toggles with an audit trail',
       // The upstream budget is 10 s; the rest is for the audit write and a cold start's secret read.
       timeout: Duration.seconds(15),
-      // I/O-bound and small (one Hono app): 256 MB is plenty and halves the cost per millisecond.
-      memorySize: 256,
+      // 256 MB is plenty and halves the cost per millisecond.
+      memorySize: API_MEMORY_MB,
       logRetention,
       environment: {
         ...upstreamEnvironment,

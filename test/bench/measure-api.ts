@@ -7,6 +7,7 @@
  * upstream's answer). p50 and p99 by nearest rank.
  */
 import { createHash } from 'node:crypto';
+import { API_MEMORY_MB } from '../../infra/function.ts';
 import type { ApiSetup, ApiTimings } from './api-server.ts';
 import {
   createTable,
@@ -47,7 +48,7 @@ export async function measureApi(): Promise<{ figures: Figure[]; raw: unknown }>
       table: await createTable(db.url, 'api'),
       clientDigest: createHash('sha256').update(token).digest('hex'),
     };
-    worker = await startWorker('api', setup);
+    worker = await startWorker('api', setup, { memorySize: API_MEMORY_MB });
     const url = (worker.ready as { url: string }).url;
     const phases: Record<string, ApiTimings & { wallS: number }> = {};
     let t0 = performance.now();

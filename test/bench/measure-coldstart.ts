@@ -2,16 +2,18 @@
  * 4. Cold start, per Lambda function: the size of its bundle (built as the CDK builds it, the AWS
  * SDK left out), and the time to import and initialise that bundle in a fresh Node process: from
  * the start of the import to its end, which builds the function's whole runtime at top level
- * (config, secrets, clients). Median of 10 processes, each started as Lambda starts ours
- * (`NODE_OPTIONS=--enable-source-maps`) and with Lambda's environment: no DYNAMODB_ENDPOINT, so no
+ * (config, secrets, clients). Median of 10 processes, each started as Lambda starts ours (the
+ * NODE_OPTIONS of infra/function.ts, in a memory cgroup of the function's memory: procs.ts) and
+ * with Lambda's environment: no DYNAMODB_ENDPOINT, so no
  * DescribeTable at init. Node's own start, before the import begins, is shown beside it.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { API_MEMORY_MB, POLLER_MEMORY_MB } from '../../infra/function.ts';
 import { bundleLikeLambda } from './bundle.ts';
-import { ROOT, startEmulatorProcess } from './procs.ts';
+import { asLambda, ROOT, startEmulatorProcess } from './procs.ts';
 import { type Figure, figure } from './report.ts';
 import { median, round } from './stats.ts';
 
@@ -25,9 +27,10 @@ interface InitTiming {
   importMs: number;
 }
 
-function runOnce(bundle: string, env: Record<string, string>): Promise<InitTiming> {
+function runOnce(bundle: string, env: Record<string, string>, memorySize: number): Promise<InitTiming> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'test/bench/init-runner.mjs'), bundle], {
+    const { command, args } = asLambda(memorySize, [join(ROOT, 'test/bench/init-runner.mjs'), bundle]);
+    const child = spawn(command, args, {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -80,7 +83,6 @@ export async function measureColdStart(): Promise<{ figures: Figure[]; raw: unkn
     );
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '',
-      NODE_OPTIONS: '--enable-source-maps',
       AWS_REGION: 'us-east-1',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       TABLE_NAME: table,
@@ -94,7 +96,7 @@ export async function measureColdStart(): Promise<{ figures: Figure[]; raw: unkn
     const raw: Record<string, unknown> = {};
     // What every bundle loads first, for scale: the DynamoDB client package alone.
     const sdk: InitTiming[] = [];
-    for (let i = 0; i < RUNS; i++) sdk.push(await runOnce('@aws-sdk/client-dynamodb', env));
+    for (let i = 0; i < RUNS; i++) sdk.push(await runOnce('@aws-sdk/client-dynamodb', env, POLLER_MEMORY_MB));
     raw.sdk = sdk;
     figures.push(
       figure({
@@ -110,7 +112,8 @@ export async function measureColdStart(): Promise<{ figures: Figure[]; raw: unkn
       const bundle = join(dir, `${name}.mjs`);
       const bytes = await bundleLikeLambda(join(ROOT, 'functions', `${name}.ts`), bundle);
       const runs: InitTiming[] = [];
-      for (let i = 0; i < RUNS; i++) runs.push(await runOnce(bundle, env));
+      const memory = name === 'api' ? API_MEMORY_MB : POLLER_MEMORY_MB;
+      for (let i = 0; i < RUNS; i++) runs.push(await runOnce(bundle, env, memory));
       const sinceStart = median(runs.map((r) => r.sinceProcessStartMs));
       const init = median(runs.map((r) => r.importMs));
       raw[name] = { bytes, runs };

@@ -6,6 +6,8 @@
  * cycle until every delivery is recorded sent, and the most Slack messages that arrived within any
  * one second, by the receiver's own clock.
  */
+
+import { POLLER_MEMORY_MB } from '../../infra/function.ts';
 import type { DrainRun, DrainSetup } from './drain.ts';
 import {
   createTable,
@@ -36,7 +38,7 @@ export async function measureDelivery(): Promise<{ figures: Figure[]; raw: unkno
       eventsLookback: 'P4D',
       credentialsLookback: 'P1D',
     };
-    worker = await startWorker('drain', setup);
+    worker = await startWorker('drain', setup, { memorySize: POLLER_MEMORY_MB });
     const table = await createTable(db.url, 'delivery');
     const started = Date.now();
     const run = await worker.request<DrainRun>({ type: 'product', table, kinds: ['events'] });

@@ -3,7 +3,7 @@
  *
  * The emulator (its own process, 10 ms added to every request) holds 2,000 tenant events (200
  * pages of 10) and 20,000 credentials of one domain (200 pages of 100, the product's default).
- * One bench worker, in turn:
+ * One bench worker (started with the poller's NODE_OPTIONS, infra/function.ts), in turn:
  * - bare: the upstream client pages through both feeds with the product's request bodies and
  *   nothing else, events then credentials;
  * - product: on a fresh dynalite table (its own process), the real poll cycle of `events`, then of
@@ -14,6 +14,8 @@
  * The ratio is the median of the rounds' ratios; requests per new item count every DynamoDB request
  * of a cycle (leases, cursors, records, the delivery pass), at the client.
  */
+
+import { POLLER_MEMORY_MB } from '../../infra/function.ts';
 import type { PollKind } from '../../lib/poll/streams.ts';
 import type { DrainRun, DrainSetup, KindRun } from './drain.ts';
 import {
@@ -87,7 +89,7 @@ export async function measureDrain(
       eventsLookback: 'P4D',
       credentialsLookback: 'P1D',
     };
-    worker = await startWorker('drain', setup);
+    worker = await startWorker('drain', setup, { memorySize: POLLER_MEMORY_MB });
     const rounds: Awaited<ReturnType<typeof drainRound>>[] = [];
     let warmup: Awaited<ReturnType<typeof drainRound>> | undefined;
     for (let i = 0; i <= ROUNDS; i++) {

@@ -2,12 +2,15 @@
  * 3. Memory: peak RSS of a process that drains 10,000 credentials, against one that drains 100,000.
  *
  * The emulator (no added latency) holds 100,000 credentials of one domain and 10,000 of another.
- * For each size, a fresh bench worker (the product bundled as for Lambda, and nothing else) runs the
+ * For each size, a fresh bench worker (the product bundled as for Lambda, and nothing else, started
+ * with the poller's NODE_OPTIONS from infra/function.ts, as on Lambda) runs the
  * real `credentials` poll cycle into a fresh dynalite table with delivery to a webhook receiver (the
  * receiver, dynalite and the emulator live in other processes), then reports its own peak RSS
  * (`process.resourceUsage().maxRSS`), then, for scale, the V8 heap still in use after one full GC.
  * Every item must have reached the receiver once.
  */
+
+import { POLLER_MEMORY_MB } from '../../infra/function.ts';
 import type { DrainRun, DrainSetup } from './drain.ts';
 import {
   createTable,
@@ -59,7 +62,10 @@ export async function measureMemory(
       let worker: Worker | undefined;
       try {
         // --expose-gc only lets the worker run one full GC at the end, after its peak RSS is read.
-        worker = await startWorker('drain', setup, ['--expose-gc']);
+        worker = await startWorker('drain', setup, {
+          memorySize: POLLER_MEMORY_MB,
+          nodeOptions: ['--expose-gc'],
+        });
         const run = await worker.request<DrainRun>({ type: 'product', table, kinds: ['credentials'] });
         const cycle = run.kinds[0];
         if (cycle?.sent !== count || hook.keys.size !== count || hook.duplicates() > 0) {

@@ -3,12 +3,14 @@
  * child process of their own (so the measured process holds only the product), and bench workers
  * (a child running one scenario against them, reporting over IPC).
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { LAMBDA_NODE_OPTIONS } from '../../infra/function.ts';
 import { createDynamoClient, ensureTable } from '../../lib/state/table.ts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -166,6 +168,69 @@ export async function startEmulatorProcess(options: {
   };
 }
 
+/**
+ * Lambda runs a function in a sandbox whose memory limit is the function's memory, and Node sizes
+ * its heap from that limit (on this 24 GB machine it would size it for 24 GB, and let garbage pile
+ * up far longer). So every process that stands for one of our functions runs in a memory cgroup of
+ * the function's memory (cgroup v1 or v2, made once and reused), with the function's NODE_OPTIONS.
+ * Where no cgroup can be made (not root, no memory controller), processes run unlimited and the
+ * figures say so.
+ */
+const cgroups = new Map<number, string | undefined>();
+
+function makeMemoryCgroup(memorySize: number): string | undefined {
+  const bytes = String(memorySize * 1024 * 1024);
+  const name = `exposure-alerts-bench-${memorySize}m`;
+  const v1 = '/sys/fs/cgroup/memory';
+  const v2 = '/sys/fs/cgroup';
+  try {
+    if (existsSync(join(v1, 'memory.limit_in_bytes'))) {
+      mkdirSync(join(v1, name), { recursive: true });
+      writeFileSync(join(v1, name, 'memory.limit_in_bytes'), bytes);
+      return join(v1, name, 'cgroup.procs');
+    }
+    if (readFileSync(join(v2, 'cgroup.subtree_control'), 'utf8').includes('memory')) {
+      mkdirSync(join(v2, name), { recursive: true });
+      writeFileSync(join(v2, name, 'memory.max'), bytes);
+      return join(v2, name, 'cgroup.procs');
+    }
+  } catch {
+    // Not allowed here: run unlimited.
+  }
+  return undefined;
+}
+
+/** Whether processes of a function of `memorySize` MB run under that memory limit here. */
+export function memoryLimited(memorySize: number): boolean {
+  if (!cgroups.has(memorySize)) cgroups.set(memorySize, makeMemoryCgroup(memorySize));
+  return cgroups.get(memorySize) !== undefined;
+}
+
+/**
+ * The command that runs `node <nodeArgs>` as Lambda would for a function of `memorySize` MB: in
+ * its memory cgroup (a shell joins it, then becomes node, keeping stdio and the IPC channel).
+ */
+export function asLambda(memorySize: number, nodeArgs: string[]): { command: string; args: string[] } {
+  const node = [...LAMBDA_NODE_OPTIONS.split(' '), ...nodeArgs];
+  const procs = memoryLimited(memorySize) ? cgroups.get(memorySize) : undefined;
+  return procs
+    ? { command: '/bin/sh', args: ['-c', 'echo $$ > "$0" && exec "$@"', procs, process.execPath, ...node] }
+    : { command: process.execPath, args: node };
+}
+
+/** Removes the cgroups made by this run (only empty ones can go; the rest stay for the next run). */
+export function removeCgroups(): void {
+  for (const procs of cgroups.values()) {
+    if (!procs) continue;
+    try {
+      rmdirSync(dirname(procs));
+    } catch {
+      // still in use, or not ours to remove
+    }
+  }
+  cgroups.clear();
+}
+
 /** Messages a worker sends back. */
 export type WorkerMessage =
   | { type: 'ready'; data?: unknown }
@@ -192,15 +257,17 @@ export const WORKER_BUNDLE = join(ROOT, 'bench-results', 'bundles', 'bench-worke
 export async function startWorker(
   scenario: string,
   init: unknown,
-  nodeOptions: string[] = [],
+  options: { memorySize: number; nodeOptions?: string[] },
 ): Promise<Worker> {
   const tsx = process.env.BENCH_WORKER_TSX === '1';
-  const child = fork(tsx ? join(ROOT, 'test/bench/worker.ts') : WORKER_BUNDLE, [scenario], {
-    execArgv: [
-      ...(tsx ? ['--import', 'tsx'] : []),
-      ...nodeOptions,
-      ...(process.env.BENCH_WORKER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []),
-    ],
+  const { command, args } = asLambda(options.memorySize, [
+    ...(tsx ? ['--import', 'tsx'] : []),
+    ...(options.nodeOptions ?? []),
+    ...(process.env.BENCH_WORKER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []),
+    tsx ? join(ROOT, 'test/bench/worker.ts') : WORKER_BUNDLE,
+    scenario,
+  ]);
+  const child = spawn(command, args, {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   });

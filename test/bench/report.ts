@@ -87,6 +87,8 @@ export interface Report {
   startedAt: string;
   durationS: number;
   machine: Machine;
+  /** Whether the functions ran under their Lambda memory limit (procs.ts). */
+  limits: string;
   passed: boolean;
   figures: Figure[];
   /** Everything measured on the way (runs, counts), per section. */

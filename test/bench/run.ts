@@ -9,13 +9,14 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { API_MEMORY_MB, POLLER_MEMORY_MB } from '../../infra/function.ts';
 import { bundleLikeLambda } from './bundle.ts';
 import { measureApi } from './measure-api.ts';
 import { measureColdStart } from './measure-coldstart.ts';
 import { measureDelivery } from './measure-delivery.ts';
 import { measureDrain } from './measure-drain.ts';
 import { measureMemory } from './measure-memory.ts';
-import { ROOT, WORKER_BUNDLE } from './procs.ts';
+import { memoryLimited, ROOT, removeCgroups, WORKER_BUNDLE } from './procs.ts';
 import { type Figure, formatTable, machine, type Report, writeReport } from './report.ts';
 import { round } from './stats.ts';
 
@@ -51,6 +52,10 @@ async function main(): Promise<number> {
 
   log('bench: bundling the bench worker as the CDK bundles a Lambda function');
   await bundleLikeLambda(resolve(ROOT, 'test/bench/worker.ts'), WORKER_BUNDLE);
+  const limits = [POLLER_MEMORY_MB, API_MEMORY_MB].every(memoryLimited)
+    ? `functions run under their Lambda memory (${POLLER_MEMORY_MB} / ${API_MEMORY_MB} MB cgroups)`
+    : 'NO memory cgroup could be made here: functions run unlimited, unlike on Lambda (memory figures overstate)';
+  log(`bench: ${limits}`);
   const figures: Figure[] = [];
   const raw: Record<string, unknown> = {};
   for (const name of only as Section[]) {
@@ -69,12 +74,13 @@ async function main(): Promise<number> {
     startedAt: new Date(started).toISOString(),
     durationS,
     machine: host,
+    limits,
     passed,
     figures,
     raw,
   };
   writeReport(out, report);
-  const title = `exposure-alerts bench: ${host.cpu}, ${host.cores} cores, ${host.memoryGb} GB, Node ${host.node}; ${durationS} s`;
+  const title = `exposure-alerts bench: ${host.cpu}, ${host.cores} cores, ${host.memoryGb} GB, Node ${host.node}; ${limits}; ${durationS} s`;
   process.stdout.write(`\n${formatTable(figures, title)}\n\n`);
   const broken = figures.filter((f) => f.pass === false);
   process.stdout.write(
@@ -87,8 +93,12 @@ async function main(): Promise<number> {
 }
 
 main().then(
-  (code) => process.exit(code),
+  (code) => {
+    removeCgroups();
+    process.exit(code);
+  },
   (error: unknown) => {
+    removeCgroups();
     process.stderr.write(`bench failed: ${(error as Error)?.stack ?? String(error)}\n`);
     process.exit(1);
   },
