@@ -4,12 +4,14 @@
  * poll cycle and the delivery pass. Lambda handlers call this at cold start; CLI commands and
  * `npm start` call it with their own logger and console.
  */
+
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type Clock, systemClock } from './clock.ts';
 import { type ResolvedDestination, resolveDestinations } from './deliver/destinations.ts';
 import type { DeliverDeps } from './deliver/pass.ts';
+import { httpPost } from './deliver/post.ts';
 import type { Environment } from './env.ts';
 import type { Logger } from './log.ts';
 import { MemoryMetrics, type Metrics } from './metrics.ts';
@@ -160,7 +162,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     renderNotice: (destination, notice, now) =>
       renderNotice(destination.type, notice, renderOptions(destination, now)),
     opsDestinations: config.ops?.to ?? [],
-    fetch: options.fetch ?? fetch,
+    fetch: options.fetch ?? httpPost,
     clock,
     logger: logger.child({ component: 'deliver' }),
     metrics,

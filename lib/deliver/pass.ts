@@ -9,6 +9,7 @@
  * metric), until a later send succeeds. A slow or dead destination holds up nobody: each has its
  * own lease and loop, and every request has a timeout.
  */
+
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
@@ -18,6 +19,7 @@ import type { DeliveryRecord, DeliveryStore } from '../state/deliveries.ts';
 import type { DestinationLease, DestinationStateStore } from '../state/destinations.ts';
 import { keepAlive, LeaseLostError } from '../state/lease.ts';
 import type { ResolvedDestination } from './destinations.ts';
+import type { HttpPost } from './post.ts';
 import { DEFAULT_SEND_TIMEOUT_MS, type Payload, type SendOutcome, send } from './senders.ts';
 
 export const MAX_ATTEMPTS = 8;
@@ -49,7 +51,8 @@ export interface DeliverDeps {
   renderNotice(destination: ResolvedDestination, notice: Notice, now: Date): Payload;
   /** Destinations that hear about a destination refusing for good. */
   opsDestinations: string[];
-  fetch: typeof fetch;
+  /** The POST every send makes (post.ts). */
+  fetch: HttpPost;
   clock: Clock;
   logger: Logger;
   metrics: Metrics;

@@ -10,6 +10,7 @@ import type { EmailContent, Notice, SlackPayload, WebhookBody, WebhookNoticeBody
 import { signWebhook, webhookIdempotencyKey } from '../render/webhook.ts';
 import { parseRetryAfter } from '../upstream/http.ts';
 import type { ResolvedDestination } from './destinations.ts';
+import type { HttpPost } from './post.ts';
 
 export type SendOutcome =
   | { ok: true; status?: number }
@@ -24,7 +25,8 @@ export interface HttpRequest {
 export type Payload = SlackPayload | EmailContent | WebhookBody | WebhookNoticeBody | string;
 
 export interface SendContext {
-  fetch: typeof fetch;
+  /** The POST (post.ts; global fetch fits too). */
+  fetch: HttpPost;
   now: () => number;
   timeoutMs: number;
   signal?: AbortSignal;

@@ -5,6 +5,7 @@
  */
 
 import { resolveDestinations } from '../../deliver/destinations.ts';
+import { httpPost } from '../../deliver/post.ts';
 import { DEFAULT_SEND_TIMEOUT_MS, send } from '../../deliver/senders.ts';
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
@@ -49,7 +50,7 @@ export const destinationsTestCommand: Command = {
         },
       );
       const outcome = await send(destination, payload, [], {
-        fetch,
+        fetch: httpPost,
         now: () => Date.now(),
         timeoutMs: DEFAULT_SEND_TIMEOUT_MS,
         write: (text) => io.stdout(text.endsWith('\n') ? text : `${text}\n`),
