@@ -6,7 +6,8 @@
  * Pages flow through a short pipeline: the upstream is asked for the next page as soon as one
  * arrives, and up to PIPELINE_DEPTH pages are written at once, so DynamoDB time (and inline
  * webhook sends) hide behind upstream latency and use both sides' time. The cursor still moves in
- * page order, each step only once its page's records exist; memory holds at most that many pages.
+ * page order, each step only once its page's records exist (a step is saved together with the
+ * next when that page's records are already written); memory holds at most that many pages.
  *
  * What a crash at any point costs: before a page's records are written, nothing (the page is read
  * again); between records and cursor, nothing (the records exist, the re-read is deduped). A
@@ -103,6 +104,8 @@ interface Slot {
   /** Whether this page is the last one for now. */
   end: boolean;
   work: Promise<PageCounts>;
+  /** Set once `work` has succeeded. */
+  done?: boolean;
 }
 
 /** Polls one stream; with `inline`, its new webhook deliveries are sent as pages are written. */
@@ -158,6 +161,9 @@ export async function pollStream(
 
   const window: Slot[] = [];
   const inFlight = new Set<string>();
+  // What pages processed since the cursor was last saved add to the stream's counters.
+  let unsaved = { pages: 0, items: 0, newItems: 0, quarantined: 0 };
+  let dirty = false;
   let released = false;
   try {
     try {
@@ -213,8 +219,14 @@ export async function pollStream(
             deadline: budget.deadline,
             signal: alive.signal,
           });
-          work.catch(() => {}); // awaited in order below
-          window.push({ page, end, work });
+          const slot: Slot = { page, end, work };
+          work.then(
+            () => {
+              slot.done = true;
+            },
+            () => {}, // awaited in order below
+          );
+          window.push(slot);
           continue;
         }
         const slot = window.shift() as Slot;
@@ -231,16 +243,18 @@ export async function pollStream(
         if (moved) from = page.next as string;
         if (end && baselining) baselining = false;
         result.pages += 1;
-        if (moved || page.items.length || page.invalid.length || end) {
-          await deps.streams.advance(lease, {
-            ...advance(),
-            counters: {
-              pages: 1,
-              items: page.items.length,
-              newItems: counts.newItems,
-              quarantined: page.invalid.length,
-            },
-          });
+        unsaved.pages += 1;
+        unsaved.items += page.items.length;
+        unsaved.newItems += counts.newItems;
+        unsaved.quarantined += page.invalid.length;
+        if (moved || page.items.length || page.invalid.length) dirty = true;
+        // When the next page's records are already written, its cursor step covers this one too:
+        // one write instead of two, and a crash in between re-reads nothing more.
+        if (!end && window[0]?.done) continue;
+        if (dirty || end) {
+          await deps.streams.advance(lease, { ...advance(), counters: unsaved });
+          unsaved = { pages: 0, items: 0, newItems: 0, quarantined: 0 };
+          dirty = false;
         }
         await deps.checkpoint?.('cursor-advanced', spec.id);
       }
