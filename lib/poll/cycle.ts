@@ -7,7 +7,8 @@
  * arrives, and up to PIPELINE_DEPTH pages are written at once, so DynamoDB time (and inline
  * webhook sends) hide behind upstream latency and use both sides' time. The cursor still moves in
  * page order, each step only once its page's records exist (a step is saved together with the
- * next when that page's records are already written); memory holds at most that many pages.
+ * next when that page's records are already written, up to PIPELINE_DEPTH pages in one step);
+ * memory holds at most that many pages.
  *
  * What a crash at any point costs: before a page's records are written, nothing (the page is read
  * again); between records and cursor, nothing (the records exist, the re-read is deduped). A
@@ -249,8 +250,8 @@ export async function pollStream(
         unsaved.quarantined += page.invalid.length;
         if (moved || page.items.length || page.invalid.length) dirty = true;
         // When the next page's records are already written, its cursor step covers this one too:
-        // one write instead of two, and a crash in between re-reads nothing more.
-        if (!end && window[0]?.done) continue;
+        // fewer writes, and a crash re-reads at most PIPELINE_DEPTH pages more (all deduped).
+        if (!end && window[0]?.done && unsaved.pages < PIPELINE_DEPTH) continue;
         if (dirty || end) {
           await deps.streams.advance(lease, { ...advance(), counters: unsaved });
           unsaved = { pages: 0, items: 0, newItems: 0, quarantined: 0 };

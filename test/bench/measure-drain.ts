@@ -30,7 +30,7 @@ import { type BenchReceiver, startBenchReceiver } from './receiver.ts';
 import { type Figure, figure } from './report.ts';
 import { median, round } from './stats.ts';
 
-const ROUNDS = 3;
+const ROUNDS = 5;
 const EVENTS = 2_000;
 const CREDENTIALS = 20_000;
 const DOMAIN = 'acme.test';
