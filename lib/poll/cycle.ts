@@ -162,6 +162,7 @@ export async function pollStream(
 
   const window: Slot[] = [];
   const inFlight = new Set<string>();
+  const claims = spec.feedTime ? deps.deliveries.claimWindow(spec.kind) : undefined;
   // What pages processed since the cursor was last saved add to the stream's counters.
   let unsaved = { pages: 0, items: 0, newItems: 0, quarantined: 0 };
   let dirty = false;
@@ -217,6 +218,7 @@ export async function pollStream(
             baselining,
             inFlight,
             inline,
+            claims,
             deadline: budget.deadline,
             signal: alive.signal,
           });

@@ -8,7 +8,7 @@
  */
 import type { Alert } from '../model.ts';
 import { type DeliveryRecord, deliveryId, type NewDelivery } from '../state/deliveries.ts';
-import { itemPosition } from '../state/packs.ts';
+import { type ClaimWindow, itemPosition } from '../state/packs.ts';
 import type { StreamLease } from '../state/streams.ts';
 import type { Credential, EventItem } from '../upstream/schemas.ts';
 import { issuesToText } from '../upstream/validate.ts';
@@ -29,6 +29,8 @@ export interface PageContext {
    */
   inFlight: Set<string>;
   inline?: InlineDelivery;
+  /** The stream's claims this cycle, when its items have positions (state/packs.ts). */
+  claims?: ClaimWindow;
   /** Inline sends stop before this (ms since the epoch). */
   deadline: number;
   signal?: AbortSignal;
@@ -117,8 +119,13 @@ async function createExclusive(
   deps: PollDeps,
   records: NewDelivery[],
   context: PageContext,
+  startedBefore: string | undefined,
 ): Promise<DeliveryRecord[]> {
-  const { absent } = await deps.deliveries.prepare(records, { exclusive: true });
+  const { absent } = await deps.deliveries.prepare(records, {
+    exclusive: true,
+    window: context.claims,
+    startedBefore,
+  });
   const inline = context.inline;
   const later: DeliveryRecord[] = [];
   const now = new Map<string, DeliveryRecord[]>();
@@ -161,6 +168,11 @@ export async function processPage(
     return true;
   });
   for (const id of claimed) context.inFlight.add(id);
+  // In page order, before the first await: later pages check what this one may write.
+  let top: string | undefined;
+  for (const r of records)
+    if (r.position !== undefined && (top === undefined || r.position > top)) top = r.position;
+  const startedBefore = top !== undefined ? context.claims?.start(top) : undefined;
   let created: DeliveryRecord[];
   try {
     if (page.invalid.length) await quarantine(deps, spec, page);
@@ -168,7 +180,7 @@ export async function processPage(
     const leaseSafe = lease.expiresAt - deps.clock.now() > LEASE_SAFE_MS;
     created =
       spec.exclusive && leaseSafe
-        ? await createExclusive(deps, records, context)
+        ? await createExclusive(deps, records, context, startedBefore)
         : (await deps.deliveries.create(records)).created;
   } finally {
     for (const id of claimed) context.inFlight.delete(id);

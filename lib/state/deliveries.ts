@@ -28,7 +28,7 @@ import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
 import type { ItemKind } from '../model.ts';
 import { marshall, unmarshall } from './marshall.ts';
-import { PackStore, packable } from './packs.ts';
+import { ClaimWindow, PackStore, packable } from './packs.ts';
 import {
   BatchGetItemCommand,
   BatchWriteItemCommand,
@@ -251,7 +251,7 @@ export class DeliveryStore {
    */
   async prepare(
     deliveries: readonly NewDelivery[],
-    options: { exclusive?: boolean } = {},
+    options: { exclusive?: boolean; window?: ClaimWindow; startedBefore?: string } = {},
   ): Promise<{ absent: DeliveryRecord[]; existing: number }> {
     if (deliveries.length === 0) return { absent: [], existing: 0 };
     const now = new Date(this.clock.now()).toISOString();
@@ -278,7 +278,7 @@ export class DeliveryStore {
       });
     }
     const records = [...unique.values()];
-    const known = await this.claim(records, options.exclusive === true);
+    const known = await this.claim(records, options);
     const existingIds = await this.existingIds(records.filter((r) => !known.has(r.id)));
     const absent = records.filter((r) => !existingIds.has(r.id));
     return { absent, existing: unique.size - absent.length };
@@ -288,7 +288,10 @@ export class DeliveryStore {
    * Claims the positions of `records`, kind by kind. Returns the ids an exclusive caller knows to
    * be absent without reading: those above the claim mark as it was.
    */
-  private async claim(records: readonly DeliveryRecord[], exclusive: boolean): Promise<Set<string>> {
+  private async claim(
+    records: readonly DeliveryRecord[],
+    options: { exclusive?: boolean; window?: ClaimWindow; startedBefore?: string },
+  ): Promise<Set<string>> {
     const absent = new Set<string>();
     for (const kind of new Set(records.map((r) => r.kind))) {
       const placed = records.filter((r) => r.kind === kind && r.position !== undefined);
@@ -297,11 +300,23 @@ export class DeliveryStore {
         (max, r) => ((r.position as string) > max ? (r.position as string) : max),
         '',
       );
-      const { before } = await this.packs.claim(kind, top);
-      if (!exclusive || before === undefined) continue;
-      for (const r of placed) if ((r.position as string) > before) absent.add(r.id);
+      const above =
+        options.window && kind === options.window.kind
+          ? await options.window.threshold(top, options.startedBefore)
+          : (await this.packs.claim(kind, top)).before;
+      if (!options.exclusive || above === undefined) continue;
+      for (const r of placed) if ((r.position as string) > above) absent.add(r.id);
     }
     return absent;
+  }
+
+  /** A stream's claims for one cycle (packs.ts). */
+  claimWindow(kind: ItemKind): ClaimWindow {
+    return new ClaimWindow(
+      kind,
+      (k, position) => this.packs.claim(k, position),
+      () => this.clock.now(),
+    );
   }
 
   /**

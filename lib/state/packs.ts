@@ -42,9 +42,18 @@ export function itemPosition(time: string | undefined, key: string): string | un
   return `${at}#${/^\d{1,20}$/.test(key) ? key.padStart(20, '0') : key}`;
 }
 
-/** What a claim learnt: records may exist only for positions up to `before` (undefined: any may). */
+/** The highest position of anything at `at` (ms since the epoch). */
+export function positionAt(at: number): string {
+  return `${new Date(at).toISOString()}#\uffff`;
+}
+
+/**
+ * What a claim learnt: records may exist only for positions up to `before` (undefined: any may).
+ * `fresh`: there was no mark at all, so nothing positioned was ever claimed.
+ */
 export interface Claim {
   before?: string;
+  fresh?: boolean;
 }
 
 export type PackStatus = Extract<DeliveryStatus, 'sent' | 'silenced' | 'baseline'>;
@@ -63,6 +72,65 @@ export const PACK_MAX_CHARS = 100_000;
 
 function packPk(destination: string, kind: ItemKind): string {
   return `pack#${destination}#${kind}`;
+}
+
+/**
+ * One stream's claims during one cycle. Rather than raising the mark page by page, the first page
+ * claims everything up to now (its items, and every later page's, were imported by then): one
+ * claim a cycle instead of one a page. A page placed above that (an import stamped after the
+ * claim) claims again before anything is written. What the first claim found, `before`, stays
+ * true for the whole cycle as far as this stream's items go: an exclusive stream is the only one
+ * that writes them. What this cycle itself wrote is covered by `start`: a page's items at or below
+ * the highest position of the pages started before it are checked, so an item that a shifting
+ * feed shows twice is found where the earlier page put it.
+ */
+export class ClaimWindow {
+  private claimed?: string;
+  private before?: string;
+  private fresh = false;
+  private proven = false;
+  private started?: string;
+  private claiming: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly kind: ItemKind,
+    private readonly claim: (kind: ItemKind, position: string) => Promise<Claim>,
+    private readonly now: () => number,
+  ) {}
+
+  /** Notes a page's highest position, in page order; returns the highest of the pages before it. */
+  start(top: string): string | undefined {
+    const before = this.started;
+    if (this.started === undefined || top > this.started) this.started = top;
+    return before;
+  }
+
+  /**
+   * Claims at least up to `top`; resolves with the position above which a page's items are known
+   * absent (undefined: none is).
+   */
+  async threshold(top: string, startedBefore: string | undefined): Promise<string | undefined> {
+    const run = this.claiming.then(async () => {
+      if (this.claimed !== undefined && top <= this.claimed) return;
+      const now = positionAt(this.now());
+      const position = top > now ? top : now;
+      const { before, fresh } = await this.claim(this.kind, position);
+      this.claimed = position;
+      // Only the first claim of the cycle says what others wrote; a later one finds our own mark.
+      if (!this.proven) {
+        this.proven = true;
+        this.before = before;
+        this.fresh = fresh === true;
+      }
+    });
+    this.claiming = run.catch(() => {});
+    await run;
+    // No mark before this cycle: its first page is read in full (records written without a
+    // position are not excluded), later ones only at or below what the cycle already held.
+    if (this.fresh) return startedBefore;
+    if (this.before === undefined) return undefined;
+    return startedBefore !== undefined && startedBefore > this.before ? startedBefore : this.before;
+  }
 }
 
 export class PackStore {
@@ -91,8 +159,7 @@ export class PackStore {
         }),
       );
       const before = out.Attributes?.upTo?.S;
-      // No mark yet: this store has never claimed, so nothing proves any record absent.
-      return before === undefined ? {} : { before };
+      return before === undefined ? { fresh: true } : { before };
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return {};
       throw error;

@@ -172,6 +172,48 @@ describe('packs', () => {
     expect(await store.list({ status: 'silenced', limit: 10_000 })).toHaveLength(5_000);
   });
 
+  it('a stream claims once a cycle up to now, again for a page placed later, and still checks what it wrote itself', async () => {
+    const { clock, store, take, items } = await storeWithCounts();
+    const window = store.claimWindow('credential');
+    const page = async (records: NewDelivery[]) => {
+      const top = records
+        .map((r) => r.position as string)
+        .sort()
+        .at(-1) as string;
+      const startedBefore = window.start(top);
+      const { absent } = await store.prepare(records, { exclusive: true, window, startedBefore });
+      await store.insert(absent);
+      return absent.map((r) => r.key);
+    };
+    // A first cycle on an empty table proves nothing: its first page is read.
+    expect(await page(range(1, 10).map((id) => credential(id, 'baseline')))).toHaveLength(10);
+    expect(take()).toMatchObject({ UpdateItem: 1, BatchGetItem: 1 });
+    // Later pages of the cycle: no claim, and nothing read above what earlier pages held...
+    expect(await page(range(11, 20).map((id) => credential(id, 'baseline')))).toHaveLength(10);
+    expect(take()).toEqual({ PutItem: 1 });
+    // ...but an item shown again, at or below that, is read and found.
+    expect(await page([credential(20, 'baseline'), credential(21, 'baseline')])).toEqual(['21']);
+    expect(take()).toMatchObject({ BatchGetItem: 1, Query: 1, PutItem: 1 });
+
+    // A credential stamped after the claim: claimed again before its record is written.
+    const late = new Date(clock.now() + 3_600_000).toISOString();
+    const future: NewDelivery = { ...credential(99, 'baseline'), position: itemPosition(late, '99') };
+    expect(await page([future])).toEqual(['99']);
+    expect(take().UpdateItem).toBe(1);
+    const mark = (await items()).find((i) => i.pk?.S === 'seen#credential');
+    expect((mark?.upTo?.S ?? '') >= (future.position as string)).toBe(true);
+
+    // The next cycle (a new window) proves everything up to the last claim was possibly written.
+    const next = store.claimWindow('credential');
+    const top = itemPosition(IMPORTED, '21') as string;
+    const { absent } = await store.prepare([credential(5, 'baseline'), credential(30, 'baseline')], {
+      exclusive: true,
+      window: next,
+      startedBefore: next.start(top),
+    });
+    expect(absent.map((r) => r.key)).toEqual(['30']);
+  });
+
   it('expire like the records they replace', async () => {
     const { clock, store } = await storeWithCounts();
     await store.create(
