@@ -35,12 +35,14 @@ export const POLLER_MEMORY_MB = 512;
 export const API_MEMORY_MB = 256;
 
 /**
- * Node's flags in every function: stack traces point at the TypeScript sources (the maps hold
- * mappings, not the sources). No V8 heap flags: Node sizes its heap from the memory limit Lambda
- * sets on the sandbox (the function's memory), and any V8 flag would cost the cold start Node's
- * code cache for its own modules, about 25 ms here (`npm run bench` measures both).
+ * NODE_OPTIONS with the `sourceMapTraces` setting: stack traces point at the TypeScript sources
+ * (the maps hold mappings, not the sources). Off by default: parsing the map costs every cold
+ * start 10 to 20 ms (`npm run bench`), and the maps ship beside each bundle to read a trace
+ * offline. No V8 heap flags ever: Node sizes its heap from the memory limit Lambda sets on the
+ * sandbox (the function's memory), and any V8 flag makes Node drop the code cache of its own
+ * modules, about 25 ms more.
  */
-export const LAMBDA_NODE_OPTIONS = '--enable-source-maps';
+export const SOURCE_MAP_NODE_OPTIONS = '--enable-source-maps';
 
 /** Some bundled CommonJS dependencies call `require`; ESM output has none, so define one. */
 const REQUIRE_BANNER =
@@ -62,6 +64,8 @@ export interface AlertsFunctionProps {
   environment: Record<string, string>;
   layers?: ILayerVersion[];
   reservedConcurrency?: number;
+  /** Set NODE_OPTIONS=--enable-source-maps (the `sourceMapTraces` setting). */
+  sourceMapTraces?: boolean;
   /**
    * For functions invoked asynchronously (the pollers): no Lambda retries (the next scheduled run
    * is the retry), events older than `maxEventAge` dropped, failures sent to `failureQueue`.
@@ -120,7 +124,7 @@ export class AlertsFunction extends Construct {
       reservedConcurrentExecutions: props.reservedConcurrency,
       environment: {
         ...props.environment,
-        NODE_OPTIONS: LAMBDA_NODE_OPTIONS,
+        ...(props.sourceMapTraces ? { NODE_OPTIONS: SOURCE_MAP_NODE_OPTIONS } : {}),
       },
       ...(props.async
         ? {

@@ -35,6 +35,8 @@ export interface Settings {
     appUrl?: string;
   };
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** Stack traces in TypeScript positions (`NODE_OPTIONS=--enable-source-maps`), at some cold-start cost. */
+  sourceMapTraces: boolean;
 }
 
 /** The defaults; `cdk.json` holds the same values (a test keeps the two equal). */
@@ -55,6 +57,7 @@ export const CONTEXT_DEFAULTS = {
   tenantId: '',
   appUrl: '',
   logLevel: 'info',
+  sourceMapTraces: 'off',
 } as const;
 
 export type ContextKey = keyof typeof CONTEXT_DEFAULTS;
@@ -181,6 +184,13 @@ export function readSettings(node: Node): Settings {
     );
   }
 
+  const sourceMapTraces = text(node, 'sourceMapTraces');
+  if (sourceMapTraces !== 'on' && sourceMapTraces !== 'off') {
+    throw new Error(
+      `context sourceMapTraces must be on or off, got ${JSON.stringify(sourceMapTraces ?? '')}`,
+    );
+  }
+
   return {
     eventsIntervalSeconds,
     credentialsIntervalSeconds,
@@ -200,5 +210,6 @@ export function readSettings(node: Node): Settings {
       appUrl: httpUrl('appUrl', text(node, 'appUrl')),
     },
     logLevel,
+    sourceMapTraces: sourceMapTraces === 'on',
   };
 }

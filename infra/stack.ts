@@ -153,6 +153,7 @@ export class ExposureAlertsStack extends Stack {
         // function that runs often.
         memorySize: POLLER_MEMORY_MB,
         logRetention,
+        sourceMapTraces: settings.sourceMapTraces,
         environment: { ...upstreamEnvironment, ALERTS_CONFIG: CONFIG_PATH_IN_LAMBDA },
         layers: [configLayer],
         reservedConcurrency: settings.pollerReservedConcurrency,
@@ -179,6 +180,7 @@ export class ExposureAlertsStack extends Stack {
       // 256 MB is plenty and halves the cost per millisecond.
       memorySize: API_MEMORY_MB,
       logRetention,
+      sourceMapTraces: settings.sourceMapTraces,
       environment: {
         ...upstreamEnvironment,
         ...(settings.apiAuth === 'AWS_IAM' ? { API_AUTH: 'AWS_IAM' } : {}),

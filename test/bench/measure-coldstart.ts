@@ -2,9 +2,9 @@
  * 4. Cold start, per Lambda function: the size of its bundle (built as the CDK builds it, the AWS
  * SDK left out), and the time to import and initialise that bundle in a fresh Node process: from
  * the start of the import to its end, which builds the function's whole runtime at top level
- * (config, secrets, clients). Median of 10 processes, each started as Lambda starts ours (the
- * NODE_OPTIONS of infra/function.ts, in a memory cgroup of the function's memory: procs.ts) and
- * with Lambda's environment: no DYNAMODB_ENDPOINT, so no
+ * (config, secrets, clients). Median of 10 processes, each started as Lambda starts ours (no
+ * NODE_OPTIONS, the default `sourceMapTraces=off`; in a memory cgroup of the function's memory:
+ * procs.ts) and with Lambda's environment: no DYNAMODB_ENDPOINT, so no
  * DescribeTable at init. Node's own start, before the import begins, is shown beside it.
  */
 import { spawn } from 'node:child_process';

@@ -3,7 +3,7 @@
  *
  * The emulator (its own process, 10 ms added to every request) holds 2,000 tenant events (200
  * pages of 10) and 20,000 credentials of one domain (200 pages of 100, the product's default).
- * One bench worker (started with the poller's NODE_OPTIONS, infra/function.ts), in turn:
+ * One bench worker (in the poller's memory cgroup, procs.ts), in turn:
  * - bare: the upstream client pages through both feeds with the product's request bodies and
  *   nothing else, events then credentials;
  * - product: on a fresh dynalite table (its own process), the real poll cycle of `events`, then of

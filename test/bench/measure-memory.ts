@@ -2,8 +2,8 @@
  * 3. Memory: peak RSS of a process that drains 10,000 credentials, against one that drains 100,000.
  *
  * The emulator (no added latency) holds 100,000 credentials of one domain and 10,000 of another.
- * For each size, a fresh bench worker (the product bundled as for Lambda, and nothing else, started
- * with the poller's NODE_OPTIONS from infra/function.ts, as on Lambda) runs the
+ * For each size, a fresh bench worker (the product bundled as for Lambda, and nothing else, in a
+ * memory cgroup of the poller's memory, as on Lambda: procs.ts) runs the
  * real `credentials` poll cycle into a fresh dynalite table with delivery to a webhook receiver (the
  * receiver, dynalite and the emulator live in other processes), then reports its own peak RSS
  * (`process.resourceUsage().maxRSS`), then, for scale, the V8 heap still in use after one full GC.

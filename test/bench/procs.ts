@@ -10,7 +10,6 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { LAMBDA_NODE_OPTIONS } from '../../infra/function.ts';
 import { createDynamoClient, ensureTable } from '../../lib/state/table.ts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -172,7 +171,8 @@ export async function startEmulatorProcess(options: {
  * Lambda runs a function in a sandbox whose memory limit is the function's memory, and Node sizes
  * its heap from that limit (on this 24 GB machine it would size it for 24 GB, and let garbage pile
  * up far longer). So every process that stands for one of our functions runs in a memory cgroup of
- * the function's memory (cgroup v1 or v2, made once and reused), with the function's NODE_OPTIONS.
+ * the function's memory (cgroup v1 or v2, made once and reused), with no NODE_OPTIONS (the default
+ * deployment's).
  * Where no cgroup can be made (not root, no memory controller), processes run unlimited and the
  * figures say so.
  */
@@ -211,7 +211,7 @@ export function memoryLimited(memorySize: number): boolean {
  * its memory cgroup (a shell joins it, then becomes node, keeping stdio and the IPC channel).
  */
 export function asLambda(memorySize: number, nodeArgs: string[]): { command: string; args: string[] } {
-  const node = [...LAMBDA_NODE_OPTIONS.split(' '), ...nodeArgs];
+  const node = nodeArgs;
   const procs = memoryLimited(memorySize) ? cgroups.get(memorySize) : undefined;
   return procs
     ? { command: '/bin/sh', args: ['-c', 'echo $$ > "$0" && exec "$@"', procs, process.execPath, ...node] }

@@ -64,6 +64,7 @@ describe('context validation', () => {
       /context existingSecretName must be a secret name or a complete secret ARN/,
     ],
     [{ apiUrl: 'ftp://x' }, /context apiUrl must be an http\(s\) URL/],
+    [{ sourceMapTraces: 'yes' }, /context sourceMapTraces must be on or off, got "yes"/],
     [{ apiCoreSegment: 'a/b' }, /context apiCoreSegment must be one URL path segment/],
     [{ tenantId: 'acme' }, /context tenantId must be a positive integer/],
     [{ logLevel: 'trace' }, /context logLevel must be debug, info, warn or error/],

@@ -128,11 +128,12 @@ describe('functions', () => {
       expect(p.Environment.Variables).toMatchObject({
         TABLE_NAME: { Ref: logicalId(t, 'AWS::DynamoDB::Table', 'Table') },
         SECRET_ID: { Ref: logicalId(t, 'AWS::SecretsManager::Secret', 'Secret') },
-        NODE_OPTIONS: '--enable-source-maps',
         LOG_LEVEL: 'info',
       });
       // Nothing local-only leaks into AWS.
       expect(p.Environment.Variables.DYNAMODB_ENDPOINT).toBeUndefined();
+      // No flags by default: each would cost the cold start (see infra/function.ts).
+      expect(p.Environment.Variables.NODE_OPTIONS).toBeUndefined();
       expect(p.Environment.Variables.SECRETS_FILE).toBeUndefined();
     },
   );
@@ -160,6 +161,16 @@ describe('functions', () => {
     const hash = String(layer.Properties.Content.S3Key).replace(/\.zip$/, '');
     const shipped = readFileSync(join(t.built.outdir, `asset.${hash}`, 'alerts.config.json'), 'utf8');
     expect(shipped).toBe(readFileSync(EXAMPLE_CONFIG, 'utf8'));
+  });
+
+  it('sourceMapTraces=on gives every function NODE_OPTIONS=--enable-source-maps', () => {
+    const other = template({ sourceMapTraces: 'on' });
+    const functions = Object.values(other.findResources('AWS::Lambda::Function')) as Props[];
+    expect(functions.map((f) => f.Properties.Environment.Variables.NODE_OPTIONS)).toEqual([
+      '--enable-source-maps',
+      '--enable-source-maps',
+      '--enable-source-maps',
+    ]);
   });
 
   it('upstream settings from context reach every function', () => {
