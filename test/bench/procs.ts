@@ -211,11 +211,13 @@ export function memoryLimited(memorySize: number): boolean {
  * its memory cgroup (a shell joins it, then becomes node, keeping stdio and the IPC channel).
  */
 export function asLambda(memorySize: number, nodeArgs: string[]): { command: string; args: string[] } {
-  const node = nodeArgs;
   const procs = memoryLimited(memorySize) ? cgroups.get(memorySize) : undefined;
   return procs
-    ? { command: '/bin/sh', args: ['-c', 'echo $$ > "$0" && exec "$@"', procs, process.execPath, ...node] }
-    : { command: process.execPath, args: node };
+    ? {
+        command: '/bin/sh',
+        args: ['-c', 'echo $$ > "$0" && exec "$@"', procs, process.execPath, ...nodeArgs],
+      }
+    : { command: process.execPath, args: nodeArgs };
 }
 
 /** Removes the cgroups made by this run (only empty ones can go; the rest stay for the next run). */

@@ -5,23 +5,12 @@
  */
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { type Clock, systemClock } from '../../lib/clock.ts';
 import { DeliveryStore, type NewDelivery } from '../../lib/state/deliveries.ts';
 import { itemPosition, PACK_MAX_CHARS } from '../../lib/state/packs.ts';
+import { fakeClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 
 const db = useDynalite();
-
-function fakeClock(start = Date.now()): Clock & { advance(ms: number): void } {
-  let now = start;
-  return {
-    now: () => now,
-    sleep: systemClock.sleep,
-    advance: (ms) => {
-      now += ms;
-    },
-  };
-}
 
 const IMPORTED = '2026-11-20T09:30:00+02:00';
 

@@ -3,23 +3,12 @@
  * checked in code (dynalite never deletes expired items, and DynamoDB only eventually).
  */
 import { describe, expect, it } from 'vitest';
-import { type Clock, systemClock } from '../../lib/clock.ts';
 import { DeliveryStore, type NewDelivery } from '../../lib/state/deliveries.ts';
 import { LeaseLostError, LeaseStore } from '../../lib/state/lease.ts';
+import { fakeClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 
 const db = useDynalite();
-
-function fakeClock(start = Date.now()): Clock & { advance(ms: number): void } {
-  let now = start;
-  return {
-    now: () => now,
-    sleep: systemClock.sleep,
-    advance: (ms) => {
-      now += ms;
-    },
-  };
-}
 
 const record = (key: string, status: NewDelivery['status'] = 'pending'): NewDelivery => ({
   destination: 'soc',
