@@ -210,7 +210,7 @@ export const configSchema = z.strictObject({
   digest: z._default(
     z.strictObject({
       threshold: z._default(z.int().check(z.minimum(1)), 5),
-      maxItems: z._default(z.int().check(z.minimum(1), z.maximum(45)), 20),
+      maxItems: z._default(z.int().check(z.minimum(1)), 20),
     }),
     { threshold: 5, maxItems: 20 },
   ),
