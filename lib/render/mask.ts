@@ -42,38 +42,57 @@ export function applyPasswordPolicyToIdentity(identity: Identity, policy: Passwo
 
 /** Field names that may hold a password in a raw item; compared case-insensitively. */
 const SECRET_FIELDS = new Set(['hash', 'password', 'passwd', 'pwd']);
+/**
+ * Field names that may hold a list of passwords: strings in it are secrets, but an object in it
+ * is a record whose other fields (ids, dates, a source's `credential_hash`) are not, so it is
+ * walked like any object. An identity's `passwords: [{ hash, ... }]` is the usual shape.
+ */
+const SECRET_LISTS = new Set(['passwords', 'hashes']);
 
-function maskValueFor(value: unknown, policy: 'masked' | 'hidden'): { keep: boolean; value?: unknown } {
-  if (policy === 'hidden') return { keep: false };
-  if (typeof value === 'string') return { keep: true, value: maskSecret(value) };
-  if (typeof value === 'number' || typeof value === 'bigint')
-    return { keep: true, value: maskSecret(String(value)) };
-  return { keep: true, value };
-}
+/**
+ * Where a value sits: `none` (ordinary data), `list` (inside a password list: its strings and
+ * numbers are secrets, its objects ordinary records), `all` (under a password field: every string
+ * and number at any depth is a secret, whatever shape the upstream gave it).
+ */
+type Zone = 'none' | 'list' | 'all';
 
 /**
  * A copy of a raw upstream item (one that failed validation, so its shape is unknown) with every
  * `hash` / `password` field masked or removed, at any depth (`passwords[].hash` in an identity).
- * `clear` returns the input as is. Objects nested inside a secret field are walked, not dropped.
+ * Under such a field, every string and number is masked whatever the nesting (`{hash: ["a",
+ * {x: "b"}]}`), since an invalid item is exactly the one whose shape we cannot trust; `hidden`
+ * removes the whole field. Object keys are kept: they are the upstream's field names.
+ * `clear` returns the input as is.
  */
 export function maskRawItem(raw: unknown, policy: PasswordPolicy): unknown {
   if (policy === 'clear') return raw;
   const seen = new WeakSet<object>();
-  const walk = (value: unknown): unknown => {
-    if (value === null || typeof value !== 'object') return value;
+  // `undefined` means "drop this value" (hidden policy, a secret inside a list).
+  const walk = (value: unknown, zone: Zone): unknown => {
+    if (value === null || typeof value === 'boolean' || value === undefined) return value;
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint') {
+      if (zone === 'none') return value;
+      return policy === 'hidden' ? undefined : maskSecret(String(value));
+    }
+    if (typeof value !== 'object') return zone === 'none' ? value : undefined;
     if (seen.has(value)) return '[circular]';
     seen.add(value);
-    if (Array.isArray(value)) return value.map(walk);
+    if (Array.isArray(value)) {
+      const out = value.map((v) => walk(v, zone));
+      return zone === 'none' ? out : out.filter((v) => v !== undefined);
+    }
     const out: Record<string, unknown> = {};
     for (const [key, field] of Object.entries(value)) {
-      if (SECRET_FIELDS.has(key.toLowerCase()) && (field === null || typeof field !== 'object')) {
-        const masked = maskValueFor(field, policy);
-        if (masked.keep) out[key] = masked.value;
-      } else {
-        out[key] = walk(field);
-      }
+      const name = key.toLowerCase();
+      // An object inside a list is a record: its own field names decide, as at the top.
+      const inner: Zone =
+        zone === 'all' || SECRET_FIELDS.has(name) ? 'all' : SECRET_LISTS.has(name) ? 'list' : 'none';
+      if (inner === 'all' && policy === 'hidden') continue;
+      const walked = walk(field, inner);
+      // A secret dropped by `hidden` (a bare string under `passwords`) takes its key with it.
+      if (walked !== undefined || field === undefined) out[key] = walked;
     }
     return out;
   };
-  return walk(raw);
+  return walk(raw, 'none');
 }

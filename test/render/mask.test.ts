@@ -109,3 +109,66 @@ describe('maskRawItem', () => {
     expect(maskRawItem(cyclic, 'masked')).toEqual({ hash: 'a****f', self: '[circular]' });
   });
 });
+
+describe('maskRawItem: passwords in any shape under a password field', () => {
+  const secrets = ['pw1-Cleartext', 'pw2-Cleartext', 'pw3-Cleartext', 'pw4-Cleartext', '98765432'];
+  const shapes: [string, Record<string, unknown>][] = [
+    ['an array of strings and objects', { hash: ['pw1-Cleartext', { x: 'pw2-Cleartext' }] }],
+    ['objects nested in objects', { hash: { a: { b: 'pw3-Cleartext' } } }],
+    ['an array under a list of records', { passwords: [{ hash: ['pw4-Cleartext'] }] }],
+    ['numbers deep inside', { Password: [[98765432]], id: 7 }],
+    ['a bare list of passwords', { passwords: ['pw1-Cleartext', ['pw2-Cleartext']] }],
+    [
+      'a list holding a record that holds another',
+      { identity: { passwords: [{ pwd: { v: 'pw3-Cleartext' } }] } },
+    ],
+  ];
+
+  for (const [what, raw] of shapes) {
+    it(`masked: no cleartext survives (${what})`, () => {
+      const text = JSON.stringify(maskRawItem(raw, 'masked'));
+      for (const secret of secrets) expect(text, `${secret} in ${text}`).not.toContain(secret);
+      // Something is still there, masked to its length, so an analyst sees the shape.
+      expect(text).toMatch(/\*{3,}/);
+    });
+
+    it(`hidden: no cleartext survives and no mask either (${what})`, () => {
+      const text = JSON.stringify(maskRawItem(raw, 'hidden'));
+      for (const secret of secrets) expect(text, `${secret} in ${text}`).not.toContain(secret);
+      expect(text).not.toMatch(/\*{3,}/);
+    });
+
+    it(`clear: the input itself (${what})`, () => {
+      expect(maskRawItem(raw, 'clear')).toBe(raw);
+    });
+  }
+
+  it('masks each value in place, keeping keys and non-secret fields', () => {
+    expect(maskRawItem({ hash: ['pw1-Cleartext', { x: 'pw2-Cleartext' }], id: 'keep-me' }, 'masked')).toEqual(
+      {
+        hash: ['p***********t', { x: 'p***********t' }],
+        id: 'keep-me',
+      },
+    );
+    expect(maskRawItem({ hash: { a: { b: 'pw', ok: true, n: null } } }, 'masked')).toEqual({
+      hash: { a: { b: '**', ok: true, n: null } },
+    });
+    expect(
+      maskRawItem({ passwords: [{ hash: ['pw4-Cleartext'], imported_at: '2026-01-01' }] }, 'masked'),
+    ).toEqual({ passwords: [{ hash: ['p***********t'], imported_at: '2026-01-01' }] });
+  });
+
+  it('hidden removes the whole field, and a bare password from a list', () => {
+    expect(maskRawItem({ hash: ['pw1', { x: 'pw2' }], id: 1 }, 'hidden')).toEqual({ id: 1 });
+    expect(maskRawItem({ passwords: [{ hash: ['pw'], id: 2 }, 'pw5'] }, 'hidden')).toEqual({
+      passwords: [{ id: 2 }],
+    });
+  });
+
+  it('does not change the input', () => {
+    const raw = { hash: ['pw1-Cleartext', { x: 'pw2-Cleartext' }] };
+    maskRawItem(raw, 'masked');
+    maskRawItem(raw, 'hidden');
+    expect(raw).toEqual({ hash: ['pw1-Cleartext', { x: 'pw2-Cleartext' }] });
+  });
+});
