@@ -1,7 +1,9 @@
 /**
  * Escaping for every place upstream text lands: Slack mrkdwn, HTML, plain text and the terminal.
  * Upstream text is written by strangers (forum posts, pastes, leak names), so it is always escaped,
- * and clipping happens on the raw text before escaping, never in the middle of an entity.
+ * and clipping happens on the raw text before escaping, never in the middle of an entity. Its
+ * control and bidi characters are stripped in every medium (`stripControl`): an ESC sequence can
+ * retitle a terminal, and U+202E can make a chat message show a file name or a URL backwards.
  *
  * Highlights: the upstream wraps matched text in `<mark>…</mark>`. That one tag is parsed;
  * everything else, including other tags and entities such as `&amp;`, is text and is shown
@@ -30,14 +32,27 @@ export function escapeHtml(text: string): string {
     .replaceAll("'", '&#39;');
 }
 
-// C0 and C1 controls, DEL, and the bidi overrides that can make a terminal or a subject line lie
-// about what it shows. Whitespace controls become a space so an upstream newline cannot forge a line.
+// C0 and C1 controls (ESC, and the 8-bit CSI U+009B among them), DEL, and the bidi controls that
+// can make a terminal, a subject line or a chat message lie about what it shows (U+202E turns
+// `exe.txt` into `txt.exe`). Zero-width joiners stay: emoji need them and they reorder nothing.
+// On one line, whitespace controls become a space so an upstream newline cannot forge a line.
 const LINE_BREAKING = /[\t\n\v\f\r\u0085\u2028\u2029]/g;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// Where the format allows line breaks: CR goes (CRLF becomes LF), the rarer breaks become LF, and
+// LF and tab are the only controls left.
+const OTHER_BREAKS = /[\v\f\u0085\u2028\u2029]/g;
+const CONTROL_BUT_LINES =
+  /[\u0000-\u0008\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
-/** Text safe for one line of a terminal or a mail header: no escape sequences, no line breaks. */
-export function stripControl(text: string): string {
-  return text.replace(LINE_BREAKING, ' ').replace(CONTROL, '');
+/**
+ * Upstream text with its control and bidi characters removed: one line (line breaks become
+ * spaces) for a terminal, a mail header or a single-line field; with `lines`, `\n` and `\t` kept,
+ * for a format where a line break is only a line break (Slack mrkdwn, an HTML body). Every
+ * renderer goes through this one function, whatever it escapes afterwards.
+ */
+export function stripControl(text: string, { lines = false }: { lines?: boolean } = {}): string {
+  if (!lines) return text.replace(LINE_BREAKING, ' ').replace(CONTROL, '');
+  return text.replaceAll('\r', '').replace(OTHER_BREAKS, '\n').replace(CONTROL_BUT_LINES, '');
 }
 
 /** `1234567` -> `1,234,567`, without relying on the runtime's locale data. */
@@ -137,27 +152,44 @@ export function renderSegments(
   return `${clipped.out}${note(total - clipped.used)}`;
 }
 
-const slackMarkStyle: MarkStyle = {
-  escape: escapeSlack,
-  escapeMarked: (c) =>
-    c === '*' ? '\u2217' : c === '`' ? '\u02cb' : c === '\n' || c === '\r' ? ' ' : escapeSlack(c),
+/** Slack mrkdwn, one line: controls stripped, line breaks as spaces, `&`, `<`, `>` escaped. */
+const slackLineEscape = (c: string): string => escapeSlack(stripControl(c));
+/** Slack mrkdwn where a line break is allowed. */
+const slackLinesEscape = (c: string): string => escapeSlack(stripControl(c, { lines: true }));
+/** Inside a highlight's `*…*`: one line always (bold cannot span lines), `*` and backtick swapped. */
+const slackMarkedEscape = (c: string): string =>
+  c === '*' ? '\u2217' : c === '`' ? '\u02cb' : slackLineEscape(c);
+const slackLineStyle: MarkStyle = {
+  escape: slackLineEscape,
+  escapeMarked: slackMarkedEscape,
   open: '*',
   close: '*',
 };
+const slackLinesStyle: MarkStyle = { ...slackLineStyle, escape: slackLinesEscape };
+/** HTML: a line break in text is only whitespace there, so `\n` and `\t` may stay. */
+const htmlEscape = (c: string): string => escapeHtml(stripControl(c, { lines: true }));
 
 /** For excerpts (digest lines), where a bare ellipsis says enough. */
 export const ellipsis = (): string => '…';
 
-/** Upstream highlight text as Slack mrkdwn: escaped, `<mark>` shown bold, clipped to `max`. */
-export function highlightToSlack(text: string, max?: number, note?: (more: number) => string): string {
-  return renderSegments(parseHighlight(text), slackMarkStyle, max, note);
+/**
+ * Upstream highlight text as Slack mrkdwn: escaped, `<mark>` shown bold, clipped to `max`. One
+ * line unless `lines` (a digest line must stay one line, or upstream text could forge the next).
+ */
+export function highlightToSlack(
+  text: string,
+  max?: number,
+  note?: (more: number) => string,
+  { lines = false }: { lines?: boolean } = {},
+): string {
+  return renderSegments(parseHighlight(text), lines ? slackLinesStyle : slackLineStyle, max, note);
 }
 
 /** Upstream highlight text as HTML: escaped, `<mark>` kept as a (re-created, attribute-free) `<mark>`. */
 export function highlightToHtml(text: string, max?: number, note?: (more: number) => string): string {
   return renderSegments(
     parseHighlight(text),
-    { escape: escapeHtml, open: '<mark>', close: '</mark>' },
+    { escape: htmlEscape, open: '<mark>', close: '</mark>' },
     max,
     note,
   );
@@ -170,22 +202,32 @@ export function highlightToPlain(
   marks: { open: string; close: string } = { open: '*', close: '*' },
   note?: (more: number) => string,
 ): string {
-  return renderSegments(parseHighlight(text), { escape: stripControl, ...marks }, max, note);
+  return renderSegments(parseHighlight(text), { escape: (c) => stripControl(c), ...marks }, max, note);
 }
 
-/** Plain upstream text as Slack mrkdwn, escaped and clipped to `max` with a note. */
+/** Plain upstream text as one line of Slack mrkdwn, escaped and clipped to `max` with a note. */
 export function slackText(text: string, max?: number, note?: (more: number) => string): string {
-  return renderSegments([{ text, marked: false }], slackMarkStyle, max, note);
+  return renderSegments([{ text, marked: false }], slackLineStyle, max, note);
+}
+
+/** Plain upstream text as Slack mrkdwn keeping its line breaks (notes, notice bodies). */
+export function slackLines(text: string, max?: number, note?: (more: number) => string): string {
+  return renderSegments([{ text, marked: false }], slackLinesStyle, max, note);
 }
 
 /** Plain upstream text as HTML, escaped and clipped to `max` with a note. */
 export function htmlText(text: string, max?: number, note?: (more: number) => string): string {
-  return renderSegments([{ text, marked: false }], { escape: escapeHtml, open: '', close: '' }, max, note);
+  return renderSegments([{ text, marked: false }], { escape: htmlEscape, open: '', close: '' }, max, note);
 }
 
 /** Plain upstream text on one line, controls stripped and clipped to `max` with a note. */
 export function lineText(text: string, max?: number, note?: (more: number) => string): string {
-  return renderSegments([{ text, marked: false }], { escape: stripControl, open: '', close: '' }, max, note);
+  return renderSegments(
+    [{ text, marked: false }],
+    { escape: (c) => stripControl(c), open: '', close: '' },
+    max,
+    note,
+  );
 }
 
 /**

@@ -4,7 +4,7 @@
  * first thing, so nobody opens an incident over it. Notice text may quote a receiver's error, so
  * it is escaped like upstream text.
  */
-import { escapeSlack, htmlText, lineText, slackPlain, slackText } from './escape.ts';
+import { htmlText, lineText, slackLines, slackPlain, slackText } from './escape.ts';
 import { fitSlackPayload } from './slack-limits.ts';
 import type { EmailContent, Notice, RenderOptions, SlackPayload, WebhookNoticeBody } from './types.ts';
 import { webhookTimestamp } from './webhook.ts';
@@ -25,14 +25,14 @@ function footer(opts: RenderOptions): string {
 function slackNotice(notice: Notice, opts: RenderOptions): SlackPayload {
   const body =
     notice.kind === 'test'
-      ? `*${slackText(notice.title, 200)}*\n${slackText(notice.text, 2_500)}`
-      : slackText(notice.text, 2_800);
+      ? `*${slackText(notice.title, 200)}*\n${slackLines(notice.text, 2_500)}`
+      : slackLines(notice.text, 2_800);
   return fitSlackPayload({
     text: slackText(`${headline(notice)}${notice.kind === 'test' ? ` · ${notice.title}` : ''}`, 500),
     blocks: [
       { type: 'header', text: { type: 'plain_text', text: slackPlain(headline(notice), 150), emoji: true } },
       { type: 'section', text: { type: 'mrkdwn', text: body || '_(no text)_' } },
-      { type: 'context', elements: [{ type: 'mrkdwn', text: escapeSlack(footer(opts)) }] },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: slackText(footer(opts)) }] },
     ],
   });
 }

@@ -11,7 +11,15 @@
  */
 import { eventSeverity } from '../model.ts';
 import { severityRank } from '../upstream/event-types.ts';
-import { ellipsis, escapeSlack, highlightPlain, highlightToSlack, slackPlain, slackText } from './escape.ts';
+import {
+  ellipsis,
+  escapeSlack,
+  highlightPlain,
+  highlightToSlack,
+  slackLines,
+  slackPlain,
+  slackText,
+} from './escape.ts';
 import {
   formatTime,
   hashKind,
@@ -61,7 +69,7 @@ const fields = (pairs: [string, string][]): Block => ({
 /** `<url|label>`, or nothing when the URL is too long to be worth a link. */
 function slackLink(url: string | undefined, label: string): string | undefined {
   if (!url || url.length > URL_MAX) return undefined;
-  return `<${escapeSlack(url)}|${escapeSlack(label)}>`;
+  return `<${escapeSlack(url)}|${slackText(label, 200)}>`;
 }
 
 /** Lines packed into as few sections as fit, each under the section limit. */
@@ -89,7 +97,7 @@ function eventMessage(alert: EventDelivery, opts: RenderOptions): SlackPayload {
   const lines: string[] = [];
   let used = 0;
   for (const h of highlights) {
-    const line = `*${slackText(h.field.replaceAll('*', ''), 80, ellipsis)}:* ${highlightToSlack(h.text, HIGHLIGHT_MAX)}`;
+    const line = `*${slackText(h.field.replaceAll('*', ''), 80, ellipsis)}:* ${highlightToSlack(h.text, HIGHLIGHT_MAX, undefined, { lines: true })}`;
     if (used + line.length + 1 > SECTION_BUDGET) break;
     lines.push(line);
     used += line.length + 1;
@@ -110,7 +118,7 @@ function eventMessage(alert: EventDelivery, opts: RenderOptions): SlackPayload {
       ['Tags', listOf(tagsOf(item), 1_000)],
       ['Created (estimated)', slackText(formatTime(item.metadata.estimated_created_at), 100)],
       ['Matched', slackText(formatTime(item.metadata.matched_at), 100)],
-      ...(notes ? [['Notes', slackText(notes, 500)] as [string, string]] : []),
+      ...(notes ? [['Notes', slackLines(notes, 500)] as [string, string]] : []),
     ]),
     section(link ?? '_No link to the web app for this item._'),
     context(

@@ -6,8 +6,10 @@ import {
   highlightToHtml,
   highlightToPlain,
   highlightToSlack,
+  htmlText,
   lineText,
   parseHighlight,
+  slackLines,
   slackPlain,
   slackText,
   stripControl,
@@ -109,6 +111,12 @@ describe('terminal text', () => {
     expect(stripControl('a\x1b[31mred\x1b]0;title\x07\nb\u202Eevil\u0000')).toBe('a[31mred]0;title bevil');
   });
 
+  it('with lines, keeps LF and tab, makes CRLF and the rarer breaks LF, and strips the rest', () => {
+    expect(stripControl('a\r\nb\u2028c\td\u001b[2J\u202Ee\u200d', { lines: true })).toBe(
+      'a\nb\nc\td[2Je\u200d',
+    );
+  });
+
   it('highlightToPlain marks with the given codes and strips controls in the text', () => {
     expect(highlightToPlain('x\x1b[2J <mark>y</mark>', undefined, { open: '[', close: ']' })).toBe(
       'x[2J [y]',
@@ -124,6 +132,23 @@ describe('terminal text', () => {
 describe('slackText and slackPlain', () => {
   it('slackText escapes plain text', () => {
     expect(slackText('<!here> & co')).toBe('&lt;!here&gt; &amp; co');
+  });
+
+  it('slackText strips controls and bidi overrides and stays one line; slackLines keeps line breaks', () => {
+    expect(slackText('a\u202E<b>\u001b]0;owned\u0007\nc')).toBe('a&lt;b&gt;]0;owned c');
+    expect(slackLines('a\u202E\r\nc\u2066')).toBe('a\nc');
+  });
+
+  it('highlightToSlack is one line unless lines are asked for; bold stays one line either way', () => {
+    expect(highlightToSlack('x\ny <mark>a\u202E\nb</mark>')).toBe('x y *a b*');
+    expect(highlightToSlack('x\ny <mark>a\u202E\nb</mark>', undefined, undefined, { lines: true })).toBe(
+      'x\ny *a b*',
+    );
+  });
+
+  it('htmlText and highlightToHtml strip controls and bidi overrides', () => {
+    expect(htmlText('a\u202E\u001b[2J<b>')).toBe('a[2J&lt;b&gt;');
+    expect(highlightToHtml('\u2066<mark>\u009bx</mark>')).toBe('<mark>x</mark>');
   });
 
   it('slackPlain keeps plain_text free of <, > and &', () => {
