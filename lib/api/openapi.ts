@@ -79,6 +79,18 @@ function build(): Record<string, unknown> {
       description:
         'Toggle monitored assets upstream (endpoint 10) and read who did. Every answer is JSON; every error is `{"error": {"code", "message"}}`.',
     },
+    // Relative: OpenAPI resolves "/" against the URL the document was fetched from, and this very
+    // app serves it (GET /openapi.json) at the root of wherever it runs: a Lambda Function URL
+    // (https://<id>.lambda-url.<region>.on.aws), or `serve` / `npm start` on any --host and PORT.
+    // An absolute URL would be wrong for all but one of those. "/" is also what OpenAPI assumes
+    // when `servers` is absent; it is spelt out so tools need not know that default.
+    servers: [
+      {
+        url: '/',
+        description:
+          'The server that served this document: a Lambda Function URL, or `serve` / `npm start` locally (http://127.0.0.1:8787 by default).',
+      },
+    ],
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       schemas: { Error: schemaOf(errorBodySchema) },
@@ -86,6 +98,7 @@ function build(): Record<string, unknown> {
     paths: {
       '/health': {
         get: {
+          operationId: 'getHealth',
           summary: 'Liveness',
           security: [],
           responses: { '200': json('The API is up', healthSchema) },
@@ -93,6 +106,7 @@ function build(): Record<string, unknown> {
       },
       '/assets/{asset_id}/toggle': {
         post: {
+          operationId: 'toggleAsset',
           summary: 'Enable or disable a monitored asset',
           security: [{ bearer: [] }],
           parameters: [assetIdParameter],
@@ -121,6 +135,7 @@ function build(): Record<string, unknown> {
       },
       '/assets/{asset_id}/audit': {
         get: {
+          operationId: 'listAssetAudit',
           summary: 'Toggle attempts on an asset, newest first',
           security: [{ bearer: [] }],
           parameters: [

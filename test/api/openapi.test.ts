@@ -1,0 +1,97 @@
+/**
+ * The published OpenAPI document, as GET /openapi.json serves it: Redocly's `recommended` ruleset
+ * finds no error in it, and its relative server leads to the app's real routes wherever the
+ * document was fetched from. @redocly/openapi-core is a dev dependency, imported only here.
+ */
+import { createConfig, lintFromString, type NormalizedProblem } from '@redocly/openapi-core';
+import { describe, expect, it } from 'vitest';
+import { useEmulator } from '../helpers/emulator.ts';
+import { acmeAssetIds, bearer, buildApi, JSON_TYPE } from './harness.ts';
+
+const emu = useEmulator();
+
+type Operation = {
+  operationId: string;
+  security?: unknown[];
+  requestBody?: unknown;
+  responses: Record<string, unknown>;
+};
+type Doc = {
+  servers?: { url: string; description?: string }[];
+  paths: Record<string, Record<string, Operation>>;
+};
+
+async function servedDocument(): Promise<Doc> {
+  const res = await buildApi(emu).app.request('/openapi.json');
+  expect(res.status).toBe(200);
+  return (await res.json()) as Doc;
+}
+
+async function lint(doc: unknown): Promise<NormalizedProblem[]> {
+  const config = await createConfig({ extends: ['recommended'] });
+  return lintFromString({ source: JSON.stringify(doc), absoluteRef: 'openapi.json', config });
+}
+
+const describeProblem = (p: NormalizedProblem) =>
+  `${p.severity} ${p.ruleId} ${p.location[0]?.pointer ?? ''}: ${p.message}`;
+
+describe('OpenAPI document under the recommended ruleset', () => {
+  it('has no error, and only the two warnings kept on purpose', async () => {
+    const problems = await lint(await servedDocument());
+    expect(problems.filter((p) => p.severity === 'error').map(describeProblem)).toEqual([]);
+    expect(
+      problems.filter((p) => p.severity !== 'error').map((p) => `${p.ruleId} ${p.location[0]?.pointer}`),
+    ).toEqual([
+      // The package is UNLICENSED (package.json): there is no licence to name or link.
+      'info-license #/info',
+      // GET /health takes no input and no auth: it has no 4xx answer to document.
+      'operation-4xx-response #/paths/~1health/get/responses',
+    ]);
+  });
+
+  it('is linted for real: without servers or an operationId, the ruleset says so', async () => {
+    const doc = structuredClone(await servedDocument());
+    delete doc.servers;
+    const health = doc.paths['/health']?.get as Partial<Operation>;
+    delete health.operationId;
+    const rules = (await lint(doc)).map((p) => `${p.severity} ${p.ruleId}`);
+    expect(rules).toContain('error no-empty-servers');
+    expect(rules).toContain('warn operation-operationId');
+  });
+
+  it('names every operation', async () => {
+    const doc = await servedDocument();
+    const ids = Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((op) => op.operationId));
+    expect(ids).toEqual(['getHealth', 'toggleAsset', 'listAssetAudit']);
+  });
+});
+
+describe('OpenAPI servers', () => {
+  // Where the document can be fetched from: a Lambda Function URL, and `serve` on another port.
+  it.each([
+    'https://abcdefghijklmnopqrstuvwxyz012345.lambda-url.eu-west-1.on.aws/openapi.json',
+    'http://127.0.0.1:9911/openapi.json',
+  ])('from %s, the server is that same origin and reaches every documented operation', async (docUrl) => {
+    const api = buildApi(emu);
+    const doc = await servedDocument();
+    expect(doc.servers).toHaveLength(1);
+    const server = doc.servers?.[0] as { url: string };
+    // OpenAPI resolves a relative server URL against the document's own URL.
+    const base = new URL(server.url, docUrl);
+    expect(base.origin).toBe(new URL(docUrl).origin);
+    const assetId = String(acmeAssetIds(emu)[0]);
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        // Path templating: the server URL without its trailing slash, then the path.
+        const url = `${base.href.replace(/\/$/, '')}${path.replace('{asset_id}', assetId)}`;
+        const res = await api.app.request(url, {
+          method: method.toUpperCase(),
+          headers: { ...bearer(api.tokens.runbook), ...(operation.requestBody ? JSON_TYPE : {}) },
+          ...(operation.requestBody ? { body: JSON.stringify({ is_disabled: false }) } : {}),
+        });
+        expect(res.status, `${method} ${url}`).toBe(200);
+        expect(Object.keys(operation.responses)).toContain('200');
+      }
+    }
+  });
+});
