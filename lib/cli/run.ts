@@ -10,6 +10,7 @@ import { createLogger, isLogLevel } from '../log.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import type { Command, Io } from './command.ts';
 import { commands } from './commands/index.ts';
+import { terminalSafe } from './terminal.ts';
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, unauthorized: 3 } as const;
 
@@ -61,7 +62,8 @@ export async function runCli(
   const logger = createLogger({
     level: isLogLevel(level) ? level : 'info',
     format: io.isTTY ? 'pretty' : 'json',
-    write: (line) => io.stderr(`${line}\n`),
+    // Log lines can carry upstream text (error messages, fields); one line each, escapes shown.
+    write: (line) => io.stderr(`${terminalSafe(line)}\n`),
   });
   if (argv.length === 0 || argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') {
     (argv.length === 0 ? io.stderr : io.stdout)(helpText());
@@ -98,7 +100,8 @@ export async function runCli(
     return code ?? EXIT.ok;
   } catch (error) {
     const { code, line } = describeFailure(error);
-    io.stderr(`exposure-alerts: ${line}\n`);
+    // The line can quote the upstream or a file; `multiline` keeps a config error's list of problems.
+    io.stderr(`exposure-alerts: ${terminalSafe(line, { multiline: true })}\n`);
     if (level === 'debug' && error instanceof Error && error.stack) io.stderr(`${error.stack}\n`);
     return code;
   }

@@ -16,6 +16,7 @@ import { listen } from '../../http-server.ts';
 import { loadSecrets } from '../../secrets.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { type Command, untilAborted } from '../command.ts';
+import { terminalSafe } from '../terminal.ts';
 
 export const serveCommand: Command = {
   path: ['serve'],
@@ -91,7 +92,8 @@ export const assetsToggleCommand: Command = {
         isDisabled: Boolean(values.disable),
         requestId: randomUUID(),
       });
-      io.stdout(`${JSON.stringify(asset, null, 2)}\n`);
+      // The asset's name and fields are the upstream's words.
+      io.stdout(`${terminalSafe(JSON.stringify(asset, null, 2), { multiline: true })}\n`);
       return 0;
     } catch (error) {
       // The upstream's own error gives the CLI its exit code (3 when it refused the credentials).

@@ -14,6 +14,7 @@ import type { Notice } from '../../render/types.ts';
 import { loadAlertsConfig } from '../../runtime.ts';
 import { loadSecrets } from '../../secrets.ts';
 import type { Command } from '../command.ts';
+import { terminalSafe } from '../terminal.ts';
 
 export const destinationsTestCommand: Command = {
   path: ['destinations', 'test'],
@@ -59,8 +60,9 @@ export const destinationsTestCommand: Command = {
         io.stdout(`${name} (${destination.type}): ok${outcome.status ? ` (HTTP ${outcome.status})` : ''}\n`);
       else {
         failures += 1;
+        // The error can quote the destination's reply, which is not ours.
         io.stdout(
-          `${name} (${destination.type}): FAILED, ${outcome.error} (${outcome.permanent ? 'refused: fix the destination' : 'transient: try again'})\n`,
+          `${terminalSafe(`${name} (${destination.type}): FAILED, ${outcome.error} (${outcome.permanent ? 'refused: fix the destination' : 'transient: try again'})`)}\n`,
         );
       }
     }

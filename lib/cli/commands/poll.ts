@@ -13,6 +13,7 @@ import type { PollKind } from '../../poll/streams.ts';
 import { createRuntime, type Runtime } from '../../runtime.ts';
 import type { DeliveryStatus } from '../../state/deliveries.ts';
 import type { Command, CommandContext } from '../command.ts';
+import { terminalSafe } from '../terminal.ts';
 
 export const DEFAULT_MAX_SECONDS = 300;
 
@@ -40,7 +41,10 @@ export function describeStream(s: StreamResult): string {
   if (s.baseline) parts.push(`${s.baseline} baselined`);
   if (s.unrouted) parts.push(`${s.unrouted} matched no route`);
   if (s.quarantined) parts.push(`${s.quarantined} quarantined`);
-  return `  ${s.stream}: ${s.status}, ${parts.join(', ')}${s.error ? ` (${s.error.message})` : ''}`;
+  // The error message can quote the upstream's own words.
+  return terminalSafe(
+    `  ${s.stream}: ${s.status}, ${parts.join(', ')}${s.error ? ` (${s.error.message})` : ''}`,
+  );
 }
 
 export function describeDelivery(d: DeliverySummary): string[] {
@@ -66,7 +70,8 @@ function pollCommand(kind: PollKind): Command {
       const seconds = maxSeconds(ctx.values['max-seconds']);
       const runtime = await runtimeFor(ctx);
       const summary = await runPollCycle(runtime.cycle, kind, { deadline: Date.now() + seconds * 1000 });
-      if (ctx.values.json) ctx.io.stdout(`${JSON.stringify(summary, null, 2)}\n`);
+      if (ctx.values.json)
+        ctx.io.stdout(`${terminalSafe(JSON.stringify(summary, null, 2), { multiline: true })}\n`);
       else {
         ctx.io.stdout(
           [
@@ -79,7 +84,8 @@ function pollCommand(kind: PollKind): Command {
         );
       }
       const failed = summary.streams.find((s) => s.status === 'unauthorized' || s.status === 'failed');
-      if (failed?.error) ctx.io.stderr(`exposure-alerts: ${failed.stream}: ${failed.error.message}\n`);
+      if (failed?.error)
+        ctx.io.stderr(`exposure-alerts: ${terminalSafe(`${failed.stream}: ${failed.error.message}`)}\n`);
       return summary.exitCode;
     },
   };
@@ -128,10 +134,13 @@ export const deliveriesListCommand: Command = {
     });
     if (ctx.values.json) {
       ctx.io.stdout(
-        `${JSON.stringify(
-          records.map(({ item: _item, ...rest }) => rest),
-          null,
-          2,
+        `${terminalSafe(
+          JSON.stringify(
+            records.map(({ item: _item, ...rest }) => rest),
+            null,
+            2,
+          ),
+          { multiline: true },
         )}\n`,
       );
       return 0;
@@ -147,8 +156,12 @@ export const deliveriesListCommand: Command = {
           : r.status === 'sent'
             ? `sent ${r.sentAt}`
             : `at ${r.updatedAt}`;
+      // One line per record, whatever its id (the upstream's uid) or last error (a destination's
+      // reply) holds: a newline in either is escaped too, so it cannot forge a record's line.
       ctx.io.stdout(
-        `${r.id}  ${r.status}  attempts=${r.attempts}  ${when}  routes=${r.routes.join(',') || '-'}${r.lastError ? `  last error: ${r.lastError}` : ''}\n`,
+        `${terminalSafe(
+          `${r.id}  ${r.status}  attempts=${r.attempts}  ${when}  routes=${r.routes.join(',') || '-'}${r.lastError ? `  last error: ${r.lastError}` : ''}${r.note ? `  note: ${r.note}` : ''}`,
+        )}\n`,
       );
     }
     return 0;

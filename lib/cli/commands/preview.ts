@@ -19,6 +19,7 @@ import { loadAlertsConfig } from '../../runtime.ts';
 import { credentialSchema, eventItemSchema } from '../../upstream/schemas.ts';
 import { describeIssues } from '../../upstream/validate.ts';
 import type { Command } from '../command.ts';
+import { terminalSafe } from '../terminal.ts';
 
 type Kind = 'event' | 'credential';
 
@@ -104,14 +105,23 @@ function renderForPreview(
   return messages
     .map((m) => {
       switch (destination.type) {
+        // Payloads carry the item's text as the destination gets it; on the terminal its controls
+        // are shown as escapes. The console rendering is left as it is: it strips them itself,
+        // and its ANSI colours are its own.
         case 'slack':
-          return JSON.stringify(m.payload, null, 2);
+          return terminalSafe(JSON.stringify(m.payload, null, 2), { multiline: true });
         case 'email': {
           const mail = m.payload as EmailContent;
-          return `Subject: ${mail.subject}\n--- text ---\n${mail.text}--- html ---\n${mail.html}`;
+          return terminalSafe(
+            `Subject: ${mail.subject}\n--- text ---\n${mail.text}--- html ---\n${mail.html}`,
+            { multiline: true },
+          );
         }
         case 'webhook':
-          return `${webhookHeaders(name, destination, m.deliveryIds)}\n\n${JSON.stringify(m.payload as WebhookBody, null, 2)}`;
+          return terminalSafe(
+            `${webhookHeaders(name, destination, m.deliveryIds)}\n\n${JSON.stringify(m.payload as WebhookBody, null, 2)}`,
+            { multiline: true },
+          );
         default:
           return String(m.payload).replace(/\n$/, '');
       }
@@ -147,7 +157,8 @@ export const previewCommand: Command = {
     if (!parsed.success) {
       const issues = describeIssues(parsed.error.issues, raw);
       io.stderr(`exposure-alerts: ${file} is not a valid ${kind}:\n`);
-      for (const issue of issues) io.stderr(`  ${issue.path || '(item)'}: ${issue.message}\n`);
+      for (const issue of issues)
+        io.stderr(`  ${terminalSafe(`${issue.path || '(item)'}: ${issue.message}`)}\n`);
       return 2;
     }
     const env = readEnvironment(io.env);
@@ -178,7 +189,9 @@ export const previewCommand: Command = {
     }
 
     const decision = decide(config, alert, now);
-    const out: string[] = [`${kind} ${alert.key} from source ${alert.source}; config: ${configSource}`];
+    const out: string[] = [
+      terminalSafe(`${kind} ${alert.key} from source ${alert.source}; config: ${configSource}`),
+    ];
     if (!decision.destinations.size) {
       out.push('no route matches this item: it would not be sent anywhere');
       io.stdout(`${out.join('\n')}\n`);
@@ -187,7 +200,9 @@ export const previewCommand: Command = {
     if (decision.silenced) {
       const s = decision.silenced;
       out.push(
-        `SILENCED${s.name ? ` by "${s.name}"` : ''} until ${s.until} (${s.reason}): it would be recorded, not sent. What each destination would have received:`,
+        terminalSafe(
+          `SILENCED${s.name ? ` by "${s.name}"` : ''} until ${s.until} (${s.reason}): it would be recorded, not sent. What each destination would have received:`,
+        ),
       );
     }
     const color = io.isTTY && !io.env.NO_COLOR;

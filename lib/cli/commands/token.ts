@@ -3,6 +3,7 @@ import { readEnvironment } from '../../env.ts';
 import { loadSecrets } from '../../secrets.ts';
 import { createUpstreamClient } from '../../upstream/index.ts';
 import type { Command } from '../command.ts';
+import { terminalSafe } from '../terminal.ts';
 
 export const tokenTestCommand: Command = {
   path: ['token', 'test'],
@@ -15,15 +16,16 @@ export const tokenTestCommand: Command = {
     const client = createUpstreamClient(env, secrets, { logger, maxAttempts: 3 });
     const info = await client.tokenTest({ deadline: Date.now() + 60_000 });
     if (values.json) {
-      io.stdout(`${JSON.stringify(info, null, 2)}\n`);
+      io.stdout(`${terminalSafe(JSON.stringify(info, null, 2), { multiline: true })}\n`);
     } else {
       io.stdout(
         [
           `tenant:       ${info.tenant_id}`,
-          `user:         ${info.user_id} (${info.user_email})`,
+          // The ids are numbers (the schema says so); the e-mail and scopes are upstream strings.
+          `user:         ${info.user_id} (${terminalSafe(info.user_email)})`,
           `organization: ${info.organization_id}`,
           `api key:      ${info.api_key_id}`,
-          `scopes:       ${info.scopes.join(', ') || '(none)'}`,
+          `scopes:       ${terminalSafe(info.scopes.join(', ')) || '(none)'}`,
           '',
         ].join('\n'),
       );
