@@ -7,8 +7,7 @@ import { createApiApp } from '../lib/api/app.ts';
 import { createApiDeps } from '../lib/api/deps.ts';
 import { createLambdaHandler } from '../lib/api/lambda.ts';
 import { readEnvironment } from '../lib/env.ts';
-import { ConfigError } from '../lib/errors.ts';
-import { createLogger } from '../lib/log.ts';
+import { createLogger, startFailure } from '../lib/log.ts';
 import { loadSecrets } from '../lib/secrets.ts';
 
 async function coldStart() {
@@ -17,12 +16,7 @@ async function coldStart() {
     const logger = createLogger({ level: env.logLevel, name: 'api' });
     return await createApiDeps(env, await loadSecrets(env), { logger });
   } catch (error) {
-    const problems = error instanceof ConfigError ? { problems: error.problems } : {};
-    createLogger({ name: 'api' }).error('the API cannot start: fix its configuration', {
-      error,
-      ...problems,
-    });
-    throw error;
+    throw startFailure(createLogger({ name: 'api' }), 'the API', error);
   }
 }
 

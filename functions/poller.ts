@@ -6,8 +6,7 @@
  */
 import type { Context } from 'aws-lambda';
 import { readEnvironment } from '../lib/env.ts';
-import { ConfigError } from '../lib/errors.ts';
-import { createLogger } from '../lib/log.ts';
+import { createLogger, startFailure } from '../lib/log.ts';
 import { EmfMetrics } from '../lib/metrics.ts';
 import type { CycleSummary } from '../lib/poll/run.ts';
 import { runPollCycle } from '../lib/poll/run.ts';
@@ -25,11 +24,7 @@ export async function createPollerHandler(kind: PollKind) {
   try {
     runtime = await createRuntime({ env, logger, metrics: new EmfMetrics({ service: name }) });
   } catch (error) {
-    logger.error(`${name} cannot start: fix its configuration`, {
-      error,
-      ...(error instanceof ConfigError ? { problems: error.problems } : {}),
-    });
-    throw error;
+    throw startFailure(logger, name, error);
   }
   logger.info(`${name} ready`, {
     config: runtime.configSource,

@@ -10,6 +10,7 @@
  * const log = createLogger({ level: 'info', name: 'poll' });
  * log.info('page fetched', { stream: 'tenant', items: 10 });
  */
+import { ConfigError } from './errors.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, unknown>;
@@ -99,6 +100,22 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     child: (fields) =>
       createLogger({ ...options, level, format, write, redactor: red, fields: { ...base, ...fields } }),
   };
+}
+
+/**
+ * Logs why a function cannot start and returns the error to throw, its message naming every
+ * problem with its path (as `config validate` prints them): the log line and the Lambda's own
+ * init error both say what to fix, however many problems there are.
+ */
+export function startFailure(logger: Logger, name: string, error: unknown): Error {
+  if (!(error instanceof ConfigError)) {
+    logger.error(`${name} cannot start`, { error });
+    return error instanceof Error ? error : new Error(String(error));
+  }
+  logger.error(`${name} cannot start: fix its configuration: ${error.detail}`, {
+    problems: error.problems,
+  });
+  return new ConfigError(`${name} cannot start: ${error.detail}`, error.problems);
 }
 
 /** A logger that keeps its lines in memory, for tests that assert on what was (or was not) logged. */

@@ -10,6 +10,9 @@ import type { Credential, EventItem } from './upstream/schemas.ts';
 
 export type ItemKind = 'event' | 'credential';
 
+/** How long a delivery record (the dedupe marker) is kept: an item seen again later is new again. */
+export const RECORD_RETENTION_DAYS = 90;
+
 /** A stream's id and the `sources` value routes match on: `tenant`, `group:<id>`, `credentials:<domain>`. */
 export type SourceId = string;
 

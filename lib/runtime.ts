@@ -39,12 +39,12 @@ export const QUOTA_WARNING_THRESHOLD = 100;
 /** The alert config: ALERTS_CONFIG, else ./alerts.config.json, else the built-in demo config. */
 export async function loadAlertsConfig(
   env: Pick<Environment, 'alertsConfig'>,
-  logger?: Logger,
+  warn?: (text: string) => void,
 ): Promise<{ config: AlertsConfig; source: string }> {
   const path = env.alertsConfig ?? (existsSync(DEFAULT_CONFIG_FILE) ? DEFAULT_CONFIG_FILE : undefined);
   if (!path) return { config: demoConfig, source: 'built-in demo config' };
   const { config, warnings } = await loadConfigFile(path);
-  for (const warning of warnings) logger?.warn(`config: ${warning}`);
+  for (const warning of warnings) warn?.(`${path}: ${warning}`);
   return { config, source: path };
 }
 
@@ -63,6 +63,11 @@ export interface RuntimeOptions {
   upstream?: UpstreamClient;
   /** Counts DynamoDB requests (benchmarks). */
   onDynamoRequest?: (operation: string) => void;
+  /**
+   * Where warnings an operator must see go (config warnings, a low quota): the log by default; a
+   * one-shot CLI command prints them as `warning:` lines instead.
+   */
+  warn?: (text: string) => void;
 }
 
 export interface Runtime {
@@ -90,10 +95,11 @@ export function runOwner(): string {
 
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { env, logger } = options;
+  const warn = options.warn ?? ((text: string) => logger.warn(text));
   const clock = options.clock ?? systemClock;
   const loaded = options.config
     ? { config: options.config, source: 'given' }
-    : await loadAlertsConfig(env, logger);
+    : await loadAlertsConfig(env, (text) => warn(`config: ${text}`));
   const config = loaded.config;
   const secrets = options.secrets ?? (await loadSecrets(env));
   const destinations = resolveDestinations(config, secrets);
@@ -110,12 +116,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         metrics.gauge('GlobalSearchQuotaRemaining', quota.remaining);
         if (quota.remaining < QUOTA_WARNING_THRESHOLD && !quotaWarned) {
           quotaWarned = true;
-          logger.warn(
-            'the monthly global-search quota is running low; credential polling stops when it runs out',
-            {
-              remaining: quota.remaining,
-              hint: 'poll credentials less often, or watch fewer domains',
-            },
+          warn(
+            `the monthly global-search quota is running low (${quota.remaining} searches left); credential polling stops when it runs out: poll credentials less often, or watch fewer domains`,
           );
         }
       },

@@ -16,7 +16,13 @@ export interface CommandContext {
   values: Record<string, string | boolean | string[] | boolean[] | undefined>;
   positionals: string[];
   io: Io;
+  /**
+   * The log. A service (`start`, `serve`, `emulator`) writes it to stdout; a one-shot command only
+   * when LOG_LEVEL is set (on stderr), so its failure stays the one line on stderr.
+   */
   logger: Logger;
+  /** A warning the operator must see whatever LOG_LEVEL says (`warning: ...` on stderr, or the log). */
+  warn: (text: string) => void;
   /** Aborts on SIGINT or SIGTERM; long-running commands stop cleanly when it does. */
   signal: AbortSignal;
 }
@@ -27,6 +33,8 @@ export interface Command {
   usage: string;
   summary: string;
   options?: NonNullable<ParseArgsConfig['options']>;
+  /** Runs until stopped, writing its log to stdout (interface.md: one line on stderr is for failures). */
+  service?: boolean;
   /** Positional arguments after the command words: [min, max]. */
   positionals?: [number, number];
   /** Returns the exit code (0 when omitted). */
@@ -39,4 +47,9 @@ export function untilAborted(signal: AbortSignal): Promise<void> {
     if (signal.aborted) resolve();
     else signal.addEventListener('abort', () => resolve(), { once: true });
   });
+}
+
+/** The failure line of a command whose upstream credentials were refused (exit code 3). */
+export function credentialsRejected(detail: string): string {
+  return `the upstream rejected the credentials: check EXPOSURE_API_TOKEN / EXPOSURE_API_KEY (${detail})`;
 }

@@ -5,10 +5,10 @@
  * with LOG_LEVEL=debug.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, UsageError } from '../errors.ts';
+import { ConfigError, describeError, UsageError } from '../errors.ts';
 import { createLogger, isLogLevel } from '../log.ts';
 import { UpstreamError } from '../upstream/errors.ts';
-import type { Command, Io } from './command.ts';
+import { type Command, credentialsRejected, type Io } from './command.ts';
 import { commands } from './commands/index.ts';
 import { terminalSafe } from './terminal.ts';
 
@@ -35,22 +35,15 @@ function findCommand(args: string[]): { command: Command; rest: string[] } | und
 }
 
 export function describeFailure(error: unknown): { code: number; line: string } {
-  if (error instanceof ConfigError) {
-    const body =
-      error.problems.length > 1 ? `${error.message}\n  ${error.problems.join('\n  ')}` : error.message;
-    return { code: EXIT.usage, line: body };
-  }
+  if (error instanceof ConfigError) return { code: EXIT.usage, line: error.detail };
   if (error instanceof UsageError) return { code: EXIT.usage, line: error.message };
   if (error instanceof UpstreamError) {
     if (error.code === 'unauthorized') {
-      return {
-        code: EXIT.unauthorized,
-        line: `the upstream rejected the credentials: check EXPOSURE_API_TOKEN / EXPOSURE_API_KEY (${error.message})`,
-      };
+      return { code: EXIT.unauthorized, line: credentialsRejected(error.message) };
     }
     return { code: EXIT.failure, line: `upstream ${error.code}: ${error.message}` };
   }
-  return { code: EXIT.failure, line: error instanceof Error ? error.message : String(error) };
+  return { code: EXIT.failure, line: describeError(error) };
 }
 
 export async function runCli(
@@ -59,12 +52,6 @@ export async function runCli(
   signal: AbortSignal = new AbortController().signal,
 ): Promise<number> {
   const level = io.env.LOG_LEVEL?.toLowerCase();
-  const logger = createLogger({
-    level: isLogLevel(level) ? level : 'info',
-    format: io.isTTY ? 'pretty' : 'json',
-    // Log lines can carry upstream text (error messages, fields); one line each, escapes shown.
-    write: (line) => io.stderr(`${terminalSafe(line)}\n`),
-  });
   if (argv.length === 0 || argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') {
     (argv.length === 0 ? io.stderr : io.stdout)(helpText());
     return argv.length === 0 ? EXIT.usage : EXIT.ok;
@@ -73,6 +60,19 @@ export async function runCli(
     const found = findCommand(argv);
     if (!found) throw new UsageError(`unknown command "${argv.join(' ')}"; run exposure-alerts help`);
     const { command, rest } = found;
+    const logger = createLogger({
+      level: isLogLevel(level) ? level : 'info',
+      format: io.isTTY ? 'pretty' : 'json',
+      // Log lines can carry upstream text (error messages, fields); one line each, escapes shown.
+      write: command.service
+        ? (line) => io.stdout(`${terminalSafe(line)}\n`)
+        : isLogLevel(level)
+          ? (line) => io.stderr(`${terminalSafe(line)}\n`)
+          : () => {},
+    });
+    const warn = command.service
+      ? (text: string) => logger.warn(text)
+      : (text: string) => io.stderr(`warning: ${terminalSafe(text)}\n`);
     let parsed: ReturnType<typeof parseArgs>;
     try {
       parsed = parseArgs({
@@ -95,6 +95,7 @@ export async function runCli(
       positionals: parsed.positionals,
       io,
       logger,
+      warn,
       signal,
     });
     return code ?? EXIT.ok;

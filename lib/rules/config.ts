@@ -9,6 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import * as z from 'zod/mini';
 import { ConfigError } from '../errors.ts';
+import { RECORD_RETENTION_DAYS } from '../model.ts';
 import {
   EVENT_FILTER_TYPES,
   EVENT_TYPES,
@@ -77,7 +78,10 @@ export const eventFiltersSchema = z.strictObject({
 const domainName = z
   .string()
   .check(
-    z.regex(/^(?=.{1,253}$)([a-z0-9-]{1,63}\.)+[a-z]{2,63}$/i, 'expected a domain name such as example.com'),
+    z.regex(
+      /^(?=.{1,253}$)([a-z0-9-]{1,63}\.)+([a-z]{2,63}|xn--[a-z0-9-]{1,59})$/i,
+      'expected a domain name such as example.com',
+    ),
   );
 
 const sourcesSchema = z.strictObject({
@@ -103,7 +107,7 @@ const sourcesSchema = z.strictObject({
   ),
   credentials: z.optional(
     z.strictObject({
-      domains: z.array(domainName).check(z.minLength(1)),
+      domains: z.array(domainName),
       lookback: z._default(duration, 'P7D'),
       pageSize: z._default(z.int().check(z.minimum(1), z.maximum(10_000)), 100),
       firstRun: z._default(firstRun, 'alert'),
@@ -164,14 +168,11 @@ const sourceRef = z
 
 export const matchSchema = z.strictObject({
   kind: z.optional(z.enum(['event', 'credential'])),
-  sources: z.optional(z.array(sourceRef).check(z.minLength(1))),
+  sources: z.optional(z.array(sourceRef)),
   severity: z.optional(
-    z.union([
-      z.strictObject({ gte: severity }),
-      z.strictObject({ in: z.array(severity).check(z.minLength(1)) }),
-    ]),
+    z.union([z.strictObject({ gte: severity }), z.strictObject({ in: z.array(severity) })]),
   ),
-  types: z.optional(z.array(eventType).check(z.minLength(1))),
+  types: z.optional(z.array(eventType)),
   tags: z.optional(
     z.strictObject({
       any: z.optional(z.array(nonEmpty)),
@@ -179,15 +180,16 @@ export const matchSchema = z.strictObject({
       none: z.optional(z.array(nonEmpty)),
     }),
   ),
-  identifiers: z.optional(z.array(z.union([z.int(), nonEmpty])).check(z.minLength(1))),
-  domains: z.optional(z.array(domainName).check(z.minLength(1))),
+  identifiers: z.optional(z.array(z.union([z.int(), nonEmpty]))),
+  domains: z.optional(z.array(domainName)),
 });
 export type Match = z.infer<typeof matchSchema>;
 
 const routeSchema = z.strictObject({
   name: nonEmpty,
   match: z._default(matchSchema, {}),
-  to: z.array(destinationName).check(z.minLength(1)),
+  /** Empty with `stop`: the items it matches go nowhere (a drop rule). */
+  to: z.array(destinationName),
   stop: z._default(z.boolean(), false),
 });
 export type Route = z.infer<typeof routeSchema>;
@@ -215,7 +217,7 @@ export const configSchema = z.strictObject({
     { threshold: 5, maxItems: 20 },
   ),
   /** Where a destination that refuses for good is reported (once). */
-  ops: z.optional(z.strictObject({ to: z.array(destinationName).check(z.minLength(1)) })),
+  ops: z.optional(z.strictObject({ to: z.array(destinationName) })),
 });
 export type AlertsConfig = z.infer<typeof configSchema>;
 export type PasswordPolicy = AlertsConfig['passwords'];
@@ -231,80 +233,148 @@ function line(issue: ItemIssue): string {
   return issue.path ? `${issue.path}: ${issue.message}` : issue.message;
 }
 
-/** Checks what the schema cannot: references between parts of the config. */
-function crossCheck(config: AlertsConfig, now: Date, errors: string[], warnings: string[]): void {
-  const names = new Set(Object.keys(config.destinations));
-  const groups = new Set(config.sources.identifierGroups.map((g) => g.id));
-  const domains = new Set(config.sources.credentials?.domains.map((d) => d.toLowerCase()) ?? []);
+type Json = Record<string, unknown>;
+const objectAt = (value: unknown): Json =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {};
+const listAt = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/**
+ * Checks what the schema cannot: references between parts of the config. It reads the raw input,
+ * defensively, so a wrong route target is reported in the same pass as a shape error elsewhere.
+ */
+function checkReferences(input: unknown, errors: string[]): void {
+  const root = objectAt(input);
+  const sources = objectAt(root.sources);
+  const names = new Set(Object.keys(objectAt(root.destinations)));
+  const tenant = sources.tenantEvents;
+  const tenantOn = tenant !== undefined && objectAt(tenant).enabled !== false;
+  const groupIds = listAt(sources.identifierGroups).map((g) => objectAt(g).id);
+  const domains = new Set(
+    listAt(objectAt(sources.credentials).domains).flatMap((d) =>
+      typeof d === 'string' ? [d.toLowerCase()] : [],
+    ),
+  );
   const knownSource = (ref: string) =>
     ref === 'tenant'
-      ? config.sources.tenantEvents?.enabled === true
+      ? tenantOn
       : ref.startsWith('group:')
-        ? groups.has(Number(ref.slice(6)))
+        ? groupIds.includes(Number(ref.slice(6)))
         : domains.has(ref.slice('credentials:'.length).toLowerCase());
-  const checkMatch = (path: string, match: Match) => {
-    match.sources?.forEach((ref, i) => {
-      if (!knownSource(ref)) errors.push(`${path}.match.sources[${i}]: ${ref} is not a configured source`);
+  const checkTargets = (path: string, to: unknown) => {
+    listAt(to).forEach((name, j) => {
+      if (typeof name === 'string' && !names.has(name))
+        errors.push(`${path}[${j}]: no destination named ${JSON.stringify(name)}`);
     });
   };
-  const routeNames = new Set<string>();
-  const used = new Set<string>();
-  config.routes.forEach((route, i) => {
-    if (routeNames.has(route.name))
+  const checkSources = (path: string, match: unknown) => {
+    listAt(objectAt(match).sources).forEach((ref, i) => {
+      if (typeof ref === 'string' && /^(tenant|group:\d+|credentials:.+)$/.test(ref) && !knownSource(ref))
+        errors.push(`${path}.match.sources[${i}]: ${ref} is not a configured source`);
+    });
+  };
+  const routeNames = new Set<unknown>();
+  listAt(root.routes).forEach((raw, i) => {
+    const route = objectAt(raw);
+    if (typeof route.name === 'string' && routeNames.has(route.name))
       errors.push(`routes[${i}].name: duplicate route name ${JSON.stringify(route.name)}`);
     routeNames.add(route.name);
-    route.to.forEach((to, j) => {
-      if (!names.has(to)) errors.push(`routes[${i}].to[${j}]: no destination named ${JSON.stringify(to)}`);
-      used.add(to);
-    });
-    checkMatch(`routes[${i}]`, route.match);
+    checkTargets(`routes[${i}].to`, route.to);
+    checkSources(`routes[${i}]`, route.match);
   });
-  config.ops?.to.forEach((to, j) => {
-    if (!names.has(to)) errors.push(`ops.to[${j}]: no destination named ${JSON.stringify(to)}`);
-    used.add(to);
+  checkTargets('ops.to', objectAt(root.ops).to);
+  listAt(root.silences).forEach((silence, i) => {
+    checkSources(`silences[${i}]`, objectAt(silence).match);
+  });
+  groupIds.forEach((id, i) => {
+    if (typeof id === 'number' && groupIds.indexOf(id) !== i)
+      errors.push(`sources.identifierGroups[${i}].id: group ${id} is listed twice`);
+  });
+  for (const [name, raw] of Object.entries(objectAt(root.destinations))) {
+    const dest = objectAt(raw);
+    if (dest.type !== 'email') continue;
+    if (dest.provider === 'generic' && dest.url === undefined)
+      errors.push(`destinations.${name}.url: required for the generic e-mail provider`);
+    if ((dest.provider === 'sendgrid' || dest.provider === 'postmark') && dest.apiKey === undefined)
+      errors.push(`destinations.${name}.apiKey: required for ${dest.provider}`);
+  }
+}
+
+const RETENTION_MS = RECORD_RETENTION_DAYS * 86_400_000;
+/** Pages of 100 cost one global search each, as smaller ones do (upstream-facts.md). */
+const QUOTA_PAGE = 100;
+
+/** What is allowed but probably not meant. */
+function checkWarnings(config: AlertsConfig, now: Date, warnings: string[]): void {
+  const used = new Set([...config.routes.flatMap((r) => r.to), ...(config.ops?.to ?? [])]);
+  const emptyLists = (path: string, match: Match) => {
+    const lists = {
+      sources: match.sources,
+      'severity.in': match.severity && 'in' in match.severity ? match.severity.in : undefined,
+      types: match.types,
+      identifiers: match.identifiers,
+      domains: match.domains,
+    };
+    for (const [key, list] of Object.entries(lists)) {
+      if (list?.length === 0) warnings.push(`${path}.match.${key}: an empty list matches nothing`);
+    }
+  };
+  config.routes.forEach((route, i) => {
+    emptyLists(`routes[${i}]`, route.match);
+    if (route.to.length === 0 && !route.stop)
+      warnings.push(`routes[${i}].to: empty and without "stop": the route changes nothing`);
   });
   config.silences.forEach((silence, i) => {
-    checkMatch(`silences[${i}]`, silence.match);
+    emptyLists(`silences[${i}]`, silence.match);
     if (Date.parse(silence.until) <= now.getTime()) {
       warnings.push(`silences[${i}].until: ${silence.until} has passed; the silence is ignored`);
     }
   });
-  config.sources.identifierGroups.forEach((g, i) => {
-    if (config.sources.identifierGroups.findIndex((o) => o.id === g.id) !== i) {
-      errors.push(`sources.identifierGroups[${i}].id: group ${g.id} is listed twice`);
-    }
-  });
-  const email = Object.entries(config.destinations);
-  for (const [name, dest] of email) {
-    if (dest.type === 'email' && dest.provider === 'generic' && dest.url === undefined) {
-      errors.push(`destinations.${name}.url: required for the generic e-mail provider`);
-    }
-    if (dest.type === 'email' && dest.provider !== 'generic' && dest.apiKey === undefined) {
-      errors.push(`destinations.${name}.apiKey: required for ${dest.provider}`);
-    }
+  for (const name of Object.keys(config.destinations)) {
     if (!used.has(name)) warnings.push(`destinations.${name}: no route sends to it`);
   }
-  if (
-    !config.sources.tenantEvents?.enabled &&
-    !config.sources.identifierGroups.length &&
-    !config.sources.credentials
-  ) {
+  const { tenantEvents, identifierGroups, credentials } = config.sources;
+  const lookbacks: [string, string][] = [
+    ...(tenantEvents ? [['sources.tenantEvents.lookback', tenantEvents.lookback] as [string, string]] : []),
+    ...identifierGroups.map((g, i): [string, string] => [
+      `sources.identifierGroups[${i}].lookback`,
+      g.lookback,
+    ]),
+    ...(credentials ? [['sources.credentials.lookback', credentials.lookback] as [string, string]] : []),
+  ];
+  for (const [path, lookback] of lookbacks) {
+    if ((parseDuration(lookback) ?? 0) > RETENTION_MS) {
+      warnings.push(
+        `${path}: ${lookback} is longer than the ${RECORD_RETENTION_DAYS}-day retention of delivery records: only a stream's first walk looks back that far (a walk that restarts resumes from the stream's last position, so nothing is sent twice)`,
+      );
+    }
+  }
+  if (credentials && credentials.pageSize < QUOTA_PAGE) {
+    warnings.push(
+      `sources.credentials.pageSize: ${credentials.pageSize} is below ${QUOTA_PAGE}; every global search costs quota whatever its size, so smaller pages spend more of it`,
+    );
+  }
+  if (credentials?.domains.length === 0)
+    warnings.push('sources.credentials.domains: empty; no credentials are polled');
+  if (!tenantEvents?.enabled && !identifierGroups.length && !credentials?.domains.length) {
     warnings.push('sources: nothing is polled (no tenantEvents, identifierGroups or credentials)');
   }
   if (config.passwords === 'clear')
     warnings.push('passwords: "clear" sends cleartext passwords to every destination');
 }
 
-/** Validates a parsed config; never throws. */
+const DESTINATION_TYPES = ['slack', 'email', 'webhook', 'console'] as const;
+
+/** Validates a parsed config; never throws. Every problem is found in one pass. */
 export function checkConfig(input: unknown, now: Date = new Date()): ConfigCheck {
   const parsed = configSchema.safeParse(input);
-  if (!parsed.success) {
-    return { errors: describeIssues(parsed.error.issues, input).map(line), warnings: [] };
-  }
-  const errors: string[] = [];
+  const errors = parsed.success
+    ? []
+    : describeIssues(parsed.error.issues, input, { discriminators: { type: DESTINATION_TYPES } }).map(line);
+  checkReferences(input, errors);
   const warnings: string[] = [];
-  crossCheck(parsed.data, now, errors, warnings);
-  return errors.length ? { errors, warnings } : { config: parsed.data, errors, warnings };
+  if (!parsed.success || errors.length) return { errors, warnings };
+  checkWarnings(parsed.data, now, warnings);
+  return { config: parsed.data, errors, warnings };
 }
 
 /** Parses config text, throwing a ConfigError that lists every problem. */

@@ -26,7 +26,7 @@
 
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
-import type { ItemKind } from '../model.ts';
+import { type ItemKind, RECORD_RETENTION_DAYS } from '../model.ts';
 import { marshall, unmarshall } from './marshall.ts';
 import { ClaimWindow, PackStore, packable } from './packs.ts';
 import {
@@ -41,7 +41,7 @@ import {
 
 export type DeliveryStatus = 'pending' | 'sent' | 'dead' | 'silenced' | 'baseline';
 
-export const DEFAULT_RETENTION_DAYS = 90;
+export const DEFAULT_RETENTION_DAYS = RECORD_RETENTION_DAYS;
 
 export interface DeliveryRecord {
   /** `<destination>~<kind>~<key>`: stable, readable, and enough to find the record again. */

@@ -48,7 +48,25 @@ export function createDynamoClient(options: DynamoOptions = {}): DynamoDBClient 
   // The SDK's logger step deep-copies every request and response for a log line that, with no
   // logger configured, nobody reads: measurable CPU per item on a busy poll cycle.
   client.middlewareStack.remove('loggerMiddleware');
+  // Name the request on its errors: "UnknownError" alone (a body the SDK could not read) says
+  // nothing of what failed; describeError (lib/errors.ts) prints these.
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        if (error instanceof Error)
+          Object.assign(error, { $service: 'DynamoDB', $operation: operationOf(context) });
+        throw error;
+      }
+    },
+    { step: 'initialize', name: 'nameTheRequestOnErrors' },
+  );
   return client;
+}
+
+function operationOf(context: { commandName?: string }): string {
+  return (context.commandName ?? 'request').replace(/Command$/, '');
 }
 
 /** Creates the table (and its index) when it does not exist, then waits until it is active. */

@@ -52,38 +52,98 @@ function describeValue(value: unknown): string {
   return `a ${typeof value}`;
 }
 
+/** `an integer`, `a string`: how a zod type name reads in a sentence. */
+function typeName(expected: string): string {
+  if (expected === 'int') return 'an integer';
+  return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`;
+}
+
+/** `info, low, medium`: listed values, strings without quotes when none of them needs them. */
+function listValues(values: readonly unknown[]): string {
+  const bare = values.every((v) => typeof v === 'string' && /^[\w.:-]+$/.test(v));
+  return values.map((v) => (bare ? String(v) : JSON.stringify(v))).join(', ');
+}
+
+export interface DescribeOptions {
+  /** The values a discriminated union accepts, by discriminator key (`type`: slack, email, ...). */
+  discriminators?: Record<string, readonly string[]>;
+}
+
+/**
+ * The issues of the union branch the author most likely meant: among the branches whose value has
+ * the right type at the union's own path, the one with the fewest problems. None: undefined.
+ */
+function likelyBranch(issue: z.core.$ZodIssueInvalidUnion): z.core.$ZodIssue[] | undefined {
+  const fitting = (issue.errors ?? []).filter(
+    (branch) => !branch.some((i) => i.path.length === 0 && i.code === 'invalid_type'),
+  );
+  fitting.sort((a, b) => a.length - b.length);
+  return fitting[0]?.map((i) => ({ ...i, path: [...issue.path, ...i.path] }) as z.core.$ZodIssue);
+}
+
 /** Human messages for zod issues; zod/mini ships no locale, and ours name the field and what it held. */
-export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unknown): ItemIssue[] {
+export function describeIssues(
+  issues: readonly z.core.$ZodIssue[],
+  input: unknown,
+  options: DescribeOptions = {},
+): ItemIssue[] {
   return issues.flatMap((issue): ItemIssue[] => {
     if (issue.code === 'unrecognized_keys') {
       // One line per key, with the key in the path: `routes[1].match.colour: unknown key`.
       return issue.keys.map((key) => ({ path: formatPath([...issue.path, key]), message: 'unknown key' }));
     }
+    if (issue.code === 'invalid_union') {
+      const branch = likelyBranch(issue);
+      if (branch?.length) return describeIssues(branch, input, options);
+    }
     const path = formatPath(issue.path);
-    const got = describeValue(valueAt(input, issue.path));
+    const value = valueAt(input, issue.path);
+    const got = describeValue(value);
     let message: string;
     switch (issue.code) {
       case 'invalid_type':
-        message = `expected ${issue.expected}, got ${got}`;
+        message = `expected ${typeName(issue.expected)}, got ${got}`;
         break;
       case 'invalid_value':
-        message = `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(valueAt(input, issue.path)) ?? 'nothing'}`;
+        message = `expected one of ${listValues(issue.values)}, got ${JSON.stringify(value) ?? 'nothing'}`;
         break;
       case 'too_small':
         message =
           issue.origin === 'string'
-            ? `expected at least ${issue.minimum} characters`
-            : `expected at least ${issue.minimum}`;
+            ? `expected at least ${issue.minimum} character${Number(issue.minimum) === 1 ? '' : 's'}`
+            : issue.origin === 'array'
+              ? `expected at least ${issue.minimum} item${Number(issue.minimum) === 1 ? '' : 's'}`
+              : `expected at least ${issue.minimum}`;
         break;
       case 'too_big':
         message =
           issue.origin === 'string'
             ? `expected at most ${issue.maximum} characters`
-            : `expected at most ${issue.maximum}`;
+            : issue.origin === 'array'
+              ? `expected at most ${issue.maximum} items`
+              : `expected at most ${issue.maximum}`;
         break;
-      case 'invalid_union':
-        message = `expected ${got === 'missing' ? 'a value' : 'a different type'}, got ${got}`;
+      case 'invalid_union': {
+        const key = issue.path.at(-1);
+        const allowed =
+          ('options' in issue && issue.options?.length ? issue.options : undefined) ??
+          (typeof key === 'string' ? options.discriminators?.[key] : undefined);
+        if (allowed && issue.errors.length === 0) {
+          message = `expected one of ${listValues(allowed)}, got ${JSON.stringify(value) ?? 'nothing'}`;
+          break;
+        }
+        const expected = [
+          ...new Set(
+            (issue.errors ?? []).flatMap((branch) =>
+              branch.flatMap((i) => (i.path.length === 0 && i.code === 'invalid_type' ? [i.expected] : [])),
+            ),
+          ),
+        ];
+        message = expected.length
+          ? `expected ${expected.map(typeName).join(' or ')}, got ${got}`
+          : `expected ${got === 'missing' ? 'a value' : 'a different value'}, got ${got}`;
         break;
+      }
       default:
         message =
           issue.message && issue.message !== 'Invalid input' ? issue.message : `invalid value (${got})`;

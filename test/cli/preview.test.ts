@@ -236,7 +236,7 @@ describe('preview refuses bad input with exit 2', () => {
     const broken = { ...credential, id: 'x', imported_at: '2026-11-20T08:00:00' };
     const r = await preview([await file('broken-cred.json', broken)]);
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(/\n {2}id: expected number, got a string/);
+    expect(r.err).toMatch(/\n {2}id: expected a number, got a string/);
     expect(r.err).toMatch(/\n {2}imported_at: expected an ISO 8601 timestamp with an offset/);
     expect(r.err).not.toContain('Correct-Horse-9');
   });

@@ -20,6 +20,7 @@ import { terminalSafe } from '../terminal.ts';
 
 export const serveCommand: Command = {
   path: ['serve'],
+  service: true,
   usage: 'serve [--host ADDRESS]',
   summary: 'the HTTP API alone, on PORT (default 8787; loopback unless --host says otherwise)',
   options: { host: { type: 'string' } },

@@ -21,9 +21,9 @@ export const destinationsTestCommand: Command = {
   usage: 'destinations test [name]',
   summary: 'send a clearly marked test message to each (or one) destination',
   positionals: [0, 1],
-  async run({ positionals, io, logger }) {
+  async run({ positionals, io, warn }) {
     const env = readEnvironment(io.env);
-    const { config, source } = await loadAlertsConfig(env, logger);
+    const { config, source } = await loadAlertsConfig(env, warn);
     const [only] = positionals;
     if (only !== undefined && !(only in config.destinations)) {
       throw new UsageError(

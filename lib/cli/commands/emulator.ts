@@ -14,6 +14,7 @@ function intOption(name: string, value: unknown, fallback: number): number {
 
 export const emulatorCommand: Command = {
   path: ['emulator'],
+  service: true,
   usage: 'emulator [--port N] [--seed S] [--latency-ms N] [--events N] [--credentials N] [--live]',
   summary: 'run the upstream emulator alone; prints its URL and a demo token',
   options: {

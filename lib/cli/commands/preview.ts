@@ -135,7 +135,7 @@ export const previewCommand: Command = {
   summary: 'print what each destination would receive for one event or credential',
   options: { source: { type: 'string' } },
   positionals: [1, 1],
-  async run({ positionals, values, io, logger }) {
+  async run({ positionals, values, io, warn }) {
     const file = positionals[0]!;
     let raw: unknown;
     try {
@@ -162,7 +162,7 @@ export const previewCommand: Command = {
       return 2;
     }
     const env = readEnvironment(io.env);
-    const { config, source: configSource } = await loadAlertsConfig(env, logger);
+    const { config, source: configSource } = await loadAlertsConfig(env, warn);
     const now = new Date();
     const source = typeof values.source === 'string' ? values.source : undefined;
     if (source !== undefined && !/^(tenant|group:\d+|credentials:.+)$/.test(source)) {

@@ -31,6 +31,7 @@ export const DATA_DIR = '.data';
 
 export const startCommand: Command = {
   path: ['start'],
+  service: true,
   usage: 'start',
   summary:
     'everything locally: DynamoDB, the emulator (unless EXPOSURE_API_URL is set), both pollers, the HTTP API',

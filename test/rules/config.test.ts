@@ -1,0 +1,155 @@
+/**
+ * The alert config accepts every value interface.md section 3 allows, and says exactly what is wrong
+ * with one it does not: each problem with its path, all of them in one pass.
+ */
+import { describe, expect, it } from 'vitest';
+import { checkConfig } from '../../lib/rules/config.ts';
+
+const slack = { type: 'slack', url: 'https://hooks.slack.com/services/T/B/X' };
+const base = (extra: Record<string, unknown> = {}) => ({
+  sources: { tenantEvents: { enabled: true } },
+  destinations: { soc: slack },
+  routes: [{ name: 'all', match: {}, to: ['soc'] }],
+  ...extra,
+});
+
+describe('values the contract allows are accepted', () => {
+  it.each([
+    ['a digest listing a thousand items', { digest: { threshold: 1000, maxItems: 1000 } }],
+    ['a digest of one', { digest: { threshold: 1, maxItems: 1 } }],
+    ['a very large maxItems', { digest: { threshold: 5, maxItems: 1_000_000 } }],
+    [
+      'an internationalised domain',
+      {
+        sources: {
+          credentials: { domains: ['xn--80ak6aa92e.xn--p1ai', 'bücher.example'.replace('ü', 'u')] },
+        },
+      },
+    ],
+    [
+      'a drop route with no destination',
+      {
+        routes: [
+          { name: 'drop-noise', match: { tags: { any: ['noise'] } }, to: [], stop: true },
+          { name: 'all', to: ['soc'] },
+        ],
+      },
+    ],
+    [
+      'the largest page the upstream takes',
+      { sources: { credentials: { domains: ['example.com'], pageSize: 10_000 } } },
+    ],
+  ])('%s', (_name, extra) => {
+    const check = checkConfig(base(extra));
+    expect(check.errors).toEqual([]);
+    expect(check.config).toBeDefined();
+  });
+
+  it('a pageSize below 100 is accepted, with a warning about quota', () => {
+    const check = checkConfig(base({ sources: { credentials: { domains: ['example.com'], pageSize: 20 } } }));
+    expect(check.config?.sources.credentials?.pageSize).toBe(20);
+    expect(check.warnings).toContainEqual(
+      expect.stringMatching(/^sources\.credentials\.pageSize: 20 is below 100; .*quota/),
+    );
+  });
+
+  it('a lookback longer than the record retention is accepted, with a warning naming its path', () => {
+    const check = checkConfig(
+      base({
+        sources: {
+          tenantEvents: { lookback: 'P120D' },
+          identifierGroups: [
+            { id: 7, lookback: 'P91D' },
+            { id: 8, lookback: 'P30D' },
+          ],
+        },
+      }),
+    );
+    expect(check.config).toBeDefined();
+    const retention = check.warnings.filter((w) => w.includes('retention'));
+    expect(retention.map((w) => w.split(':')[0])).toEqual([
+      'sources.tenantEvents.lookback',
+      'sources.identifierGroups[0].lookback',
+    ]);
+  });
+
+  it('an empty list in a match is accepted and said to match nothing', () => {
+    const check = checkConfig(base({ routes: [{ name: 'none', match: { types: [] }, to: ['soc'] }] }));
+    expect(check.config).toBeDefined();
+    expect(check.warnings).toContain('routes[0].match.types: an empty list matches nothing');
+  });
+
+  it('still refuses what is malformed: URLs, e-mail addresses, domains and durations', () => {
+    const check = checkConfig(
+      base({
+        destinations: {
+          soc: { type: 'slack', url: 'hooks.slack.com/x' },
+          mail: {
+            type: 'email',
+            provider: 'generic',
+            url: 'https://m.example/send',
+            from: 'me',
+            to: ['a@b.example'],
+          },
+        },
+        sources: { credentials: { domains: ['not a domain'], lookback: '7 days' } },
+      }),
+    );
+    expect(check.errors).toEqual(
+      expect.arrayContaining([
+        'destinations.soc.url: expected an http(s) URL',
+        'destinations.mail.from: expected an e-mail address',
+        'sources.credentials.domains[0]: expected a domain name such as example.com',
+        'sources.credentials.lookback: expected an ISO 8601 duration such as PT24H or P7D',
+      ]),
+    );
+  });
+});
+
+describe('what is wrong, said exactly', () => {
+  it('a bad severity names what is allowed', () => {
+    const check = checkConfig(
+      base({
+        routes: [
+          { name: 'a', to: ['soc'] },
+          { name: 'b', match: { severity: { gte: 'urgent' } }, to: ['soc'] },
+        ],
+      }),
+    );
+    expect(check.errors).toEqual([
+      'routes[1].match.severity.gte: expected one of info, low, medium, high, critical, got "urgent"',
+    ]);
+  });
+
+  it('an unknown destination type lists the known ones', () => {
+    const check = checkConfig(base({ destinations: { soc: { type: 'slak', url: slack.url } } }));
+    expect(check.errors).toContain(
+      'destinations.soc.type: expected one of slack, email, webhook, console, got "slak"',
+    );
+  });
+
+  it('a secret reference of the wrong shape names the field inside it', () => {
+    const check = checkConfig(base({ destinations: { soc: { type: 'slack', url: { secret: 5 } } } }));
+    expect(check.errors).toEqual(['destinations.soc.url.secret: expected a string, got a number']);
+  });
+
+  it('an unknown route target is reported in the same pass as shape errors elsewhere', () => {
+    const check = checkConfig(
+      base({
+        routes: [
+          { name: 'a', match: { colour: 'red' }, to: ['soc'] },
+          { name: 'b', to: ['pager'] },
+        ],
+        passwords: 'plain',
+      }),
+    );
+    expect(check.errors).toEqual(
+      expect.arrayContaining([
+        'routes[0].match.colour: unknown key',
+        'routes[1].to[0]: no destination named "pager"',
+        'passwords: expected one of masked, hidden, clear, got "plain"',
+      ]),
+    );
+    expect(check.config).toBeUndefined();
+  });
+});
