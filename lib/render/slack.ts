@@ -207,23 +207,27 @@ function credentialDigestLine(alert: CredentialDelivery): string {
   return `• ${slackText(alert.item.identity_name, 120, ellipsis)} — ${slackText(alert.item.domain, 80, ellipsis)} — ${slackText(leak, 80, ellipsis)} (${slackText(hashKind(alert.item), 30, ellipsis)})`;
 }
 
-/** At most `maxItems` lines, and no more than fit the budget; the rest are counted, not listed. */
-function digestLines(lines: string[], maxItems: number): { shown: string[]; rest: number } {
+/**
+ * Lines for at most `maxItems` alerts, and no more than fit the budget; the rest are counted, not
+ * listed. Lines are made only until the budget is full: a digest of 5,000 shows about 40 of them.
+ */
+function digestLines<T>(alerts: T[], line: (alert: T) => string, maxItems: number) {
   const shown: string[] = [];
   let size = 0;
-  for (const line of lines.slice(0, maxItems)) {
-    if (size + line.length + 1 > LINES_BUDGET) break;
-    shown.push(line);
-    size += line.length + 1;
+  for (const alert of alerts.slice(0, maxItems)) {
+    const next = line(alert);
+    if (size + next.length + 1 > LINES_BUDGET) break;
+    shown.push(next);
+    size += next.length + 1;
   }
-  return { shown, rest: lines.length - shown.length };
+  return { shown, rest: alerts.length - shown.length };
 }
 
 function digestMessage(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOptions): SlackPayload {
   const total = batch.alerts.length;
   let title: string;
   let summary: string;
-  let lines: string[];
+  let listed: { shown: string[]; rest: number };
   let fallback: string;
   if (batch.kind === 'event') {
     // Most severe first, so the lines that make the cut are the ones that matter.
@@ -234,7 +238,7 @@ function digestMessage(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOp
     const types = countBy(batch.alerts.map((a) => a.item.metadata.type)).map(([t, n]) => `${t} (${n})`);
     title = `Exposure digest · ${plural(total, 'event')}`;
     summary = `*${plural(total, 'event')}*: ${severityCounts(batch.alerts)}\n*Types:* ${listOf(types, 1_000)}`;
-    lines = sorted.map((a) => eventDigestLine(a, opts));
+    listed = digestLines(sorted, (a) => eventDigestLine(a, opts), opts.digest.maxItems);
     fallback = `${title}: ${severityCounts(batch.alerts)}`;
   } else {
     const domains = countBy(batch.alerts.map((a) => a.item.domain.toLowerCase())).map(
@@ -245,10 +249,10 @@ function digestMessage(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOp
     );
     title = `Leaked credentials digest · ${plural(total, 'login')}`;
     summary = `*${plural(total, 'leaked login')}*\n*Domains:* ${listOf(domains, 1_000)}\n*Leaks:* ${listOf(leaks, 1_000)}`;
-    lines = batch.alerts.map(credentialDigestLine);
+    listed = digestLines(batch.alerts, credentialDigestLine, opts.digest.maxItems);
     fallback = `${title} across ${plural(domains.length, 'domain')}`;
   }
-  const { shown, rest } = digestLines(lines, opts.digest.maxItems);
+  const { shown, rest } = listed;
   const blocks: Block[] = [
     header(title),
     section(summary),

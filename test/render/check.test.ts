@@ -1,6 +1,6 @@
 /** The render check behind `config validate`: samples through every destination, problems named. */
 import { describe, expect, it } from 'vitest';
-import { checkRendering } from '../../lib/render/check.ts';
+import { checkRendering, SAMPLE_DIGEST_MAX } from '../../lib/render/check.ts';
 import { renderFor } from '../../lib/render/index.ts';
 import { config, NOW } from './fixtures.ts';
 
@@ -28,6 +28,26 @@ describe('checkRendering', () => {
         [],
       );
     }
+  });
+
+  it('stays fast, and still renders a digest that counts what it does not list, with any maxItems', () => {
+    const digestSizes: number[] = [];
+    const started = performance.now();
+    const errors = checkRendering(
+      { ...all, digest: { threshold: 5, maxItems: 100_000 } },
+      {
+        appUrl: 'https://app.example.test',
+        now: NOW,
+        render: (destination, alerts, opts, color) => {
+          if (opts.digest.threshold === 1) digestSizes.push(alerts.length);
+          return renderFor(destination, alerts, opts, color);
+        },
+      },
+    );
+    expect(errors).toEqual([]);
+    // Four destinations; each sample digest holds more items than it may list, so the rest is counted.
+    expect(digestSizes).toEqual(Array(4).fill((SAMPLE_DIGEST_MAX + 5) * 2));
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
   it('reports a renderer that throws, naming the destination and the sample', () => {
