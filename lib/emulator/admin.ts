@@ -49,8 +49,12 @@ export function adminRoutes(emulator: Emulator): Hono {
       count?: number;
     };
     const tenant = emulator.dataset.tenant(body.tenant ?? 'acme');
-    const added = emulator.dataset.appendEvents(tenant.id, body.count ?? 1);
+    const added = emulator.appendEvents(tenant.id, body.count ?? 1);
     return c.json({ added: added.map((e) => e.item.metadata.uid) });
+  });
+  admin.post('/cursors/expire', (c) => {
+    emulator.expireCursors();
+    return c.body(null, 204);
   });
   admin.post('/credentials', async (c) => {
     const body = ((await c.req.json().catch(() => ({}))) ?? {}) as { count?: number; domain?: string };

@@ -4,13 +4,14 @@
  * errors of the real service (upstream-facts.md), plus knobs under `/_emulator/` for tests and demos.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { adminRoutes } from './admin.ts';
 import type { EndpointName } from './control.ts';
 import { EmulatorControl } from './control.ts';
 import { CursorCodec } from './cursor.ts';
-import type { DatasetOptions, Tenant } from './dataset.ts';
+import type { DatasetGrowth, DatasetOptions, Tenant } from './dataset.ts';
 import { Dataset } from './dataset.ts';
 import { type Answer, badRequest, EmulatorError, errorBody, intParam, isObject } from './feeds.ts';
 import { emailInDomain, identityPage, keywordMatcher, legacyRecord } from './identities.ts';
@@ -28,11 +29,37 @@ export interface EmulatorOptions extends DatasetOptions {
   coreSegment?: string;
   /** Cursor signing instance; random by default, so cursors from an earlier run are refused. */
   instance?: string;
+  /**
+   * A file that carries the emulator over a restart (`npm start` keeps it under `.data/`): the
+   * cursor key, the anchor and the events appended since, so saved cursors stay valid and live
+   * events are not replayed under new ids.
+   */
+  stateFile?: string;
   /** Clock for token expiry and quota; default Date.now. */
   now?: () => number;
 }
 
 type Vars = { Variables: { tenant: Tenant } };
+
+interface SavedState {
+  seed: string | number;
+  instance: string;
+  anchor: string;
+  growth: DatasetGrowth;
+}
+
+/** The saved state, when the file holds one for this seed; otherwise the emulator starts afresh. */
+function readState(file: string, seed: string | number): SavedState | undefined {
+  if (!existsSync(file)) return undefined;
+  try {
+    const state = JSON.parse(readFileSync(file, 'utf8')) as SavedState;
+    const valid =
+      state.seed === seed && typeof state.instance === 'string' && !Number.isNaN(Date.parse(state.anchor));
+    return valid ? state : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 export class Emulator {
   readonly dataset: Dataset;
@@ -43,18 +70,52 @@ export class Emulator {
   private readonly now: () => number;
   private readonly world: SearchWorld;
 
+  private readonly stateFile?: string;
+  private instance: string;
+
   constructor(options: EmulatorOptions = {}) {
-    this.dataset = new Dataset(options);
+    const saved = options.stateFile ? readState(options.stateFile, options.seed ?? 42) : undefined;
+    this.dataset = new Dataset({ ...options, ...(saved ? { anchor: new Date(saved.anchor) } : {}) });
+    if (saved) this.dataset.restore(saved.growth);
+    this.stateFile = options.stateFile;
+    this.instance = saved?.instance ?? options.instance ?? randomBytes(8).toString('hex');
     this.coreSegment = options.coreSegment ?? 'firework';
     this.now = options.now ?? Date.now;
     this.world = {
       dataset: this.dataset,
-      cursors: new CursorCodec(this.dataset.seed, options.instance),
+      cursors: new CursorCodec(this.dataset.seed, this.instance),
       control: this.control,
       now: this.now,
       recentSearches: new Map(),
     };
     this.app = this.buildApp();
+    this.persist();
+  }
+
+  /** Refuses every cursor issued so far (they "expire"); a test of what a refused cursor costs. */
+  expireCursors(): void {
+    this.instance = this.world.cursors.expire();
+    this.persist();
+  }
+
+  /** Appends events as the live feed does, and keeps them across a restart when there is a state file. */
+  appendEvents(...args: Parameters<Dataset['appendEvents']>) {
+    const added = this.dataset.appendEvents(...args);
+    this.persist();
+    return added;
+  }
+
+  /** Writes the state file, when there is one (small: the key, the anchor, what was appended). */
+  persist(): void {
+    if (!this.stateFile) return;
+    const state: SavedState = {
+      seed: this.dataset.seed,
+      instance: this.instance,
+      anchor: new Date(this.dataset.anchor).toISOString(),
+      growth: this.dataset.growth(),
+    };
+    writeFileSync(`${this.stateFile}.tmp`, JSON.stringify(state));
+    renameSync(`${this.stateFile}.tmp`, this.stateFile);
   }
 
   /** Invalidate every token issued by `POST /tokens/generate` (the static demo tokens stay valid). */
@@ -68,7 +129,7 @@ export class Emulator {
     const min = options.min ?? 1;
     const max = options.max ?? 3;
     const timer = setInterval(() => {
-      this.dataset.appendEvents(tenant.id, min + Math.floor(Math.random() * (max - min + 1)));
+      this.appendEvents(tenant.id, min + Math.floor(Math.random() * (max - min + 1)));
     }, options.everyMs ?? 20_000);
     timer.unref();
     return () => clearInterval(timer);

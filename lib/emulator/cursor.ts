@@ -18,10 +18,22 @@ export interface CursorPayload {
 }
 
 export class CursorCodec {
-  private readonly key: Buffer;
+  private key: Buffer;
 
-  constructor(seed: string | number, instance: string = randomBytes(8).toString('hex')) {
+  constructor(
+    private readonly seed: string | number,
+    instance: string = randomBytes(8).toString('hex'),
+  ) {
     this.key = createHash('sha256').update(`cursor:${seed}:${instance}`).digest();
+  }
+
+  /**
+   * Every cursor issued so far is refused from now on, as when a real service's cursors expire.
+   * Returns the new instance, to be kept where the old one was.
+   */
+  expire(instance: string = randomBytes(8).toString('hex')): string {
+    this.key = createHash('sha256').update(`cursor:${this.seed}:${instance}`).digest();
+    return instance;
   }
 
   encode(payload: CursorPayload): string {

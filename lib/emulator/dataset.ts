@@ -93,7 +93,20 @@ export interface DatasetOptions {
   /** Timestamps are laid out before this instant; default now. */
   anchor?: Date;
   eventsPerTenant?: number;
+  /**
+   * Events per tenant whose content is years old but which the upstream matched in the last hours
+   * (an old paste found today): the case a time bound on `estimated_created_at` would hide.
+   */
+  lateMatchesPerTenant?: number;
   credentials?: number;
+}
+
+/** What a dataset gained after it was generated, to carry over a restart (Emulator `stateFile`). */
+export interface DatasetGrowth {
+  /** Events appended per tenant id, in feed order. */
+  events: Record<string, EmulatedEvent[]>;
+  /** Live events made so far: the next one draws new content. */
+  live: number;
 }
 
 export const CREDENTIAL_DOMAINS = [
@@ -154,6 +167,7 @@ export class Dataset {
   readonly credentials: EmulatedCredential[] = [];
   private readonly random: Random;
   private liveCounter = 0;
+  private readonly appended = new Map<number, EmulatedEvent[]>();
 
   constructor(options: DatasetOptions = {}) {
     this.seed = options.seed ?? 42;
@@ -166,6 +180,36 @@ export class Dataset {
     const eventsPerTenant = options.eventsPerTenant ?? 120;
     for (const tenant of this.tenants) this.fillEvents(tenant, eventsPerTenant);
     this.fillCredentials(options.credentials ?? 400);
+    // After everything else, from their own random stream: the rest of the data is unchanged by them.
+    const late = options.lateMatchesPerTenant ?? 3;
+    if (late > 0) for (const tenant of this.tenants) this.addLateMatches(tenant, late);
+  }
+
+  /** What was appended since generation, to restore after a restart with {@link restore}. */
+  growth(): DatasetGrowth {
+    return {
+      events: Object.fromEntries([...this.appended].map(([id, events]) => [String(id), events])),
+      live: this.liveCounter,
+    };
+  }
+
+  /** Appends again what an earlier run of the same seed had appended, with the same uids and seqs. */
+  restore(growth: DatasetGrowth): void {
+    for (const [id, events] of Object.entries(growth.events)) {
+      const tenant = this.tenant(Number(id));
+      for (const event of events) {
+        if (event.seq <= (tenant.events.at(-1)?.seq ?? 0)) continue;
+        tenant.events.push(event);
+        this.remember(tenant.id, event);
+      }
+    }
+    this.liveCounter = Math.max(this.liveCounter, growth.live);
+  }
+
+  private remember(tenantId: number, event: EmulatedEvent): void {
+    const list = this.appended.get(tenantId) ?? [];
+    list.push(event);
+    this.appended.set(tenantId, list);
   }
 
   tenantByToken(token: string): Tenant | undefined {
@@ -265,8 +309,8 @@ export class Dataset {
     type: string,
     severity: Severity,
     live: boolean,
+    r: Random = this.random,
   ) {
-    const r = this.random;
     const origin = r.pick(ORIGINS);
     const recordId = live
       ? `live-${createdAt.toString(36)}-${(this.liveCounter++).toString(36)}`
@@ -326,22 +370,52 @@ export class Dataset {
     }
   }
 
-  /** Adds new events at the end of a tenant's feed, as if just matched. Returns them. */
-  appendEvents(tenantId: number, count: number, at: Date = new Date()): EmulatedEvent[] {
+  /**
+   * Old content matched in the hours before the anchor, placed in the feed by when it was matched
+   * (the feed's order), so a walk meets it after older matches of newer content.
+   */
+  private addLateMatches(tenant: Tenant, count: number): void {
+    const r = createRandom(`${this.seed}:late:${tenant.id}`);
+    for (let i = 0; i < count; i++) {
+      const createdAt = this.anchor - r.int(400, 2_500) * DAY;
+      const event = this.makeEvent(tenant, 0, createdAt, r.pick(EVENT_TYPES), r.pick(SEVERITIES), false, r);
+      event.item.metadata.matched_at = iso(this.anchor - r.int(10, 720) * 60_000);
+      tenant.events.push(event);
+    }
+    tenant.events.sort((a, b) => a.item.metadata.matched_at.localeCompare(b.item.metadata.matched_at));
+    tenant.events.forEach((event, i) => {
+      event.seq = i + 1;
+    });
+  }
+
+  /**
+   * Adds new events at the end of a tenant's feed, as if just matched. Returns them. Their content
+   * is at most 30 minutes old, or exactly `createdAt` (old content matched late). Each live event
+   * draws from its own random stream, so after a restart (restore) new ones are new, not repeats.
+   */
+  appendEvents(
+    tenantId: number,
+    count: number,
+    at: Date = new Date(),
+    options: { createdAt?: Date } = {},
+  ): EmulatedEvent[] {
     const tenant = this.tenant(tenantId);
     const added: EmulatedEvent[] = [];
     for (let i = 0; i < count; i++) {
       const seq = (tenant.events.at(-1)?.seq ?? 0) + 1;
+      const r = createRandom(`${this.seed}:live:${this.liveCounter}`);
       const event = this.makeEvent(
         tenant,
         seq,
-        at.getTime() - this.random.int(0, 30) * 60_000,
-        this.random.pick(EVENT_TYPES),
-        this.random.pick(SEVERITIES),
+        options.createdAt?.getTime() ?? at.getTime() - r.int(0, 30) * 60_000,
+        r.pick(EVENT_TYPES),
+        r.pick(SEVERITIES),
         true,
+        r,
       );
       event.item.metadata.matched_at = at.toISOString();
       tenant.events.push(event);
+      this.remember(tenant.id, event);
       added.push(event);
     }
     return added;

@@ -16,6 +16,7 @@
  * it) and moves the cursor no further.
  */
 import type { Clock } from '../clock.ts';
+import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Alert } from '../model.ts';
@@ -23,11 +24,12 @@ import type { DeliveryStore } from '../state/deliveries.ts';
 import { keepAlive, LeaseLostError } from '../state/lease.ts';
 import type { QuarantineStore } from '../state/quarantine.ts';
 import type { CursorAdvance, StreamStore } from '../state/streams.ts';
-import { UpstreamError } from '../upstream/errors.ts';
+import { RequestLimitError, UpstreamError } from '../upstream/errors.ts';
 import { isEndOfFeed } from '../upstream/paging.ts';
 import type { InlineDelivery } from './inline.ts';
 import { type PageCounts, processPage, zeroCounts } from './page.ts';
 import type { StreamPage, StreamSpec } from './streams.ts';
+import { restartWalk, resumeWalk, type Walk } from './walk.ts';
 
 /** Pages being written at once (besides the one being fetched). */
 export const PIPELINE_DEPTH = 4;
@@ -109,6 +111,21 @@ interface Slot {
   done?: boolean;
 }
 
+/** A 400 answered to the stream's own search (not the token exchange's, not a limit checked locally). */
+function refusedRequest(error: unknown, spec: StreamSpec): boolean {
+  return (
+    error instanceof UpstreamError &&
+    error.code === 'bad_request' &&
+    error.status === 400 &&
+    error.endpoint === spec.endpoint &&
+    !(error instanceof RequestLimitError)
+  );
+}
+
+function walkFields(walk: Walk) {
+  return walk.alertFrom ? { alertFrom: walk.alertFrom } : { since: walk.since };
+}
+
 /** Polls one stream; with `inline`, its new webhook deliveries are sent as pages are written. */
 export async function pollStream(
   deps: PollDeps,
@@ -126,36 +143,30 @@ export async function pollStream(
   const result = emptyResult(spec.id, 'done');
   const alive = keepAlive(deps.streams.leases, lease);
   const state = lease.state;
-  let since: string;
-  let from: string | undefined;
-  let baselining: boolean;
-  if (state.fingerprint === spec.fingerprint && state.since) {
-    since = state.since;
-    from = state.cursor?.next;
-    baselining = state.baselining;
-  } else {
-    // No walk yet, or the request changed: start again from the lookback window (dedupe absorbs overlap).
-    since = new Date(clock.now() - spec.lookbackMs).toISOString();
-    from = undefined;
-    baselining = state.fingerprint === undefined && spec.firstRun === 'baseline';
-    if (state.fingerprint !== undefined)
-      log.info('stream request changed; starting again from the lookback window', { since });
-  }
+  const resumed = resumeWalk(state, spec, clock.now());
+  let walk = resumed.walk;
+  let from = walk.from;
+  if (resumed.started === 'changed')
+    log.info('stream request changed; walking again from the stream position', walkFields(walk));
   let cursorTrusted = from !== undefined;
-  let newest: string | undefined;
+  // The stream's position (poll/walk.ts), and the newest item this run saw (poll lag).
+  let newest: string | undefined = state.newestItemAt;
+  let seenNewest: string | undefined;
   const reserve = budget.reserveMs ?? 5_000;
   const options = () => ({ deadline: budget.deadline, signal: alive.signal });
   const advance = (extra: Partial<CursorAdvance> = {}): CursorAdvance => ({
     next: from,
     fingerprint: spec.fingerprint,
-    since,
-    baselining,
+    since: walk.since,
+    alertFrom: walk.alertFrom,
+    catchingUp: walk.catchingUp,
+    baselining: walk.baselining,
     ...(newest ? { newestItemAt: newest } : {}),
     ...extra,
   });
 
   const fetchPage = (cursor: string | undefined) => {
-    const promise = spec.fetch(cursor, since, options());
+    const promise = spec.fetch(cursor, walk.since, options());
     promise.catch(() => {}); // awaited later; keep an early rejection from being reported as unhandled
     return promise;
   };
@@ -178,23 +189,32 @@ export async function pollStream(
           try {
             page = await fetching;
           } catch (error) {
-            if (cursorTrusted && error instanceof UpstreamError && error.code === 'bad_request') {
-              // The upstream no longer honours the saved cursor (expired, or from another instance).
-              log.warn('the upstream refused the saved cursor; starting again from the lookback window', {
-                code: error.code,
-              });
-              since = new Date(clock.now() - spec.lookbackMs).toISOString();
-              from = undefined;
-              fetchFrom = undefined;
-              cursorTrusted = false;
-              await deps.streams.advance(lease, advance({ clearCursor: true }));
-              fetching = fetchPage(undefined);
+            if (!(cursorTrusted && refusedRequest(error, spec))) {
+              // Finish the pages already in flight, then report it.
+              fetching = undefined;
+              fetchError = error;
               continue;
             }
-            // Finish the pages already in flight, then report it.
-            fetching = undefined;
-            fetchError = error;
-            continue;
+            // A 400 to a request with a saved cursor: the same request without the cursor tells
+            // whether the cursor (expired, from another instance) is what was refused. Only then
+            // is it dropped; anything else keeps it for the next run.
+            cursorTrusted = false;
+            const restart = restartWalk(state, spec, clock.now());
+            try {
+              page = await spec.fetch(undefined, restart.since, options());
+            } catch {
+              fetching = undefined;
+              fetchError = error;
+              continue;
+            }
+            log.warn('the upstream refused the saved cursor; walking again from the stream position', {
+              ...walkFields(restart),
+              refusal: error instanceof Error ? error.message : String(error),
+            });
+            walk = restart;
+            from = undefined;
+            fetchFrom = undefined;
+            await deps.streams.advance(lease, advance({ clearCursor: true }));
           }
           cursorTrusted = false;
           await deps.checkpoint?.('page-fetched', spec.id);
@@ -215,7 +235,7 @@ export async function pollStream(
           const work = processPage(deps, page, {
             spec,
             lease,
-            baselining,
+            walk: { ...walk },
             inFlight,
             inline,
             claims,
@@ -238,13 +258,15 @@ export async function pollStream(
         addCounts(result, counts);
         for (const item of page.items) {
           const t = spec.itemTime(item);
-          if (!newest || t > newest) newest = t;
+          if (!newest || Date.parse(t) > Date.parse(newest)) newest = t;
+          if (!seenNewest || Date.parse(t) > Date.parse(seenNewest)) seenNewest = t;
         }
         await deps.checkpoint?.('records-written', spec.id);
 
         const moved = page.next !== null && page.next !== from;
         if (moved) from = page.next as string;
-        if (end && baselining) baselining = false;
+        if (end && (walk.catchingUp || walk.baselining))
+          walk = { ...walk, catchingUp: false, baselining: false };
         result.pages += 1;
         unsaved.pages += 1;
         unsaved.items += page.items.length;
@@ -292,7 +314,7 @@ export async function pollStream(
       result.status = 'failed';
       const code =
         error instanceof UpstreamError ? error.code : ((error as { code?: string })?.code ?? 'error');
-      result.error = { code, message: (error as Error)?.message ?? String(error) };
+      result.error = { code, message: describeError(error) };
       log.error('stream poll failed; the next run resumes from the saved cursor', { code, error });
     }
   } finally {
@@ -303,10 +325,15 @@ export async function pollStream(
         .catch((error: unknown) => log.warn('could not release the lease', { error }));
     }
   }
-  if (newest)
-    deps.metrics.gauge('PollLagSeconds', Math.max(0, (clock.now() - Date.parse(newest)) / 1000), 'Seconds', {
-      stream: spec.id,
-    });
+  if (seenNewest)
+    deps.metrics.gauge(
+      'PollLagSeconds',
+      Math.max(0, (clock.now() - Date.parse(seenNewest)) / 1000),
+      'Seconds',
+      {
+        stream: spec.id,
+      },
+    );
   deps.metrics.count('ItemsFetched', result.items, { stream: spec.id });
   deps.metrics.count('NewItems', result.newItems, { stream: spec.id });
   return result;

@@ -15,6 +15,7 @@ import { issuesToText } from '../upstream/validate.ts';
 import type { PollDeps, StreamResult } from './cycle.ts';
 import type { InlineDelivery } from './inline.ts';
 import type { StreamPage, StreamSpec } from './streams.ts';
+import { passedOver, type Walk } from './walk.ts';
 
 /** Batch creation leans on the lease: it is used only while the lease has this long left at least. */
 export const LEASE_SAFE_MS = 15_000;
@@ -22,7 +23,8 @@ export const LEASE_SAFE_MS = 15_000;
 export interface PageContext {
   spec: StreamSpec;
   lease: StreamLease;
-  baselining: boolean;
+  /** The walk as it stood when the page was fetched: what it alerts on (poll/walk.ts). */
+  walk: Walk;
   /**
    * Ids of the records that pages still in flight are creating (shared by a stream's pages). An id
    * an earlier page holds is left to it, so an item on two pages in flight is not sent twice.
@@ -58,12 +60,18 @@ export function recordsFor(
   deps: PollDeps,
   spec: StreamSpec,
   page: StreamPage,
-  baselining: boolean,
+  walk: Walk,
   counts: PageCounts,
 ): NewDelivery[] {
   const now = new Date(deps.clock.now());
   const records: NewDelivery[] = [];
+  const baselining = walk.baselining;
   for (const item of page.items) {
+    if (!baselining && passedOver(walk, spec.itemTime(item))) {
+      // Matched before what this walk alerts on: seen, without a record (poll/walk.ts).
+      counts.baseline += 1;
+      continue;
+    }
     const alert = deps.protect(toAlert(spec, item));
     const decision = deps.route(alert, now);
     if (decision.destinations.size === 0) counts.unrouted += 1;
@@ -161,7 +169,7 @@ export async function processPage(
   const counts: PageCounts = { ...zeroCounts(), items: page.items.length, quarantined: page.invalid.length };
   // Claimed before the first await, so a later page in flight sees these ids as taken.
   const claimed: string[] = [];
-  const records = recordsFor(deps, spec, page, context.baselining, counts).filter((r) => {
+  const records = recordsFor(deps, spec, page, context.walk, counts).filter((r) => {
     const id = deliveryId(r.destination, r.kind, r.key);
     if (context.inFlight.has(id)) return false;
     claimed.push(id);

@@ -4,9 +4,12 @@
  * - `group:<id>`: endpoint 3, one identifier group's events;
  * - `credentials:<domain>`: endpoint 9, the global credential search for one domain.
  *
- * Every stream pages with `order: "asc"` from a lookback bound fixed when its walk starts, so the
- * request (and so a saved `next`) stays the same from run to run. Its fingerprint covers what the
- * upstream needs to be the same for a `next` to stay valid: filters, bounds setting and order.
+ * Every stream pages with `order: "asc"`, and its request stays the same from run to run, so a
+ * saved `next` stays valid. Event requests carry no time bound of ours (poll/walk.ts says why);
+ * credential requests carry the walk's `imported_at` bound, fixed when the walk starts. The
+ * fingerprint covers what the upstream needs to be the same for a `next` to stay valid: filters and
+ * order (the bound is stored beside the cursor). `lookback` is not in it: it only shapes a first
+ * walk, so changing it keeps every cursor.
  */
 import { createHash } from 'node:crypto';
 import type { ItemKind, SourceId } from '../model.ts';
@@ -32,10 +35,13 @@ export interface StreamSpec {
   lookbackMs: number;
   firstRun: 'alert' | 'baseline';
   fingerprint: string;
+  /** The client's name of the request (`tenantEvents`...), to tell its errors from the token exchange's. */
+  endpoint: string;
   /** Nothing else can produce this stream's items, so its delivery records may be batch-written. */
   exclusive: boolean;
+  /** One page; `since` is the walk's bound (sent by credential streams only). */
   fetch(from: string | undefined, since: string, options: CallOptions): Promise<StreamPage>;
-  /** The time an item counts from for poll lag. */
+  /** The item's place in time for the stream's position and poll lag: `matched_at` / `imported_at`. */
   itemTime(item: EventItem | Credential): string;
   /**
    * The time that places an item in its feed, for streams where the upstream never changes it
@@ -51,21 +57,12 @@ function fingerprintOf(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 32);
 }
 
-/** Later of two ISO bounds. */
-function laterOf(a: string | undefined, b: string): string {
-  return a !== undefined && Date.parse(a) > Date.parse(b) ? a : b;
-}
-
-function eventBody(
-  filters: AlertsConfig['sources']['identifierGroups'][number]['filters'],
-  since: string,
-  from?: string,
-) {
-  const range = { ...filters.estimated_created_at, gte: laterOf(filters.estimated_created_at?.gte, since) };
+/** The configured filters as they are, and nothing of ours: no time bound (poll/walk.ts). */
+function eventBody(filters: AlertsConfig['sources']['identifierGroups'][number]['filters'], from?: string) {
   return {
     size: EVENT_PAGE_SIZE,
     order: 'asc' as const,
-    filters: { ...filters, estimated_created_at: range } as EventFilters,
+    filters: filters as EventFilters,
     ...(from ? { from } : {}),
   };
 }
@@ -92,16 +89,11 @@ export function streamsFor(config: AlertsConfig, kind: PollKind, upstream: Upstr
         kind: 'event',
         lookbackMs: parseDuration(tenant.lookback) ?? 86_400_000,
         firstRun: tenant.firstRun,
-        fingerprint: fingerprintOf({
-          v: 1,
-          stream: 'tenant',
-          filters: tenant.filters,
-          lookback: tenant.lookback,
-          order: 'asc',
-        }),
+        fingerprint: fingerprintOf({ v: 2, stream: 'tenant', filters: tenant.filters, order: 'asc' }),
+        endpoint: 'tenantEvents',
         exclusive: eventStreams === 1,
-        fetch: (from, since, options) =>
-          upstream.searchTenantEvents(eventBody(tenant.filters, since, from), options),
+        fetch: (from, _since, options) =>
+          upstream.searchTenantEvents(eventBody(tenant.filters, from), options),
         itemTime: eventTime,
       });
     }
@@ -112,15 +104,15 @@ export function streamsFor(config: AlertsConfig, kind: PollKind, upstream: Upstr
         lookbackMs: parseDuration(group.lookback) ?? 86_400_000,
         firstRun: group.firstRun,
         fingerprint: fingerprintOf({
-          v: 1,
+          v: 2,
           stream: `group:${group.id}`,
           filters: group.filters,
-          lookback: group.lookback,
           order: 'asc',
         }),
+        endpoint: 'identifierGroupEvents',
         exclusive: eventStreams === 1,
-        fetch: (from, since, options) =>
-          upstream.searchIdentifierGroupEvents(group.id, eventBody(group.filters, since, from), options),
+        fetch: (from, _since, options) =>
+          upstream.searchIdentifierGroupEvents(group.id, eventBody(group.filters, from), options),
         itemTime: eventTime,
       });
     }
@@ -133,12 +125,8 @@ export function streamsFor(config: AlertsConfig, kind: PollKind, upstream: Upstr
         kind: 'credential',
         lookbackMs: parseDuration(source.lookback) ?? 7 * 86_400_000,
         firstRun: source.firstRun,
-        fingerprint: fingerprintOf({
-          v: 1,
-          stream: `credentials:${domain}`,
-          lookback: source.lookback,
-          order: 'asc',
-        }),
+        fingerprint: fingerprintOf({ v: 2, stream: `credentials:${domain}`, order: 'asc' }),
+        endpoint: 'globalCredentials',
         exclusive: !domains.some((other) => other !== domain && domainsOverlap(other, domain)),
         fetch: (from, since, options) =>
           upstream.searchGlobalCredentials(

@@ -1,6 +1,6 @@
 /**
  * A stream's saved position: the last `next`, the fingerprint of the request it belongs to, the
- * lookback bound that request was made with, when it was saved, and counters. It lives on the same
+ * walk's bounds (poll/walk.ts), the newest item it handled, when it was saved, and counters. It lives on the same
  * item as the stream's lease, so taking the lease reads it, and saving it is fenced by it.
  */
 
@@ -30,8 +30,15 @@ export interface StreamState {
   fingerprint?: string;
   since?: string;
   counters: StreamCounters;
-  /** Time of the newest item seen (for poll lag). */
+  /**
+   * The stream's position: the newest `matched_at` (events) or `imported_at` (credentials) it
+   * handled. Poll lag counts from it, and a restarted walk starts an hour before it (poll/walk.ts).
+   */
   newestItemAt?: string;
+  /** Events: while catching up, items matched before this are treated as seen (poll/walk.ts). */
+  alertFrom?: string;
+  /** The walk started without a cursor and has not reached the end of the feed yet. */
+  catchingUp: boolean;
   /** A first run with `firstRun: "baseline"` is still walking the lookback window. */
   baselining: boolean;
 }
@@ -63,6 +70,8 @@ function readState(item: Record<string, unknown>): StreamState {
       quarantined: num(item.quarantined),
     },
     ...(str(item.newestItemAt) ? { newestItemAt: str(item.newestItemAt) } : {}),
+    ...(str(item.alertFrom) ? { alertFrom: str(item.alertFrom) } : {}),
+    catchingUp: item.catchingUp === true,
     baselining: item.baselining === true,
   };
 }
@@ -75,6 +84,8 @@ export interface CursorAdvance {
   newestItemAt?: string;
   /** Drop the saved cursor (the upstream refused it). */
   clearCursor?: boolean;
+  alertFrom?: string;
+  catchingUp?: boolean;
   baselining?: boolean;
 }
 
@@ -105,6 +116,8 @@ export class StreamStore {
         since: advance.since,
         savedAt: new Date(this.clock.now()).toISOString(),
         newestItemAt: advance.newestItemAt,
+        alertFrom: advance.alertFrom,
+        catchingUp: advance.catchingUp,
         baselining: advance.baselining,
       },
       add: {

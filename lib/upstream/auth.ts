@@ -5,6 +5,7 @@
  */
 import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
+import { redactor } from '../log.ts';
 import { UpstreamError } from './errors.ts';
 import { generatedTokenSchema } from './schemas.ts';
 
@@ -89,6 +90,8 @@ export function apiKeyExchange(options: ApiKeyExchangeOptions): TokenProvider {
         endpoint: 'generateToken',
       });
     }
+    // As secret as the key it came from: never in a log line, an error or an alert.
+    redactor.add(parsed.data.token);
     current = { token: parsed.data.token, renewAt: clock.now() + reuseMs };
     return parsed.data.token;
   };

@@ -16,6 +16,8 @@ import type { EmulatorFixture } from './emulator.ts';
 
 export interface World {
   runtime: Runtime;
+  /** The DynamoDB table this world uses; another world can share it. */
+  table: string;
   logs: string[];
   metrics: MemoryMetrics;
   console: string[];
@@ -65,6 +67,7 @@ export async function makeWorld(
   const now = () => (options.clock ?? systemClock).now();
   return {
     runtime,
+    table,
     logs: logger.lines,
     metrics,
     console: consoleLines,

@@ -361,7 +361,7 @@ describe('cursors', () => {
     expect(duplicates(receivedKeys(hookA))).toEqual([]);
   });
 
-  it('a changed filter starts again from the lookback without duplicate sends', async () => {
+  it('a changed filter walks again from an hour before the stream position: nothing after it lost, nothing sent twice', async () => {
     const table = await db.table();
     const narrow = baseConfig({
       sources: { tenantEvents: { lookback: 'P7D', filters: { severity: ['high', 'critical'] } } },
@@ -370,13 +370,27 @@ describe('cursors', () => {
     await first.cycle('events');
     const highOnly = receivedKeys(hookA);
     expect(highOnly.length).toBeGreaterThan(0);
+    const lease = await first.runtime.streams.acquire('tenant', 'probe');
+    const position = Date.parse(lease?.state.newestItemAt ?? '');
+    await first.runtime.streams.release(lease!);
+    expect(Number.isNaN(position)).toBe(false);
+    // Matched after the narrow walk, at every severity: the wide walk must send each of these.
+    const later = dataset().appendEvents(1001, 6);
     const wide = await makeWorld(emu, db, baseConfig({ sources: { tenantEvents: { lookback: 'P7D' } } }), {
       table,
     });
     await wide.cycle('events');
     const all = receivedKeys(hookA);
     expect(duplicates(all)).toEqual([]);
-    expect(all.sort()).toEqual(expectedKeys().filter((k) => k.startsWith('event:')));
+    const expected = new Set([
+      ...highOnly,
+      ...dataset()
+        .tenant('acme')
+        .events.filter((e) => Date.parse(e.item.metadata.matched_at) >= position - 3_600_000)
+        .map((e) => `event:${e.item.metadata.uid}`),
+    ]);
+    expect(all.sort()).toEqual([...expected].sort());
+    for (const e of later) expect(all).toContain(`event:${e.item.metadata.uid}`);
   });
 
   it('a baseline first run sends nothing, and later items alert', async () => {

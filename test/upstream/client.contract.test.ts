@@ -212,8 +212,9 @@ describe('paging', () => {
       count += page.items.length;
       pages += 1;
     }
-    expect(count).toBe(57);
-    expect(pages).toBe(6);
+    const total = dataset().tenant('acme').events.length;
+    expect(count).toBe(total);
+    expect(pages).toBe(Math.ceil(total / 10));
   });
 
   it('does not stop on an empty page in the middle of a feed', async () => {
@@ -231,7 +232,7 @@ describe('paging', () => {
         sizes.push(page.items.length);
       }
       expect(sizes.slice(0, 4)).toEqual([10, 0, 0, 10]);
-      expect(sizes.reduce((a, b) => a + b, 0)).toBe(37);
+      expect(sizes.reduce((a, b) => a + b, 0)).toBe(tenant.events.length - 20);
     } finally {
       tenant.events.forEach((e, i) => {
         e.isIgnored = saved[i]!;
