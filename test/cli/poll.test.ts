@@ -1,0 +1,96 @@
+/**
+ * `poll events --once` end to end through the real CLI, against the emulator and dynalite over HTTP
+ * and a real receiver: old content matched late arrives once, and a failed token exchange costs no
+ * alert.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../lib/cli/run.ts';
+import { useDynalite } from '../helpers/dynamo.ts';
+import { useEmulator } from '../helpers/emulator.ts';
+import { captureIo } from '../helpers/io.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
+
+const DAY = 86_400_000;
+const emu = useEmulator({ eventsPerTenant: 30, credentials: 10 });
+const db = useDynalite();
+let hook: Receiver;
+let dir: string;
+
+beforeAll(async () => {
+  hook = await startReceiver();
+  dir = await mkdtemp(join(tmpdir(), 'ea-poll-'));
+});
+afterAll(() => hook.close());
+beforeEach(() => {
+  hook.requests.length = 0;
+  emu.running.emulator.control.clearFaults();
+});
+
+async function setup(lookback: string, auth: Record<string, string>) {
+  const config = join(dir, `${lookback}.json`);
+  await writeFile(
+    config,
+    JSON.stringify({
+      sources: { tenantEvents: { lookback } },
+      destinations: { siem: { type: 'webhook', url: hook.url } },
+      routes: [{ name: 'all', to: ['siem'] }],
+    }),
+  );
+  const env = {
+    EXPOSURE_API_URL: emu.url,
+    DYNAMODB_ENDPOINT: db.endpoint,
+    TABLE_NAME: await db.table(),
+    ALERTS_CONFIG: config,
+    ...auth,
+  };
+  return async () => {
+    const io = captureIo(env);
+    const code = await runCli(['poll', 'events', '--once'], io);
+    return { code, err: io.err, out: io.out };
+  };
+}
+
+const received = () =>
+  hook.requests.flatMap((r) =>
+    (r.json() as { items: { metadata: { uid: string } }[] }).items.map((i) => i.metadata.uid),
+  );
+
+describe('poll events --once', () => {
+  it('an event with content 10 days old, matched after the walk began, arrives exactly once', async () => {
+    const poll = await setup('PT24H', { EXPOSURE_API_TOKEN: 'emu-acme-token' });
+    expect((await poll()).code).toBe(0);
+    hook.requests.length = 0;
+    const [late] = emu.running.emulator.appendEvents(1001, 1, new Date(), {
+      createdAt: new Date(Date.now() - 10 * DAY),
+    });
+    expect((await poll()).code).toBe(0);
+    expect((await poll()).code).toBe(0);
+    expect(received()).toEqual([late?.item.metadata.uid]);
+  });
+
+  it('after a failed token exchange, nothing matched in between is lost', async () => {
+    const poll = await setup('PT1H', { EXPOSURE_API_KEY: 'emu-acme-key' });
+    expect((await poll()).code).toBe(0);
+    hook.requests.length = 0;
+    const control = emu.running.emulator.control;
+    control.addFault({ endpoint: 'generateToken', status: 400 });
+    const failed = await poll();
+    expect(failed.code).toBe(1);
+    expect(failed.err.split('\n').filter(Boolean)).toEqual([
+      expect.stringMatching(/^exposure-alerts: tenant: token exchange failed with HTTP 400/),
+    ]);
+    // Matched since, about content older than the lookback: a restart from now minus the lookback
+    // would never see them.
+    const between = emu.running.emulator.appendEvents(1001, 3, new Date(), {
+      createdAt: new Date(Date.now() - 3 * 3_600_000),
+    });
+    control.clearLog();
+    expect((await poll()).code).toBe(0);
+    const first = control.calls('tenantEvents')[0]?.input as { from?: string };
+    expect(first.from).toEqual(expect.any(String));
+    expect(received().sort()).toEqual(between.map((e) => e.item.metadata.uid).sort());
+  });
+});
