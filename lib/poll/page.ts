@@ -8,6 +8,7 @@
  */
 import type { Alert } from '../model.ts';
 import { type DeliveryRecord, deliveryId, type NewDelivery } from '../state/deliveries.ts';
+import { fitItem } from '../state/limits.ts';
 import { type ClaimWindow, itemPosition } from '../state/packs.ts';
 import type { StreamLease } from '../state/streams.ts';
 import type { Credential, EventItem } from '../upstream/schemas.ts';
@@ -72,7 +73,8 @@ export function recordsFor(
       counts.baseline += 1;
       continue;
     }
-    const alert = deps.protect(toAlert(spec, item));
+    // An item too large for a record is cut to fit, its cuts named in `_trimmed`: it still alerts.
+    const alert = deps.protect(toAlert(spec, fitItem(item)));
     const decision = deps.route(alert, now);
     if (decision.destinations.size === 0) counts.unrouted += 1;
     const status = baselining ? 'baseline' : decision.silenced ? 'silenced' : 'pending';

@@ -27,6 +27,7 @@
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
 import { type ItemKind, RECORD_RETENTION_DAYS } from '../model.ts';
+import { fitKey, PARTITION_KEY_BYTES, SORT_KEY_BYTES } from './limits.ts';
 import { marshall, unmarshall } from './marshall.ts';
 import { ClaimWindow, PackStore, packable } from './packs.ts';
 import {
@@ -94,7 +95,12 @@ export function parseDeliveryId(
 }
 
 function recordKey(destination: string, kind: ItemKind, key: string) {
-  return { pk: `dlv#${destination}#${kind}#${key}`, sk: 'dlv' };
+  return { pk: fitKey(`dlv#${destination}#${kind}#${key}`, PARTITION_KEY_BYTES), sk: 'dlv' };
+}
+
+/** The index's sort key: time first (what is due), then the id, cut to fit when a uid is huge. */
+function indexSortKey(time: string, id: string): string {
+  return fitKey(`${time}#${id}`, SORT_KEY_BYTES);
 }
 
 const FINAL_STATUSES: ReadonlySet<DeliveryStatus> = new Set(['sent', 'silenced', 'baseline']);
@@ -116,10 +122,10 @@ function toStored(record: DeliveryRecord): Record<string, AttributeValue> {
     record.status === 'pending'
       ? {
           gsi1pk: `pending#${record.destination}`,
-          gsi1sk: `${record.nextAttemptAt ?? record.createdAt}#${record.id}`,
+          gsi1sk: indexSortKey(record.nextAttemptAt ?? record.createdAt, record.id),
         }
       : record.status === 'dead'
-        ? { gsi1pk: `dead#${record.destination}`, gsi1sk: `${record.updatedAt}#${record.id}` }
+        ? { gsi1pk: `dead#${record.destination}`, gsi1sk: indexSortKey(record.updatedAt, record.id) }
         : {};
   return marshall({
     ...recordKey(record.destination, record.kind, record.key),
@@ -556,7 +562,7 @@ export class DeliveryStore {
             ':zero': 0,
             ':now': now,
             ':gpk': `pending#${parsed.destination}`,
-            ':gsk': `${now}#${id}`,
+            ':gsk': indexSortKey(now, id),
           }),
         }),
       );

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
+import { fitKey, SORT_KEY_BYTES } from './limits.ts';
 import { marshall, unmarshall } from './marshall.ts';
 import { BatchWriteItemCommand, QueryCommand } from './sdk.ts';
 
@@ -34,7 +35,7 @@ export class QuarantineStore {
       const key = item.key ?? `sha256:${createHash('sha256').update(rawJson).digest('hex').slice(0, 24)}`;
       return {
         pk: `quarantine#${stream}`,
-        sk: key,
+        sk: fitKey(key, SORT_KEY_BYTES),
         stream,
         key,
         issues: item.issues.slice(0, 2_000),
