@@ -106,7 +106,7 @@ function longestList(
  * and `_trimmed` naming every path cut (interface.md section 4). It still alerts: a huge item is
  * news, and a record that cannot be written would stall its stream.
  */
-export function fitItem<T>(item: T, budget: number = ITEM_BUDGET_BYTES): T {
+export function fitItem<T>(item: T, budget: number = ITEM_BUDGET_BYTES): T & { _trimmed?: string[] } {
   if (item === null || typeof item !== 'object' || Array.isArray(item) || jsonBytes(item) <= budget)
     return item;
   const copy = structuredClone(item) as Record<string, unknown>;
@@ -141,5 +141,5 @@ export function fitItem<T>(item: T, budget: number = ITEM_BUDGET_BYTES): T {
     if (!trimmed.includes(longest.path)) trimmed.push(longest.path);
   }
   copy._trimmed = trimmed;
-  return copy as T;
+  return copy as T & { _trimmed?: string[] };
 }
