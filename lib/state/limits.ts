@@ -100,15 +100,17 @@ function longestList(
   return found;
 }
 
+export type Trimmed<T> = T & { _trimmed?: string[] };
+
 /**
  * An upstream item that fits `budget` bytes of JSON: itself when it does; else a copy with its
  * longest strings cut (then, if need be, its longest lists halved), each cut marked ` …[trimmed]`,
  * and `_trimmed` naming every path cut (interface.md section 4). It still alerts: a huge item is
  * news, and a record that cannot be written would stall its stream.
  */
-export function fitItem<T>(item: T, budget: number = ITEM_BUDGET_BYTES): T & { _trimmed?: string[] } {
+export function fitItem<T>(item: T, budget: number = ITEM_BUDGET_BYTES): Trimmed<T> {
   if (item === null || typeof item !== 'object' || Array.isArray(item) || jsonBytes(item) <= budget)
-    return item;
+    return item as Trimmed<T>;
   const copy = structuredClone(item) as Record<string, unknown>;
   const trimmed: string[] = [];
   // What the item may weigh once `,"_trimmed":[...]` is added to it.
