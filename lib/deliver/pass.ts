@@ -3,7 +3,19 @@
  * that are due (from the sparse index, then confirmed with a consistent read, since an index can
  * lag), render them (digests over the threshold), send at the destination's pace, and record the
  * outcome: sent, retry later (exponential backoff with jitter from 1 s to 5 min, or exactly the
- * `Retry-After` the destination asked for), or dead after 8 attempts or a permanent refusal.
+ * `Retry-After` the destination asked for, at most an hour), or dead after 8 attempts or a
+ * permanent refusal.
+ *
+ * - Rate limits: a 429 pauses the destination for every run (state/destinations.ts) until its
+ *   `Retry-After`, or the backoff, has passed, and the pass sends it nothing more meanwhile. It costs
+ *   no attempt: a delivery dies of 429s only when still refused a day after its first 429. A 5xx
+ *   with `Retry-After` pauses the destination too, and counts an attempt like any 5xx.
+ * - Too large: a message of several items answered 413 is split in halves, and the halves are sent
+ *   (now, or by the next pass, which splits any body as big as one refused before sending it), down
+ *   to one item; a single item answered 413 is dead.
+ * - Time: `deadline` is the last moment a send may start. A send in flight keeps its full timeout
+ *   (cutting it short could deliver it and still record a failure: a duplicate next time). The pace
+ *   wait never exceeds the pace, whatever `lastSentAt` another run's clock wrote.
  *
  * A destination that refuses permanently is reported to operators once (ops destinations and a
  * metric), until a later send succeeds. A slow or dead destination holds up nobody: each has its
@@ -16,15 +28,24 @@ import type { Metrics } from '../metrics.ts';
 import type { DeliveryAlert } from '../model.ts';
 import type { Notice, Rendered } from '../render/types.ts';
 import type { DeliveryRecord, DeliveryStore } from '../state/deliveries.ts';
-import type { DestinationLease, DestinationStateStore } from '../state/destinations.ts';
+import {
+  type DestinationLease,
+  type DestinationPause,
+  type DestinationStateStore,
+  pauseLeft,
+} from '../state/destinations.ts';
 import { keepAlive, LeaseLostError } from '../state/lease.ts';
 import type { ResolvedDestination } from './destinations.ts';
 import type { HttpPost } from './post.ts';
-import { DEFAULT_SEND_TIMEOUT_MS, type Payload, type SendOutcome, send } from './senders.ts';
+import { buildRequest, DEFAULT_SEND_TIMEOUT_MS, type Payload, type SendOutcome, send } from './senders.ts';
 
 export const MAX_ATTEMPTS = 8;
 export const BACKOFF_MIN_MS = 1_000;
 export const BACKOFF_MAX_MS = 300_000;
+/** The longest wait any answer can impose before the next try, whatever its `Retry-After` said. */
+export const MAX_DELAY_MS = 3_600_000;
+/** A delivery still answered 429 this long after its first 429 is dead. */
+export const RATE_LIMIT_GIVE_UP_MS = 24 * 3_600_000;
 /**
  * Due records a pass reads, confirms and renders together. The digest decision (over `threshold`)
  * and its listing (`maxItems`) apply to one such chunk, so it must be larger than any threshold
@@ -41,16 +62,41 @@ export function paceFor(destination: ResolvedDestination): number {
   return destination.type === 'slack' ? 1_000 : 0;
 }
 
-/** When to try again after a failed attempt number `attempts` (1-based). */
+/** When to try again after a failed attempt number `attempts` (1-based); at most MAX_DELAY_MS. */
 export function retryDelayMs(
   attempts: number,
   retryAfterMs: number | undefined,
   random: () => number = Math.random,
 ): number {
-  if (retryAfterMs !== undefined) return Math.max(0, retryAfterMs);
+  if (retryAfterMs !== undefined && Number.isFinite(retryAfterMs))
+    return Math.min(MAX_DELAY_MS, Math.max(0, retryAfterMs));
   const step = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** Math.max(0, attempts - 1));
   return Math.round(step / 2 + (random() * step) / 2);
 }
+
+/**
+ * The ISO time `delayMs` after `now`, the delay bounded to [0, MAX_DELAY_MS]: a delay from the
+ * outside (a header, a stored time) must never make an invalid Date, whose toISOString throws.
+ */
+export function retryAt(now: number, delayMs: number): string {
+  const delay = Number.isFinite(delayMs) ? Math.min(MAX_DELAY_MS, Math.max(0, delayMs)) : 0;
+  return new Date(now + delay).toISOString();
+}
+
+/**
+ * How long to wait before the next send to keep `pace`. `lastSentAt` may come from another run on
+ * a clock ahead of ours: the wait is never longer than the pace itself.
+ */
+export function paceWait(lastSentAt: number, pace: number, now: number): number {
+  return Math.min(pace, Math.max(0, lastSentAt + pace - now));
+}
+
+/**
+ * A pending record as the pass keeps it: with the time of its first 429, while it has one. The
+ * store writes a pending record's fields as they are (deliveries.ts `toStored`), so the field
+ * lives in the table; test/deliver/rate-limit.test.ts reads it back to hold that true.
+ */
+export type PassRecord = DeliveryRecord & { rateLimitedSince?: string };
 
 export interface DeliverDeps {
   deliveries: DeliveryStore;
@@ -76,7 +122,10 @@ export interface DeliverDeps {
 }
 
 export interface DeliveryPassOptions {
-  /** ms since the epoch; no send starts unless it can finish (timeout) before it. */
+  /**
+   * ms since the epoch: the last moment a send may start. A send started by then keeps its full
+   * timeout, so the pass may end up to one send timeout (plus bookkeeping) after it.
+   */
   deadline: number;
   /** Only these destinations (default all). */
   only?: string[];
@@ -86,11 +135,20 @@ export interface DeliveryPassOptions {
 
 export interface DestinationResult {
   destination: string;
-  status: 'done' | 'skipped' | 'budget' | 'lease_lost' | 'failed';
+  /**
+   * `budget`: stopped at the deadline with deliveries left; `paused`: rate limited (now or by an
+   * earlier run), nothing more is sent to it before `pausedUntil`.
+   */
+  status: 'done' | 'skipped' | 'budget' | 'paused' | 'lease_lost' | 'failed';
   messages: number;
   sent: number;
   retrying: number;
   dead: number;
+  /** Due deliveries this pass left for the next (known when it stopped early). */
+  left?: number;
+  /** There may be more left than `left`: the pass had not read them all. */
+  leftMore?: boolean;
+  pausedUntil?: string;
   error?: string;
 }
 
@@ -99,6 +157,22 @@ export interface DeliverySummary {
   sent: number;
   retrying: number;
   dead: number;
+  /** Due deliveries left for the next pass by destinations that stopped early. */
+  left: number;
+}
+
+/** Time kept after a send's timeout for recording its outcome and releasing the lease. */
+export const SETTLE_MARGIN_MS = 2_000;
+
+/**
+ * The `deadline` to give a pass that must be over by `endBy` (a Lambda invocation's end, say):
+ * room for one send's full timeout and its records after the last start.
+ *
+ * @example
+ * runDeliveryPass(deps, { deadline: lastSendStart(deps, invocationEnd) })
+ */
+export function lastSendStart(deps: Pick<DeliverDeps, 'sendTimeoutMs'>, endBy: number): number {
+  return endBy - (deps.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS) - SETTLE_MARGIN_MS;
 }
 
 /** A delivery record as the renderers take it. */
@@ -142,6 +216,7 @@ export async function runDeliveryPass(
     sent: results.reduce((n, r) => n + r.sent, 0),
     retrying: results.reduce((n, r) => n + r.retrying, 0),
     dead: results.reduce((n, r) => n + r.dead, 0),
+    left: results.reduce((n, r) => n + (r.left ?? 0), 0),
   };
 }
 
@@ -171,12 +246,15 @@ async function deliverTo(
   const pace = paceFor(destination);
   let lastSentAt = lease.lastSentAt ?? 0;
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
-  const timeLeft = () => options.deadline - clock.now() > timeoutMs + pace;
   try {
+    if (await pausedAlready(deps, lease, result, log)) return result;
     // Ids already handled in this pass (sent, failed, or found not pending): each is tried at most once a pass.
     const handled = new Set<string>();
-    while (timeLeft()) {
-      const due = (await deps.deliveries.due(destination.name, chunkSize)).filter((r) => !handled.has(r.id));
+    while (result.status === 'done') {
+      const read = await deps.deliveries.due(destination.name, chunkSize);
+      // A full read may not be all that is due.
+      const full = read.length >= chunkSize;
+      const due = read.filter((r) => !handled.has(r.id));
       if (due.length === 0) break;
       // The index may lag behind the table: trust only what a consistent read still calls pending.
       const current = await deps.deliveries.getMany(due.map((r) => r.id));
@@ -186,16 +264,31 @@ async function deliverTo(
       });
       for (const r of due) handled.add(r.id);
       if (live.length === 0) continue;
+      if (clock.now() > options.deadline) {
+        stopEarly(result, 'budget', live.length, full);
+        break;
+      }
       const byId = new Map(live.map((r) => [r.id, r]));
-      const messages = await renderSafely(deps, destination, live, log, byId);
-      for (const message of messages) {
-        if (!timeLeft()) {
-          result.status = 'budget';
-          break;
-        }
+      const queue = await renderSafely(deps, destination, live, log, byId);
+      while (queue.length > 0) {
+        const message = queue.shift() as Rendered<Payload>;
         const records = message.deliveryIds.flatMap((id) => byId.get(id) ?? []);
         if (records.length === 0) continue;
-        const wait = lastSentAt + pace - clock.now();
+        if (
+          records.length > 1 &&
+          lease.tooLarge &&
+          bodyBytes(destination, message, clock.now()) >= lease.tooLarge.bytes
+        ) {
+          // As big as a body this destination refused: split it now rather than after another 413.
+          queue.unshift(...(await halves(deps, destination, records, log, byId)));
+          continue;
+        }
+        const wait = paceWait(lastSentAt, pace, clock.now());
+        // A send may start up to the deadline, not after: a wait that ends later ends the pass here.
+        if (clock.now() + wait > options.deadline) {
+          stopEarly(result, 'budget', pendingIn([message, ...queue], byId), full);
+          break;
+        }
         if (wait > 0) await clock.sleep(wait, alive.signal);
         const outcome = await send(destination, message.payload, message.deliveryIds, {
           fetch: deps.fetch,
@@ -207,11 +300,27 @@ async function deliverTo(
         lastSentAt = clock.now();
         result.messages += 1;
         if (outcome.ok) await deps.checkpoint?.('accepted', message.deliveryIds);
-        await settle(deps, destination, lease, records, outcome, result, log);
+        else if (outcome.tooLarge && records.length > 1) {
+          // Too large is about this body, not its items: no attempt counted, the halves go instead.
+          const bytes = bodyBytes(destination, message, clock.now());
+          await deps.destinationState.noteTooLarge(lease, bytes, clock.now());
+          log.info('destination refused a message as too large; splitting it', {
+            status: outcome.status,
+            bytes,
+            deliveries: records.length,
+          });
+          queue.unshift(...(await halves(deps, destination, records, log, byId)));
+          continue;
+        }
+        const paused = await settle(deps, destination, lease, records, outcome, result, log);
+        if (paused) {
+          // The rest waits for the pause, in the queue of every run: not sent, not touched.
+          stopEarly(result, 'paused', pendingIn(queue, byId), full);
+          result.pausedUntil = new Date(paused.until).toISOString();
+          break;
+        }
       }
-      if (result.status === 'budget') break;
     }
-    if (result.status === 'done' && !timeLeft()) result.status = 'budget';
   } catch (error) {
     if (error instanceof LeaseLostError || alive.signal.reason instanceof LeaseLostError) {
       result.status = 'lease_lost';
@@ -271,15 +380,93 @@ async function renderSafely(
   }
 }
 
+/** Marks the pass as ended early for this destination, with what it leaves for the next. */
+function stopEarly(result: DestinationResult, status: 'budget' | 'paused', left: number, more: boolean) {
+  result.status = status;
+  result.left = left;
+  if (more) result.leftMore = true;
+}
+
+/** How many still-pending deliveries `messages` carry. */
+function pendingIn(messages: readonly Rendered<Payload>[], byId: Map<string, DeliveryRecord>): number {
+  const ids = new Set<string>();
+  for (const m of messages)
+    for (const id of m.deliveryIds) if (byId.get(id)?.status === 'pending') ids.add(id);
+  return ids.size;
+}
+
+/** Bytes of the body a message is sent as (0 for the console, which has none). */
+function bodyBytes(destination: ResolvedDestination, message: Rendered<Payload>, now: number): number {
+  const request = buildRequest(destination, message.payload, message.deliveryIds, now);
+  return request ? Buffer.byteLength(request.body) : 0;
+}
+
+/** The messages for each half of `records`, first half first. */
+async function halves(
+  deps: DeliverDeps,
+  destination: ResolvedDestination,
+  records: DeliveryRecord[],
+  log: Logger,
+  byId: Map<string, DeliveryRecord>,
+): Promise<Rendered<Payload>[]> {
+  const middle = Math.ceil(records.length / 2);
+  return [
+    ...(await renderSafely(deps, destination, records.slice(0, middle), log, byId)),
+    ...(await renderSafely(deps, destination, records.slice(middle), log, byId)),
+  ];
+}
+
+/**
+ * True (and the result says so) when an earlier pause of the destination still runs. A pause
+ * written on a clock ahead of ours is restated on ours first, so it ends when it should here too.
+ */
+async function pausedAlready(
+  deps: DeliverDeps,
+  lease: DestinationLease,
+  result: DestinationResult,
+  log: Logger,
+): Promise<boolean> {
+  const now = deps.clock.now();
+  const left = pauseLeft(lease.pause, now);
+  if (left <= 0) return false;
+  if (lease.pause && lease.pause.at > now) {
+    await deps.destinationState.pause(lease, { ...lease.pause, until: now + left, at: now });
+  }
+  result.status = 'paused';
+  result.pausedUntil = new Date(now + left).toISOString();
+  log.info('destination is paused after rate limiting; nothing is sent to it before then', {
+    until: result.pausedUntil,
+  });
+  return true;
+}
+
+/** Pauses the destination for every run: for `retryAfterMs`, else the backoff of this many pauses in a row. */
+async function pauseDestination(
+  deps: DeliverDeps,
+  lease: DestinationLease,
+  now: number,
+  retryAfterMs: number | undefined,
+): Promise<DestinationPause> {
+  const count = (lease.pause?.count ?? 0) + 1;
+  const delay = retryDelayMs(count, retryAfterMs, deps.random);
+  const pause = { until: now + delay, at: now, count };
+  await deps.destinationState.pause(lease, pause);
+  return pause;
+}
+
+/**
+ * Records the outcome of one message. Returns the pause when the destination is now paused (the
+ * pass sends it nothing more), else undefined.
+ */
 async function settle(
   deps: DeliverDeps,
   destination: ResolvedDestination,
   lease: DestinationLease,
-  records: DeliveryRecord[],
+  records: PassRecord[],
   outcome: SendOutcome,
   result: DestinationResult,
   log: Logger,
-): Promise<void> {
+): Promise<DestinationPause | undefined> {
   const now = deps.clock.now();
   const nowIso = new Date(now).toISOString();
   if (outcome.ok) {
@@ -289,6 +476,7 @@ async function settle(
       r.attempts += 1;
       r.nextAttemptAt = undefined;
       r.lastError = undefined;
+      r.rateLimitedSince = undefined;
     }
     await deps.deliveries.save(records);
     result.sent += records.length;
@@ -297,8 +485,10 @@ async function settle(
       log.info('destination accepts messages again', { previously: lease.refused.code });
       await deps.destinationState.clearRefused(lease);
     }
-    return;
+    await deps.destinationState.clearPause(lease);
+    return undefined;
   }
+  if (outcome.rateLimited) return rateLimited(deps, destination, lease, records, outcome, result, log);
   let dead = 0;
   for (const r of records) {
     r.attempts += 1;
@@ -308,9 +498,7 @@ async function settle(
       r.nextAttemptAt = undefined;
       dead += 1;
     } else {
-      r.nextAttemptAt = new Date(
-        now + retryDelayMs(r.attempts, outcome.retryAfterMs, deps.random),
-      ).toISOString();
+      r.nextAttemptAt = retryAt(now, retryDelayMs(r.attempts, outcome.retryAfterMs, deps.random));
     }
   }
   await deps.deliveries.save(records);
@@ -326,8 +514,10 @@ async function settle(
     dead,
     nextAttemptAt: records.find((r) => r.status === 'pending')?.nextAttemptAt,
   });
+  // One item too large says nothing of the destination: it is dead alone, without an ops report.
   if (
     outcome.permanent &&
+    !outcome.tooLarge &&
     (await deps.destinationState.markRefused(
       lease,
       outcome.status ? `HTTP ${outcome.status}` : 'refused',
@@ -336,6 +526,57 @@ async function settle(
   ) {
     await reportRefusal(deps, destination, outcome, log);
   }
+  // A server that said when to come back (a 5xx with Retry-After) gets nothing more before then.
+  if (!outcome.permanent && outcome.retryAfterMs !== undefined)
+    return pauseDestination(deps, lease, now, outcome.retryAfterMs);
+  return undefined;
+}
+
+/**
+ * A 429: the destination is paused for every run, and the message's deliveries wait for the end
+ * of the pause without an attempt counted, unless they have been refused 429 for a day since
+ * their first: then they are dead, reported like any other.
+ */
+async function rateLimited(
+  deps: DeliverDeps,
+  destination: ResolvedDestination,
+  lease: DestinationLease,
+  records: PassRecord[],
+  outcome: SendOutcome & { ok: false },
+  result: DestinationResult,
+  log: Logger,
+): Promise<DestinationPause> {
+  const now = deps.clock.now();
+  const pause = await pauseDestination(deps, lease, now, outcome.retryAfterMs);
+  let dead = 0;
+  for (const r of records) {
+    const since = Date.parse(r.rateLimitedSince ?? '');
+    if (!Number.isFinite(since)) r.rateLimitedSince = new Date(now).toISOString();
+    if (Number.isFinite(since) && now - since >= RATE_LIMIT_GIVE_UP_MS) {
+      r.status = 'dead';
+      r.nextAttemptAt = undefined;
+      r.lastError = `${outcome.error.slice(0, 400)} (still rate limited 24 h after the first 429; giving up)`;
+      dead += 1;
+    } else {
+      r.nextAttemptAt = new Date(pause.until).toISOString();
+      r.lastError = outcome.error.slice(0, 500);
+    }
+  }
+  await deps.deliveries.save(records);
+  result.dead += dead;
+  result.retrying += records.length - dead;
+  if (dead) deps.metrics.count('DeliveriesDead', dead, { destination: destination.name });
+  if (records.length - dead)
+    deps.metrics.count('DeliveriesFailed', records.length - dead, { destination: destination.name });
+  log.warn('destination rate limited; paused for every run, the 429 costs no attempt', {
+    status: outcome.status,
+    error: outcome.error,
+    until: new Date(pause.until).toISOString(),
+    pauses: pause.count,
+    deliveries: records.length,
+    dead,
+  });
+  return pause;
 }
 
 /** Tells operators, once, that a destination refuses for good. */
@@ -356,7 +597,8 @@ async function reportRefusal(
   );
   const notice: Notice = {
     kind: 'ops',
-    title: `exposure-alerts: destination "${destination.name}" refuses deliveries`,
+    // No product name here: each renderer puts it where its kind of message shows it (notice.ts).
+    title: `destination "${destination.name}" refuses deliveries`,
     text: `Destination "${destination.name}" (${destination.type}) answered ${outcome.error}. Its deliveries are marked dead and will not be retried. Fix the destination, then run: exposure-alerts deliveries retry --all-dead`,
   };
   for (const name of deps.opsDestinations) {

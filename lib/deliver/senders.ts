@@ -1,9 +1,11 @@
 /**
  * One sender per destination type: builds the HTTP request for a rendered payload, sends it with a
  * timeout, and classifies the answer as in destinations-facts.md:
- * - retry (transient): 408, 429 (after `Retry-After`), 5xx, network errors, timeouts;
+ * - retry (transient): 408, 429, 5xx, network errors, timeouts; after the `Retry-After` the answer
+ *   gave (at most an hour), else after the backoff;
  * - never retry (permanent): every other 4xx (a revoked, archived or refused destination, or a
- *   payload it will never accept).
+ *   payload it will never accept). A 413 is flagged `tooLarge`: the pass splits a message of
+ *   several items instead (senders know HTTP, the pass knows items).
  * A timed-out request may already have been delivered; it is retried anyway (at-least-once then).
  */
 import type { EmailContent, Notice, SlackPayload, WebhookBody, WebhookNoticeBody } from '../render/types.ts';
@@ -14,7 +16,18 @@ import type { HttpPost } from './post.ts';
 
 export type SendOutcome =
   | { ok: true; status?: number }
-  | { ok: false; permanent: boolean; status?: number; retryAfterMs?: number; error: string };
+  | {
+      ok: false;
+      permanent: boolean;
+      status?: number;
+      /** The answer's `Retry-After`, in ms, at most an hour. */
+      retryAfterMs?: number;
+      /** A 429: the destination limits our rate (the pass pauses it; no attempt counted). */
+      rateLimited?: true;
+      /** A 413: this body is too large for the destination. */
+      tooLarge?: true;
+      error: string;
+    };
 
 export interface HttpRequest {
   url: string;
@@ -145,10 +158,11 @@ export function classify(
     return { ok: true, status };
   }
   const error = `HTTP ${status}${detail ? ` ${detail}` : ''}`;
-  if (status === 429) {
-    return { ok: false, permanent: false, status, retryAfterMs: parseRetryAfter(retryAfter, now), error };
-  }
-  if (status === 408 || status >= 500) return { ok: false, permanent: false, status, error };
+  const retryAfterMs = parseRetryAfter(retryAfter, now);
+  const wait = retryAfterMs === undefined ? {} : { retryAfterMs };
+  if (status === 429) return { ok: false, permanent: false, status, rateLimited: true, ...wait, error };
+  if (status === 408 || status >= 500) return { ok: false, permanent: false, status, ...wait, error };
+  if (status === 413) return { ok: false, permanent: true, status, tooLarge: true, error };
   return { ok: false, permanent: true, status, error };
 }
 

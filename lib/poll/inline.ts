@@ -14,16 +14,31 @@
  * Any failure hands over to the delivery pass, and the destination is not sent to inline again
  * this cycle (nor is one whose send took longer than `slowMs`: a slow destination holds up polling
  * for one send at most). A message that failed for now is recorded as the pass records it: one
- * attempt, its error, the next attempt after the backoff or exactly the `Retry-After` asked for.
- * The records of a message refused for good, not rendered, or with no time left to send are
- * created `pending` and due now, so the pass handles them (dead records, reporting the refusal).
+ * attempt, its error, the next attempt after the backoff or the `Retry-After` asked for (at most
+ * an hour); a 429 costs no attempt and pauses the destination for every run, as in the pass.
+ * The records of a message refused for good (a 413 included: the pass splits it), not rendered, or
+ * with no time left to send are created `pending` and due now, so the pass handles them (dead
+ * records, reporting the refusal).
+ *
+ * Inline delivery holds no lease on the destination, so before its first send of a cycle it reads
+ * the destination's state: a destination paused by any run, or known to refuse large bodies, is
+ * left to the pass for the cycle.
  */
 
 import type { ResolvedDestination } from '../deliver/destinations.ts';
-import { type DeliverDeps, type DestinationResult, recordToAlert, retryDelayMs } from '../deliver/pass.ts';
+import {
+  type DeliverDeps,
+  type DestinationResult,
+  type PassRecord,
+  recordToAlert,
+  retryAt,
+  retryDelayMs,
+} from '../deliver/pass.ts';
 import { DEFAULT_SEND_TIMEOUT_MS, type Payload, send } from '../deliver/senders.ts';
+import type { Logger } from '../log.ts';
 import type { Rendered } from '../render/types.ts';
 import type { DeliveryRecord } from '../state/deliveries.ts';
+import { pauseLeft } from '../state/destinations.ts';
 
 /** A send slower than this ends inline delivery to its destination for the cycle. */
 export const INLINE_SLOW_MS = 2_000;
@@ -31,6 +46,8 @@ export const INLINE_SLOW_MS = 2_000;
 interface Target {
   destination: ResolvedDestination;
   enabled: boolean;
+  /** The read of the destination's state, once a cycle (shared by pages in flight). */
+  checked?: Promise<void>;
   messages: number;
   sent: number;
   retrying: number;
@@ -74,6 +91,12 @@ export class InlineDelivery {
       return 0;
     }
     const log = logger.child({ destination, inline: true });
+    target.checked ??= this.check(target, log);
+    await target.checked;
+    if (!target.enabled) {
+      await create(records);
+      return 0;
+    }
     let messages: Rendered<Payload>[];
     try {
       messages = this.deps.render(target.destination, records.map(recordToAlert), new Date(clock.now()));
@@ -123,13 +146,17 @@ export class InlineDelivery {
         target.messages += 1;
         if (!outcome.permanent) {
           const now = clock.now();
+          const next = retryAt(now, retryDelayMs(1, outcome.retryAfterMs, this.deps.random));
           for (const r of batch) {
-            r.attempts = 1;
+            // A 429 costs no attempt (the pass counts a day of them from this first one instead).
+            r.attempts = outcome.rateLimited ? 0 : 1;
             r.lastError = outcome.error.slice(0, 500);
-            r.nextAttemptAt = new Date(
-              now + retryDelayMs(1, outcome.retryAfterMs, this.deps.random),
-            ).toISOString();
+            r.nextAttemptAt = next;
+            if (outcome.rateLimited) (r as PassRecord).rateLimitedSince = new Date(now).toISOString();
           }
+          // Every run holds off until then, the pass included (as it would after its own 429).
+          if (outcome.rateLimited || outcome.retryAfterMs !== undefined)
+            await this.deps.destinationState.extendPause(destination, Date.parse(next), now);
           target.retrying += batch.length;
           this.deps.metrics.count('DeliveriesFailed', batch.length, { destination });
         }
@@ -150,6 +177,15 @@ export class InlineDelivery {
     // Anything no message covered stays pending for the delivery pass.
     if (byId.size) await create([...byId.values()]);
     return sent;
+  }
+
+  /** Leaves the destination to the pass this cycle if it is paused, or refused a large body lately. */
+  private async check(target: Target, log: Logger): Promise<void> {
+    const state = await this.deps.destinationState.peek(target.destination.name);
+    if (pauseLeft(state.pause, this.deps.clock.now()) > 0 || state.tooLarge) {
+      target.enabled = false;
+      log.info('destination is paused or refuses large bodies; the delivery pass takes over for this cycle');
+    }
   }
 
   /** What was delivered inline, per destination that got something, in the pass's terms. */

@@ -57,14 +57,25 @@ export interface UpstreamHttpOptions {
   random?: () => number;
 }
 
-/** Parses `Retry-After` as seconds or an HTTP date; undefined when absent or unreadable. */
+/**
+ * Parses `Retry-After` as seconds or an HTTP date into a wait in ms, at most an hour: every caller
+ * turns it into a time or a timer, and a wait of days would stall a stream or a destination on one
+ * answer (a 13-digit value is not even a valid Date; setTimeout fires at once past 2^31 ms).
+ * Undefined, so the caller backs off as it would without the header, when the header is absent,
+ * unreadable, or absurd: further away than a year, which no server means (an epoch timestamp
+ * written where seconds belong looks like that).
+ */
 export function parseRetryAfter(value: string | null, now: number): number | undefined {
-  if (value === null || value.trim() === '') return undefined;
-  const trimmed = value.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
-  const date = Date.parse(trimmed);
-  if (Number.isNaN(date)) return undefined;
-  return Math.max(0, date - now);
+  const maxWaitMs = 3_600_000;
+  const absurdMs = 366 * 86_400_000;
+  const trimmed = value?.trim() ?? '';
+  let waitMs: number;
+  if (/^\d+(\.\d+)?$/.test(trimmed)) waitMs = Number(trimmed) * 1000;
+  // An HTTP date names its month and day in letters; Date.parse would also take "-5" or "12".
+  else if (/[a-z]/i.test(trimmed)) waitMs = Date.parse(trimmed) - now;
+  else return undefined;
+  if (!Number.isFinite(waitMs) || waitMs > absurdMs) return undefined;
+  return Math.min(maxWaitMs, Math.max(0, Math.round(waitMs)));
 }
 
 export function buildUrl(baseUrl: string, coreSegment: string, spec: RequestSpec): string {

@@ -1,0 +1,166 @@
+/**
+ * A 429 pauses its destination, for every run, until its Retry-After (or the backoff) has passed:
+ * the rest of the pass's messages to it wait, the 429 costs no attempt, and only a delivery still
+ * refused 429 a day after its first 429 goes dead. Slack, e-mail and webhooks alike; real dynalite,
+ * real local receivers, a fake clock.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_ATTEMPTS, type PassRecord, RATE_LIMIT_GIVE_UP_MS } from '../../lib/deliver/pass.ts';
+import { fakeClock } from '../helpers/clock.ts';
+import { useDynalite } from '../helpers/dynamo.ts';
+import { type Receiver, type Reply, startReceiver } from '../helpers/receiver.ts';
+import { deliveryWorld } from './seed.ts';
+
+const db = useDynalite();
+const receivers: Receiver[] = [];
+async function receiver(fallback?: Reply): Promise<Receiver> {
+  const r = await startReceiver(fallback);
+  receivers.push(r);
+  return r;
+}
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+});
+
+const HOUR = 3_600_000;
+
+const destinationOf = {
+  slack: (url: string) => ({ type: 'slack', url }),
+  email: (url: string) => ({
+    type: 'email',
+    provider: 'generic',
+    url,
+    from: 'alerts@example.com',
+    to: ['soc@example.com'],
+  }),
+  webhook: (url: string) => ({ type: 'webhook', url }),
+};
+
+/** Five deliveries that go as five messages: below the digest threshold, and one per webhook item. */
+async function setup(type: keyof typeof destinationOf, fallback: Reply = { status: 200, body: 'ok' }) {
+  const clock = fakeClock();
+  const hook = await receiver(fallback);
+  const world = await deliveryWorld(
+    db,
+    {
+      destinations: { d: destinationOf[type](hook.url) },
+      routes: [{ name: 'all', match: {}, to: ['d'] }],
+      digest: { threshold: 100, maxItems: 20 },
+    },
+    { clock },
+  );
+  world.runtime.deliver.random = () => 0.5;
+  for (let i = 0; i < 5; i++) await world.seed('d', 1, { from: i });
+  // A webhook takes every due item in one body; make it one message per item like the others.
+  if (type === 'webhook') {
+    const render = world.runtime.deliver.render;
+    world.runtime.deliver.render = (destination, alerts, now) =>
+      alerts.flatMap((a) => render(destination, [a], now));
+  }
+  return { clock, hook, world };
+}
+
+describe.each(['slack', 'email', 'webhook'] as const)('%s answered 429', (type) => {
+  it('Retry-After: 30 pauses the destination for every run, costs no attempt, then all go', async () => {
+    const { clock, hook, world } = await setup(type);
+    hook.script({ status: 429, headers: { 'Retry-After': '30' }, body: 'rate_limited' });
+    const start = clock.now();
+    const first = await world.pass();
+    // The 429 stopped the pass for this destination: one request, not five.
+    expect(hook.requests).toHaveLength(1);
+    expect(first.destinations[0]?.status).toBe('paused');
+    expect(first.sent).toBe(0);
+    const pending = await world.runtime.deliveries.list({ status: 'pending', destinations: ['d'] });
+    expect(pending).toHaveLength(5);
+    expect(pending.every((r) => r.attempts === 0)).toBe(true);
+    const refused = pending.filter((r) => r.lastError);
+    expect(refused).toHaveLength(1);
+    expect(Date.parse(refused[0]?.nextAttemptAt ?? '') - start).toBe(30_000);
+    // Stored with the record: the day of 429s is counted from here, across runs.
+    expect((refused[0] as PassRecord).rateLimitedSince).toBe(new Date(start).toISOString());
+
+    // Another run, 10 s later, sees the pause in the table: it sends nothing.
+    clock.advance(10_000);
+    const other = await world.another();
+    const during = await world.pass(60);
+    expect(during.destinations[0]?.status).toBe('paused');
+    const { runDeliveryPass } = await import('../../lib/deliver/pass.ts');
+    const fromOther = await runDeliveryPass(other.deliver, { deadline: clock.now() + 60_000 });
+    expect(fromOther.destinations[0]?.status).toBe('paused');
+    expect(hook.requests).toHaveLength(1);
+
+    clock.advance(20_000);
+    const after = await world.pass(60);
+    expect(after.sent).toBe(5);
+    const sent = await world.runtime.deliveries.list({ status: 'sent' });
+    expect(sent).toHaveLength(5);
+    // The message refused with 429 counts one attempt: the one that got through.
+    expect(sent.every((r) => r.attempts === 1)).toBe(true);
+    expect(hook.requests).toHaveLength(6);
+  }, 30_000);
+
+  it('without Retry-After: paused for the backoff, which grows while the 429s go on', async () => {
+    const { clock, hook, world } = await setup(type, { status: 429, body: 'slow down' });
+    const pauses: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const before = hook.requests.length;
+      const summary = await world.pass();
+      expect(summary.destinations[0]?.status).toBe('paused');
+      expect(hook.requests.length - before).toBe(1);
+      const state = await world.runtime.destinationState.peek('d');
+      pauses.push((state.pause?.until ?? 0) - clock.now());
+      clock.advance(pauses[pauses.length - 1] as number);
+    }
+    // Jitter fixed at 0.5: 3/4 of 1, 2, 4, 8 s.
+    expect(pauses).toEqual([750, 1_500, 3_000, 6_000]);
+    const pending = await world.runtime.deliveries.list({ status: 'pending', destinations: ['d'] });
+    expect(pending.every((r) => r.attempts === 0)).toBe(true);
+  }, 30_000);
+
+  it('sustained 429s: pending while under a day since its first 429, then dead and counted', async () => {
+    const { clock, hook, world } = await setup(type, {
+      status: 429,
+      headers: { 'Retry-After': '3600' },
+      body: 'rate_limited',
+    });
+    const firstAt = clock.now();
+    // One pass an hour for more than MAX_ATTEMPTS hours: 429s alone never use the attempts up.
+    for (let hour = 0; hour < 24; hour++) {
+      await world.pass();
+      clock.advance(HOUR);
+    }
+    expect(hook.requests.length).toBeGreaterThan(MAX_ATTEMPTS);
+    expect(await world.runtime.deliveries.list({ status: 'dead', destinations: ['d'] })).toHaveLength(0);
+    // Day one, every message was tried (they take turns: a 429 moves its records to the back).
+    const pending = await world.runtime.deliveries.list({ status: 'pending', destinations: ['d'] });
+    expect(pending).toHaveLength(5);
+    expect(pending.every((r) => r.attempts === 0)).toBe(true);
+    expect(clock.now() - firstAt).toBeGreaterThanOrEqual(RATE_LIMIT_GIVE_UP_MS);
+    // Each message's next 429 comes more than a day after its first: it goes dead then.
+    for (let i = 0; i < 8; i++) {
+      await world.pass();
+      clock.advance(HOUR);
+    }
+    const dead = await world.runtime.deliveries.list({ status: 'dead', destinations: ['d'] });
+    expect(dead).toHaveLength(5);
+    expect(dead[0]?.lastError).toMatch(/429/);
+    expect(dead[0]?.lastError).toMatch(/24 h/);
+    expect(world.metrics.get('DeliveriesDead')).toBe(5);
+  }, 60_000);
+});
+
+describe('5xx with Retry-After pauses the destination too', () => {
+  it('503 Retry-After: 60 stops the rest of the pass and counts an attempt', async () => {
+    const { clock, hook, world } = await setup('slack');
+    hook.script({ status: 503, headers: { 'Retry-After': '60' }, body: 'maintenance' });
+    const first = await world.pass();
+    expect(first.destinations[0]?.status).toBe('paused');
+    expect(hook.requests).toHaveLength(1);
+    const failed = (await world.runtime.deliveries.list({ status: 'pending', destinations: ['d'] })).filter(
+      (r) => r.lastError,
+    );
+    expect(failed.map((r) => r.attempts)).toEqual([1]);
+    clock.advance(60_000);
+    expect((await world.pass()).sent).toBe(5);
+  }, 30_000);
+});
