@@ -50,8 +50,9 @@ export function describeStream(s: StreamResult): string {
 export function describeDelivery(d: DeliverySummary): string[] {
   return d.destinations.map(
     (r) =>
-      `  ${r.destination}: ${r.status}, ${r.sent} sent in ${r.messages} message${r.messages === 1 ? '' : 's'}` +
-      `${r.retrying ? `, ${r.retrying} to retry` : ''}${r.dead ? `, ${r.dead} dead` : ''}`,
+      `  ${r.destination}: ${r.status}${r.pausedUntil ? ` until ${r.pausedUntil}` : ''}, ${r.sent} sent in ${r.messages} message${r.messages === 1 ? '' : 's'}` +
+      `${r.retrying ? `, ${r.retrying} to retry` : ''}${r.dead ? `, ${r.dead} dead` : ''}` +
+      `${r.left ? `, ${r.left}${r.leftMore ? ' or more' : ''} left for the next run` : ''}`,
   );
 }
 
@@ -101,11 +102,25 @@ export const deliverCommand: Command = {
   options: { once: { type: 'boolean' }, 'max-seconds': { type: 'string' } },
   async run(ctx) {
     if (!ctx.values.once) throw new UsageError('deliver runs one pass: pass --once');
+    const seconds = maxSeconds(ctx.values['max-seconds']);
     const runtime = await runtimeFor(ctx);
-    const summary = await runDeliveryPass(runtime.deliver, {
-      deadline: Date.now() + maxSeconds(ctx.values['max-seconds']) * 1000,
-    });
-    ctx.io.stdout(['delivery:', ...describeDelivery(summary), ''].join('\n'));
+    // --max-seconds bounds when sends may start; one in flight then keeps its full timeout.
+    const summary = await runDeliveryPass(runtime.deliver, { deadline: Date.now() + seconds * 1000 });
+    const stopped = summary.destinations.filter((d) => d.status === 'budget');
+    const left = stopped.reduce((n, d) => n + (d.left ?? 0), 0);
+    const more = stopped.some((d) => d.leftMore) ? ' or more' : '';
+    ctx.io.stdout(
+      [
+        'delivery:',
+        ...describeDelivery(summary),
+        ...(stopped.length
+          ? [
+              `stopped at --max-seconds ${seconds}: ${left}${more} deliver${left === 1 && !more ? 'y' : 'ies'} left for the next run`,
+            ]
+          : []),
+        '',
+      ].join('\n'),
+    );
     return summary.destinations.some((d) => d.status === 'failed') ? 1 : 0;
   },
 };
