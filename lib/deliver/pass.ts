@@ -361,6 +361,7 @@ async function renderSafely(
       singles.set(record.id, render([record]));
     } catch (single) {
       record.status = 'dead';
+      (record as PassRecord).rateLimitedSince = undefined;
       record.lastError = `render failed: ${(single as Error)?.message ?? String(single)}`.slice(0, 500);
       byId.delete(record.id);
       unrenderable.push(record);
@@ -496,6 +497,8 @@ async function settle(
     if (outcome.permanent || r.attempts >= MAX_ATTEMPTS) {
       r.status = 'dead';
       r.nextAttemptAt = undefined;
+      // A re-queued delivery (deliveries retry) starts a new day of 429s, not the old one.
+      r.rateLimitedSince = undefined;
       dead += 1;
     } else {
       r.nextAttemptAt = retryAt(now, retryDelayMs(r.attempts, outcome.retryAfterMs, deps.random));
@@ -555,6 +558,7 @@ async function rateLimited(
     if (Number.isFinite(since) && now - since >= RATE_LIMIT_GIVE_UP_MS) {
       r.status = 'dead';
       r.nextAttemptAt = undefined;
+      r.rateLimitedSince = undefined;
       r.lastError = `${outcome.error.slice(0, 400)} (still rate limited 24 h after the first 429; giving up)`;
       dead += 1;
     } else {

@@ -146,6 +146,12 @@ describe.each(['slack', 'email', 'webhook'] as const)('%s answered 429', (type) 
     expect(dead[0]?.lastError).toMatch(/429/);
     expect(dead[0]?.lastError).toMatch(/24 h/);
     expect(world.metrics.get('DeliveriesDead')).toBe(5);
+    // Re-queued by an operator, a dead delivery gets a new day: its next 429 does not kill it.
+    expect(await world.runtime.deliveries.requeue(dead[0]?.id ?? '')).toBe(true);
+    clock.advance(HOUR);
+    await world.pass();
+    const again = await world.runtime.deliveries.getMany([dead[0]?.id ?? '']);
+    expect(again.get(dead[0]?.id ?? '')?.status).toBe('pending');
   }, 60_000);
 });
 
