@@ -6,7 +6,12 @@
  * interface.md: 3 when the upstream rejected the credentials, 1 when a stream failed for another
  * reason, 0 otherwise (a skipped or rate-limited stream resumes next time).
  */
-import type { DeliverDeps, DeliverySummary, DestinationResult } from '../deliver/pass.ts';
+import type {
+  DeliverDeps,
+  DeliveryPassOptions,
+  DeliverySummary,
+  DestinationResult,
+} from '../deliver/pass.ts';
 import { runDeliveryPass } from '../deliver/pass.ts';
 import type { AlertsConfig } from '../rules/config.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
@@ -26,6 +31,12 @@ export interface CycleDeps {
   upstream: UpstreamClient;
   poll: PollDeps;
   deliver: DeliverDeps;
+  /**
+   * The delivery pass that ends the cycle; `runDeliveryPass` by default. `npm start` runs both
+   * kinds of cycle in one process and gives them one shared, serialised pass, so they do not meet
+   * each other's destination leases.
+   */
+  pass?: (options: DeliveryPassOptions) => Promise<DeliverySummary>;
 }
 
 /** Time kept back from polling for the delivery pass, when the budget allows. */
@@ -49,7 +60,9 @@ export async function runPollCycle(
       if (result.status === 'unauthorized') break; // every other stream would meet the same refusal
     }
     delivery = withInline(
-      await runDeliveryPass(deps.deliver, { deadline: budget.deadline }),
+      await (deps.pass ?? ((options) => runDeliveryPass(deps.deliver, options)))({
+        deadline: budget.deadline,
+      }),
       inline.results(),
     );
   } finally {

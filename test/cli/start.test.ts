@@ -4,10 +4,12 @@
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../lib/cli/run.ts';
+import { startEmulator } from '../../lib/emulator/index.ts';
 import { captureIo } from '../helpers/io.ts';
 
 const home = process.cwd();
@@ -50,5 +52,83 @@ describe('start', () => {
     expect(await done).toBe(0);
     expect(existsSync(join(dir, '.data', 'dynamodb'))).toBe(true);
     await expect(fetch(`${api}/health`)).rejects.toThrow();
+  }, 60_000);
+});
+
+describe('start, done right', () => {
+  // Each test on a fresh folder: `.data/` is what a restart resumes from.
+  beforeEach(async () => {
+    process.chdir(await mkdtemp(join(tmpdir(), 'ea-start-')));
+  });
+  const begin = (env: Record<string, string> = {}) => {
+    const io = captureIo({ PORT: '0', LOG_LEVEL: 'debug', ...env });
+    const controller = new AbortController();
+    const done = runCli(['start'], io, controller.signal);
+    return { io, done, stop: () => controller.abort() };
+  };
+
+  it('a restart resumes quietly: no refused cursor, no other run, nothing sent twice', async () => {
+    const first = begin();
+    expect(
+      await until(() => /leaked logins/.test(first.io.out) && /\[DIGEST\]/.test(first.io.out), 20_000),
+    ).toBe(true);
+    // Let both cycles finish their delivery before stopping.
+    await until(() => (first.io.out.match(/cycle:/g) ?? []).length >= 2, 10_000);
+    first.stop();
+    expect(await first.done).toBe(0);
+    expect(first.io.out).not.toContain('another run is delivering');
+
+    const second = begin();
+    expect(await until(() => (second.io.out.match(/poll \w+ cycle:/g) ?? []).length >= 2, 20_000)).toBe(true);
+    second.stop();
+    expect(await second.done).toBe(0);
+    expect(second.io.out).not.toContain('refused the saved cursor');
+    expect(second.io.out).not.toContain('another run is delivering');
+    // What the first run showed is not shown again.
+    expect(second.io.out).not.toMatch(/\[DIGEST\]/);
+    expect(second.io.out).not.toMatch(/leaked logins/);
+  }, 60_000);
+
+  it('a second start while one runs says who holds .data/ and exits 1', async () => {
+    const first = begin();
+    expect(await until(() => first.io.out.includes('Ctrl-C stops it'), 15_000)).toBe(true);
+    const second = begin();
+    expect(await second.done).toBe(1);
+    expect(second.io.err).toContain(
+      `exposure-alerts: another exposure-alerts start (pid ${process.pid}) holds .data/ in ${process.cwd()}: stop it first`,
+    );
+    first.stop();
+    expect(await first.done).toBe(0);
+  }, 60_000);
+
+  it('a busy port gives the hint serve gives', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', () => r()));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const run = begin({ PORT: String(port) });
+      expect(await run.done).toBe(1);
+      expect(run.io.err).toContain(`port ${port} on 127.0.0.1 is already in use; set PORT to another port`);
+    } finally {
+      taken.close();
+    }
+  }, 60_000);
+
+  it('a refused upstream token exits 3 with one line, instead of failing every cycle', async () => {
+    const upstream = await startEmulator({ seed: 3 });
+    try {
+      const run = begin({
+        EXPOSURE_API_URL: upstream.url,
+        EXPOSURE_API_TOKEN: 'wrong-token',
+        LOG_LEVEL: 'info',
+      });
+      expect(await run.done).toBe(3);
+      expect(run.io.err.split('\n').filter(Boolean)).toEqual([
+        expect.stringMatching(/^exposure-alerts: the upstream rejected the credentials/),
+      ]);
+      expect(run.io.err).not.toContain('wrong-token');
+    } finally {
+      await upstream.close();
+    }
   }, 60_000);
 });

@@ -12,11 +12,25 @@ import { parseAssetId } from '../../api/schemas.ts';
 import { toggleAsset } from '../../api/toggle.ts';
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
-import { listen } from '../../http-server.ts';
+import { type FetchHandler, listen } from '../../http-server.ts';
 import { loadSecrets } from '../../secrets.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { type Command, untilAborted } from '../command.ts';
 import { terminalSafe } from '../terminal.ts';
+
+/** Listens for the API; a port in use says so, and what to do (`serve` and `start` alike). */
+export async function listenApi(fetch: FetchHandler, port: number, hostname = '127.0.0.1') {
+  try {
+    return await listen(fetch, { port, hostname });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new Error(
+      code === 'EADDRINUSE'
+        ? `port ${port} on ${hostname} is already in use; set PORT to another port`
+        : `cannot listen on ${hostname}:${port} (${(error as Error).message})`,
+    );
+  }
+}
 
 export const serveCommand: Command = {
   path: ['serve'],
@@ -30,15 +44,10 @@ export const serveCommand: Command = {
     const hostname = typeof values.host === 'string' ? values.host : '127.0.0.1';
     let server: Awaited<ReturnType<typeof listen>>;
     try {
-      server = await listen(createApiApp(deps).fetch, { port: env.port, hostname });
+      server = await listenApi(createApiApp(deps).fetch, env.port, hostname);
     } catch (error) {
       deps.close();
-      const code = (error as NodeJS.ErrnoException).code;
-      throw new Error(
-        code === 'EADDRINUSE'
-          ? `port ${env.port} on ${hostname} is already in use; set PORT to another port`
-          : `cannot listen on ${hostname}:${env.port} (${(error as Error).message})`,
-      );
+      throw error;
     }
     io.stdout(
       [

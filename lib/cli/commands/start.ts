@@ -7,27 +7,102 @@
  * - The HTTP API on PORT; without `apiClients` in the secret object, a demo token is made for this
  *   run and printed.
  * - Alerts to the configured destinations; the built-in demo config prints them here.
- * Ctrl-C stops it cleanly: timers stop, the running cycle finishes, servers close.
+ * - One instance per folder: a lock under `.data/` says which process holds it.
+ * - The emulator's cursor key, anchor and live events are kept under `.data/` too, so a restart
+ *   resumes where it stopped, quietly.
+ * - Both kinds of cycle share one delivery pass at a time (they would otherwise meet each other's
+ *   destination leases and report "another run").
+ * Ctrl-C stops it cleanly: timers stop, the running cycle finishes, servers close. An upstream that
+ * refuses the credentials stops it too, with exit code 3.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { createApiApp } from '../../api/app.ts';
 import { sha256Hex } from '../../api/auth.ts';
 import { createApiDeps } from '../../api/deps.ts';
+import { type DeliveryPassOptions, type DeliverySummary, runDeliveryPass } from '../../deliver/pass.ts';
 import { startEmulator } from '../../emulator/index.ts';
 import { type Environment, readEnvironment } from '../../env.ts';
-import { listen } from '../../http-server.ts';
 import { redactor } from '../../log.ts';
 import { runPollCycle } from '../../poll/run.ts';
 import type { PollKind } from '../../poll/streams.ts';
 import { createRuntime } from '../../runtime.ts';
 import { loadSecrets, type SecretObject } from '../../secrets.ts';
 import { startDynalite } from '../../state/local.ts';
+import { UpstreamError } from '../../upstream/errors.ts';
 import { type Command, untilAborted } from '../command.ts';
+import { listenApi } from './api.ts';
 import { describeDelivery, describeStream } from './poll.ts';
 
 export const SCHEDULE = { events: 30_000, credentials: 300_000 } as const;
 export const DATA_DIR = '.data';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes `.data/lock` for this process, or says who holds it. A lock left by a process that is gone
+ * is taken over. Returns the release.
+ */
+export function lockDataDir(dir: string): () => void {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(file, 'wx');
+      writeSync(fd, JSON.stringify({ pid: process.pid, since: new Date().toISOString() }));
+      closeSync(fd);
+      return () => rmSync(file, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    let pid = Number.NaN;
+    try {
+      pid = Number((JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown }).pid);
+    } catch {
+      // Unreadable: written by a process that died mid-write. Taken over below.
+    }
+    if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
+      throw new Error(
+        `another exposure-alerts start (pid ${pid}) holds ${DATA_DIR}/ in ${dirname(dir)}: stop it first, or start this one in another folder`,
+      );
+    }
+    rmSync(file, { force: true });
+  }
+  throw new Error(`cannot take the lock ${file}; remove it if no exposure-alerts start is running`);
+}
+
+/**
+ * One delivery pass at a time in this process: a pass asked for while one runs waits for it, and
+ * every such ask shares the one pass that follows (it sees what they would have).
+ */
+export function serialPasses(
+  run: (options: DeliveryPassOptions) => Promise<DeliverySummary>,
+): (options: DeliveryPassOptions) => Promise<DeliverySummary> {
+  let tail: Promise<unknown> = Promise.resolve();
+  let next: { promise: Promise<DeliverySummary>; deadline: number } | undefined;
+  return (options) => {
+    if (next) {
+      next.deadline = Math.min(next.deadline, options.deadline);
+      return next.promise;
+    }
+    const queued = { deadline: options.deadline, promise: undefined as unknown as Promise<DeliverySummary> };
+    queued.promise = tail.then(() => {
+      next = undefined;
+      return run({ ...options, deadline: queued.deadline });
+    });
+    next = queued;
+    tail = queued.promise.catch(() => {});
+    return queued.promise;
+  };
+}
 
 export const startCommand: Command = {
   path: ['start'],
@@ -35,15 +110,23 @@ export const startCommand: Command = {
   usage: 'start',
   summary:
     'everything locally: DynamoDB, the emulator (unless EXPOSURE_API_URL is set), both pollers, the HTTP API',
-  async run({ io, logger, signal }) {
+  async run({ io, logger, signal: outside }) {
     const cleanup: (() => Promise<void>)[] = [];
     const lines: string[] = ['exposure-alerts is running locally:'];
+    // Stops on Ctrl-C, or on a failure no later cycle can mend (refused credentials).
+    const stop = new AbortController();
+    const signal = AbortSignal.any([outside, stop.signal]);
+    let fatal: unknown;
     try {
       const overrides: Record<string, string> = {};
       const base = readEnvironment(io.env);
+      // Absolute, so the data stays where it was started whatever the process's directory becomes.
+      const data = resolve(DATA_DIR);
+      const unlock = lockDataDir(data);
+      cleanup.unshift(async () => unlock());
       if (!base.dynamodbEndpoint) {
-        mkdirSync(`${DATA_DIR}/dynamodb`, { recursive: true });
-        const dynamo = await startDynalite({ path: `${DATA_DIR}/dynamodb` });
+        mkdirSync(join(data, 'dynamodb'), { recursive: true });
+        const dynamo = await startDynalite({ path: join(data, 'dynamodb') });
         cleanup.unshift(() => dynamo.close());
         overrides.DYNAMODB_ENDPOINT = dynamo.endpoint;
         lines.push(`  DynamoDB (dynalite):  ${dynamo.endpoint}, data in ${DATA_DIR}/dynamodb`);
@@ -51,7 +134,7 @@ export const startCommand: Command = {
         lines.push(`  DynamoDB:             ${base.dynamodbEndpoint}`);
       }
       if (!base.apiUrlSet) {
-        const emulator = await startEmulator({ seed: 42 });
+        const emulator = await startEmulator({ seed: 42, stateFile: join(data, 'emulator.json') });
         const stopLive = emulator.emulator.startLiveEvents({ tenant: 'acme', everyMs: 20_000 });
         cleanup.unshift(async () => {
           stopLive();
@@ -85,7 +168,10 @@ export const startCommand: Command = {
         logger: logger.child({ component: 'api' }),
         readSecrets: async () => (demoToken ? fixedSecrets : loadSecrets(env)),
       });
-      const server = await listen(createApiApp(api).fetch, { port: env.port });
+      const server = await listenApi(createApiApp(api).fetch, env.port).catch((error: unknown) => {
+        api.close();
+        throw error;
+      });
       cleanup.unshift(async () => {
         await server.close();
         api.close();
@@ -108,11 +194,21 @@ export const startCommand: Command = {
       redactor.add(demoToken);
 
       const running = new Map<PollKind, Promise<void>>();
+      const pass = serialPasses((options) => runDeliveryPass(runtime.deliver, options));
       const cycle = (kind: PollKind) => {
         if (running.has(kind) || signal.aborted) return;
         const budgetMs = Math.min(SCHEDULE[kind] - 5_000, kind === 'events' ? 25_000 : 240_000);
-        const task = runPollCycle(runtime.cycle, kind, { deadline: Date.now() + budgetMs })
+        const task = runPollCycle({ ...runtime.cycle, pass }, kind, { deadline: Date.now() + budgetMs })
           .then((summary) => {
+            const refused = summary.streams.find((s) => s.status === 'unauthorized');
+            if (refused) {
+              fatal ??= new UpstreamError(
+                'unauthorized',
+                `${refused.stream}: ${refused.error?.message ?? 'refused'}`,
+              );
+              stop.abort();
+              return;
+            }
             const busy =
               summary.streams.some((s) => s.items || s.quarantined) ||
               summary.delivery.sent ||
@@ -125,6 +221,8 @@ export const startCommand: Command = {
                   ...describeDelivery(summary.delivery),
                 ].join('\n'),
               );
+            } else {
+              logger.debug(`poll ${kind} cycle: nothing new`);
             }
           })
           .catch((error: unknown) => logger.error(`poll ${kind} cycle failed`, { error }))
@@ -139,8 +237,9 @@ export const startCommand: Command = {
       ];
       await untilAborted(signal);
       for (const timer of timers) clearInterval(timer);
-      io.stderr('stopping: letting the running cycle finish...\n');
+      if (!fatal) io.stderr('stopping: letting the running cycle finish...\n');
       await Promise.allSettled(running.values());
+      if (fatal) throw fatal;
       return 0;
     } finally {
       for (const close of cleanup) await close().catch(() => {});
