@@ -12,7 +12,7 @@ import { runPollCycle } from '../../poll/run.ts';
 import type { PollKind } from '../../poll/streams.ts';
 import { createRuntime, type Runtime } from '../../runtime.ts';
 import type { DeliveryStatus } from '../../state/deliveries.ts';
-import type { Command, CommandContext } from '../command.ts';
+import { type Command, type CommandContext, credentialsRejected } from '../command.ts';
 import { terminalSafe } from '../terminal.ts';
 
 export const DEFAULT_MAX_SECONDS = 300;
@@ -29,6 +29,7 @@ export async function runtimeFor(ctx: CommandContext): Promise<Runtime> {
   return createRuntime({
     env: readEnvironment(ctx.io.env),
     logger: ctx.logger,
+    warn: ctx.warn,
     write: (text) => ctx.io.stdout(text.endsWith('\n') ? text : `${text}\n`),
     color: ctx.io.isTTY,
   });
@@ -85,8 +86,11 @@ function pollCommand(kind: PollKind): Command {
         );
       }
       const failed = summary.streams.find((s) => s.status === 'unauthorized' || s.status === 'failed');
-      if (failed?.error)
-        ctx.io.stderr(`exposure-alerts: ${terminalSafe(`${failed.stream}: ${failed.error.message}`)}\n`);
+      if (failed?.error) {
+        const detail = `${failed.stream}: ${failed.error.message}`;
+        const line = failed.status === 'unauthorized' ? credentialsRejected(detail) : detail;
+        ctx.io.stderr(`exposure-alerts: ${terminalSafe(line)}\n`);
+      }
       return summary.exitCode;
     },
   };
