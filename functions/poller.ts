@@ -5,6 +5,7 @@
  * function's error alarm and dead-letter queue see it.
  */
 import type { Context } from 'aws-lambda';
+import { lastSendStart } from '../lib/deliver/pass.ts';
 import { readEnvironment } from '../lib/env.ts';
 import { createLogger, startFailure } from '../lib/log.ts';
 import { EmfMetrics } from '../lib/metrics.ts';
@@ -35,7 +36,9 @@ export async function createPollerHandler(kind: PollKind) {
     context: Pick<Context, 'getRemainingTimeInMillis'>,
   ): Promise<CycleSummary> => {
     const deadline = Date.now() + context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS;
-    const summary = await runPollCycle(runtime.cycle, kind, { deadline });
+    // A send that starts must be able to finish and be recorded before the invocation ends.
+    const sendsStartBy = lastSendStart(runtime.deliver, deadline);
+    const summary = await runPollCycle(runtime.cycle, kind, { deadline, sendsStartBy });
     logger.info(`${name} cycle finished`, {
       exitCode: summary.exitCode,
       streams: summary.streams.map((s) => ({

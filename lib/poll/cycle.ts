@@ -92,6 +92,11 @@ export interface PollBudget {
   deadline: number;
   /** Stop starting pages this long before the deadline, to leave time to write and deliver. */
   reserveMs?: number;
+  /**
+   * The last moment the cycle's delivery pass may start a send (default `deadline`): a send in
+   * flight keeps its full timeout, so a Lambda gives the moment that leaves room for one.
+   */
+  sendsStartBy?: number;
 }
 
 function emptyResult(stream: string, status: StreamStatus): StreamResult {

@@ -41,6 +41,8 @@ export interface CycleDeps {
 
 /** Time kept back from polling for the delivery pass, when the budget allows. */
 export const DELIVERY_RESERVE_MS = 20_000;
+/** No page is started this close to the polling deadline (less for a small budget). */
+export const PAGE_RESERVE_MS = 5_000;
 
 export async function runPollCycle(
   deps: CycleDeps,
@@ -49,19 +51,27 @@ export async function runPollCycle(
 ): Promise<CycleSummary> {
   const streams: StreamResult[] = [];
   const total = budget.deadline - deps.poll.clock.now();
-  // Poll until the delivery reserve, but never give polling less than half the budget.
+  // Poll until the delivery reserve, but never give polling less than half the budget; and stop
+  // starting pages a little before that (a quarter of a small budget), to write what was fetched.
   const pollDeadline = budget.deadline - Math.min(DELIVERY_RESERVE_MS, Math.max(0, total / 2));
+  const reserveMs =
+    budget.reserveMs ?? Math.min(PAGE_RESERVE_MS, Math.max(0, (pollDeadline - deps.poll.clock.now()) / 4));
   let delivery: DeliverySummary;
   try {
     const inline = new InlineDelivery(deps.deliver);
     for (const spec of streamsFor(deps.config, kind, deps.upstream)) {
-      const result = await pollStream(deps.poll, spec, { ...budget, deadline: pollDeadline }, inline);
+      const result = await pollStream(
+        deps.poll,
+        spec,
+        { ...budget, deadline: pollDeadline, reserveMs },
+        inline,
+      );
       streams.push(result);
       if (result.status === 'unauthorized') break; // every other stream would meet the same refusal
     }
     delivery = withInline(
       await (deps.pass ?? ((options) => runDeliveryPass(deps.deliver, options)))({
-        deadline: budget.deadline,
+        deadline: budget.sendsStartBy ?? budget.deadline,
       }),
       inline.results(),
     );

@@ -29,14 +29,20 @@ beforeEach(() => {
   emu.running.emulator.control.clearFaults();
 });
 
-async function setup(lookback: string, auth: Record<string, string>) {
-  const config = join(dir, `${lookback}.json`);
+async function setup(
+  lookback: string,
+  auth: Record<string, string>,
+  destination: Record<string, unknown> = { type: 'webhook', url: hook.url },
+  argv = ['poll', 'events', '--once'],
+) {
+  const config = join(dir, `${lookback}-${destination.type}.json`);
   await writeFile(
     config,
     JSON.stringify({
       sources: { tenantEvents: { lookback } },
-      destinations: { siem: { type: 'webhook', url: hook.url } },
+      destinations: { siem: destination },
       routes: [{ name: 'all', to: ['siem'] }],
+      digest: { threshold: 1000, maxItems: 20 },
     }),
   );
   const env = {
@@ -48,7 +54,7 @@ async function setup(lookback: string, auth: Record<string, string>) {
   };
   return async () => {
     const io = captureIo(env);
-    const code = await runCli(['poll', 'events', '--once'], io);
+    const code = await runCli(argv, io);
     return { code, err: io.err, out: io.out };
   };
 }
@@ -93,4 +99,25 @@ describe('poll events --once', () => {
     expect(first.from).toEqual(expect.any(String));
     expect(received().sort()).toEqual(between.map((e) => e.item.metadata.uid).sort());
   });
+});
+
+describe('poll --max-seconds', () => {
+  it('a small budget still polls and delivers what it can start, and says what is left', async () => {
+    const poll = await setup(
+      'P7D',
+      { EXPOSURE_API_TOKEN: 'emu-acme-token' },
+      { type: 'slack', url: hook.url },
+      ['poll', 'events', '--once', '--max-seconds', '5'],
+    );
+    hook.fallback = { status: 200, body: 'ok' };
+    const started = Date.now();
+    const run = await poll();
+    expect(run.code).toBe(0);
+    // Sends start within the budget; the last one may finish after it.
+    expect(Date.now() - started).toBeLessThan(5_000 + 10_000);
+    // Every event its own Slack message at one a second: more than the budget can send.
+    expect(hook.requests.length).toBeGreaterThanOrEqual(2);
+    expect(run.out).toMatch(/siem: budget, \d+ sent in \d+ messages, \d+ left for the next run/);
+    expect(run.out).toMatch(/tenant: (done|budget), [2-9]\d* pages/);
+  }, 30_000);
 });
