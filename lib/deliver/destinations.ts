@@ -109,7 +109,8 @@ export function resolveDestinations(
   for (const [name, destination] of Object.entries(config.destinations)) {
     out.set(name, resolveDestination(name, destination, secrets, problems));
   }
-  if (problems.length) throw new ConfigError(
+  if (problems.length)
+    throw new ConfigError(
       `${problems.length === 1 ? 'a destination secret is' : `${problems.length} destination secrets are`} missing`,
       problems,
     );

@@ -96,7 +96,6 @@ export function paceWait(lastSentAt: number, pace: number, now: number): number 
  * store writes a pending record's fields as they are (deliveries.ts `toStored`), so the field
  * lives in the table; test/deliver/rate-limit.test.ts reads it back to hold that true.
  */
-export type PassRecord = DeliveryRecord & { rateLimitedSince?: string };
 
 export interface DeliverDeps {
   deliveries: DeliveryStore;
@@ -361,7 +360,7 @@ async function renderSafely(
       singles.set(record.id, render([record]));
     } catch (single) {
       record.status = 'dead';
-      (record as PassRecord).rateLimitedSince = undefined;
+      record.rateLimitedSince = undefined;
       record.lastError = `render failed: ${(single as Error)?.message ?? String(single)}`.slice(0, 500);
       byId.delete(record.id);
       unrenderable.push(record);
@@ -463,7 +462,7 @@ async function settle(
   deps: DeliverDeps,
   destination: ResolvedDestination,
   lease: DestinationLease,
-  records: PassRecord[],
+  records: DeliveryRecord[],
   outcome: SendOutcome,
   result: DestinationResult,
   log: Logger,
@@ -544,7 +543,7 @@ async function rateLimited(
   deps: DeliverDeps,
   destination: ResolvedDestination,
   lease: DestinationLease,
-  records: PassRecord[],
+  records: DeliveryRecord[],
   outcome: SendOutcome & { ok: false },
   result: DestinationResult,
   log: Logger,

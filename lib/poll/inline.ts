@@ -29,7 +29,6 @@ import type { ResolvedDestination } from '../deliver/destinations.ts';
 import {
   type DeliverDeps,
   type DestinationResult,
-  type PassRecord,
   recordToAlert,
   retryAt,
   retryDelayMs,
@@ -152,7 +151,7 @@ export class InlineDelivery {
             r.attempts = outcome.rateLimited ? 0 : 1;
             r.lastError = outcome.error.slice(0, 500);
             r.nextAttemptAt = next;
-            if (outcome.rateLimited) (r as PassRecord).rateLimitedSince = new Date(now).toISOString();
+            if (outcome.rateLimited) r.rateLimitedSince = new Date(now).toISOString();
           }
           // Every run holds off until then, the pass included (as it would after its own 429).
           if (outcome.rateLimited || outcome.retryAfterMs !== undefined)

@@ -59,7 +59,8 @@ export interface WalkSpec {
   firstRun: 'alert' | 'baseline';
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
+/** No bound before the epoch: a lookback of a million years is valid config, and means "all of it". */
+const iso = (ms: number) => new Date(Math.max(0, ms)).toISOString();
 const later = (a: string | undefined, b: string) =>
   a !== undefined && Date.parse(a) > Date.parse(b) ? a : b;
 

@@ -56,6 +56,11 @@ export interface DeliveryRecord {
   /** ISO time the next attempt is due (pending records). */
   nextAttemptAt?: string;
   lastError?: string;
+  /**
+   * When the destination first answered 429 to this delivery, in the current run of 429s: a 429
+   * costs no attempt, so this is what makes one still refused after 24 hours dead (deliver/pass.ts).
+   */
+  rateLimitedSince?: string;
   /** Routes that chose this destination for this item. */
   routes: string[];
   /** The item as the destination will see it: password policy already applied. */

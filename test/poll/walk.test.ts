@@ -80,6 +80,11 @@ describe('walk rules', () => {
     expect(walk.baselining).toBe(true);
   });
 
+  it('a lookback longer than time itself starts at the epoch', () => {
+    const { walk } = resumeWalk(state(), { ...events, lookbackMs: 999_999 * 365 * DAY }, now);
+    expect(walk.alertFrom).toBe('1970-01-01T00:00:00.000Z');
+  });
+
   it('a position older than the record retention alerts only after it', () => {
     const saved = state({ fingerprint: 'f1', since: 'x', newestItemAt: '2026-08-01T00:00:00.000Z' });
     expect(restartWalk(saved, events, now).alertFrom).toBe('2026-08-01T00:00:00.001Z');
