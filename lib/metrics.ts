@@ -26,6 +26,23 @@ interface Entry {
   values: Map<string, { value: number; unit: MetricUnit; gauge: boolean }>;
 }
 
+/**
+ * CloudWatch takes dimension values of printable ASCII, at most 1,024 characters; anything else
+ * makes it drop the metric. A destination may be named `équipe sécurité`, so its value is written
+ * with `\u` escapes for what is not ASCII, and cut to fit.
+ */
+export function dimensionValues(dimensions: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(dimensions)) {
+    const ascii = value.replace(
+      /[^\x20-\x7e]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
+    out[key] = (ascii.trim() === '' ? '-' : ascii).slice(0, 1_024);
+  }
+  return out;
+}
+
 export class EmfMetrics implements Metrics {
   private entries = new Map<string, Entry>();
 
@@ -39,7 +56,7 @@ export class EmfMetrics implements Metrics {
   ) {}
 
   private entry(dimensions: Record<string, string> = {}): Entry {
-    const dims = { service: this.options.service, ...dimensions };
+    const dims = { service: this.options.service, ...dimensionValues(dimensions) };
     const key = JSON.stringify(Object.entries(dims).sort());
     let entry = this.entries.get(key);
     if (!entry) {

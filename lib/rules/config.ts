@@ -115,9 +115,8 @@ const sourcesSchema = z.strictObject({
   ),
 });
 
-const destinationName = z
-  .string()
-  .check(z.regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected 1 to 64 letters, digits, _ or -'));
+/** Any name: it is encoded where it goes into a key (state/limits.ts `nameInKey`). */
+const destinationName = nonEmpty;
 
 const emailAddress = z
   .string()

@@ -27,7 +27,7 @@
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
 import { type ItemKind, RECORD_RETENTION_DAYS } from '../model.ts';
-import { fitKey, PARTITION_KEY_BYTES, SORT_KEY_BYTES } from './limits.ts';
+import { fitKey, nameFromKey, nameInKey, PARTITION_KEY_BYTES, SORT_KEY_BYTES } from './limits.ts';
 import { marshall, unmarshall } from './marshall.ts';
 import { ClaimWindow, PackStore, packable } from './packs.ts';
 import {
@@ -84,7 +84,7 @@ export type NewDelivery = Pick<
 };
 
 export function deliveryId(destination: string, kind: ItemKind, key: string): string {
-  return `${destination}~${kind}~${key}`;
+  return `${nameInKey(destination)}~${kind}~${key}`;
 }
 
 export function parseDeliveryId(
@@ -96,11 +96,16 @@ export function parseDeliveryId(
   const kind = id.slice(first + 1, second);
   if (kind !== 'event' && kind !== 'credential') return undefined;
   const key = id.slice(second + 1);
-  return key ? { destination: id.slice(0, first), kind, key } : undefined;
+  return key ? { destination: nameFromKey(id.slice(0, first)), kind, key } : undefined;
 }
 
 function recordKey(destination: string, kind: ItemKind, key: string) {
-  return { pk: fitKey(`dlv#${destination}#${kind}#${key}`, PARTITION_KEY_BYTES), sk: 'dlv' };
+  return { pk: fitKey(`dlv#${nameInKey(destination)}#${kind}#${key}`, PARTITION_KEY_BYTES), sk: 'dlv' };
+}
+
+/** The index partition of a destination's pending or dead records. */
+function queueKey(status: 'pending' | 'dead', destination: string): string {
+  return `${status}#${nameInKey(destination)}`;
 }
 
 /** The index's sort key: time first (what is due), then the id, cut to fit when a uid is huge. */
@@ -126,11 +131,11 @@ function toStored(record: DeliveryRecord): Record<string, AttributeValue> {
   const indexed =
     record.status === 'pending'
       ? {
-          gsi1pk: `pending#${record.destination}`,
+          gsi1pk: queueKey('pending', record.destination),
           gsi1sk: indexSortKey(record.nextAttemptAt ?? record.createdAt, record.id),
         }
       : record.status === 'dead'
-        ? { gsi1pk: `dead#${record.destination}`, gsi1sk: indexSortKey(record.updatedAt, record.id) }
+        ? { gsi1pk: queueKey('dead', record.destination), gsi1sk: indexSortKey(record.updatedAt, record.id) }
         : {};
   return marshall({
     ...recordKey(record.destination, record.kind, record.key),
@@ -466,7 +471,7 @@ export class DeliveryStore {
           TableName: this.tableName,
           IndexName: 'gsi1',
           KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk <= :bound',
-          ExpressionAttributeValues: marshall({ ':pk': `pending#${destination}`, ':bound': bound }),
+          ExpressionAttributeValues: marshall({ ':pk': queueKey('pending', destination), ':bound': bound }),
           Limit: limit - out.length,
           ExclusiveStartKey: start,
         }),
@@ -507,7 +512,7 @@ export class DeliveryStore {
               TableName: this.tableName,
               IndexName: 'gsi1',
               KeyConditionExpression: 'gsi1pk = :pk',
-              ExpressionAttributeValues: marshall({ ':pk': `${options.status}#${destination}` }),
+              ExpressionAttributeValues: marshall({ ':pk': queueKey(options.status, destination) }),
               Limit: limit - out.length,
               ExclusiveStartKey: start,
             }),
@@ -566,7 +571,7 @@ export class DeliveryStore {
             ':dead': 'dead',
             ':zero': 0,
             ':now': now,
-            ':gpk': `pending#${parsed.destination}`,
+            ':gpk': queueKey('pending', parsed.destination),
             ':gsk': indexSortKey(now, id),
           }),
         }),

@@ -14,6 +14,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
 import { type Lease, LeaseStore } from './lease.ts';
+import { nameInKey } from './limits.ts';
 import { marshall, unmarshall } from './marshall.ts';
 import { ConditionalCheckFailedException, QueryCommand, UpdateItemCommand } from './sdk.ts';
 
@@ -79,7 +80,7 @@ export class DestinationStateStore {
   }
 
   private key(destination: string) {
-    return { pk: `dest#${destination}`, sk: 'state' };
+    return { pk: `dest#${nameInKey(destination)}`, sk: 'state' };
   }
 
   async acquire(destination: string, owner: string): Promise<DestinationLease | undefined> {

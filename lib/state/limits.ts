@@ -30,6 +30,23 @@ export function fitKey(text: string, limit: number): string {
   return `${cutUtf8(text, limit - digest.length)}${digest}`;
 }
 
+/**
+ * A name of the config's (a destination's) as it appears inside a key or an id: `%`, `~` and `#`,
+ * the separators, percent-encoded, so any name is unambiguous. A name of letters, digits, `_` and
+ * `-` (all that was allowed before) is unchanged, so its existing keys are still found.
+ *
+ * @example
+ * nameInKey('soc#2') // 'soc%232'
+ */
+export function nameInKey(name: string): string {
+  return name.replace(/[%~#]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+}
+
+/** The name {@link nameInKey} encoded. */
+export function nameFromKey(encoded: string): string {
+  return encoded.replace(/%(25|7E|23)/g, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
+
 /** The longest start of `text` within `bytes` bytes of UTF-8, never half a character. */
 export function cutUtf8(text: string, bytes: number): string {
   if (utf8Bytes(text) <= bytes) return text;

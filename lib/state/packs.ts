@@ -30,6 +30,7 @@ import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
 import type { ItemKind } from '../model.ts';
 import { type DeliveryRecord, type DeliveryStatus, deliveryId } from './deliveries.ts';
+import { nameInKey } from './limits.ts';
 import { marshall, unmarshall } from './marshall.ts';
 import { ConditionalCheckFailedException, PutItemCommand, QueryCommand, UpdateItemCommand } from './sdk.ts';
 
@@ -71,7 +72,7 @@ type Entry = [key: string, routes: string[], note?: string];
 export const PACK_MAX_CHARS = 100_000;
 
 function packPk(destination: string, kind: ItemKind): string {
-  return `pack#${destination}#${kind}`;
+  return `pack#${nameInKey(destination)}#${kind}`;
 }
 
 /**

@@ -4,11 +4,15 @@
  * long for a key gets a key derived from a digest; neither stalls its stream.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dimensionValues } from '../../lib/metrics.ts';
+import { deliveryId, parseDeliveryId } from '../../lib/state/deliveries.ts';
 import {
   cutUtf8,
   fitItem,
   fitKey,
   ITEM_BUDGET_BYTES,
+  nameFromKey,
+  nameInKey,
   PARTITION_KEY_BYTES,
   utf8Bytes,
 } from '../../lib/state/limits.ts';
@@ -78,6 +82,33 @@ describe('fitKey and cutUtf8', () => {
   });
 });
 
+describe('any destination name', () => {
+  it('a name of letters, digits, _ and - keeps the keys it always had', () => {
+    expect(nameInKey('soc_team-2')).toBe('soc_team-2');
+    expect(deliveryId('soc_team-2', 'event', 'paste/x/1')).toBe('soc_team-2~event~paste/x/1');
+  });
+
+  it('separators in a name are encoded, and come back from an id unchanged', () => {
+    const name = 'SOC #2 ~ équipe 100%';
+    expect(nameInKey(name)).toBe('SOC %232 %7E équipe 100%25');
+    expect(nameFromKey(nameInKey(name))).toBe(name);
+    // Two names that would collide unencoded ("a#event" + key "x" against "a" + key "event#x").
+    expect(deliveryId('a~event', 'event', 'x')).not.toBe(deliveryId('a', 'event', 'event~x'));
+    expect(parseDeliveryId(deliveryId(name, 'credential', '42'))).toEqual({
+      destination: name,
+      kind: 'credential',
+      key: '42',
+    });
+  });
+
+  it('a metric dimension of any name is printable ASCII within CloudWatch limits', () => {
+    const dims = dimensionValues({ destination: 'équipe sécurité', stream: 'x'.repeat(2_000), empty: ' ' });
+    expect(dims.destination).toBe('\\u00e9quipe s\\u00e9curit\\u00e9');
+    expect(dims.stream).toHaveLength(1_024);
+    expect(dims.empty).toBe('-');
+  });
+});
+
 describe('a stream with a huge item and a huge uid', () => {
   const emu = useEmulator({ eventsPerTenant: 12, credentials: 5 });
   const db = useDynalite();
@@ -112,5 +143,25 @@ describe('a stream with a huge item and a huge uid', () => {
     expect(trimmed?._trimmed).toEqual(['highlights.content[0]']);
     await world.cycle('events');
     expect(hook.requests.flatMap((r) => (r.json() as { items: unknown[] }).items)).toHaveLength(6);
+  });
+
+  it('a destination named with separators and accents gets every item once, and its records are found', async () => {
+    const name = 'SIEM #1 ~ équipe';
+    hook.requests.length = 0;
+    const world = await makeWorld(emu, db, {
+      sources: { tenantEvents: { lookback: 'PT24H' } },
+      destinations: { [name]: { type: 'webhook', url: hook.url } },
+      routes: [{ name: 'all', to: [name] }],
+    });
+    await world.cycle('events');
+    await world.cycle('events');
+    const uids = hook.requests.flatMap((r) =>
+      (r.json() as { items: { metadata: { uid: string } }[] }).items.map((i) => i.metadata.uid),
+    );
+    expect(uids.length).toBeGreaterThan(0);
+    expect(new Set(uids).size).toBe(uids.length);
+    const records = await world.runtime.deliveries.list({ limit: 10_000 });
+    expect(records).toHaveLength(uids.length);
+    expect(new Set(records.map((r) => r.destination))).toEqual(new Set([name]));
   });
 });
