@@ -4,26 +4,17 @@
  * holds; a slow destination holds up nobody; e-mail providers get their own payloads and headers.
  */
 import { createHmac } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type Clock, systemClock } from '../../lib/clock.ts';
 import { MAX_ATTEMPTS } from '../../lib/deliver/pass.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
-import { type Receiver, type Reply, startReceiver } from '../helpers/receiver.ts';
+import { useReceivers } from '../helpers/receiver.ts';
 import { makeWorld } from '../helpers/world.ts';
 
 const emu = useEmulator({ eventsPerTenant: 6, credentials: 60 });
 const db = useDynalite();
-const receivers: Receiver[] = [];
-
-async function receiver(fallback?: Reply): Promise<Receiver> {
-  const r = await startReceiver(fallback);
-  receivers.push(r);
-  return r;
-}
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
+const receiver = useReceivers();
 
 /** The demo tenant's events: all inside the 7-day lookback, so all of them are new to a fresh table. */
 const events = () => emu.running.emulator.dataset.tenant('acme').events.length;

@@ -3,23 +3,15 @@
  * is an ordinary retry, a 429 costs no attempt and pauses the destination for every run, and a
  * destination paused by any run is left to the pass. A real emulator, dynalite and receivers.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
-import { type Receiver, type Reply, startReceiver } from '../helpers/receiver.ts';
+import { useReceivers } from '../helpers/receiver.ts';
 import { makeWorld } from '../helpers/world.ts';
 
 const emu = useEmulator({ eventsPerTenant: 6, credentials: 10 });
 const db = useDynalite();
-const receivers: Receiver[] = [];
-async function receiver(fallback?: Reply): Promise<Receiver> {
-  const r = await startReceiver(fallback);
-  receivers.push(r);
-  return r;
-}
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
+const receiver = useReceivers();
 
 const webhookConfig = (url: string) => ({
   sources: { tenantEvents: { lookback: 'P7D' } },

@@ -3,21 +3,13 @@
  * the product's name once, never `exposure-alerts: exposure-alerts:`. Real dynalite, real local
  * receivers for the refusing destination and the ops ones.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useDynalite } from '../helpers/dynamo.ts';
-import { type Receiver, type Reply, startReceiver } from '../helpers/receiver.ts';
+import { useReceivers } from '../helpers/receiver.ts';
 import { deliveryWorld } from './seed.ts';
 
 const db = useDynalite();
-const receivers: Receiver[] = [];
-async function receiver(fallback?: Reply): Promise<Receiver> {
-  const r = await startReceiver(fallback);
-  receivers.push(r);
-  return r;
-}
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
+const receiver = useReceivers();
 
 const count = (text: string, what: string) => text.split(what).length - 1;
 

@@ -4,23 +4,15 @@
  * refused 429 a day after its first 429 goes dead. Slack, e-mail and webhooks alike; real dynalite,
  * real local receivers, a fake clock.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_ATTEMPTS, RATE_LIMIT_GIVE_UP_MS } from '../../lib/deliver/pass.ts';
 import { fakeClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
-import { type Receiver, type Reply, startReceiver } from '../helpers/receiver.ts';
+import { type Reply, useReceivers } from '../helpers/receiver.ts';
 import { deliveryWorld } from './seed.ts';
 
 const db = useDynalite();
-const receivers: Receiver[] = [];
-async function receiver(fallback?: Reply): Promise<Receiver> {
-  const r = await startReceiver(fallback);
-  receivers.push(r);
-  return r;
-}
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
+const receiver = useReceivers();
 
 const HOUR = 3_600_000;
 

@@ -5,25 +5,17 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_DELAY_MS } from '../../lib/deliver/pass.ts';
 import { staticToken } from '../../lib/upstream/auth.ts';
 import { parseRetryAfter, UpstreamHttp } from '../../lib/upstream/http.ts';
 import { fakeClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
-import { type Receiver, type Reply, startReceiver } from '../helpers/receiver.ts';
+import { useReceivers } from '../helpers/receiver.ts';
 import { deliveryWorld } from './seed.ts';
 
 const db = useDynalite();
-const receivers: Receiver[] = [];
-async function receiver(fallback?: Reply): Promise<Receiver> {
-  const r = await startReceiver(fallback);
-  receivers.push(r);
-  return r;
-}
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
+const receiver = useReceivers();
 
 const HOUR = 3_600_000;
 

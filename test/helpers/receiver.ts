@@ -4,6 +4,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
 
 export interface ReceivedRequest {
   at: number;
@@ -77,4 +78,23 @@ export async function startReceiver(fallback: Reply = { status: 200, body: 'ok' 
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return receiver;
+}
+
+/**
+ * Receivers a test starts as it needs them, each closed after that test.
+ *
+ * @example
+ * const receiver = useReceivers();
+ * it('...', async () => { const slack = await receiver({ status: 429 }); ... });
+ */
+export function useReceivers(): (fallback?: Reply) => Promise<Receiver> {
+  const open: Receiver[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((r) => r.close()));
+  });
+  return async (fallback) => {
+    const r = await startReceiver(fallback);
+    open.push(r);
+    return r;
+  };
 }
