@@ -426,6 +426,15 @@ describe('auth', () => {
     expect(control().calls('generateToken')).toHaveLength(1);
   });
 
+  it('the exchanged token is as secret as the key: a log line never shows it', async () => {
+    const auth = apiKeyExchange({ baseUrl: emu.url, apiKey: 'emu-acme-key' });
+    const token = await auth.getToken();
+    const logger = memoryLogger();
+    logger.error(`request failed with Authorization: Bearer ${token}`, { token });
+    expect(logger.lines.join('\n')).not.toContain(token);
+    expect(logger.lines[0]).toContain('[redacted]');
+  });
+
   it('a token is renewed before its hour is up', async () => {
     let now = Date.now();
     const clock: Clock = { now: () => now, sleep: systemClock.sleep };
