@@ -130,22 +130,24 @@ export async function drainProduct(setup: DrainSetup, table: string, kinds: Poll
 export async function drainBare(setup: DrainSetup, kinds: PollKind[]): Promise<DrainRun> {
   const env = readEnvironment({ EXPOSURE_API_URL: setup.apiUrl, EXPOSURE_API_TOKEN: setup.token });
   const client = createUpstreamClient(env, {});
-  // The page size the product's credential stream asks for: the config's default.
-  const pageSize = benchConfig(drainConfig(setup)).sources.credentials?.pageSize;
+  // The page size and filters the product's streams ask with: the config's defaults.
+  const config = benchConfig(drainConfig(setup));
+  const pageSize = config.sources.credentials?.pageSize;
   const runs: KindRun[] = [];
   const started = performance.now();
   for (const kind of kinds) {
     const t0 = performance.now();
     let pages = 0;
     let items = 0;
-    const lookback = kind === 'events' ? setup.eventsLookback : setup.credentialsLookback;
-    const since = new Date(Date.now() - (parseDuration(lookback) as number)).toISOString();
+    const since = new Date(Date.now() - (parseDuration(setup.credentialsLookback) as number)).toISOString();
+    // Events: the tenant stream's body (lib/poll/streams.ts), the configured filters and no time
+    // bound, so the bare client reads the whole feed as the product's first walk does.
     const iterator =
       kind === 'events'
         ? client.tenantEventPages({
             size: EVENT_PAGE_SIZE,
             order: 'asc',
-            filters: { estimated_created_at: { gte: since } },
+            filters: config.sources.tenantEvents?.filters ?? {},
           })
         : client.globalCredentialPages({
             query: { type: 'domain', fqdn: setup.domain },

@@ -120,6 +120,11 @@ export interface EmulatorProcess extends Child {
 export async function startEmulatorProcess(options: {
   seed?: number;
   events?: number;
+  /**
+   * Per tenant, old content matched in the hours before the emulator's start (`--late-matches`);
+   * the emulator's default (3) when unset. 0 leaves a feed of exactly `events`, for exact counts.
+   */
+  lateMatches?: number;
   credentials?: number;
   latencyMs?: number;
 }): Promise<EmulatorProcess> {
@@ -138,6 +143,7 @@ export async function startEmulatorProcess(options: {
       String(options.events ?? 120),
       '--credentials',
       String(options.credentials ?? 0),
+      ...(options.lateMatches !== undefined ? ['--late-matches', String(options.lateMatches)] : []),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
   );

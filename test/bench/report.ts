@@ -12,8 +12,8 @@ export interface Budget {
 }
 
 export interface Figure {
-  /** Which of the issue's six measurements it belongs to. */
-  section: 'drain' | 'requests' | 'memory' | 'coldstart' | 'delivery' | 'api';
+  /** Which of the issue's measurements it belongs to. */
+  section: 'drain' | 'requests' | 'memory' | 'coldstart' | 'delivery' | 'api' | 'history';
   /** Stable key, e.g. `drain.ratio`. */
   id: string;
   label: string;

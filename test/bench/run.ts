@@ -1,8 +1,9 @@
 /**
  * `npm run bench [-- --out <file>] [--only <sections>]`: the benchmark suite of the performance
  * issue, side by side in one run: drain overhead and DynamoDB requests per item (drain), memory,
- * cold start, delivery, API. It prints one table, writes the same figures as JSON (default
- * bench-results/bench.json, git-ignored), and exits 1 when a budget is broken (2 on a usage error).
+ * cold start, delivery, API, and a stream's first walk over a long history (history). It prints
+ * one table, writes the same figures as JSON (default bench-results/bench.json, git-ignored), and
+ * exits 1 when a budget is broken (2 on a usage error).
  *
  * Each measurement starts its own dynalite and emulator processes; the product runs in bench
  * workers (worker.ts), bundled first as the CDK bundles our Lambda functions. Not part of `npm test`.
@@ -15,6 +16,7 @@ import { measureApi } from './measure-api.ts';
 import { measureColdStart } from './measure-coldstart.ts';
 import { measureDelivery } from './measure-delivery.ts';
 import { measureDrain } from './measure-drain.ts';
+import { measureHistory } from './measure-history.ts';
 import { measureMemory } from './measure-memory.ts';
 import { memoryLimited, ROOT, removeCgroups, WORKER_BUNDLE } from './procs.ts';
 import { type Figure, formatTable, machine, type Report, writeReport } from './report.ts';
@@ -26,6 +28,7 @@ const SECTIONS = {
   coldstart: () => measureColdStart(),
   delivery: () => measureDelivery(),
   api: () => measureApi(),
+  history: (log: (line: string) => void) => measureHistory(log),
 } as const;
 type Section = keyof typeof SECTIONS;
 

@@ -5,15 +5,19 @@
  * them). The first message is `{type: 'init', data}`; every later one is a job answered by one
  * `result` (or `error`).
  *
- * Scenarios: `drain` (jobs `bare` and `product`), `api` (serves the HTTP API; jobs `take`).
+ * Scenarios: `drain` (jobs `bare` and `product`), `history` (jobs `page`, the bare client, and
+ * `walk`), `api` (serves the HTTP API; jobs `take`).
  */
 import type { PollKind } from '../../lib/poll/streams.ts';
 import { type ApiServer, type ApiSetup, startApiServer } from './api-server.ts';
 import { type DrainSetup, drainBare, drainProduct } from './drain.ts';
+import { type HistorySetup, historyBare, historyWalk } from './history.ts';
 
 type Job =
   | { type: 'bare'; kinds: PollKind[] }
   | { type: 'product'; table: string; kinds: PollKind[] }
+  | { type: 'walk'; table: string; firstRun: 'alert' | 'baseline' }
+  | { type: 'page'; collect: boolean }
   | { type: 'take' };
 
 const scenario = process.argv[2];
@@ -38,6 +42,9 @@ async function handle(message: { type: string; data?: unknown }): Promise<unknow
   if (scenario === 'drain' && job.type === 'bare') return drainBare(setup as DrainSetup, job.kinds);
   if (scenario === 'drain' && job.type === 'product')
     return drainProduct(setup as DrainSetup, job.table, job.kinds);
+  if (scenario === 'history' && job.type === 'page') return historyBare(setup as HistorySetup, job.collect);
+  if (scenario === 'history' && job.type === 'walk')
+    return historyWalk(setup as HistorySetup, job.table, job.firstRun);
   if (scenario === 'api' && job.type === 'take' && api) return api.take();
   throw new Error(`scenario ${scenario} has no job ${message.type}`);
 }

@@ -15,13 +15,17 @@ function intOption(name: string, value: unknown, fallback: number): number {
 export const emulatorCommand: Command = {
   path: ['emulator'],
   service: true,
-  usage: 'emulator [--port N] [--seed S] [--latency-ms N] [--events N] [--credentials N] [--live]',
+  // --late-matches: per tenant, events of years-old content matched in the hours before the start
+  // (default 3, the dataset's); 0 leaves a feed of exactly --events, as benchmarks count them.
+  usage:
+    'emulator [--port N] [--seed S] [--latency-ms N] [--events N] [--late-matches N] [--credentials N] [--live]',
   summary: 'run the upstream emulator alone; prints its URL and a demo token',
   options: {
     port: { type: 'string' },
     seed: { type: 'string' },
     'latency-ms': { type: 'string' },
     events: { type: 'string' },
+    'late-matches': { type: 'string' },
     credentials: { type: 'string' },
     live: { type: 'boolean' },
   },
@@ -33,6 +37,7 @@ export const emulatorCommand: Command = {
       port,
       seed: /^\d+$/.test(seed) ? Number(seed) : seed,
       eventsPerTenant: intOption('events', values.events, 120),
+      lateMatchesPerTenant: intOption('late-matches', values['late-matches'], 3),
       credentials: intOption('credentials', values.credentials, 400),
     });
     running.emulator.control.latencyMs = intOption('latency-ms', values['latency-ms'], 0);
