@@ -1,7 +1,7 @@
 /**
  * The deployment's settings, read from CDK context (`cdk.json`, or `-c key=value` on the command
- * line) and checked once, before any construct is built: a bad value fails synth with a message
- * naming the key, instead of a CloudFormation error halfway through a deploy.
+ * line) and checked once, before any construct is built: a bad value fails synth with a
+ * SettingsError naming the key, instead of a CloudFormation error halfway through a deploy.
  *
  * `-c` values arrive as strings and `cdk.json` values as JSON, so numbers are accepted as both.
  * An empty string means "not set", so `cdk.json` can list every key.
@@ -9,6 +9,24 @@
 import type { Node } from 'constructs';
 
 export type ApiAuth = 'NONE' | 'AWS_IAM';
+
+/**
+ * A context value synth cannot use. The message names the key, the value and what is allowed;
+ * `key` names the key again for a caller that must not parse the message to learn it.
+ *
+ * @example
+ * new SettingsError('apiAuth', 'context apiAuth must be NONE or AWS_IAM, got "IAM"').key // 'apiAuth'
+ */
+export class SettingsError extends Error {
+  override readonly name = 'SettingsError';
+  readonly code = 'settings';
+  /** The CDK context key whose value was refused. */
+  readonly key: string;
+  constructor(key: string, message: string) {
+    super(message);
+    this.key = key;
+  }
+}
 
 export interface Settings {
   /** Scheduler rate of the events poller, in seconds. */
@@ -78,7 +96,8 @@ export function parseRate(key: string, value: string): number {
   const unit = match ? UNITS[match[2] as string] : undefined;
   const count = match ? Number(match[1]) : 0;
   if (!match || unit === undefined || count < 1) {
-    throw new Error(
+    throw new SettingsError(
+      key,
       `context ${key} must be an EventBridge Scheduler rate such as "rate(1 minute)", "rate(5 minutes)" or "rate(1 hour)", got ${JSON.stringify(value)}`,
     );
   }
@@ -89,7 +108,7 @@ function text(node: Node, key: ContextKey): string | undefined {
   const raw: unknown = node.tryGetContext(key) ?? CONTEXT_DEFAULTS[key];
   if (raw === null || raw === undefined) return undefined;
   if (typeof raw !== 'string' && typeof raw !== 'number') {
-    throw new Error(`context ${key} must be a string, got ${JSON.stringify(raw)}`);
+    throw new SettingsError(key, `context ${key} must be a string, got ${JSON.stringify(raw)}`);
   }
   const value = String(raw).trim();
   return value === '' ? undefined : value;
@@ -98,7 +117,8 @@ function text(node: Node, key: ContextKey): string | undefined {
 function integer(node: Node, key: ContextKey, min: number, max: number): number {
   const value = text(node, key);
   if (value === undefined || !/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
-    throw new Error(
+    throw new SettingsError(
+      key,
       `context ${key} must be an integer from ${min} to ${max}, got ${JSON.stringify(value ?? '')}`,
     );
   }
@@ -108,7 +128,7 @@ function integer(node: Node, key: ContextKey, min: number, max: number): number 
 function httpUrl(key: ContextKey, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (!/^https?:\/\/[^\s/]+/i.test(value) || !URL.canParse(value)) {
-    throw new Error(`context ${key} must be an http(s) URL, got ${JSON.stringify(value)}`);
+    throw new SettingsError(key, `context ${key} must be an http(s) URL, got ${JSON.stringify(value)}`);
   }
   return value;
 }
@@ -119,12 +139,18 @@ export function readSettings(node: Node): Settings {
 
   const apiAuth = text(node, 'apiAuth');
   if (apiAuth !== 'NONE' && apiAuth !== 'AWS_IAM') {
-    throw new Error(`context apiAuth must be NONE or AWS_IAM, got ${JSON.stringify(apiAuth ?? '')}`);
+    throw new SettingsError(
+      'apiAuth',
+      `context apiAuth must be NONE or AWS_IAM, got ${JSON.stringify(apiAuth ?? '')}`,
+    );
   }
 
   const alarmEmail = text(node, 'alarmEmail');
   if (alarmEmail !== undefined && !/^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/.test(alarmEmail)) {
-    throw new Error(`context alarmEmail must be an e-mail address, got ${JSON.stringify(alarmEmail)}`);
+    throw new SettingsError(
+      'alarmEmail',
+      `context alarmEmail must be an e-mail address, got ${JSON.stringify(alarmEmail)}`,
+    );
   }
 
   const existingSecret = text(node, 'existingSecretName');
@@ -135,14 +161,16 @@ export function readSettings(node: Node): Settings {
     ) &&
     !/^[A-Za-z0-9/_+=.@-]{1,512}$/.test(existingSecret)
   ) {
-    throw new Error(
+    throw new SettingsError(
+      'existingSecretName',
       `context existingSecretName must be a secret name or a complete secret ARN (ending in the 6-character suffix), got ${JSON.stringify(existingSecret)}`,
     );
   }
 
   const logRetentionDays = integer(node, 'logRetentionDays', 1, 3653);
   if (!(RETENTION_DAYS as readonly number[]).includes(logRetentionDays)) {
-    throw new Error(
+    throw new SettingsError(
+      'logRetentionDays',
       `context logRetentionDays must be one of the values CloudWatch Logs accepts (${RETENTION_DAYS.join(', ')}), got ${logRetentionDays}`,
     );
   }
@@ -150,13 +178,15 @@ export function readSettings(node: Node): Settings {
   // A lag alarm below the interval would fire on every quiet stretch between two runs.
   const eventsLagAlarmSeconds = integer(node, 'eventsLagAlarmSeconds', 60, 30 * 86_400);
   if (eventsLagAlarmSeconds <= eventsIntervalSeconds) {
-    throw new Error(
+    throw new SettingsError(
+      'eventsLagAlarmSeconds',
       `context eventsLagAlarmSeconds (${eventsLagAlarmSeconds}) must be more than the eventsRate interval (${eventsIntervalSeconds} s)`,
     );
   }
   const credentialsLagAlarmSeconds = integer(node, 'credentialsLagAlarmSeconds', 60, 30 * 86_400);
   if (credentialsLagAlarmSeconds <= credentialsIntervalSeconds) {
-    throw new Error(
+    throw new SettingsError(
+      'credentialsLagAlarmSeconds',
       `context credentialsLagAlarmSeconds (${credentialsLagAlarmSeconds}) must be more than the credentialsRate interval (${credentialsIntervalSeconds} s)`,
     );
   }
@@ -169,24 +199,30 @@ export function readSettings(node: Node): Settings {
 
   const coreSegment = text(node, 'apiCoreSegment');
   if (coreSegment !== undefined && !/^[A-Za-z0-9._~-]+$/.test(coreSegment)) {
-    throw new Error(
+    throw new SettingsError(
+      'apiCoreSegment',
       `context apiCoreSegment must be one URL path segment, got ${JSON.stringify(coreSegment)}`,
     );
   }
   const tenantId = text(node, 'tenantId');
   if (tenantId !== undefined && !/^[1-9]\d*$/.test(tenantId)) {
-    throw new Error(`context tenantId must be a positive integer, got ${JSON.stringify(tenantId)}`);
+    throw new SettingsError(
+      'tenantId',
+      `context tenantId must be a positive integer, got ${JSON.stringify(tenantId)}`,
+    );
   }
   const logLevel = text(node, 'logLevel')?.toLowerCase();
   if (logLevel !== 'debug' && logLevel !== 'info' && logLevel !== 'warn' && logLevel !== 'error') {
-    throw new Error(
+    throw new SettingsError(
+      'logLevel',
       `context logLevel must be debug, info, warn or error, got ${JSON.stringify(logLevel ?? '')}`,
     );
   }
 
   const sourceMapTraces = text(node, 'sourceMapTraces');
   if (sourceMapTraces !== 'on' && sourceMapTraces !== 'off') {
-    throw new Error(
+    throw new SettingsError(
+      'sourceMapTraces',
       `context sourceMapTraces must be on or off, got ${JSON.stringify(sourceMapTraces ?? '')}`,
     );
   }

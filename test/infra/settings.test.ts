@@ -1,16 +1,29 @@
 /**
  * Context settings: cdk.json holds the same defaults as the code, and a bad value fails synth
- * with a message that names the key and what it accepts.
+ * with a SettingsError (code `settings`, the key as `key`) whose message names the key and what
+ * it accepts.
  */
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/alerts-config.ts';
 import { pollerTiming } from '../../infra/schedule.ts';
-import { CONTEXT_DEFAULTS, parseRate, readSettings } from '../../infra/settings.ts';
+import { CONTEXT_DEFAULTS, parseRate, readSettings, SettingsError } from '../../infra/settings.ts';
 
 const settings = (context: Record<string, unknown>) => readSettings(new App({ context }).node);
+
+/** What `run` threw; fails the test when it threw nothing. */
+function thrown(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a throw, got none');
+}
 
 describe('cdk.json', () => {
   const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8'));
@@ -68,9 +81,44 @@ describe('context validation', () => {
     [{ apiCoreSegment: 'a/b' }, /context apiCoreSegment must be one URL path segment/],
     [{ tenantId: 'acme' }, /context tenantId must be a positive integer/],
     [{ logLevel: 'trace' }, /context logLevel must be debug, info, warn or error/],
+    [{ tenantId: { id: 1 } }, /context tenantId must be a string, got \{"id":1\}/],
+    [{ appUrl: 'example.com/app' }, /context appUrl must be an http\(s\) URL, got "example.com\/app"/],
+    [
+      { credentialsLagAlarmSeconds: 3600 },
+      /context credentialsLagAlarmSeconds \(3600\) must be more than the credentialsRate interval \(3600 s\)/,
+    ],
   ])('%o fails with a message naming the key', (context, message) => {
     expect(() => settings(context)).toThrow(message);
+    // The same refusal as a SettingsError whose key is the one set: a caller can tell which
+    // setting to fix without parsing the message (a plain Error has neither code nor key).
+    const error = thrown(() => settings(context));
+    expect(error).toBeInstanceOf(SettingsError);
+    expect(error).toMatchObject({ name: 'SettingsError', code: 'settings', key: Object.keys(context)[0] });
   });
+
+  it('a bad rate given to parseRate is a SettingsError for the key it was given', () => {
+    const error = thrown(() => parseRate('eventsRate', 'every minute'));
+    expect(error).toBeInstanceOf(SettingsError);
+    expect(error).toMatchObject({ code: 'settings', key: 'eventsRate' });
+    expect((error as Error).message).toContain('got "every minute"');
+  });
+
+  it('synth stops with the message alone and exit code 1', () => {
+    // The real app under tsx, as `cdk synth` runs it; CDK_CONTEXT_JSON is how the CLI passes -c.
+    const outdir = mkdtempSync(join(tmpdir(), 'ea-settings-'));
+    try {
+      const run = spawnSync(join(PROJECT_ROOT, 'node_modules/.bin/tsx'), ['infra/app.ts'], {
+        cwd: PROJECT_ROOT,
+        env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify({ apiAuth: 'IAM' }), CDK_OUTDIR: outdir },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toBe('exposure-alerts: context apiAuth must be NONE or AWS_IAM, got "IAM"\n');
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('accepts -c strings for numbers, "none" for no reserved concurrency, and trims', () => {
     const s = settings({
