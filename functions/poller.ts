@@ -19,10 +19,12 @@ export const SAFETY_MARGIN_MS = 10_000;
 
 export async function createPollerHandler(kind: PollKind) {
   const name = `poll-${kind}`;
-  const env = readEnvironment();
-  const logger = createLogger({ level: env.logLevel, name });
+  // Until the environment is read, a logger at its default level: a bad variable is logged too.
+  let logger = createLogger({ name });
   let runtime: Awaited<ReturnType<typeof createRuntime>>;
   try {
+    const env = readEnvironment();
+    logger = createLogger({ level: env.logLevel, name });
     runtime = await createRuntime({ env, logger, metrics: new EmfMetrics({ service: name }) });
   } catch (error) {
     throw startFailure(logger, name, error);

@@ -11,7 +11,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type Clock, systemClock } from './clock.ts';
 import { type ResolvedDestination, resolveDestinations } from './deliver/destinations.ts';
 import type { DeliverDeps } from './deliver/pass.ts';
-import { httpPost } from './deliver/post.ts';
+import { type HttpPost, httpPost } from './deliver/post.ts';
 import type { Environment } from './env.ts';
 import type { Logger } from './log.ts';
 import { MemoryMetrics, type Metrics } from './metrics.ts';
@@ -19,10 +19,10 @@ import type { Alert } from './model.ts';
 import type { PollDeps } from './poll/cycle.ts';
 import type { CycleDeps } from './poll/run.ts';
 import { renderFor, renderNotice } from './render/index.ts';
-import { applyPasswordPolicy, maskRawItem } from './render/mask.ts';
 import { type AlertsConfig, loadConfigFile } from './rules/config.ts';
 import { demoConfig } from './rules/demo-config.ts';
 import { decide } from './rules/match.ts';
+import { applyPasswordPolicy, maskRawItem } from './rules/passwords.ts';
 import { loadSecrets, type SecretObject } from './secrets.ts';
 import { DeliveryStore } from './state/deliveries.ts';
 import { DestinationStateStore } from './state/destinations.ts';
@@ -55,7 +55,10 @@ export interface RuntimeOptions {
   secrets?: SecretObject;
   metrics?: Metrics;
   clock?: Clock;
+  /** The upstream client's fetch (tests, benchmarks). */
   fetch?: typeof fetch;
+  /** The POST deliveries make; `httpPost` (deliver/post.ts) by default. */
+  post?: HttpPost;
   /** Where the console destination writes; stdout by default. */
   write?: (text: string) => void;
   color?: boolean;
@@ -143,11 +146,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     deliveries,
     quarantine,
     route: (alert, now) => decide(config, alert, now),
-    protect: <T extends Alert>(alert: T): T =>
+    applyPasswordPolicy: <T extends Alert>(alert: T): T =>
       alert.kind === 'credential'
         ? ({ ...alert, item: applyPasswordPolicy(alert.item, policy) } as T)
         : alert,
-    protectRaw: (raw) => maskRawItem(raw, policy),
+    maskRawItem: (raw) => maskRawItem(raw, policy),
     clock,
     logger: logger.child({ component: 'poll' }),
     metrics,
@@ -158,13 +161,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     destinationState,
     destinations,
     render: (destination, alerts, now) =>
-      renderFor(config.destinations[destination.name]!, alerts, renderOptions(destination, now), {
+      renderFor(destination, alerts, renderOptions(destination, now), {
         color: options.color ?? false,
       }),
     renderNotice: (destination, notice, now) =>
       renderNotice(destination.type, notice, renderOptions(destination, now)),
     opsDestinations: config.ops?.to ?? [],
-    fetch: options.fetch ?? httpPost,
+    post: options.post ?? httpPost,
     clock,
     logger: logger.child({ component: 'deliver' }),
     metrics,

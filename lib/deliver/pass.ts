@@ -34,7 +34,7 @@ import {
   type DestinationStateStore,
   pauseLeft,
 } from '../state/destinations.ts';
-import { keepAlive, LeaseLostError } from '../state/lease.ts';
+import { keepAlive, LeaseLostError, LeaseRenewalError } from '../state/lease.ts';
 import type { ResolvedDestination } from './destinations.ts';
 import type { HttpPost } from './post.ts';
 import { buildRequest, DEFAULT_SEND_TIMEOUT_MS, type Payload, type SendOutcome, send } from './senders.ts';
@@ -107,7 +107,7 @@ export interface DeliverDeps {
   /** Destinations that hear about a destination refusing for good. */
   opsDestinations: string[];
   /** The POST every send makes (post.ts). */
-  fetch: HttpPost;
+  post: HttpPost;
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
@@ -240,7 +240,7 @@ async function deliverTo(
     log.info('another run is delivering to this destination; skipping it');
     return result;
   }
-  const alive = keepAlive(deps.destinationState.leases, lease);
+  const alive = keepAlive(deps.destinationState.leases, lease, undefined, clock);
   const timeoutMs = deps.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
   const pace = paceFor(destination);
   let lastSentAt = lease.lastSentAt ?? 0;
@@ -290,7 +290,7 @@ async function deliverTo(
         }
         if (wait > 0) await clock.sleep(wait, alive.signal);
         const outcome = await send(destination, message.payload, message.deliveryIds, {
-          fetch: deps.fetch,
+          post: deps.post,
           now: () => clock.now(),
           timeoutMs,
           signal: alive.signal,
@@ -325,7 +325,8 @@ async function deliverTo(
       result.status = 'lease_lost';
       log.warn('the destination lease was lost; another run took over');
     } else {
-      throw error;
+      // A renewal that failed for another reason says so, rather than the abort it caused.
+      throw alive.signal.reason instanceof LeaseRenewalError ? alive.signal.reason : error;
     }
   } finally {
     alive.stop();
@@ -610,7 +611,7 @@ async function reportRefusal(
     try {
       const payload = deps.renderNotice(ops, notice, new Date(deps.clock.now()));
       const sent = await send(ops, payload, [], {
-        fetch: deps.fetch,
+        post: deps.post,
         now: () => deps.clock.now(),
         timeoutMs: deps.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS,
         write: deps.write,

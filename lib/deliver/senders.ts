@@ -39,7 +39,7 @@ export type Payload = SlackPayload | EmailContent | WebhookBody | WebhookNoticeB
 
 export interface SendContext {
   /** The POST (post.ts; global fetch fits too). */
-  fetch: HttpPost;
+  post: HttpPost;
   now: () => number;
   timeoutMs: number;
   signal?: AbortSignal;
@@ -181,7 +181,7 @@ export async function send(
   const timeout = AbortSignal.timeout(ctx.timeoutMs);
   const signal = ctx.signal ? AbortSignal.any([timeout, ctx.signal]) : timeout;
   try {
-    const res = await ctx.fetch(request.url, {
+    const res = await ctx.post(request.url, {
       method: 'POST',
       headers: request.headers,
       body: request.body,

@@ -20,8 +20,9 @@ import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Alert } from '../model.ts';
+import type { Decision } from '../rules/match.ts';
 import type { DeliveryStore } from '../state/deliveries.ts';
-import { keepAlive, LeaseLostError } from '../state/lease.ts';
+import { keepAlive, LeaseLostError, LeaseRenewalError } from '../state/lease.ts';
 import type { QuarantineStore } from '../state/quarantine.ts';
 import type { CursorAdvance, StreamStore } from '../state/streams.ts';
 import { RequestLimitError, UpstreamError } from '../upstream/errors.ts';
@@ -34,21 +35,16 @@ import { restartWalk, resumeWalk, type Walk } from './walk.ts';
 /** Pages being written at once (besides the one being fetched). */
 export const PIPELINE_DEPTH = 4;
 
-export interface RoutingDecision {
-  /** Destination name -> names of the routes that chose it. */
-  destinations: Map<string, string[]>;
-  silenced?: { reason: string; name?: string };
-}
-
 export interface PollDeps {
   streams: StreamStore;
   deliveries: DeliveryStore;
   quarantine: QuarantineStore;
-  /** The routing rules (lib/rules). */
-  route(alert: Alert, now: Date): RoutingDecision;
-  /** The password policy, applied to every item before anything else sees it (lib/render/mask). */
-  protect<T extends Alert>(alert: T): T;
-  protectRaw(raw: unknown): unknown;
+  /** The routing rules (lib/rules/match.ts). */
+  route(alert: Alert, now: Date): Decision;
+  /** The password policy, applied to every item before anything else sees it (lib/rules/passwords.ts). */
+  applyPasswordPolicy<T extends Alert>(alert: T): T;
+  /** The same policy for an item that broke the spec, whose shape is unknown (before quarantine). */
+  maskRawItem(raw: unknown): unknown;
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
@@ -146,7 +142,7 @@ export async function pollStream(
     return emptyResult(spec.id, 'skipped');
   }
   const result = emptyResult(spec.id, 'done');
-  const alive = keepAlive(deps.streams.leases, lease);
+  const alive = keepAlive(deps.streams.leases, lease, undefined, clock);
   const state = lease.state;
   const resumed = resumeWalk(state, spec, clock.now());
   let walk = resumed.walk;
@@ -171,7 +167,7 @@ export async function pollStream(
   });
 
   const fetchPage = (cursor: string | undefined) => {
-    const promise = spec.fetch(cursor, walk.since, options());
+    const promise = spec.page(cursor, walk.since, options());
     promise.catch(() => {}); // awaited later; keep an early rejection from being reported as unhandled
     return promise;
   };
@@ -206,7 +202,7 @@ export async function pollStream(
             cursorTrusted = false;
             const restart = restartWalk(state, spec, clock.now());
             try {
-              page = await spec.fetch(undefined, restart.since, options());
+              page = await spec.page(undefined, restart.since, options());
             } catch {
               fetching = undefined;
               fetchError = error;
@@ -295,7 +291,9 @@ export async function pollStream(
     }
     await deps.streams.release(lease);
     released = true;
-  } catch (error) {
+  } catch (thrown) {
+    // Work aborted by a failed renewal fails with that failure, not with the abort.
+    const error = alive.signal.reason instanceof LeaseRenewalError ? alive.signal.reason : thrown;
     if (error instanceof LeaseLostError || alive.signal.reason instanceof LeaseLostError) {
       result.status = 'lease_lost';
       result.error = { code: 'lease_lost', message: 'the stream lease was lost; another run took over' };

@@ -120,7 +120,7 @@ export class InlineDelivery {
       }
       const started = clock.now();
       const outcome = await send(target.destination, message.payload, message.deliveryIds, {
-        fetch: this.deps.fetch,
+        post: this.deps.post,
         now: () => clock.now(),
         timeoutMs: this.timeoutMs,
         signal: context.signal,

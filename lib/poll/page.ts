@@ -74,7 +74,7 @@ export function recordsFor(
       continue;
     }
     // An item too large for a record is cut to fit, its cuts named in `_trimmed`: it still alerts.
-    const alert = deps.protect(toAlert(spec, fitItem(item)));
+    const alert = deps.applyPasswordPolicy(toAlert(spec, fitItem(item)));
     const decision = deps.route(alert, now);
     if (decision.destinations.size === 0) counts.unrouted += 1;
     const status = baselining ? 'baseline' : decision.silenced ? 'silenced' : 'pending';
@@ -104,7 +104,7 @@ async function quarantine(deps: PollDeps, spec: StreamSpec, page: StreamPage): P
     page.invalid.map((bad) => ({
       key: bad.key,
       issues: issuesToText(bad.issues),
-      raw: deps.protectRaw(bad.raw),
+      raw: deps.maskRawItem(bad.raw),
     })),
   );
   for (const bad of page.invalid) {

@@ -39,8 +39,8 @@ export interface StreamSpec {
   endpoint: string;
   /** Nothing else can produce this stream's items, so its delivery records may be batch-written. */
   exclusive: boolean;
-  /** One page; `since` is the walk's bound (sent by credential streams only). */
-  fetch(from: string | undefined, since: string, options: CallOptions): Promise<StreamPage>;
+  /** Reads one page (a POST to the search); `since` is the walk's bound (sent by credential streams only). */
+  page(from: string | undefined, since: string, options: CallOptions): Promise<StreamPage>;
   /** The item's place in time for the stream's position and poll lag: `matched_at` / `imported_at`. */
   itemTime(item: EventItem | Credential): string;
   /**
@@ -92,7 +92,7 @@ export function streamsFor(config: AlertsConfig, kind: PollKind, upstream: Upstr
         fingerprint: fingerprintOf({ v: 2, stream: 'tenant', filters: tenant.filters, order: 'asc' }),
         endpoint: 'tenantEvents',
         exclusive: eventStreams === 1,
-        fetch: (from, _since, options) =>
+        page: (from, _since, options) =>
           upstream.searchTenantEvents(eventBody(tenant.filters, from), options),
         itemTime: eventTime,
       });
@@ -111,7 +111,7 @@ export function streamsFor(config: AlertsConfig, kind: PollKind, upstream: Upstr
         }),
         endpoint: 'identifierGroupEvents',
         exclusive: eventStreams === 1,
-        fetch: (from, _since, options) =>
+        page: (from, _since, options) =>
           upstream.searchIdentifierGroupEvents(group.id, eventBody(group.filters, from), options),
         itemTime: eventTime,
       });
@@ -128,7 +128,7 @@ export function streamsFor(config: AlertsConfig, kind: PollKind, upstream: Upstr
         fingerprint: fingerprintOf({ v: 2, stream: `credentials:${domain}`, order: 'asc' }),
         endpoint: 'globalCredentials',
         exclusive: !domains.some((other) => other !== domain && domainsOverlap(other, domain)),
-        fetch: (from, since, options) =>
+        page: (from, since, options) =>
           upstream.searchGlobalCredentials(
             {
               query: { type: 'domain', fqdn: domain },

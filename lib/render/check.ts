@@ -7,8 +7,8 @@
  */
 import type { DeliveryAlert } from '../model.ts';
 import type { AlertsConfig, DestinationConfig } from '../rules/config.ts';
+import { applyPasswordPolicy } from '../rules/passwords.ts';
 import { renderFor } from './index.ts';
-import { applyPasswordPolicy } from './mask.ts';
 import { renderNotice } from './notice.ts';
 import { SAMPLE_PASSWORD, sampleCredential, sampleEvent, sampleHostileEvent } from './samples.ts';
 import { slackLimitProblems } from './slack-limits.ts';

@@ -3,7 +3,7 @@
  * pure: alerts in, payloads out (see types.ts for the shapes the senders take).
  *
  * @example
- * const messages = renderFor(config.destinations.soc, alerts, { destination: 'soc', appUrl, digest, now }, { color: false });
+ * const messages = renderFor(resolvedSoc, alerts, { destination: 'soc', appUrl, digest, now }, { color: false });
  */
 import type { DestinationConfig } from '../rules/config.ts';
 import { renderConsole } from './console.ts';
@@ -24,7 +24,6 @@ export {
   stripControl,
 } from './escape.ts';
 export { alertLink, credentialLink, eventLink, uidLink } from './link.ts';
-export { applyPasswordPolicy, applyPasswordPolicyToIdentity, maskRawItem, maskSecret } from './mask.ts';
 export { type NoticeTarget, renderNotice, TEST_MARK } from './notice.ts';
 export { renderSlack } from './slack.ts';
 export { fitSlackPayload, SLACK_LIMITS, slackLimitProblems } from './slack-limits.ts';
@@ -37,9 +36,9 @@ export {
   webhookTimestamp,
 } from './webhook.ts';
 
-/** The messages `destination` receives for `alerts`, by its type. */
+/** The messages `destination` (as configured, or resolved) receives for `alerts`, by its type. */
 export function renderFor(
-  destination: DestinationConfig,
+  destination: Pick<DestinationConfig, 'type'>,
   alerts: DeliveryAlert[],
   opts: RenderOptions,
   { color }: { color: boolean },

@@ -10,6 +10,7 @@
 
 import type { DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
+import { describeError } from '../errors.ts';
 import { marshall, unmarshall } from './marshall.ts';
 import { ConditionalCheckFailedException, UpdateItemCommand } from './sdk.ts';
 
@@ -157,19 +158,37 @@ export class LeaseStore {
   }
 }
 
+/** The lease could not be renewed (throttling, the network) and would lapse before the next try. */
+export class LeaseRenewalError extends Error {
+  override readonly name = 'LeaseRenewalError';
+  readonly code = 'lease_renewal_failed';
+  constructor(pk: string, cause: unknown) {
+    super(
+      `could not renew the lease on ${pk} (${describeError(cause)}); stopping before it lapses, the next run resumes`,
+      { cause },
+    );
+  }
+}
+
 /**
  * Keeps a lease alive on a timer while long work runs (a page that waits out a 429, a slow
- * webhook). Aborts `signal` when the lease is lost, so the work stops instead of writing on.
+ * webhook). Aborts `signal` when the lease is lost, so the work stops instead of writing on, with
+ * what really happened: LeaseLostError when another run holds it now; LeaseRenewalError when
+ * renewing failed for another reason (throttling, the network) and the lease would lapse before
+ * the next try. A failure with time to spare is tried again on the next tick.
  */
 export function keepAlive(
   store: LeaseStore,
   lease: Lease,
   everyMs: number = LEASE_TTL_MS / 3,
+  clock: Pick<Clock, 'now'> = { now: Date.now },
 ): { signal: AbortSignal; stop(): void } {
   const controller = new AbortController();
   const timer = setInterval(() => {
     store.renew(lease).catch((error: unknown) => {
-      controller.abort(error instanceof LeaseLostError ? error : new LeaseLostError(lease.pk));
+      if (error instanceof LeaseLostError) controller.abort(error);
+      else if (clock.now() + everyMs >= lease.expiresAt)
+        controller.abort(new LeaseRenewalError(lease.pk, error));
     });
   }, everyMs);
   timer.unref();

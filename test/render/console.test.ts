@@ -1,7 +1,7 @@
 /** Terminal rendering: compact lines, ANSI only when asked, no escape sequences from upstream. */
 import { describe, expect, it } from 'vitest';
 import { renderConsole } from '../../lib/render/console.ts';
-import { applyPasswordPolicy } from '../../lib/render/mask.ts';
+import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
 import {
   credentialAlert,
   eventAlert,

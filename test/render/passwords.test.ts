@@ -5,8 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DeliveryAlert } from '../../lib/model.ts';
-import { applyPasswordPolicy, renderFor } from '../../lib/render/index.ts';
+import { renderFor } from '../../lib/render/index.ts';
 import type { DestinationConfig } from '../../lib/rules/config.ts';
+import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
 import { credentialAlert, makeCredential, renderOptions, toDelivery } from './fixtures.ts';
 
 const PASSWORDS = [

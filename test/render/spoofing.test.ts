@@ -8,11 +8,11 @@ import { describe, expect, it } from 'vitest';
 import type { DeliveryAlert } from '../../lib/model.ts';
 import { renderConsole } from '../../lib/render/console.ts';
 import { renderEmail } from '../../lib/render/email.ts';
-import { applyPasswordPolicy } from '../../lib/render/mask.ts';
 import { renderNotice } from '../../lib/render/notice.ts';
 import { renderSlack } from '../../lib/render/slack.ts';
 import type { EmailContent, SlackPayload } from '../../lib/render/types.ts';
 import { renderWebhook } from '../../lib/render/webhook.ts';
+import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
 import {
   credentialAlert,
   eventAlert,

@@ -51,7 +51,7 @@ export const destinationsTestCommand: Command = {
         },
       );
       const outcome = await send(destination, payload, [], {
-        fetch: httpPost,
+        post: httpPost,
         now: () => Date.now(),
         timeoutMs: DEFAULT_SEND_TIMEOUT_MS,
         write: (text) => io.stdout(text.endsWith('\n') ? text : `${text}\n`),

@@ -5,8 +5,8 @@ import {
   applyPasswordPolicyToIdentity,
   maskRawItem,
   maskSecret,
-} from '../../lib/render/mask.ts';
-import { makeCredential } from './fixtures.ts';
+} from '../../lib/rules/passwords.ts';
+import { makeCredential } from '../render/fixtures.ts';
 
 describe('maskSecret', () => {
   it('keeps the first and last character and the length', () => {

@@ -9,8 +9,9 @@
  * @example
  * applyPasswordPolicy({ hash: 'Summer2024!' }, 'masked') // { hash: 'S*********!' }
  */
-import type { PasswordPolicy } from '../rules/config.ts';
+
 import type { Identity } from '../upstream/schemas.ts';
+import type { PasswordPolicy } from './config.ts';
 
 /** First and last character, a `*` for each one between; values of 1 or 2 characters become all `*`. */
 export function maskSecret(value: string): string {
