@@ -11,7 +11,7 @@ import { readEnvironment } from '../../lib/env.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { MemoryMetrics } from '../../lib/metrics.ts';
 import type { ItemKind } from '../../lib/model.ts';
-import { applyPasswordPolicy } from '../../lib/render/mask.ts';
+import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
 import { SAMPLE_PASSWORD, sampleCredential, sampleEvent } from '../../lib/render/samples.ts';
 import { slackLimitProblems } from '../../lib/render/slack-limits.ts';
 import type { EmailContent, SlackPayload, WebhookBody } from '../../lib/render/types.ts';
