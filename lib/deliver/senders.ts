@@ -8,7 +8,8 @@
  *   several items instead (senders know HTTP, the pass knows items).
  * A timed-out request may already have been delivered; it is retried anyway (at-least-once then).
  */
-import type { EmailContent, Notice, SlackPayload, WebhookBody, WebhookNoticeBody } from '../render/types.ts';
+import type { Clock } from '../clock.ts';
+import type { EmailContent, SlackPayload, WebhookBody, WebhookNoticeBody } from '../render/types.ts';
 import { signWebhook, webhookIdempotencyKey } from '../render/webhook.ts';
 import { parseRetryAfter } from '../upstream/http.ts';
 import type { ResolvedDestination } from './destinations.ts';
@@ -29,6 +30,9 @@ export type SendOutcome =
       error: string;
     };
 
+/** An answer that was not an acceptance. */
+export type SendFailure = Extract<SendOutcome, { ok: false }>;
+
 export interface HttpRequest {
   url: string;
   headers: Record<string, string>;
@@ -48,6 +52,36 @@ export interface SendContext {
 }
 
 export const DEFAULT_SEND_TIMEOUT_MS = 10_000;
+
+/** What a send takes from delivery's dependencies (DeliverDeps fits). */
+export interface SendDeps {
+  post: HttpPost;
+  clock: Clock;
+  write(text: string): void;
+  sendTimeoutMs?: number;
+}
+
+/** How long a send waits for its answer. */
+export function sendTimeoutMs(deps: { sendTimeoutMs?: number }): number {
+  return deps.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
+}
+
+/**
+ * The context every send of delivery gets (the pass, its ops notices, inline delivery), so all of
+ * them post, time and write the same way.
+ *
+ * @example
+ * await send(destination, payload, deliveryIds, sendContext(deps, signal))
+ */
+export function sendContext(deps: SendDeps, signal?: AbortSignal): SendContext {
+  return {
+    post: deps.post,
+    now: () => deps.clock.now(),
+    timeoutMs: sendTimeoutMs(deps),
+    signal,
+    write: deps.write,
+  };
+}
 
 /** The HTTP request for a payload; undefined for the console. `deliveryIds` make the webhook's Idempotency-Key. */
 export function buildRequest(
@@ -201,5 +235,3 @@ export async function send(
     };
   }
 }
-
-export type { Notice };

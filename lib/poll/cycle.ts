@@ -16,6 +16,7 @@
  * it) and moves the cursor no further.
  */
 import type { Clock } from '../clock.ts';
+import type { InlineDelivery } from '../deliver/inline.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
@@ -27,7 +28,6 @@ import type { QuarantineStore } from '../state/quarantine.ts';
 import type { CursorAdvance, StreamStore } from '../state/streams.ts';
 import { RequestLimitError, UpstreamError } from '../upstream/errors.ts';
 import { isEndOfFeed } from '../upstream/paging.ts';
-import type { InlineDelivery } from './inline.ts';
 import { type PageCounts, processPage, zeroCounts } from './page.ts';
 import type { StreamPage, StreamSpec } from './streams.ts';
 import { restartWalk, resumeWalk, type Walk } from './walk.ts';

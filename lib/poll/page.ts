@@ -6,6 +6,7 @@
  * batch-writes every new record (final credential records as packs, state/packs.ts); any other
  * stream creates each record with a conditional put.
  */
+import type { InlineDelivery } from '../deliver/inline.ts';
 import type { Alert } from '../model.ts';
 import { type DeliveryRecord, deliveryId, type NewDelivery } from '../state/deliveries.ts';
 import { fitItem } from '../state/limits.ts';
@@ -14,7 +15,6 @@ import type { StreamLease } from '../state/streams.ts';
 import type { Credential, EventItem } from '../upstream/schemas.ts';
 import { issuesToText } from '../upstream/validate.ts';
 import type { PollDeps, StreamResult } from './cycle.ts';
-import type { InlineDelivery } from './inline.ts';
 import type { StreamPage, StreamSpec } from './streams.ts';
 import { passedOver, type Walk } from './walk.ts';
 

@@ -6,17 +6,17 @@
  * interface.md: 3 when the upstream rejected the credentials, 1 when a stream failed for another
  * reason, 0 otherwise (a skipped or rate-limited stream resumes next time).
  */
+import { InlineDelivery } from '../deliver/inline.ts';
+import { runDeliveryPass } from '../deliver/pass.ts';
 import type {
   DeliverDeps,
   DeliveryPassOptions,
   DeliverySummary,
   DestinationResult,
-} from '../deliver/pass.ts';
-import { runDeliveryPass } from '../deliver/pass.ts';
+} from '../deliver/types.ts';
 import type { AlertsConfig } from '../rules/config.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { type PollBudget, type PollDeps, pollStream, type StreamResult } from './cycle.ts';
-import { InlineDelivery } from './inline.ts';
 import { type PollKind, streamsFor } from './streams.ts';
 
 export interface CycleSummary {

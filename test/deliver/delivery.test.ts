@@ -6,7 +6,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { type Clock, systemClock } from '../../lib/clock.ts';
-import { MAX_ATTEMPTS } from '../../lib/deliver/pass.ts';
+import { MAX_ATTEMPTS } from '../../lib/deliver/retry.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { useReceivers } from '../helpers/receiver.ts';

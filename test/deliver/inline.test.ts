@@ -1,5 +1,5 @@
 /**
- * Inline delivery (lib/poll/inline.ts) meets the same answers as the pass: an absurd Retry-After
+ * Inline delivery (lib/deliver/inline.ts) meets the same answers as the pass: an absurd Retry-After
  * is an ordinary retry, a 429 costs no attempt and pauses the destination for every run, and a
  * destination paused by any run is left to the pass. A real emulator, dynalite and receivers.
  */

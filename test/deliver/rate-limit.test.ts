@@ -5,7 +5,7 @@
  * real local receivers, a fake clock.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_ATTEMPTS, RATE_LIMIT_GIVE_UP_MS } from '../../lib/deliver/pass.ts';
+import { MAX_ATTEMPTS, RATE_LIMIT_GIVE_UP_MS } from '../../lib/deliver/retry.ts';
 import { fakeClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { type Reply, useReceivers } from '../helpers/receiver.ts';

@@ -6,7 +6,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { MAX_DELAY_MS } from '../../lib/deliver/pass.ts';
+import { MAX_DELAY_MS } from '../../lib/deliver/retry.ts';
 import { staticToken } from '../../lib/upstream/auth.ts';
 import { parseRetryAfter, UpstreamHttp } from '../../lib/upstream/http.ts';
 import { fakeClock } from '../helpers/clock.ts';

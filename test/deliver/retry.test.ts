@@ -7,7 +7,7 @@
  * so a changed constant shows here.
  */
 import { describe, expect, it } from 'vitest';
-import { retryAt, retryDelayMs } from '../../lib/deliver/pass.ts';
+import { retryAt, retryDelayMs } from '../../lib/deliver/retry.ts';
 
 const SECOND = 1_000;
 const HOUR = 3_600_000;

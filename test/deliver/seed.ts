@@ -4,7 +4,8 @@
  * controls exactly how many deliveries wait, for whom, and on which clock.
  */
 import { type Clock, systemClock } from '../../lib/clock.ts';
-import { type DeliveryPassOptions, runDeliveryPass } from '../../lib/deliver/pass.ts';
+import { runDeliveryPass } from '../../lib/deliver/pass.ts';
+import type { DeliveryPassOptions } from '../../lib/deliver/types.ts';
 import { readEnvironment } from '../../lib/env.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { MemoryMetrics } from '../../lib/metrics.ts';

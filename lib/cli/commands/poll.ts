@@ -4,7 +4,8 @@
  * runtime the Lambda functions use.
  */
 
-import { type DeliverySummary, runDeliveryPass } from '../../deliver/pass.ts';
+import { runDeliveryPass } from '../../deliver/pass.ts';
+import type { DeliverySummary } from '../../deliver/types.ts';
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import type { StreamResult } from '../../poll/cycle.ts';

@@ -9,13 +9,14 @@
  * the stream's cursor moves past the page. A crash between the two resends that message on the
  * next run (the page is read again and its items are still absent): the one duplicate allowed.
  * Records are created here under the same rule as any batch creation: the stream is exclusive
- * and its lease has comfortably long to run (cycle.ts checks both).
+ * and its lease has comfortably long to run (poll/page.ts `processPage` checks both, the lease
+ * against LEASE_SAFE_MS, before it hands a page's records here).
  *
  * Any failure hands over to the delivery pass, and the destination is not sent to inline again
  * this cycle (nor is one whose send took longer than `slowMs`: a slow destination holds up polling
- * for one send at most). A message that failed for now is recorded as the pass records it: one
- * attempt, its error, the next attempt after the backoff or the `Retry-After` asked for (at most
- * an hour); a 429 costs no attempt and pauses the destination for every run, as in the pass.
+ * for one send at most). A message that failed for now is recorded by the same rule as in the pass
+ * (retry.ts): one attempt, its error, the next attempt after the backoff or the `Retry-After` asked
+ * for (at most an hour); a 429 costs no attempt and pauses the destination for every run.
  * The records of a message refused for good (a 413 included: the pass splits it), not rendered, or
  * with no time left to send are created `pending` and due now, so the pass handles them (dead
  * records, reporting the refusal).
@@ -25,19 +26,15 @@
  * left to the pass for the cycle.
  */
 
-import type { ResolvedDestination } from '../deliver/destinations.ts';
-import {
-  type DeliverDeps,
-  type DestinationResult,
-  recordToAlert,
-  retryAt,
-  retryDelayMs,
-} from '../deliver/pass.ts';
-import { DEFAULT_SEND_TIMEOUT_MS, type Payload, send } from '../deliver/senders.ts';
 import type { Logger } from '../log.ts';
 import type { Rendered } from '../render/types.ts';
 import type { DeliveryRecord } from '../state/deliveries.ts';
 import { pauseLeft } from '../state/destinations.ts';
+import type { ResolvedDestination } from './destinations.ts';
+import { recordToAlert } from './messages.ts';
+import { markFailed, markRateLimited, markSent, retryAt, retryDelayMs } from './retry.ts';
+import { type Payload, type SendFailure, send, sendContext } from './senders.ts';
+import type { DeliverDeps, DestinationResult } from './types.ts';
 
 /** A send slower than this ends inline delivery to its destination for the cycle. */
 export const INLINE_SLOW_MS = 2_000;
@@ -54,13 +51,11 @@ interface Target {
 
 export class InlineDelivery {
   private readonly targets = new Map<string, Target>();
-  private readonly timeoutMs: number;
 
   constructor(
     private readonly deps: DeliverDeps,
     private readonly options: { slowMs?: number } = {},
   ) {
-    this.timeoutMs = deps.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
     for (const [name, destination] of deps.destinations) {
       if (destination.type === 'webhook') {
         this.targets.set(name, { destination, enabled: true, messages: 0, sent: 0, retrying: 0 });
@@ -105,6 +100,7 @@ export class InlineDelivery {
       await create(records);
       return 0;
     }
+    const ctx = sendContext(this.deps, context.signal);
     const byId = new Map(records.map((r) => [r.id, r]));
     let sent = 0;
     for (const message of messages) {
@@ -114,28 +110,15 @@ export class InlineDelivery {
         return record ? [record] : [];
       });
       if (batch.length === 0) continue;
-      if (!target.enabled || context.deadline - clock.now() <= this.timeoutMs) {
+      if (!target.enabled || context.deadline - clock.now() <= ctx.timeoutMs) {
         await create(batch);
         continue;
       }
       const started = clock.now();
-      const outcome = await send(target.destination, message.payload, message.deliveryIds, {
-        post: this.deps.post,
-        now: () => clock.now(),
-        timeoutMs: this.timeoutMs,
-        signal: context.signal,
-        write: this.deps.write,
-      });
+      const outcome = await send(target.destination, message.payload, message.deliveryIds, ctx);
       if (outcome.ok) {
         await this.deps.checkpoint?.('accepted', message.deliveryIds);
-        const at = new Date(clock.now()).toISOString();
-        for (const r of batch) {
-          r.status = 'sent';
-          r.sentAt = at;
-          r.updatedAt = at;
-          r.attempts = 1;
-          r.nextAttemptAt = undefined;
-        }
+        markSent(batch, clock.now());
         target.messages += 1;
         target.sent += batch.length;
         sent += batch.length;
@@ -143,19 +126,9 @@ export class InlineDelivery {
       } else {
         target.enabled = false;
         target.messages += 1;
+        // A permanent refusal stays pending and due now: the pass records it and reports it.
         if (!outcome.permanent) {
-          const now = clock.now();
-          const next = retryAt(now, retryDelayMs(1, outcome.retryAfterMs, this.deps.random));
-          for (const r of batch) {
-            // A 429 costs no attempt (the pass counts a day of them from this first one instead).
-            r.attempts = outcome.rateLimited ? 0 : 1;
-            r.lastError = outcome.error.slice(0, 500);
-            r.nextAttemptAt = next;
-            if (outcome.rateLimited) r.rateLimitedSince = new Date(now).toISOString();
-          }
-          // Every run holds off until then, the pass included (as it would after its own 429).
-          if (outcome.rateLimited || outcome.retryAfterMs !== undefined)
-            await this.deps.destinationState.extendPause(destination, Date.parse(next), now);
+          await this.failed(destination, batch, outcome);
           target.retrying += batch.length;
           this.deps.metrics.count('DeliveriesFailed', batch.length, { destination });
         }
@@ -176,6 +149,21 @@ export class InlineDelivery {
     // Anything no message covered stays pending for the delivery pass.
     if (byId.size) await create([...byId.values()]);
     return sent;
+  }
+
+  /**
+   * Records a message that failed for now. Its records are new: this was their first attempt, or
+   * their first 429. They are all due at one time, and a 429 or a `Retry-After` pauses the
+   * destination until then for every run, the pass included (as after its own 429).
+   */
+  private async failed(destination: string, batch: DeliveryRecord[], outcome: SendFailure): Promise<void> {
+    const now = this.deps.clock.now();
+    const random = drawOnce(this.deps.random);
+    const until = Date.parse(retryAt(now, retryDelayMs(1, outcome.retryAfterMs, random)));
+    if (outcome.rateLimited) markRateLimited(batch, outcome, now, until);
+    else markFailed(batch, outcome, now, random);
+    if (outcome.rateLimited || outcome.retryAfterMs !== undefined)
+      await this.deps.destinationState.extendPause(destination, until, now);
   }
 
   /** Leaves the destination to the pass this cycle if it is paused, or refused a large body lately. */
@@ -200,4 +188,13 @@ export class InlineDelivery {
         dead: 0,
       }));
   }
+}
+
+/** `random`, drawn once at the first call and the same after: one message, one retry time. */
+function drawOnce(random: () => number = Math.random): () => number {
+  let draw: number | undefined;
+  return () => {
+    draw ??= random();
+    return draw;
+  };
 }

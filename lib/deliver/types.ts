@@ -1,0 +1,79 @@
+/**
+ * The types the delivery pass (pass.ts) and inline delivery (inline.ts) share: what delivery is
+ * given, and what it reports. Here rather than in either of the two, so neither imports the other.
+ */
+
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
+import type { DeliveryAlert } from '../model.ts';
+import type { Notice, Rendered } from '../render/types.ts';
+import type { DeliveryStore } from '../state/deliveries.ts';
+import type { DestinationStateStore } from '../state/destinations.ts';
+import type { ResolvedDestination } from './destinations.ts';
+import type { HttpPost } from './post.ts';
+import type { Payload } from './senders.ts';
+
+export interface DeliverDeps {
+  /** The pending deliveries and their outcomes. */
+  deliveries: DeliveryStore;
+  destinationState: DestinationStateStore;
+  destinations: Map<string, ResolvedDestination>;
+  /** Renders the due alerts of one destination into messages (lib/render). */
+  render(destination: ResolvedDestination, alerts: DeliveryAlert[], now: Date): Rendered<Payload>[];
+  renderNotice(destination: ResolvedDestination, notice: Notice, now: Date): Payload;
+  /** Destinations that hear about a destination refusing for good. */
+  opsDestinations: string[];
+  /** The POST every send makes (post.ts). */
+  post: HttpPost;
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+  owner: string;
+  /** Where the console destination writes. */
+  write(text: string): void;
+  random?: () => number;
+  sendTimeoutMs?: number;
+  /** Test hook: called after a message was accepted and before it is recorded as sent. */
+  checkpoint?(step: 'accepted', deliveryIds: string[]): void | Promise<void>;
+}
+
+export interface DeliveryPassOptions {
+  /**
+   * ms since the epoch: the last moment a send may start. A send started by then keeps its full
+   * timeout, so the pass may end up to one send timeout (plus bookkeeping) after it.
+   */
+  deadline: number;
+  /** Only these destinations (default all). */
+  only?: string[];
+  /** Due records read and rendered together (DEFAULT_CHUNK_SIZE); a digest covers at most one chunk. */
+  chunkSize?: number;
+}
+
+export interface DestinationResult {
+  destination: string;
+  /**
+   * `budget`: stopped at the deadline with deliveries left; `paused`: rate limited (now or by an
+   * earlier run), nothing more is sent to it before `pausedUntil`.
+   */
+  status: 'done' | 'skipped' | 'budget' | 'paused' | 'lease_lost' | 'failed';
+  messages: number;
+  sent: number;
+  retrying: number;
+  dead: number;
+  /** Due deliveries this pass left for the next (known when it stopped early). */
+  left?: number;
+  /** There may be more left than `left`: the pass had not read them all. */
+  leftMore?: boolean;
+  pausedUntil?: string;
+  error?: string;
+}
+
+export interface DeliverySummary {
+  destinations: DestinationResult[];
+  sent: number;
+  retrying: number;
+  dead: number;
+  /** Due deliveries left for the next pass by destinations that stopped early. */
+  left: number;
+}
