@@ -24,9 +24,9 @@ import { demoConfig } from './rules/demo-config.ts';
 import { decide } from './rules/match.ts';
 import { applyPasswordPolicy, maskRawItem } from './rules/passwords.ts';
 import { loadSecrets, type SecretObject } from './secrets.ts';
-import { DeliveryStore } from './state/deliveries.ts';
 import { DestinationStateStore } from './state/destinations.ts';
 import { QuarantineStore } from './state/quarantine.ts';
+import { type DeliveryQueue, DeliveryRecords } from './state/records/index.ts';
 import { StreamStore } from './state/streams.ts';
 import { createDynamoClient, ensureTable } from './state/table.ts';
 import type { UpstreamClient } from './upstream/client.ts';
@@ -80,7 +80,10 @@ export interface Runtime {
   secrets: SecretObject;
   upstream: UpstreamClient;
   dynamo: DynamoDBClient;
-  deliveries: DeliveryStore;
+  /** Creating delivery records (the poll cycle's dedupe step). */
+  records: DeliveryRecords;
+  /** The records' outbox: what the delivery pass reads, and `deliveries list` / `retry`. */
+  deliveries: DeliveryQueue;
   streams: StreamStore;
   quarantine: QuarantineStore;
   destinationState: DestinationStateStore;
@@ -127,7 +130,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     });
   const dynamo = options.dynamo ?? createDynamoClient({ endpoint: env.dynamodbEndpoint });
   if (env.dynamodbEndpoint && !options.dynamo) await ensureTable(dynamo, env.tableName);
-  const deliveries = new DeliveryStore(dynamo, env.tableName, clock, { onRequest: options.onDynamoRequest });
+  const records = new DeliveryRecords(dynamo, env.tableName, clock, { onRequest: options.onDynamoRequest });
+  const deliveries = records.queue;
   const streams = new StreamStore(dynamo, env.tableName, clock);
   const quarantine = new QuarantineStore(dynamo, env.tableName, clock, options.onDynamoRequest);
   const destinationState = new DestinationStateStore(dynamo, env.tableName, clock);
@@ -143,7 +147,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
   const poll: PollDeps = {
     streams,
-    deliveries,
+    records,
     quarantine,
     route: (alert, now) => decide(config, alert, now),
     applyPasswordPolicy: <T extends Alert>(alert: T): T =>
@@ -181,6 +185,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     secrets,
     upstream,
     dynamo,
+    records,
     deliveries,
     streams,
     quarantine,

@@ -28,8 +28,8 @@
 
 import type { Logger } from '../log.ts';
 import type { Rendered } from '../render/types.ts';
-import type { DeliveryRecord } from '../state/deliveries.ts';
 import { pauseLeft } from '../state/destinations.ts';
+import type { DeliveryRecord } from '../state/records/record.ts';
 import type { ResolvedDestination } from './destinations.ts';
 import { recordToAlert } from './messages.ts';
 import { markFailed, markRateLimited, markSent, retryAt, retryDelayMs } from './retry.ts';

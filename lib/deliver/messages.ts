@@ -7,7 +7,7 @@
 import type { Logger } from '../log.ts';
 import type { DeliveryAlert } from '../model.ts';
 import type { Rendered } from '../render/types.ts';
-import type { DeliveryRecord } from '../state/deliveries.ts';
+import type { DeliveryRecord } from '../state/records/record.ts';
 import type { ResolvedDestination } from './destinations.ts';
 import { buildRequest, type Payload } from './senders.ts';
 import type { DeliverDeps } from './types.ts';

@@ -19,8 +19,8 @@
  */
 
 import type { Rendered } from '../render/types.ts';
-import type { DeliveryRecord } from '../state/deliveries.ts';
 import { keepAlive, LeaseLostError, LeaseRenewalError } from '../state/lease.ts';
+import type { DeliveryRecord } from '../state/records/record.ts';
 import type { ResolvedDestination } from './destinations.ts';
 import { bodyBytes, halves, renderSafely } from './messages.ts';
 import { pausedAlready } from './pause.ts';

@@ -11,7 +11,7 @@
  * outcome means (pausing the destination, reporting a refusal, metrics).
  */
 
-import type { DeliveryRecord } from '../state/deliveries.ts';
+import type { DeliveryRecord } from '../state/records/record.ts';
 import type { SendFailure } from './senders.ts';
 
 export const MAX_ATTEMPTS = 8;

@@ -6,8 +6,8 @@
  */
 
 import type { Logger } from '../log.ts';
-import type { DeliveryRecord } from '../state/deliveries.ts';
 import type { DestinationLease, DestinationPause } from '../state/destinations.ts';
+import type { DeliveryRecord } from '../state/records/record.ts';
 import type { ResolvedDestination } from './destinations.ts';
 import { reportRefusal } from './notify.ts';
 import { pauseDestination } from './pause.ts';

@@ -8,15 +8,15 @@ import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { DeliveryAlert } from '../model.ts';
 import type { Notice, Rendered } from '../render/types.ts';
-import type { DeliveryStore } from '../state/deliveries.ts';
 import type { DestinationStateStore } from '../state/destinations.ts';
+import type { DeliveryQueue } from '../state/records/queue.ts';
 import type { ResolvedDestination } from './destinations.ts';
 import type { HttpPost } from './post.ts';
 import type { Payload } from './senders.ts';
 
 export interface DeliverDeps {
   /** The pending deliveries and their outcomes. */
-  deliveries: DeliveryStore;
+  deliveries: DeliveryQueue;
   destinationState: DestinationStateStore;
   destinations: Map<string, ResolvedDestination>;
   /** Renders the due alerts of one destination into messages (lib/render). */

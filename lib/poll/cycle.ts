@@ -22,9 +22,9 @@ import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Alert } from '../model.ts';
 import type { Decision } from '../rules/match.ts';
-import type { DeliveryStore } from '../state/deliveries.ts';
 import { keepAlive, LeaseLostError, LeaseRenewalError } from '../state/lease.ts';
 import type { QuarantineStore } from '../state/quarantine.ts';
+import type { DeliveryRecords } from '../state/records/index.ts';
 import type { CursorAdvance, StreamStore } from '../state/streams.ts';
 import { RequestLimitError, UpstreamError } from '../upstream/errors.ts';
 import { isEndOfFeed } from '../upstream/paging.ts';
@@ -37,7 +37,7 @@ export const PIPELINE_DEPTH = 4;
 
 export interface PollDeps {
   streams: StreamStore;
-  deliveries: DeliveryStore;
+  records: DeliveryRecords;
   quarantine: QuarantineStore;
   /** The routing rules (lib/rules/match.ts). */
   route(alert: Alert, now: Date): Decision;
@@ -174,7 +174,7 @@ export async function pollStream(
 
   const window: Slot[] = [];
   const inFlight = new Set<string>();
-  const claims = spec.feedTime ? deps.deliveries.claimWindow(spec.kind) : undefined;
+  const claims = spec.feedTime ? deps.records.claimWindow(spec.kind) : undefined;
   // What pages processed since the cursor was last saved add to the stream's counters.
   let unsaved = { pages: 0, items: 0, newItems: 0, quarantined: 0 };
   let dirty = false;

@@ -1,16 +1,19 @@
 /**
  * One page of a stream, from items to delivery records: the password policy, the routing decision
- * for each item, quarantine for items that broke the spec, then the records. An exclusive stream
- * whose lease has comfortably long to run reads which records exist (one BatchGet per 100, none
- * for credentials above the claim mark), sends new webhook deliveries inline (inline.ts) and
- * batch-writes every new record (final credential records as packs, state/packs.ts); any other
- * stream creates each record with a conditional put.
+ * for each item, quarantine for items that broke the spec, then the records (state/records, which
+ * dedupes: see its module comment). An exclusive stream whose lease has comfortably long to run
+ * has its new webhook deliveries handed back and sends them inline (deliver/inline.ts).
  */
 import type { InlineDelivery } from '../deliver/inline.ts';
 import type { Alert } from '../model.ts';
-import { type DeliveryRecord, deliveryId, type NewDelivery } from '../state/deliveries.ts';
 import { fitItem } from '../state/limits.ts';
-import { type ClaimWindow, itemPosition } from '../state/packs.ts';
+import {
+  type ClaimWindow,
+  type DeliveryRecord,
+  deliveryId,
+  itemPosition,
+  type NewDelivery,
+} from '../state/records/index.ts';
 import type { StreamLease } from '../state/streams.ts';
 import type { Credential, EventItem } from '../upstream/schemas.ts';
 import { issuesToText } from '../upstream/validate.ts';
@@ -32,7 +35,7 @@ export interface PageContext {
    */
   inFlight: Set<string>;
   inline?: InlineDelivery;
-  /** The stream's claims this cycle, when its items have positions (state/packs.ts). */
+  /** The stream's claims this cycle, when its items have positions (state/records/packs.ts). */
   claims?: ClaimWindow;
   /** Inline sends stop before this (ms since the epoch). */
   deadline: number;
@@ -124,41 +127,25 @@ async function settleAll(tasks: Promise<unknown>[]): Promise<void> {
   if (failed) throw failed.reason;
 }
 
-/** Creates an exclusive stream's new records, sending webhook deliveries inline when allowed. */
-async function createExclusive(
+/** Sends what recordPage handed back for inline delivery, destination by destination, and records it. */
+async function sendInline(
   deps: PollDeps,
-  records: NewDelivery[],
+  inline: InlineDelivery,
+  records: DeliveryRecord[],
   context: PageContext,
-  startedBefore: string | undefined,
-): Promise<DeliveryRecord[]> {
-  const { absent } = await deps.deliveries.prepare(records, {
-    exclusive: true,
-    window: context.claims,
-    startedBefore,
-  });
-  const inline = context.inline;
-  const later: DeliveryRecord[] = [];
-  const now = new Map<string, DeliveryRecord[]>();
-  for (const record of absent) {
-    if (inline && record.status === 'pending' && inline.accepts(record.destination)) {
-      const list = now.get(record.destination) ?? [];
-      list.push(record);
-      now.set(record.destination, list);
-    } else {
-      later.push(record);
-    }
+): Promise<void> {
+  const byDestination = new Map<string, DeliveryRecord[]>();
+  for (const record of records) {
+    const list = byDestination.get(record.destination) ?? [];
+    list.push(record);
+    byDestination.set(record.destination, list);
   }
-  const create = (batch: DeliveryRecord[]) => deps.deliveries.insert(batch);
-  await settleAll([
-    create(later),
-    ...[...now].map(([destination, batch]) =>
-      (inline as NonNullable<typeof inline>).deliver(destination, batch, create, {
-        deadline: context.deadline,
-        signal: context.signal,
-      }),
+  const insert = (batch: DeliveryRecord[]) => deps.records.insert(batch);
+  await settleAll(
+    [...byDestination].map(([destination, batch]) =>
+      inline.deliver(destination, batch, insert, { deadline: context.deadline, signal: context.signal }),
     ),
-  ]);
-  return absent;
+  );
 }
 
 /** Handles one page: quarantine, then its new records (created, and sent inline where allowed). */
@@ -178,20 +165,22 @@ export async function processPage(
     return true;
   });
   for (const id of claimed) context.inFlight.add(id);
-  // In page order, before the first await: later pages check what this one may write.
-  let top: string | undefined;
-  for (const r of records)
-    if (r.position !== undefined && (top === undefined || r.position > top)) top = r.position;
-  const startedBefore = top !== undefined ? context.claims?.start(top) : undefined;
+  // Batch creation (and inline sending) leans on the lease: only while it has comfortably long left.
+  const exclusive = spec.exclusive && lease.expiresAt - deps.clock.now() > LEASE_SAFE_MS;
+  const inline = exclusive ? context.inline : undefined;
+  // Called before the first await: the page takes its place among the stream's pages now.
+  const recording = deps.records.recordPage(records, {
+    exclusive,
+    claims: context.claims,
+    ...(inline ? { inline: (record: DeliveryRecord) => inline.accepts(record.destination) } : {}),
+  });
+  recording.catch(() => {}); // awaited below, after the quarantine
   let created: DeliveryRecord[];
   try {
     if (page.invalid.length) await quarantine(deps, spec, page);
-    if (records.length === 0) return counts;
-    const leaseSafe = lease.expiresAt - deps.clock.now() > LEASE_SAFE_MS;
-    created =
-      spec.exclusive && leaseSafe
-        ? await createExclusive(deps, records, context, startedBefore)
-        : (await deps.deliveries.create(records)).created;
+    const recorded = await recording;
+    if (inline && recorded.sendInline.length) await sendInline(deps, inline, recorded.sendInline, context);
+    created = recorded.created;
   } finally {
     for (const id of claimed) context.inFlight.delete(id);
   }

@@ -45,7 +45,7 @@ export interface StreamSpec {
   itemTime(item: EventItem | Credential): string;
   /**
    * The time that places an item in its feed, for streams where the upstream never changes it
-   * (state/packs.ts): a credential's import time. Events have none: their times are estimates the
+   * (state/records/packs.ts): a credential's import time. Events have none: their times are estimates the
    * upstream may revise, and a moved item would not be found where it was packed.
    */
   feedTime?(item: EventItem | Credential): string;

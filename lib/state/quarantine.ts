@@ -6,9 +6,9 @@
 import { createHash } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
+import { batchPut, queryAll, type TableIo } from './io.ts';
 import { fitKey, SORT_KEY_BYTES } from './limits.ts';
 import { marshall, unmarshall } from './marshall.ts';
-import { BatchWriteItemCommand, QueryCommand } from './sdk.ts';
 
 export interface QuarantinedItem {
   stream: string;
@@ -21,15 +21,19 @@ export interface QuarantinedItem {
 }
 
 export class QuarantineStore {
+  private readonly io: TableIo;
+
   constructor(
-    private readonly client: DynamoDBClient,
-    private readonly tableName: string,
-    private readonly clock: Clock,
-    private readonly onRequest?: (operation: string) => void,
-  ) {}
+    client: DynamoDBClient,
+    tableName: string,
+    clock: Clock,
+    onRequest?: (operation: string) => void,
+  ) {
+    this.io = { client, tableName, clock, onRequest };
+  }
 
   async record(stream: string, items: { key?: string; issues: string; raw: unknown }[]): Promise<void> {
-    const seenAt = new Date(this.clock.now()).toISOString();
+    const seenAt = new Date(this.io.clock.now()).toISOString();
     const rows = items.map((item) => {
       const rawJson = JSON.stringify(item.raw) ?? 'null';
       const key = item.key ?? `sha256:${createHash('sha256').update(rawJson).digest('hex').slice(0, 24)}`;
@@ -44,29 +48,23 @@ export class QuarantineStore {
       };
     });
     const unique = [...new Map(rows.map((r) => [r.sk, r])).values()];
-    for (let i = 0; i < unique.length; i += 25) {
-      let requests = unique.slice(i, i + 25).map((row) => ({ PutRequest: { Item: marshall(row) } }));
-      while (requests.length) {
-        this.onRequest?.('BatchWriteItem');
-        const out = await this.client.send(
-          new BatchWriteItemCommand({ RequestItems: { [this.tableName]: requests } }),
-        );
-        requests = (out.UnprocessedItems?.[this.tableName] ?? []) as typeof requests;
-        if (requests.length) await this.clock.sleep(100);
-      }
-    }
+    await batchPut(
+      this.io,
+      unique.map((row) => marshall(row)),
+      1,
+    );
   }
 
   async list(stream: string, limit = 100): Promise<QuarantinedItem[]> {
-    const out = await this.client.send(
-      new QueryCommand({
-        TableName: this.tableName,
+    const items = await queryAll(
+      this.io,
+      {
         KeyConditionExpression: 'pk = :pk',
         ExpressionAttributeValues: marshall({ ':pk': `quarantine#${stream}` }),
-        Limit: limit,
-      }),
+      },
+      limit,
     );
-    return (out.Items ?? []).map((item) => {
+    return items.map((item) => {
       const { pk: _pk, sk: _sk, ...rest } = unmarshall(item);
       return rest as unknown as QuarantinedItem;
     });

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../lib/cli/run.ts';
 import { terminalSafe } from '../../lib/cli/terminal.ts';
 import { systemClock } from '../../lib/clock.ts';
-import { type DeliveryRecord, DeliveryStore, deliveryId } from '../../lib/state/deliveries.ts';
+import { type DeliveryRecord, DeliveryRecords, deliveryId } from '../../lib/state/records/index.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { captureIo } from '../helpers/io.ts';
@@ -113,7 +113,7 @@ describe('deliveries list', () => {
   };
 
   beforeAll(async () => {
-    await new DeliveryStore(dynamo.client, table, systemClock).save([record]);
+    await new DeliveryRecords(dynamo.client, table, systemClock).queue.save([record]);
   });
 
   it.each([[[]], [['--status', 'dead']]])(

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { markFailed, markRateLimited, markSent } from '../../lib/deliver/retry.ts';
 import type { SendFailure } from '../../lib/deliver/senders.ts';
-import type { DeliveryRecord } from '../../lib/state/deliveries.ts';
+import type { DeliveryRecord } from '../../lib/state/records/index.ts';
 
 const HOUR = 3_600_000;
 const NOW = Date.parse('2026-11-21T12:00:00Z');

@@ -11,10 +11,10 @@ import { readEnvironment } from '../../lib/env.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { MemoryMetrics } from '../../lib/metrics.ts';
 import type { ItemKind } from '../../lib/model.ts';
-import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
 import { SAMPLE_PASSWORD, sampleCredential, sampleEvent } from '../../lib/render/samples.ts';
 import { slackLimitProblems } from '../../lib/render/slack-limits.ts';
 import type { EmailContent, SlackPayload, WebhookBody } from '../../lib/render/types.ts';
+import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
 import { createRuntime, type Runtime } from '../../lib/runtime.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
@@ -85,7 +85,7 @@ async function pending(kind: ItemKind, count: number, digest: { threshold: numbe
   });
   const now = new Date();
   const items = Array.from({ length: count }, (_, n) => item(kind, n, now));
-  const { created } = await runtime.deliveries.create(
+  const { created } = await runtime.records.recordPage(
     Object.keys(destinations).flatMap((destination) =>
       items.map(({ key, item }) => ({
         destination,
@@ -97,6 +97,7 @@ async function pending(kind: ItemKind, count: number, digest: { threshold: numbe
         status: 'pending' as const,
       })),
     ),
+    { exclusive: false },
   );
   expect(created).toHaveLength(count * 3);
   const pass = () => runDeliveryPass(runtime.deliver, { deadline: Date.now() + 60_000 });

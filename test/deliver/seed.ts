@@ -79,7 +79,7 @@ export async function deliveryWorld(
       const items = Array.from({ length: count }, (_, i) =>
         seedOptions.item ? seedOptions.item(from + i) : eventNumber(from + i, new Date(clock.now())),
       );
-      const { created } = await runtime.deliveries.create(
+      const { created } = await runtime.records.recordPage(
         items.map((item) => ({
           destination,
           kind: 'event' as const,
@@ -89,6 +89,7 @@ export async function deliveryWorld(
           item,
           status: 'pending' as const,
         })),
+        { exclusive: false },
       );
       return created.map((r) => r.id);
     },

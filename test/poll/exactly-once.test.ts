@@ -11,7 +11,7 @@ import { readEnvironment } from '../../lib/env.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { runPollCycle } from '../../lib/poll/run.ts';
 import { createRuntime } from '../../lib/runtime.ts';
-import type { DeliveryRecord } from '../../lib/state/deliveries.ts';
+import type { DeliveryRecord } from '../../lib/state/records/index.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';

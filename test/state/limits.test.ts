@@ -5,7 +5,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dimensionValues } from '../../lib/metrics.ts';
-import { deliveryId, parseDeliveryId } from '../../lib/state/deliveries.ts';
 import {
   cutUtf8,
   fitItem,
@@ -16,6 +15,7 @@ import {
   PARTITION_KEY_BYTES,
   utf8Bytes,
 } from '../../lib/state/limits.ts';
+import { deliveryId, parseDeliveryId } from '../../lib/state/records/index.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';

@@ -1,12 +1,12 @@
 /**
- * Packs and the claim mark (lib/state/packs.ts) on real dynalite: an exclusive stream's final
+ * Packs and the claim mark (lib/state/records/packs.ts) on real dynalite: an exclusive stream's final
  * records are written as one item a page and found again by anyone; pages above the mark are not
  * read at all; everything at or below it, or never claimed, is checked.
  */
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { DeliveryStore, type NewDelivery } from '../../lib/state/deliveries.ts';
-import { itemPosition, PACK_MAX_CHARS } from '../../lib/state/packs.ts';
+import { DeliveryRecords, itemPosition, type NewDelivery } from '../../lib/state/records/index.ts';
+import { PACK_MAX_CHARS } from '../../lib/state/records/packs.ts';
 import { fakeClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 
@@ -39,7 +39,7 @@ async function storeWithCounts() {
   const clock = fakeClock();
   const table = await db.table();
   const counts: Record<string, number> = {};
-  const store = new DeliveryStore(db.client, table, clock, {
+  const store = new DeliveryRecords(db.client, table, clock, {
     onRequest: (operation) => {
       counts[operation] = (counts[operation] ?? 0) + 1;
     },
@@ -68,7 +68,7 @@ describe('item positions', () => {
 describe('packs', () => {
   it('hold a page of final records in one item, found again by every later check and listed in full', async () => {
     const { store, take, items } = await storeWithCounts();
-    const first = await store.create(
+    const first = await store.recordPage(
       range(1, 100).map((id) => credential(id, id % 10 ? 'baseline' : 'silenced', { note: 'quiet hours' })),
       { exclusive: true },
     );
@@ -79,7 +79,7 @@ describe('packs', () => {
     expect(await items()).toHaveLength(3);
 
     // The next page, above the mark: nothing read, one pack written.
-    const second = await store.create(
+    const second = await store.recordPage(
       range(101, 200).map((id) => credential(id, 'baseline')),
       { exclusive: true },
     );
@@ -87,24 +87,26 @@ describe('packs', () => {
     expect(take()).toEqual({ UpdateItem: 1, PutItem: 1 });
 
     // Both pages again, as after a lost cursor: every one found, nothing written.
-    const again = await store.create(
+    const again = await store.recordPage(
       range(1, 200).map((id) => credential(id, 'baseline')),
       { exclusive: true },
     );
-    expect(again).toEqual({ created: [], existing: 200 });
+    expect(again).toEqual({ created: [], sendInline: [], existing: 200 });
     expect(take().PutItem ?? 0).toBe(0);
 
     // Another stream that shares these items (not exclusive) finds them in the packs too.
-    const shared = await store.create([credential(150, 'pending'), credential(201, 'pending')]);
+    const shared = await store.recordPage([credential(150, 'pending'), credential(201, 'pending')], {
+      exclusive: false,
+    });
     expect(shared.created.map((r) => r.key)).toEqual(['201']);
     expect(shared.existing).toBe(1);
     // The same item for another destination is its own delivery.
-    const other = await store.create([credential(150, 'baseline', { destination: 'soc' })], {
+    const other = await store.recordPage([credential(150, 'baseline', { destination: 'soc' })], {
       exclusive: true,
     });
     expect(other.created.map((r) => r.id)).toEqual(['soc~credential~150']);
 
-    const silenced = await store.list({ status: 'silenced', limit: 1000 });
+    const silenced = await store.queue.list({ status: 'silenced', limit: 1000 });
     expect(silenced.map((r) => r.key).sort((a, b) => Number(a) - Number(b))).toEqual(
       range(1, 10).map((i) => String(i * 10)),
     );
@@ -118,7 +120,7 @@ describe('packs', () => {
       });
       expect(r.id).toBe(`siem~credential~${r.key}`);
     }
-    const all = await store.list({ limit: 1000 });
+    const all = await store.queue.list({ limit: 1000 });
     expect(all).toHaveLength(202);
     expect(new Set(all.map((r) => r.id)).size).toBe(202);
     expect(all.filter((r) => r.status === 'pending').map((r) => r.key)).toEqual(['201']);
@@ -127,20 +129,21 @@ describe('packs', () => {
   it('an item at or below the mark is always checked: a record written by another path is found', async () => {
     const { store, take } = await storeWithCounts();
     // A record created without a position never raises the mark...
-    await store.create([credential(7, 'pending', { positioned: false })]);
+    await store.recordPage([credential(7, 'pending', { positioned: false })], { exclusive: false });
     take();
     // ...so the first claim ever proves nothing, and the exclusive check still reads it.
-    const first = await store.create([credential(7, 'baseline'), credential(8, 'baseline')], {
+    const first = await store.recordPage([credential(7, 'baseline'), credential(8, 'baseline')], {
       exclusive: true,
     });
     expect(first.created.map((r) => r.key)).toEqual(['8']);
     expect(take().BatchGetItem).toBe(1);
 
     // A claim whose records were never written (a crash right after it) makes nothing look present.
-    await store.prepare([credential(50, 'baseline')], { exclusive: true });
-    await store.create([credential(40, 'pending')]); // below the mark, by a shared stream
+    // (a pending record handed back to send inline is claimed but not written)
+    await store.recordPage([credential(50, 'pending')], { exclusive: true, inline: () => true });
+    await store.recordPage([credential(40, 'pending')], { exclusive: false }); // below the mark, by a shared stream
     take();
-    const after = await store.create(
+    const after = await store.recordPage(
       [credential(40, 'baseline'), credential(50, 'baseline'), credential(60, 'baseline')],
       { exclusive: true },
     );
@@ -153,27 +156,19 @@ describe('packs', () => {
     const { store, items } = await storeWithCounts();
     const note = `silenced: ${'maintenance window for the leak review '.repeat(2)}`;
     const page = range(1, 5_000).map((id) => credential(id, 'silenced', { note }));
-    expect((await store.create(page, { exclusive: true })).created).toHaveLength(5_000);
+    expect((await store.recordPage(page, { exclusive: true })).created).toHaveLength(5_000);
     const packs = (await items()).filter((i) => i.pk?.S?.startsWith('pack#'));
     expect(packs.length).toBeGreaterThan(1);
     for (const pack of packs) expect((pack.entries?.S ?? '').length).toBeLessThanOrEqual(PACK_MAX_CHARS);
-    expect((await store.create(page, { exclusive: true })).existing).toBe(5_000);
-    expect(await store.list({ status: 'silenced', limit: 10_000 })).toHaveLength(5_000);
+    expect((await store.recordPage(page, { exclusive: true })).existing).toBe(5_000);
+    expect(await store.queue.list({ status: 'silenced', limit: 10_000 })).toHaveLength(5_000);
   });
 
   it('a stream claims once a cycle up to now, again for a page placed later, and still checks what it wrote itself', async () => {
     const { clock, store, take, items } = await storeWithCounts();
     const window = store.claimWindow('credential');
-    const page = async (records: NewDelivery[]) => {
-      const top = records
-        .map((r) => r.position as string)
-        .sort()
-        .at(-1) as string;
-      const startedBefore = window.start(top);
-      const { absent } = await store.prepare(records, { exclusive: true, window, startedBefore });
-      await store.insert(absent);
-      return absent.map((r) => r.key);
-    };
+    const page = async (records: NewDelivery[]) =>
+      (await store.recordPage(records, { exclusive: true, claims: window })).created.map((r) => r.key);
     // A first cycle on an empty table proves nothing: its first page is read.
     expect(await page(range(1, 10).map((id) => credential(id, 'baseline')))).toHaveLength(10);
     expect(take()).toMatchObject({ UpdateItem: 1, BatchGetItem: 1 });
@@ -194,28 +189,28 @@ describe('packs', () => {
 
     // The next cycle (a new window) proves everything up to the last claim was possibly written.
     const next = store.claimWindow('credential');
-    const top = itemPosition(IMPORTED, '21') as string;
-    const { absent } = await store.prepare([credential(5, 'baseline'), credential(30, 'baseline')], {
+    // Handed back to send inline: what is absent, without writing it.
+    const { sendInline } = await store.recordPage([credential(5, 'pending'), credential(30, 'pending')], {
       exclusive: true,
-      window: next,
-      startedBefore: next.start(top),
+      claims: next,
+      inline: () => true,
     });
-    expect(absent.map((r) => r.key)).toEqual(['30']);
+    expect(sendInline.map((r) => r.key)).toEqual(['30']);
   });
 
   it('expire like the records they replace', async () => {
     const { clock, store } = await storeWithCounts();
-    await store.create(
+    await store.recordPage(
       range(1, 5).map((id) => credential(id, 'baseline')),
       { exclusive: true },
     );
-    expect((await store.create([credential(3, 'baseline')], { exclusive: true })).existing).toBe(1);
+    expect((await store.recordPage([credential(3, 'baseline')], { exclusive: true })).existing).toBe(1);
     clock.advance(91 * 86_400_000);
-    const later = await store.create(
+    const later = await store.recordPage(
       range(1, 5).map((id) => credential(id, 'baseline')),
       { exclusive: true },
     );
     expect(later.created).toHaveLength(5);
-    expect(await store.list({ limit: 100 })).toHaveLength(5);
+    expect(await store.queue.list({ limit: 100 })).toHaveLength(5);
   });
 });

@@ -12,7 +12,7 @@ import type { StreamResult } from '../../poll/cycle.ts';
 import { runPollCycle } from '../../poll/run.ts';
 import type { PollKind } from '../../poll/streams.ts';
 import { createRuntime, type Runtime } from '../../runtime.ts';
-import type { DeliveryStatus } from '../../state/deliveries.ts';
+import type { DeliveryStatus } from '../../state/records/record.ts';
 import { type Command, type CommandContext, credentialsRejected } from '../command.ts';
 import { terminalSafe } from '../terminal.ts';
 

@@ -26,13 +26,13 @@
  * written once, never updated: cheap to write, and nothing to contend on.
  */
 
-import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { Clock } from '../clock.ts';
-import type { ItemKind } from '../model.ts';
-import { type DeliveryRecord, type DeliveryStatus, deliveryId } from './deliveries.ts';
-import { nameInKey } from './limits.ts';
-import { marshall, unmarshall } from './marshall.ts';
-import { ConditionalCheckFailedException, PutItemCommand, QueryCommand, UpdateItemCommand } from './sdk.ts';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { ItemKind } from '../../model.ts';
+import { queryAll, type TableIo } from '../io.ts';
+import { nameFromKey, nameInKey } from '../limits.ts';
+import { marshall, unmarshall } from '../marshall.ts';
+import { ConditionalCheckFailedException, PutItemCommand, UpdateItemCommand } from '../sdk.ts';
+import { type DeliveryRecord, type DeliveryStatus, deliveryId, FINAL_STATUSES, isLive } from './record.ts';
 
 /** Where an item sorts in its feed, or undefined when its time cannot be read. */
 export function itemPosition(time: string | undefined, key: string): string | undefined {
@@ -59,11 +59,9 @@ export interface Claim {
 
 export type PackStatus = Extract<DeliveryStatus, 'sent' | 'silenced' | 'baseline'>;
 
-const PACKED: ReadonlySet<DeliveryStatus> = new Set(['sent', 'silenced', 'baseline']);
-
 /** Whether `record` may be stored in a pack: final, and with a position. */
 export function packable(record: DeliveryRecord): boolean {
-  return PACKED.has(record.status) && record.position !== undefined;
+  return FINAL_STATUSES.has(record.status) && record.position !== undefined;
 }
 
 type Entry = [key: string, routes: string[], note?: string];
@@ -135,23 +133,18 @@ export class ClaimWindow {
 }
 
 export class PackStore {
-  constructor(
-    private readonly client: DynamoDBClient,
-    private readonly tableName: string,
-    private readonly clock: Clock,
-    private readonly onRequest?: (operation: string) => void,
-  ) {}
+  constructor(private readonly io: TableIo) {}
 
   /**
    * Raises the mark of `kind` to `position` and says where it was. When it was already there or
    * above, any record may exist: `before` is undefined.
    */
   async claim(kind: ItemKind, position: string): Promise<Claim> {
-    this.onRequest?.('UpdateItem');
+    this.io.onRequest?.('UpdateItem');
     try {
-      const out = await this.client.send(
+      const out = await this.io.client.send(
         new UpdateItemCommand({
-          TableName: this.tableName,
+          TableName: this.io.tableName,
           Key: marshall({ pk: `seen#${kind}`, sk: 'mark' }),
           UpdateExpression: 'SET upTo = :p',
           ConditionExpression: 'attribute_not_exists(upTo) OR upTo < :p',
@@ -194,10 +187,10 @@ export class PackStore {
     const random = Math.floor(Math.random() * 0x1_0000_0000)
       .toString(16)
       .padStart(8, '0');
-    this.onRequest?.('PutItem');
-    await this.client.send(
+    this.io.onRequest?.('PutItem');
+    await this.io.client.send(
       new PutItemCommand({
-        TableName: this.tableName,
+        TableName: this.io.tableName,
         Item: marshall({
           pk: packPk(first.destination, first.kind),
           sk: `${(records[records.length - 1] as DeliveryRecord).position}~${random}`,
@@ -216,35 +209,27 @@ export class PackStore {
   /** Keys held by live packs of `destination` and `kind` that can hold positions `from..to`. */
   async keysBetween(destination: string, kind: ItemKind, from: string, to: string): Promise<Set<string>> {
     const keys = new Set<string>();
-    const now = Math.floor(this.clock.now() / 1000);
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      this.onRequest?.('Query');
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk AND sk >= :from',
-          ExpressionAttributeValues: marshall({ ':pk': packPk(destination, kind), ':from': from }),
-          ProjectionExpression: 'lo, entries, expiresAt',
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const stored of page.Items ?? []) {
-        const { lo, entries, expiresAt } = unmarshall(stored);
-        if (typeof expiresAt === 'number' && expiresAt <= now) continue;
-        if (typeof lo === 'string' && lo > to) continue;
-        for (const [key] of JSON.parse(String(entries)) as Entry[]) keys.add(key);
-      }
-      start = page.LastEvaluatedKey;
-    } while (start);
+    const now = Math.floor(this.io.clock.now() / 1000);
+    const packs = await queryAll(this.io, {
+      KeyConditionExpression: 'pk = :pk AND sk >= :from',
+      ExpressionAttributeValues: marshall({ ':pk': packPk(destination, kind), ':from': from }),
+      ProjectionExpression: 'lo, entries, expiresAt',
+      ConsistentRead: true,
+    });
+    for (const stored of packs) {
+      const { lo, entries, expiresAt } = unmarshall(stored);
+      if (!isLive(expiresAt, now)) continue;
+      if (typeof lo === 'string' && lo > to) continue;
+      for (const [key] of JSON.parse(String(entries)) as Entry[]) keys.add(key);
+    }
     return keys;
   }
 
   /** The records a stored pack holds, as `deliveries list` shows them. */
   static expand(stored: Record<string, AttributeValue>): DeliveryRecord[] {
     const pack = unmarshall(stored);
-    const [, destination, kind] = String(pack.pk).split('#') as [string, string, ItemKind];
+    const [, encoded, kind] = String(pack.pk).split('#') as [string, string, ItemKind];
+    const destination = nameFromKey(encoded);
     const status = pack.status as PackStatus;
     const at = String(pack.at);
     return (JSON.parse(String(pack.entries)) as Entry[]).map(([key, routes, note]) => ({

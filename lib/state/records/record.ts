@@ -1,0 +1,145 @@
+/**
+ * A delivery record: one per (item, destination), created once, and the dedupe marker for 90 days.
+ * This module is its shape, its id and keys, and its stored form; nothing here does I/O.
+ *
+ * Stored form. Final records (`sent`, `silenced`, `baseline`: nothing sends them again) keep only
+ * what anything reads or filters on (`id`, `status`, `expiresAt`) as attributes and the rest as one
+ * JSON attribute, `meta`, without the item: these are most records, and every attribute and byte
+ * costs in every write. Pending and dead records keep one attribute per field and the item, to send
+ * it (again), and sit in the sparse index `gsi1` under `pending#<destination>` / `dead#<destination>`,
+ * sorted by the next attempt time, so a delivery pass reads only what is due.
+ *
+ * Expiry: final records carry `expiresAt`. DynamoDB deletes expired items only eventually (dynalite
+ * never), so an expired record is treated as absent in code.
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { type ItemKind, RECORD_RETENTION_DAYS } from '../../model.ts';
+import { fitKey, nameFromKey, nameInKey, PARTITION_KEY_BYTES, SORT_KEY_BYTES } from '../limits.ts';
+import { marshall, unmarshall } from '../marshall.ts';
+
+export type DeliveryStatus = 'pending' | 'sent' | 'dead' | 'silenced' | 'baseline';
+
+/** Statuses nothing changes again: stored compact, with an expiry, and packable (packs.ts). */
+export const FINAL_STATUSES: ReadonlySet<DeliveryStatus> = new Set(['sent', 'silenced', 'baseline']);
+
+export const DEFAULT_RETENTION_DAYS = RECORD_RETENTION_DAYS;
+
+export interface DeliveryRecord {
+  /** `<destination>~<kind>~<key>`: stable, readable, and enough to find the record again. */
+  id: string;
+  destination: string;
+  kind: ItemKind;
+  key: string;
+  source: string;
+  status: DeliveryStatus;
+  attempts: number;
+  /** ISO time the next attempt is due (pending records). */
+  nextAttemptAt?: string;
+  lastError?: string;
+  /**
+   * When the destination first answered 429 to this delivery, in the current run of 429s: a 429
+   * costs no attempt, so this is what makes one still refused after 24 hours dead (deliver/retry.ts).
+   */
+  rateLimitedSince?: string;
+  /** Routes that chose this destination for this item. */
+  routes: string[];
+  /** The item as the destination will see it: password policy already applied. */
+  item: unknown;
+  createdAt: string;
+  updatedAt: string;
+  sentAt?: string;
+  /** Epoch seconds after which the record no longer counts (DynamoDB TTL attribute). */
+  expiresAt?: number;
+  note?: string;
+  /** Where the item sorts in its feed (packs.ts); held in memory, not stored on the record. */
+  position?: string;
+}
+
+/** What a page asks to be recorded: a record before it has an id and times. */
+export type NewDelivery = Pick<
+  DeliveryRecord,
+  'destination' | 'kind' | 'key' | 'source' | 'routes' | 'item' | 'position'
+> & {
+  status: Extract<DeliveryStatus, 'pending' | 'silenced' | 'baseline'>;
+  note?: string;
+};
+
+export function deliveryId(destination: string, kind: ItemKind, key: string): string {
+  return `${nameInKey(destination)}~${kind}~${key}`;
+}
+
+export function parseDeliveryId(
+  id: string,
+): { destination: string; kind: ItemKind; key: string } | undefined {
+  const first = id.indexOf('~');
+  const second = id.indexOf('~', first + 1);
+  if (first <= 0 || second < 0) return undefined;
+  const kind = id.slice(first + 1, second);
+  if (kind !== 'event' && kind !== 'credential') return undefined;
+  const key = id.slice(second + 1);
+  return key ? { destination: nameFromKey(id.slice(0, first)), kind, key } : undefined;
+}
+
+export function recordKey(destination: string, kind: ItemKind, key: string) {
+  return { pk: fitKey(`dlv#${nameInKey(destination)}#${kind}#${key}`, PARTITION_KEY_BYTES), sk: 'dlv' };
+}
+
+/** The stored key of the record `id` names; undefined for an id that is not one of ours. */
+export function keyOfId(id: string): Record<string, AttributeValue> | undefined {
+  const parsed = parseDeliveryId(id);
+  return parsed ? marshall(recordKey(parsed.destination, parsed.kind, parsed.key)) : undefined;
+}
+
+/** The index partition of a destination's pending or dead records. */
+export function queueKey(status: 'pending' | 'dead', destination: string): string {
+  return `${status}#${nameInKey(destination)}`;
+}
+
+/** The index's sort key: time first (what is due), then the id, cut to fit when a uid is huge. */
+export function indexSortKey(time: string, id: string): string {
+  return fitKey(`${time}#${id}`, SORT_KEY_BYTES);
+}
+
+/** Whether a stored expiry (epoch seconds, or none) is still in the future. */
+export function isLive(expiresAt: unknown, nowSeconds: number): boolean {
+  return typeof expiresAt !== 'number' || expiresAt > nowSeconds;
+}
+
+/** The stored form: the item as a JSON string (no nesting limits, one attribute to read back). */
+export function toStored(record: DeliveryRecord): Record<string, AttributeValue> {
+  const { item, position: _position, ...rest } = record;
+  if (FINAL_STATUSES.has(record.status)) {
+    const { id, status, expiresAt, ...meta } = rest;
+    return marshall({
+      ...recordKey(record.destination, record.kind, record.key),
+      id,
+      status,
+      ...(expiresAt !== undefined ? { expiresAt } : {}),
+      meta: JSON.stringify(meta),
+    });
+  }
+  const indexed =
+    record.status === 'pending'
+      ? {
+          gsi1pk: queueKey('pending', record.destination),
+          gsi1sk: indexSortKey(record.nextAttemptAt ?? record.createdAt, record.id),
+        }
+      : record.status === 'dead'
+        ? { gsi1pk: queueKey('dead', record.destination), gsi1sk: indexSortKey(record.updatedAt, record.id) }
+        : {};
+  return marshall({
+    ...recordKey(record.destination, record.kind, record.key),
+    ...rest,
+    ...indexed,
+    itemJson: JSON.stringify(item),
+  });
+}
+
+export function fromStored(stored: Record<string, AttributeValue>): DeliveryRecord {
+  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, itemJson, meta, ...rest } = unmarshall(stored);
+  return {
+    ...(typeof meta === 'string' ? (JSON.parse(meta) as Record<string, unknown>) : {}),
+    ...(rest as Omit<DeliveryRecord, 'item'>),
+    item: typeof itemJson === 'string' ? JSON.parse(itemJson) : null,
+  };
+}
