@@ -9,8 +9,7 @@ import { lastSendStart } from '../lib/deliver/pass.ts';
 import { readEnvironment } from '../lib/env.ts';
 import { createLogger, startFailure } from '../lib/log.ts';
 import { EmfMetrics } from '../lib/metrics.ts';
-import type { CycleSummary } from '../lib/poll/run.ts';
-import { runPollCycle } from '../lib/poll/run.ts';
+import { type CycleSummary, runPollCycle } from '../lib/poll/cycle.ts';
 import type { PollKind } from '../lib/poll/streams.ts';
 import { createRuntime } from '../lib/runtime.ts';
 

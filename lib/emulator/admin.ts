@@ -3,11 +3,21 @@
  * events and credentials, and settings (latency, token lifetime, end-of-feed behaviour).
  */
 import { Hono } from 'hono';
-import type { Emulator } from './app.ts';
-import type { Fault } from './control.ts';
+import type { EmulatorControl, Fault } from './control.ts';
+import type { Dataset } from './dataset.ts';
 import { errorBody, isObject } from './feeds.ts';
 
-export function adminRoutes(emulator: Emulator): Hono {
+/** What the knobs reach of the emulator (app.ts), named here so the two modules import one way. */
+export interface EmulatorKnobs {
+  readonly dataset: Dataset;
+  readonly control: EmulatorControl;
+  readonly coreSegment: string;
+  appendEvents(...args: Parameters<Dataset['appendEvents']>): ReturnType<Dataset['appendEvents']>;
+  expireCursors(): void;
+  revokeIssuedTokens(): void;
+}
+
+export function adminRoutes(emulator: EmulatorKnobs): Hono {
   const admin = new Hono();
   admin.get('/info', (c) =>
     c.json({

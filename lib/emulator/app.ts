@@ -2,6 +2,10 @@
  * The upstream's stand-in: a Hono app serving all eleven endpoints of upstream-api.md and
  * `POST /tokens/generate` over a seeded dataset, scoped per tenant, with the limits, paging and
  * errors of the real service (upstream-facts.md), plus knobs under `/_emulator/` for tests and demos.
+ *
+ * Longer than 300 lines on purpose: every endpoint's route is written inline on the app, as Hono
+ * has it, so the service reads in one place; searches, identities, feeds and the knobs are
+ * already modules of their own.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';

@@ -5,6 +5,10 @@
  * sit relative to the anchor so a lookback window always finds some.
  *
  * Some event text is hostile on purpose (`<!channel>`, fake links), as text from the wild is.
+ *
+ * Longer than 300 lines on purpose: the whole seeded world comes from one generator and one
+ * random stream in one order, which is what makes a seed give the same dataset everywhere; a
+ * good part of it is the word lists and tenants it draws from.
  */
 import { EVENT_TYPES, SEVERITIES, type Severity } from '../upstream/event-types.ts';
 import { createRandom, type Random } from './random.ts';

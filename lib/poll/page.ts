@@ -17,8 +17,8 @@ import {
 import type { StreamLease } from '../state/streams.ts';
 import type { Credential, EventItem } from '../upstream/schemas.ts';
 import { issuesToText } from '../upstream/validate.ts';
-import type { PollDeps, StreamResult } from './cycle.ts';
 import type { StreamPage, StreamSpec } from './streams.ts';
+import { type PageCounts, type PollDeps, zeroCounts } from './types.ts';
 import { passedOver, type Walk } from './walk.ts';
 
 /** Batch creation leans on the lease: it is used only while the lease has this long left at least. */
@@ -40,17 +40,6 @@ export interface PageContext {
   /** Inline sends stop before this (ms since the epoch). */
   deadline: number;
   signal?: AbortSignal;
-}
-
-/** What a page added; the caller folds it into the stream's result once the page is done. */
-export type PageCounts = Pick<
-  StreamResult,
-  'items' | 'newItems' | 'queued' | 'sent' | 'silenced' | 'baseline' | 'unrouted' | 'quarantined'
->;
-
-/** Every count at zero: a page's before its work, and a stream's before its first page. */
-export function zeroCounts(): PageCounts {
-  return { items: 0, newItems: 0, queued: 0, sent: 0, silenced: 0, baseline: 0, unrouted: 0, quarantined: 0 };
 }
 
 function toAlert(spec: StreamSpec, item: EventItem | Credential): Alert {

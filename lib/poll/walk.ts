@@ -30,9 +30,14 @@
  * - **A position older than the record retention**: the records of what sits just below P may
  *   be gone, so a restart alerts only on what was matched after P. Excluded: items matched within
  *   the hour before P that the stream never saw, after it saw nothing new for 89 days.
+ *
+ * WalkState, at the end, holds where a walk stands while a stream's poll runs (stream.ts).
  */
+import type { Logger } from '../log.ts';
 import { RECORD_RETENTION_DAYS } from '../model.ts';
-import type { StreamState } from '../state/streams.ts';
+import type { CursorAdvance, StreamLease, StreamState } from '../state/streams.ts';
+import type { StreamPage, StreamSpec } from './streams.ts';
+import type { PageCounts, PollDeps } from './types.ts';
 
 /** How far before the stream's position a restarted walk alerts again (interface.md section 3). */
 export const RESTART_OVERLAP_MS = 3_600_000;
@@ -113,4 +118,97 @@ export function restartWalk(state: StreamState, spec: WalkSpec, now: number): Wa
 /** Whether an item is passed over as seen: an event matched before the catching-up walk's bound. */
 export function passedOver(walk: Walk, itemTime: string): boolean {
   return walk.catchingUp && walk.alertFrom !== undefined && Date.parse(itemTime) < Date.parse(walk.alertFrom);
+}
+
+/** A walk's bound, for a log line. */
+export function walkFields(walk: Walk) {
+  return walk.alertFrom ? { alertFrom: walk.alertFrom } : { since: walk.since };
+}
+
+type Counters = { pages: number; items: number; newItems: number; quarantined: number };
+
+/**
+ * Where the stream's walk stands while it runs: the walk and its cursor, the newest item handled
+ * (the stream's position) and seen this run (poll lag), and what the next cursor save adds to the
+ * stream's counters.
+ */
+export class WalkState {
+  walk: Walk;
+  from?: string;
+  /** The stream's position (walk.ts): the newest item it handled, ever. */
+  newest?: string;
+  /** The newest item this run saw, for the lag metric. */
+  seenNewest?: string;
+  private unsaved: Counters = { pages: 0, items: 0, newItems: 0, quarantined: 0 };
+  private dirty = false;
+
+  constructor(
+    private readonly spec: StreamSpec,
+    private readonly saved: StreamState,
+    now: number,
+    log: Logger,
+  ) {
+    const resumed = resumeWalk(saved, spec, now);
+    this.walk = resumed.walk;
+    this.from = resumed.walk.from;
+    this.newest = saved.newestItemAt;
+    if (resumed.started === 'changed')
+      log.info('stream request changed; walking again from the stream position', walkFields(this.walk));
+  }
+
+  /** The walk after the upstream refused the cursor: a restart from the stream's position. */
+  restarted(now: number): Walk {
+    return restartWalk(this.saved, this.spec, now);
+  }
+
+  restart(walk: Walk): void {
+    this.walk = walk;
+    this.from = undefined;
+  }
+
+  /** The cursor save that stands for everything folded in so far. */
+  advance(extra: Partial<CursorAdvance> = {}): CursorAdvance {
+    return {
+      next: this.from,
+      fingerprint: this.spec.fingerprint,
+      since: this.walk.since,
+      alertFrom: this.walk.alertFrom,
+      catchingUp: this.walk.catchingUp,
+      baselining: this.walk.baselining,
+      ...(this.newest ? { newestItemAt: this.newest } : {}),
+      ...extra,
+    };
+  }
+
+  /** Folds in a page whose records are written. */
+  pageWritten(page: StreamPage, counts: PageCounts, end: boolean): void {
+    for (const item of page.items) {
+      const t = this.spec.itemTime(item);
+      if (!this.newest || Date.parse(t) > Date.parse(this.newest)) this.newest = t;
+      if (!this.seenNewest || Date.parse(t) > Date.parse(this.seenNewest)) this.seenNewest = t;
+    }
+    const moved = page.next !== null && page.next !== this.from;
+    if (moved) this.from = page.next as string;
+    // The end of the feed ends a catching-up walk: from here on every match is alerted.
+    if (end && (this.walk.catchingUp || this.walk.baselining))
+      this.walk = { ...this.walk, catchingUp: false, baselining: false };
+    this.unsaved.pages += 1;
+    this.unsaved.items += page.items.length;
+    this.unsaved.newItems += counts.newItems;
+    this.unsaved.quarantined += page.invalid.length;
+    if (moved || page.items.length || page.invalid.length) this.dirty = true;
+  }
+
+  /** Pages folded in since the last save. */
+  get pendingPages(): number {
+    return this.unsaved.pages;
+  }
+
+  /** Saves the cursor step when it changed anything (always at the end of the feed). */
+  async save(deps: PollDeps, lease: StreamLease, end: boolean): Promise<void> {
+    if (!this.dirty && !end) return;
+    await deps.streams.advance(lease, { ...this.advance(), counters: this.unsaved });
+    this.unsaved = { pages: 0, items: 0, newItems: 0, quarantined: 0 };
+    this.dirty = false;
+  }
 }

@@ -4,6 +4,9 @@
  * Each method checks the spec's limits before sending, validates the response, and returns pages
  * whose items are split into valid ones and invalid ones (validate.ts), so one odd item never
  * costs its page. Paged endpoints also have `...Pages` iterators (paging.ts).
+ *
+ * Longer than 300 lines on purpose: one method per endpoint of the spec, each next to its own
+ * limits; split up, the contract would be scattered over files that each hold a few endpoints.
  */
 import type { Logger } from '../log.ts';
 import { silentLogger } from '../log.ts';

@@ -4,7 +4,7 @@
  * through the same feeds with the same request bodies and doing nothing with the items.
  */
 import { readEnvironment } from '../../lib/env.ts';
-import { runPollCycle } from '../../lib/poll/run.ts';
+import { runPollCycle } from '../../lib/poll/cycle.ts';
 import { EVENT_PAGE_SIZE, type PollKind } from '../../lib/poll/streams.ts';
 import { parseDuration } from '../../lib/rules/duration.ts';
 import { createUpstreamClient } from '../../lib/upstream/index.ts';

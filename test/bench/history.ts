@@ -7,7 +7,7 @@
  */
 import { lastSendStart } from '../../lib/deliver/pass.ts';
 import { readEnvironment } from '../../lib/env.ts';
-import { runPollCycle } from '../../lib/poll/run.ts';
+import { runPollCycle } from '../../lib/poll/cycle.ts';
 import { EVENT_PAGE_SIZE } from '../../lib/poll/streams.ts';
 import type { EventFilters } from '../../lib/upstream/client.ts';
 import { createUpstreamClient } from '../../lib/upstream/index.ts';

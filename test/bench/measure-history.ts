@@ -25,7 +25,7 @@ import { SAFETY_MARGIN_MS } from '../../functions/poller.ts';
 import { POLLER_MEMORY_MB } from '../../infra/function.ts';
 import { pollerTiming } from '../../infra/schedule.ts';
 import { CONTEXT_DEFAULTS, parseRate } from '../../infra/settings.ts';
-import { DELIVERY_RESERVE_MS, PAGE_RESERVE_MS } from '../../lib/poll/run.ts';
+import { DELIVERY_RESERVE_MS, PAGE_RESERVE_MS } from '../../lib/poll/cycle.ts';
 import { parseDuration } from '../../lib/rules/duration.ts';
 import { streamKey } from '../../lib/state/streams.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
@@ -58,7 +58,7 @@ function invocationMs(): { timeoutS: number; runMs: number } {
   return { timeoutS, runMs: timeoutS * 1000 - SAFETY_MARGIN_MS };
 }
 
-/** How long into a run of `runMs` pages may still be started (lib/poll/run.ts's reserves). */
+/** How long into a run of `runMs` pages may still be started (lib/poll/cycle.ts's reserves). */
 function pageStartWindowMs(runMs: number): number {
   const polling = runMs - Math.min(DELIVERY_RESERVE_MS, runMs / 2);
   return polling - Math.min(PAGE_RESERVE_MS, polling / 4);

@@ -7,7 +7,7 @@ import { runDeliveryPass } from '../../lib/deliver/pass.ts';
 import { readEnvironment } from '../../lib/env.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { MemoryMetrics } from '../../lib/metrics.ts';
-import { runPollCycle } from '../../lib/poll/run.ts';
+import { runPollCycle } from '../../lib/poll/cycle.ts';
 import type { PollKind } from '../../lib/poll/streams.ts';
 import { type AlertsConfig, checkConfig } from '../../lib/rules/config.ts';
 import { createRuntime, type Runtime } from '../../lib/runtime.ts';

@@ -9,7 +9,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { readEnvironment } from '../../lib/env.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import { runPollCycle } from '../../lib/poll/run.ts';
+import { runPollCycle } from '../../lib/poll/cycle.ts';
 import { createRuntime } from '../../lib/runtime.ts';
 import type { DeliveryRecord } from '../../lib/state/records/index.ts';
 import { useDynalite } from '../helpers/dynamo.ts';

@@ -26,7 +26,7 @@ import type { DeliveryPassOptions, DeliverySummary } from '../../deliver/types.t
 import { startEmulator } from '../../emulator/index.ts';
 import { type Environment, readEnvironment } from '../../env.ts';
 import { redactor } from '../../log.ts';
-import { runPollCycle } from '../../poll/run.ts';
+import { runPollCycle } from '../../poll/cycle.ts';
 import type { PollKind } from '../../poll/streams.ts';
 import { createRuntime } from '../../runtime.ts';
 import { loadSecrets, type SecretObject } from '../../secrets.ts';

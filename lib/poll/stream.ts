@@ -1,0 +1,287 @@
+/**
+ * One stream's poll: take its lease, read where its walk stands (walk.ts), page with
+ * `order: "asc"`, and for each page decide each item's destinations and write the delivery records
+ * (page.ts), then advance the cursor (fenced by the lease).
+ *
+ * Pages flow through a short pipeline: the upstream is asked for the next page as soon as one
+ * arrives, and up to PIPELINE_DEPTH pages are written at once, so DynamoDB time (and inline
+ * webhook sends) hide behind upstream latency and use both sides' time. The cursor still moves in
+ * page order, each step only once its page's records exist (a step is saved together with the
+ * next when that page's records are already written, up to PIPELINE_DEPTH pages in one step);
+ * memory holds at most that many pages.
+ *
+ * What a crash at any point costs: before a page's records are written, nothing (the page is read
+ * again); between records and cursor, nothing (the records exist, the re-read is deduped). A
+ * failure stops the fetching, lets the pages in flight finish (so nothing is left writing behind
+ * it) and moves the cursor no further.
+ */
+import type { InlineDelivery } from '../deliver/inline.ts';
+import { describeError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { keepAlive, LeaseLostError, LeaseRenewalError } from '../state/lease.ts';
+import type { StreamLease } from '../state/streams.ts';
+import { RequestLimitError, UpstreamError } from '../upstream/errors.ts';
+import { isEndOfFeed } from '../upstream/paging.ts';
+import { processPage } from './page.ts';
+import type { StreamPage, StreamSpec } from './streams.ts';
+import {
+  type PageCounts,
+  type PollBudget,
+  type PollDeps,
+  type StreamResult,
+  type StreamStatus,
+  zeroCounts,
+} from './types.ts';
+import { WalkState, walkFields } from './walk.ts';
+
+/** Pages being written at once (besides the one being fetched). */
+export const PIPELINE_DEPTH = 4;
+
+export interface StreamFailure {
+  status: Exclude<StreamStatus, 'done' | 'budget' | 'skipped'>;
+  error: { code: string; message: string };
+  /** How the log says it. */
+  level: 'warn' | 'error';
+  log: string;
+  fields: Record<string, unknown>;
+}
+
+/** What a stream's failure makes of its result, and of its log line. Pure. */
+export function statusOf(error: unknown): StreamFailure {
+  if (error instanceof LeaseLostError) {
+    const message = 'the stream lease was lost; another run took over';
+    return {
+      status: 'lease_lost',
+      error: { code: 'lease_lost', message },
+      level: 'warn',
+      log: message,
+      fields: {},
+    };
+  }
+  if (error instanceof UpstreamError && error.code === 'rate_limited') {
+    return {
+      status: 'rate_limited',
+      error: { code: error.code, message: error.message },
+      level: 'warn',
+      log: 'rate limited by the upstream beyond the time budget; stopping cleanly, the next run resumes',
+      fields: { retryAfterMs: error.retryAfterMs },
+    };
+  }
+  if (error instanceof UpstreamError && error.code === 'unauthorized') {
+    return {
+      status: 'unauthorized',
+      error: { code: error.code, message: error.message },
+      level: 'error',
+      log: 'the upstream rejected the credentials; fix EXPOSURE_API_TOKEN / EXPOSURE_API_KEY',
+      fields: { code: error.code },
+    };
+  }
+  const code = error instanceof UpstreamError ? error.code : ((error as { code?: string })?.code ?? 'error');
+  return {
+    status: 'failed',
+    error: { code, message: describeError(error) },
+    level: 'error',
+    log: 'stream poll failed; the next run resumes from the saved cursor',
+    fields: { code, error },
+  };
+}
+
+/** A 400 answered to the stream's own search (not the token exchange's, not a limit checked locally). */
+function refusedRequest(error: unknown, spec: StreamSpec): boolean {
+  return (
+    error instanceof UpstreamError &&
+    error.code === 'bad_request' &&
+    error.status === 400 &&
+    error.endpoint === spec.endpoint &&
+    !(error instanceof RequestLimitError)
+  );
+}
+
+interface Slot {
+  page: StreamPage;
+  /** Whether this page is the last one for now. */
+  end: boolean;
+  work: Promise<PageCounts>;
+  /** Set once `work` has succeeded. */
+  done?: boolean;
+}
+
+/** Polls one stream; with `inline`, its new webhook deliveries are sent as pages are written. */
+export async function pollStream(
+  deps: PollDeps,
+  spec: StreamSpec,
+  budget: PollBudget,
+  inline?: InlineDelivery,
+): Promise<StreamResult> {
+  const { clock } = deps;
+  const log = deps.logger.child({ stream: spec.id });
+  const result: StreamResult = { stream: spec.id, status: 'done', pages: 0, ...zeroCounts() };
+  const lease = await deps.streams.acquire(spec.id, deps.owner);
+  if (!lease) {
+    log.info('stream is leased by another run; skipping it');
+    return { ...result, status: 'skipped' };
+  }
+  const alive = keepAlive(deps.streams.leases, lease, undefined, clock);
+  const state = new WalkState(spec, lease.state, clock.now(), log);
+  let released = false;
+  try {
+    await walkPages({ deps, spec, budget, inline, lease, state, result, log, signal: alive.signal });
+    await deps.streams.release(lease);
+    released = true;
+  } catch (thrown) {
+    // Work aborted by the lease's keeper fails with what the keeper found, not with the abort.
+    const reason = alive.signal.reason;
+    const failure = statusOf(
+      reason instanceof LeaseRenewalError || reason instanceof LeaseLostError ? reason : thrown,
+    );
+    result.status = failure.status;
+    result.error = failure.error;
+    log[failure.level](failure.log, failure.fields);
+  } finally {
+    alive.stop();
+    if (!released && result.status !== 'lease_lost') {
+      await deps.streams
+        .release(lease)
+        .catch((error: unknown) => log.warn('could not release the lease', { error }));
+    }
+  }
+  if (state.seenNewest) {
+    const lag = Math.max(0, (clock.now() - Date.parse(state.seenNewest)) / 1000);
+    deps.metrics.gauge('PollLagSeconds', lag, 'Seconds', { stream: spec.id });
+  }
+  deps.metrics.count('ItemsFetched', result.items, { stream: spec.id });
+  deps.metrics.count('NewItems', result.newItems, { stream: spec.id });
+  return result;
+}
+
+interface WalkContext {
+  deps: PollDeps;
+  spec: StreamSpec;
+  budget: PollBudget;
+  inline?: InlineDelivery;
+  lease: StreamLease;
+  state: WalkState;
+  result: StreamResult;
+  log: Logger;
+  signal: AbortSignal;
+}
+
+/**
+ * The page pipeline, read top to bottom: fetch a page (the first may prove the saved cursor
+ * refused), ask for the next at once, start writing this one; and, in page order, fold each
+ * written page into the walk and save the cursor.
+ */
+async function walkPages(context: WalkContext): Promise<void> {
+  const { deps, spec, budget, lease, state, result, log } = context;
+  const { clock } = deps;
+  const reserve = budget.reserveMs ?? 5_000;
+  const options = () => ({ deadline: budget.deadline, signal: context.signal });
+  const fetchPage = (cursor: string | undefined) => {
+    const promise = spec.page(cursor, state.walk.since, options());
+    promise.catch(() => {}); // awaited later; keep an early rejection from being reported as unhandled
+    return promise;
+  };
+  const window: Slot[] = [];
+  const inFlight = new Set<string>();
+  const claims = spec.feedTime ? deps.records.claimWindow(spec.kind) : undefined;
+  let cursorTrusted = state.from !== undefined;
+  let fetching: Promise<StreamPage> | undefined = fetchPage(state.from);
+  let fetchFrom = state.from;
+  let fetchError: unknown;
+  try {
+    while (fetching || window.length) {
+      if (fetching && window.length < PIPELINE_DEPTH) {
+        let page: StreamPage;
+        try {
+          page = await fetching;
+        } catch (error) {
+          const restarted =
+            cursorTrusted && refusedRequest(error, spec) ? await restartIfRefused(context, error) : undefined;
+          cursorTrusted = false;
+          if (!restarted) {
+            // Finish the pages already in flight, then report it.
+            fetching = undefined;
+            fetchError = error;
+            continue;
+          }
+          page = restarted;
+          fetchFrom = undefined;
+        }
+        cursorTrusted = false;
+        await deps.checkpoint?.('page-fetched', spec.id);
+        const end = isEndOfFeed(page.next, fetchFrom);
+        // Ask for the next page first, so its latency overlaps the work on the pages in flight.
+        if (!end && clock.now() <= budget.deadline - reserve) {
+          fetchFrom = page.next as string;
+          fetching = fetchPage(fetchFrom);
+        } else {
+          fetching = undefined;
+          if (!end) {
+            result.status = 'budget';
+            log.info('time budget spent; the next run resumes from the saved cursor', {
+              pages: result.pages + window.length + 1,
+            });
+          }
+        }
+        const work = processPage(deps, page, {
+          spec,
+          lease,
+          walk: { ...state.walk },
+          inFlight,
+          inline: context.inline,
+          claims,
+          deadline: budget.deadline,
+          signal: context.signal,
+        });
+        const slot: Slot = { page, end, work };
+        work.then(
+          () => {
+            slot.done = true;
+          },
+          () => {}, // awaited in order below
+        );
+        window.push(slot);
+        continue;
+      }
+      const slot = window.shift() as Slot;
+      const counts = await slot.work;
+      for (const key of Object.keys(counts) as (keyof PageCounts)[]) result[key] += counts[key];
+      await deps.checkpoint?.('records-written', spec.id);
+      state.pageWritten(slot.page, counts, slot.end);
+      result.pages += 1;
+      // When the next page's records are already written, its cursor step covers this one too:
+      // fewer writes, and a crash re-reads at most PIPELINE_DEPTH pages more (all deduped).
+      if (!slot.end && window[0]?.done && state.pendingPages < PIPELINE_DEPTH) continue;
+      await state.save(deps, lease, slot.end);
+      await deps.checkpoint?.('cursor-advanced', spec.id);
+    }
+    if (fetchError) throw fetchError;
+  } finally {
+    // Never leave a page writing (or sending) behind a failure.
+    await Promise.allSettled(window.map((slot) => slot.work));
+  }
+}
+
+/**
+ * A 400 to a request with a saved cursor: the same request without the cursor tells whether the
+ * cursor (expired, from another instance) is what was refused. Only then is it dropped, the walk
+ * restarted from the stream's position (walk.ts), and that request's page returned; anything else
+ * keeps the cursor for the next run (undefined).
+ */
+async function restartIfRefused(context: WalkContext, refusal: unknown): Promise<StreamPage | undefined> {
+  const { deps, spec, state, lease, log, budget } = context;
+  const restart = state.restarted(deps.clock.now());
+  let page: StreamPage;
+  try {
+    page = await spec.page(undefined, restart.since, { deadline: budget.deadline, signal: context.signal });
+  } catch {
+    return undefined;
+  }
+  log.warn('the upstream refused the saved cursor; walking again from the stream position', {
+    ...walkFields(restart),
+    refusal: refusal instanceof Error ? refusal.message : String(refusal),
+  });
+  state.restart(restart);
+  await deps.streams.advance(lease, state.advance({ clearCursor: true }));
+  return page;
+}

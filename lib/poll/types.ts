@@ -1,0 +1,82 @@
+/**
+ * What the poll modules share: the world a stream's poll takes (PollDeps), its budget, and what it
+ * reports. Kept apart so cycle.ts, stream.ts and page.ts import these, never each other in a circle.
+ */
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
+import type { Alert } from '../model.ts';
+import type { Decision } from '../rules/match.ts';
+import type { QuarantineStore } from '../state/quarantine.ts';
+import type { DeliveryRecords } from '../state/records/index.ts';
+import type { StreamStore } from '../state/streams.ts';
+
+export interface PollDeps {
+  streams: StreamStore;
+  records: DeliveryRecords;
+  quarantine: QuarantineStore;
+  /** The routing rules (lib/rules/match.ts). */
+  route(alert: Alert, now: Date): Decision;
+  /** The password policy, applied to every item before anything else sees it (lib/rules/passwords.ts). */
+  applyPasswordPolicy<T extends Alert>(alert: T): T;
+  /** The same policy for an item that broke the spec, whose shape is unknown (before quarantine). */
+  maskRawItem(raw: unknown): unknown;
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+  /** Identifies this run in leases. */
+  owner: string;
+  /** Test hook: called at each step boundary, so a test can stop the cycle there. */
+  checkpoint?(step: PollStep, stream: string): void | Promise<void>;
+}
+
+export type PollStep = 'page-fetched' | 'records-written' | 'cursor-advanced';
+
+export interface PollBudget {
+  /** ms since the epoch: no upstream request or wait goes past it. */
+  deadline: number;
+  /** Stop starting pages this long before the deadline, to leave time to write and deliver. */
+  reserveMs?: number;
+  /**
+   * The last moment the cycle's delivery pass may start a send (default `deadline`): a send in
+   * flight keeps its full timeout, so a Lambda gives the moment that leaves room for one.
+   */
+  sendsStartBy?: number;
+}
+
+export type StreamStatus =
+  | 'done'
+  | 'budget'
+  | 'skipped'
+  | 'rate_limited'
+  | 'lease_lost'
+  | 'failed'
+  | 'unauthorized';
+
+/** What a page added; the stream folds it into its result once the page is done. */
+export interface PageCounts {
+  items: number;
+  /** Items that got at least one new delivery record. */
+  newItems: number;
+  /** Records created as pending (to be sent). */
+  queued: number;
+  /** Records created already sent (delivered inline while polling). */
+  sent: number;
+  silenced: number;
+  /** Records created as baseline, and items passed over as seen (poll/walk.ts). */
+  baseline: number;
+  unrouted: number;
+  quarantined: number;
+}
+
+export interface StreamResult extends PageCounts {
+  stream: string;
+  status: StreamStatus;
+  pages: number;
+  error?: { code: string; message: string };
+}
+
+/** Every count at zero: a page's before its work, and a stream's before its first page. */
+export function zeroCounts(): PageCounts {
+  return { items: 0, newItems: 0, queued: 0, sent: 0, silenced: 0, baseline: 0, unrouted: 0, quarantined: 0 };
+}

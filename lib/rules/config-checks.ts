@@ -1,0 +1,137 @@
+/**
+ * The checks of an alert config that its schema cannot make (config.ts runs both in one pass):
+ * references between its parts, read from the raw input so a wrong route target is reported with
+ * any shape error; and warnings for what is allowed but probably not meant. Each names its path.
+ */
+import { RECORD_RETENTION_DAYS } from '../model.ts';
+import { parseDuration } from './duration.ts';
+import type { AlertsConfig, Match } from './schema.ts';
+
+type Json = Record<string, unknown>;
+const objectAt = (value: unknown): Json =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {};
+const listAt = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/**
+ * Checks what the schema cannot: references between parts of the config. It reads the raw input,
+ * defensively, so a wrong route target is reported in the same pass as a shape error elsewhere.
+ */
+export function checkReferences(input: unknown, errors: string[]): void {
+  const root = objectAt(input);
+  const sources = objectAt(root.sources);
+  const names = new Set(Object.keys(objectAt(root.destinations)));
+  const tenant = sources.tenantEvents;
+  const tenantOn = tenant !== undefined && objectAt(tenant).enabled !== false;
+  const groupIds = listAt(sources.identifierGroups).map((g) => objectAt(g).id);
+  const domains = new Set(
+    listAt(objectAt(sources.credentials).domains).flatMap((d) =>
+      typeof d === 'string' ? [d.toLowerCase()] : [],
+    ),
+  );
+  const knownSource = (ref: string) =>
+    ref === 'tenant'
+      ? tenantOn
+      : ref.startsWith('group:')
+        ? groupIds.includes(Number(ref.slice(6)))
+        : domains.has(ref.slice('credentials:'.length).toLowerCase());
+  const checkTargets = (path: string, to: unknown) => {
+    listAt(to).forEach((name, j) => {
+      if (typeof name === 'string' && !names.has(name))
+        errors.push(`${path}[${j}]: no destination named ${JSON.stringify(name)}`);
+    });
+  };
+  const checkSources = (path: string, match: unknown) => {
+    listAt(objectAt(match).sources).forEach((ref, i) => {
+      if (typeof ref === 'string' && /^(tenant|group:\d+|credentials:.+)$/.test(ref) && !knownSource(ref))
+        errors.push(`${path}.match.sources[${i}]: ${ref} is not a configured source`);
+    });
+  };
+  const routeNames = new Set<unknown>();
+  listAt(root.routes).forEach((raw, i) => {
+    const route = objectAt(raw);
+    if (typeof route.name === 'string' && routeNames.has(route.name))
+      errors.push(`routes[${i}].name: duplicate route name ${JSON.stringify(route.name)}`);
+    routeNames.add(route.name);
+    checkTargets(`routes[${i}].to`, route.to);
+    checkSources(`routes[${i}]`, route.match);
+  });
+  checkTargets('ops.to', objectAt(root.ops).to);
+  listAt(root.silences).forEach((silence, i) => {
+    checkSources(`silences[${i}]`, objectAt(silence).match);
+  });
+  groupIds.forEach((id, i) => {
+    if (typeof id === 'number' && groupIds.indexOf(id) !== i)
+      errors.push(`sources.identifierGroups[${i}].id: group ${id} is listed twice`);
+  });
+  for (const [name, raw] of Object.entries(objectAt(root.destinations))) {
+    const dest = objectAt(raw);
+    if (dest.type !== 'email') continue;
+    if (dest.provider === 'generic' && dest.url === undefined)
+      errors.push(`destinations.${name}.url: required for the generic e-mail provider`);
+    if ((dest.provider === 'sendgrid' || dest.provider === 'postmark') && dest.apiKey === undefined)
+      errors.push(`destinations.${name}.apiKey: required for ${dest.provider}`);
+  }
+}
+
+const RETENTION_MS = RECORD_RETENTION_DAYS * 86_400_000;
+/** Pages of 100 cost one global search each, as smaller ones do (upstream-facts.md). */
+const QUOTA_PAGE = 100;
+
+/** What is allowed but probably not meant. */
+export function checkWarnings(config: AlertsConfig, now: Date, warnings: string[]): void {
+  const used = new Set([...config.routes.flatMap((r) => r.to), ...(config.ops?.to ?? [])]);
+  const emptyLists = (path: string, match: Match) => {
+    const lists = {
+      sources: match.sources,
+      'severity.in': match.severity && 'in' in match.severity ? match.severity.in : undefined,
+      types: match.types,
+      identifiers: match.identifiers,
+      domains: match.domains,
+    };
+    for (const [key, list] of Object.entries(lists)) {
+      if (list?.length === 0) warnings.push(`${path}.match.${key}: an empty list matches nothing`);
+    }
+  };
+  config.routes.forEach((route, i) => {
+    emptyLists(`routes[${i}]`, route.match);
+    if (route.to.length === 0 && !route.stop)
+      warnings.push(`routes[${i}].to: empty and without "stop": the route changes nothing`);
+  });
+  config.silences.forEach((silence, i) => {
+    emptyLists(`silences[${i}]`, silence.match);
+    if (Date.parse(silence.until) <= now.getTime()) {
+      warnings.push(`silences[${i}].until: ${silence.until} has passed; the silence is ignored`);
+    }
+  });
+  for (const name of Object.keys(config.destinations)) {
+    if (!used.has(name)) warnings.push(`destinations.${name}: no route sends to it`);
+  }
+  const { tenantEvents, identifierGroups, credentials } = config.sources;
+  const lookbacks: [string, string][] = [
+    ...(tenantEvents ? [['sources.tenantEvents.lookback', tenantEvents.lookback] as [string, string]] : []),
+    ...identifierGroups.map((g, i): [string, string] => [
+      `sources.identifierGroups[${i}].lookback`,
+      g.lookback,
+    ]),
+    ...(credentials ? [['sources.credentials.lookback', credentials.lookback] as [string, string]] : []),
+  ];
+  for (const [path, lookback] of lookbacks) {
+    if ((parseDuration(lookback) ?? 0) > RETENTION_MS) {
+      warnings.push(
+        `${path}: ${lookback} is longer than the ${RECORD_RETENTION_DAYS}-day retention of delivery records: only a stream's first walk looks back that far (a walk that restarts resumes from the stream's last position, so nothing is sent twice)`,
+      );
+    }
+  }
+  if (credentials && credentials.pageSize < QUOTA_PAGE) {
+    warnings.push(
+      `sources.credentials.pageSize: ${credentials.pageSize} is below ${QUOTA_PAGE}; every global search costs quota whatever its size, so smaller pages spend more of it`,
+    );
+  }
+  if (credentials?.domains.length === 0)
+    warnings.push('sources.credentials.domains: empty; no credentials are polled');
+  if (!tenantEvents?.enabled && !identifierGroups.length && !credentials?.domains.length) {
+    warnings.push('sources: nothing is polled (no tenantEvents, identifierGroups or credentials)');
+  }
+  if (config.passwords === 'clear')
+    warnings.push('passwords: "clear" sends cleartext passwords to every destination');
+}

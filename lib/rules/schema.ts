@@ -1,0 +1,224 @@
+/**
+ * The alert config (interface.md section 3) as one strict zod schema: an unknown key anywhere is
+ * an error naming its path, and `config schema` prints the JSON Schema generated from this same
+ * schema. Cross-references (route targets, sources, duplicate names) are checked in the same pass
+ * (config-checks.ts, run by config.ts).
+ *
+ * zod/mini keeps the Lambda bundles small; the API is functional (`z.optional(x)`), the same
+ * validation.
+ */
+import * as z from 'zod/mini';
+import {
+  EVENT_FILTER_TYPES,
+  EVENT_TYPES,
+  LEGACY_SEARCH_TYPES,
+  SEVERITIES,
+  TYPE_FAMILIES,
+} from '../upstream/event-types.ts';
+import { parseDuration } from './duration.ts';
+
+const nonEmpty = z.string().check(z.minLength(1));
+
+/** `{ "secret": "NAME" }`: a value looked up in the secret object. */
+export const secretRefSchema = z.strictObject({ secret: nonEmpty });
+export type SecretRef = z.infer<typeof secretRefSchema>;
+const secretOr = (schema: z.ZodMiniType<string>) => z.union([schema, secretRefSchema]);
+
+const httpUrl = z
+  .string()
+  .check(z.refine((s) => /^https?:\/\/[^\s/]+/i.test(s) && URL.canParse(s), 'expected an http(s) URL'));
+
+const duration = z
+  .string()
+  .check(
+    z.refine((s) => parseDuration(s) !== undefined, 'expected an ISO 8601 duration such as PT24H or P7D'),
+  );
+
+const timestamp = z
+  .string()
+  .check(
+    z.refine(
+      (s) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)),
+      'expected an ISO 8601 timestamp',
+    ),
+  );
+
+const severity = z.enum(SEVERITIES);
+const firstRun = z.enum(['alert', 'baseline']);
+const knownTypes = new Set<string>([
+  ...EVENT_TYPES,
+  ...EVENT_FILTER_TYPES,
+  ...LEGACY_SEARCH_TYPES,
+  ...Object.keys(TYPE_FAMILIES),
+]);
+const eventType = z
+  .string()
+  .check(z.refine((s) => knownTypes.has(s), 'expected an event type or family from the spec'));
+
+/** The shared search body's `filters`, passed to the upstream as is. */
+export const eventFiltersSchema = z.strictObject({
+  severity: z.optional(z.array(severity)),
+  type: z.optional(z.array(z.enum(EVENT_FILTER_TYPES))),
+  estimated_created_at: z.optional(
+    z.strictObject({
+      gt: z.optional(timestamp),
+      gte: z.optional(timestamp),
+      lt: z.optional(timestamp),
+      lte: z.optional(timestamp),
+    }),
+  ),
+  tags: z.optional(z.array(nonEmpty)),
+  is_ignored: z.optional(z.boolean()),
+  is_remediated: z.optional(z.boolean()),
+});
+
+const domainName = z
+  .string()
+  .check(
+    z.regex(
+      /^(?=.{1,253}$)([a-z0-9-]{1,63}\.)+([a-z]{2,63}|xn--[a-z0-9-]{1,59})$/i,
+      'expected a domain name such as example.com',
+    ),
+  );
+
+const sourcesSchema = z.strictObject({
+  tenantEvents: z.optional(
+    z.strictObject({
+      enabled: z._default(z.boolean(), true),
+      filters: z._default(eventFiltersSchema, {}),
+      lookback: z._default(duration, 'PT24H'),
+      firstRun: z._default(firstRun, 'alert'),
+    }),
+  ),
+  identifierGroups: z._default(
+    z.array(
+      z.strictObject({
+        id: z.int().check(z.positive()),
+        name: z.optional(nonEmpty),
+        filters: z._default(eventFiltersSchema, {}),
+        lookback: z._default(duration, 'PT24H'),
+        firstRun: z._default(firstRun, 'alert'),
+      }),
+    ),
+    [],
+  ),
+  credentials: z.optional(
+    z.strictObject({
+      domains: z.array(domainName),
+      lookback: z._default(duration, 'P7D'),
+      pageSize: z._default(z.int().check(z.minimum(1), z.maximum(10_000)), 100),
+      firstRun: z._default(firstRun, 'alert'),
+    }),
+  ),
+});
+
+/** Any name: it is encoded where it goes into a key (state/limits.ts `nameInKey`). */
+const destinationName = nonEmpty;
+
+const emailAddress = z
+  .string()
+  .check(z.regex(/^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/, 'expected an e-mail address'));
+
+const slackDestination = z.strictObject({
+  type: z.literal('slack'),
+  url: secretOr(httpUrl),
+});
+
+const emailDestination = z.strictObject({
+  type: z.literal('email'),
+  provider: z.enum(['generic', 'sendgrid', 'postmark']),
+  /** Required for `generic`; defaults to the provider's API for the others. */
+  url: z.optional(secretOr(httpUrl)),
+  /** Bearer token (generic, sendgrid) or server token (postmark). */
+  apiKey: z.optional(secretOr(nonEmpty)),
+  from: emailAddress,
+  to: z.array(emailAddress).check(z.minLength(1)),
+  /** Postmark message stream; default `outbound`. */
+  messageStream: z.optional(nonEmpty),
+});
+
+const webhookDestination = z.strictObject({
+  type: z.literal('webhook'),
+  url: secretOr(httpUrl),
+  signingSecret: z.optional(secretOr(nonEmpty)),
+  headers: z.optional(
+    z.record(z.string().check(z.regex(/^[A-Za-z0-9-]+$/, 'expected a header name')), secretOr(z.string())),
+  ),
+});
+
+const consoleDestination = z.strictObject({ type: z.literal('console') });
+
+export const destinationSchema = z.discriminatedUnion('type', [
+  slackDestination,
+  emailDestination,
+  webhookDestination,
+  consoleDestination,
+]);
+export type DestinationConfig = z.infer<typeof destinationSchema>;
+
+const sourceRef = z
+  .string()
+  .check(
+    z.regex(/^(tenant|group:\d+|credentials:.+)$/, 'expected tenant, group:<id> or credentials:<domain>'),
+  );
+
+export const matchSchema = z.strictObject({
+  kind: z.optional(z.enum(['event', 'credential'])),
+  sources: z.optional(z.array(sourceRef)),
+  severity: z.optional(
+    z.union([z.strictObject({ gte: severity }), z.strictObject({ in: z.array(severity) })]),
+  ),
+  types: z.optional(z.array(eventType)),
+  tags: z.optional(
+    z.strictObject({
+      any: z.optional(z.array(nonEmpty)),
+      all: z.optional(z.array(nonEmpty)),
+      none: z.optional(z.array(nonEmpty)),
+    }),
+  ),
+  identifiers: z.optional(z.array(z.union([z.int(), nonEmpty]))),
+  domains: z.optional(z.array(domainName)),
+});
+export type Match = z.infer<typeof matchSchema>;
+
+const routeSchema = z.strictObject({
+  name: nonEmpty,
+  match: z._default(matchSchema, {}),
+  /** Empty with `stop`: the items it matches go nowhere (a drop rule). */
+  to: z.array(destinationName),
+  stop: z._default(z.boolean(), false),
+});
+export type Route = z.infer<typeof routeSchema>;
+
+const silenceSchema = z.strictObject({
+  name: z.optional(nonEmpty),
+  match: z._default(matchSchema, {}),
+  until: timestamp,
+  reason: nonEmpty,
+});
+export type Silence = z.infer<typeof silenceSchema>;
+
+export const configSchema = z.strictObject({
+  $schema: z.optional(z.string()),
+  sources: z._default(sourcesSchema, { identifierGroups: [] }),
+  destinations: z.record(destinationName, destinationSchema),
+  routes: z._default(z.array(routeSchema), []),
+  silences: z._default(z.array(silenceSchema), []),
+  passwords: z._default(z.enum(['masked', 'hidden', 'clear']), 'masked'),
+  digest: z._default(
+    z.strictObject({
+      threshold: z._default(z.int().check(z.minimum(1)), 5),
+      maxItems: z._default(z.int().check(z.minimum(1)), 20),
+    }),
+    { threshold: 5, maxItems: 20 },
+  ),
+  /** Where a destination that refuses for good is reported (once). */
+  ops: z.optional(z.strictObject({ to: z.array(destinationName) })),
+});
+export type AlertsConfig = z.infer<typeof configSchema>;
+export type PasswordPolicy = AlertsConfig['passwords'];
+
+/** The JSON Schema of the config, generated from the zod schema above. */
+export function configJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+}
