@@ -48,6 +48,17 @@ export async function loadAlertsConfig(
   return { config, source: path };
 }
 
+export interface Optimisations {
+  /** Final records of positioned items written as packs (state/records/packs.ts). */
+  packs?: boolean;
+  /** The claim mark: no reading for items above it (state/records/packs.ts). */
+  claimMark?: boolean;
+  /** New webhook deliveries of exclusive streams sent while polling (deliver/inline.ts). */
+  inline?: boolean;
+  /** Pages written while the next is fetched (poll/stream.ts); off means one page at a time. */
+  pipeline?: boolean;
+}
+
 export interface RuntimeOptions {
   env: Environment;
   logger: Logger;
@@ -66,6 +77,8 @@ export interface RuntimeOptions {
   upstream?: UpstreamClient;
   /** Counts DynamoDB requests (benchmarks). */
   onDynamoRequest?: (operation: string) => void;
+  /** Optimisations the bench turns off one at a time, to show what each is worth. All on by default. */
+  optimisations?: Optimisations;
   /**
    * Where warnings an operator must see go (config warnings, a low quota): the log by default; a
    * one-shot CLI command prints them as `warning:` lines instead.
@@ -130,7 +143,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     });
   const dynamo = options.dynamo ?? createDynamoClient({ endpoint: env.dynamodbEndpoint });
   if (env.dynamodbEndpoint && !options.dynamo) await ensureTable(dynamo, env.tableName);
-  const records = new DeliveryRecords(dynamo, env.tableName, clock, { onRequest: options.onDynamoRequest });
+  const tuning = options.optimisations ?? {};
+  const records = new DeliveryRecords(dynamo, env.tableName, clock, {
+    onRequest: options.onDynamoRequest,
+    packs: tuning.packs,
+    claimMark: tuning.claimMark,
+  });
   const deliveries = records.queue;
   const streams = new StreamStore(dynamo, env.tableName, clock);
   const quarantine = new QuarantineStore(dynamo, env.tableName, clock, options.onDynamoRequest);
@@ -156,6 +174,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         : alert,
     maskRawItem: (raw) => maskRawItem(raw, policy),
     clock,
+    ...(tuning.pipeline === false ? { pipelineDepth: 0 } : {}),
     logger: logger.child({ component: 'poll' }),
     metrics,
     owner,
@@ -193,7 +212,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     destinations,
     poll,
     deliver,
-    cycle: { config, upstream, poll, deliver },
+    cycle: { config, upstream, poll, deliver, ...(tuning.inline === false ? { inline: false } : {}) },
     metrics,
     logger,
   };

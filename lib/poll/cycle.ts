@@ -39,6 +39,8 @@ export interface CycleDeps {
    * each other's destination leases.
    */
   pass?: (options: DeliveryPassOptions) => Promise<DeliverySummary>;
+  /** Send new webhook deliveries of exclusive streams while polling (default true; the bench turns it off). */
+  inline?: boolean;
 }
 
 /** Time kept back from polling for the delivery pass, when the budget allows. */
@@ -60,7 +62,7 @@ export async function runPollCycle(
     budget.reserveMs ?? Math.min(PAGE_RESERVE_MS, Math.max(0, (pollDeadline - deps.poll.clock.now()) / 4));
   let delivery: DeliverySummary;
   try {
-    const inline = new InlineDelivery(deps.deliver);
+    const inline = deps.inline === false ? undefined : new InlineDelivery(deps.deliver);
     for (const spec of streamsFor(deps.config, kind, deps.upstream)) {
       const result = await pollStream(
         deps.poll,
@@ -75,7 +77,7 @@ export async function runPollCycle(
       await (deps.pass ?? ((options) => runDeliveryPass(deps.deliver, options)))({
         deadline: budget.sendsStartBy ?? budget.deadline,
       }),
-      inline.results(),
+      inline?.results() ?? [],
     );
   } finally {
     // Even a cycle that throws (DynamoDB unreachable, say) reports what it measured.

@@ -175,6 +175,11 @@ async function walkPages(context: WalkContext): Promise<void> {
   const { deps, spec, budget, lease, state, result, log } = context;
   const { clock } = deps;
   const reserve = budget.reserveMs ?? 5_000;
+  // Depth 0 turns the pipeline off (the bench measures what it is worth): one page at a time,
+  // the next asked for only once this one is written and its cursor saved.
+  const prefetch = (deps.pipelineDepth ?? PIPELINE_DEPTH) > 0;
+  const depth = Math.max(1, deps.pipelineDepth ?? PIPELINE_DEPTH);
+  let deferred: string | undefined;
   const options = () => ({ deadline: budget.deadline, signal: context.signal });
   const fetchPage = (cursor: string | undefined) => {
     const promise = spec.page(cursor, state.walk.since, options());
@@ -190,7 +195,7 @@ async function walkPages(context: WalkContext): Promise<void> {
   let fetchError: unknown;
   try {
     while (fetching || window.length) {
-      if (fetching && window.length < PIPELINE_DEPTH) {
+      if (fetching && window.length < depth) {
         let page: StreamPage;
         try {
           page = await fetching;
@@ -213,7 +218,8 @@ async function walkPages(context: WalkContext): Promise<void> {
         // Ask for the next page first, so its latency overlaps the work on the pages in flight.
         if (!end && clock.now() <= budget.deadline - reserve) {
           fetchFrom = page.next as string;
-          fetching = fetchPage(fetchFrom);
+          fetching = prefetch ? fetchPage(fetchFrom) : undefined;
+          if (!prefetch) deferred = fetchFrom;
         } else {
           fetching = undefined;
           if (!end) {
@@ -251,9 +257,14 @@ async function walkPages(context: WalkContext): Promise<void> {
       result.pages += 1;
       // When the next page's records are already written, its cursor step covers this one too:
       // fewer writes, and a crash re-reads at most PIPELINE_DEPTH pages more (all deduped).
-      if (!slot.end && window[0]?.done && state.pendingPages < PIPELINE_DEPTH) continue;
+      if (!slot.end && window[0]?.done && state.pendingPages < depth) continue;
       await state.save(deps, lease, slot.end);
       await deps.checkpoint?.('cursor-advanced', spec.id);
+      if (deferred !== undefined) {
+        if (clock.now() <= budget.deadline - reserve) fetching = fetchPage(deferred);
+        else result.status = 'budget';
+        deferred = undefined;
+      }
     }
     if (fetchError) throw fetchError;
   } finally {

@@ -28,6 +28,8 @@ export interface PollDeps {
   owner: string;
   /** Test hook: called at each step boundary, so a test can stop the cycle there. */
   checkpoint?(step: PollStep, stream: string): void | Promise<void>;
+  /** Pages written at once besides the one fetched (stream.ts PIPELINE_DEPTH; 0 turns the pipeline off). */
+  pipelineDepth?: number;
 }
 
 export type PollStep = 'page-fetched' | 'records-written' | 'cursor-advanced';

@@ -7,6 +7,7 @@ import { readEnvironment } from '../../lib/env.ts';
 import { runPollCycle } from '../../lib/poll/cycle.ts';
 import { EVENT_PAGE_SIZE, type PollKind } from '../../lib/poll/streams.ts';
 import { parseDuration } from '../../lib/rules/duration.ts';
+import type { Optimisations } from '../../lib/runtime.ts';
 import { createUpstreamClient } from '../../lib/upstream/index.ts';
 import { benchConfig, benchRuntime, countingDynamo } from './product.ts';
 
@@ -20,6 +21,8 @@ export interface DrainSetup {
   domain: string;
   eventsLookback: string;
   credentialsLookback: string;
+  /** Optimisations turned off (`npm run bench -- --without packs,inline`). */
+  optimisations?: Optimisations;
 }
 
 export interface KindRun {
@@ -82,6 +85,7 @@ export async function drainProduct(setup: DrainSetup, table: string, kinds: Poll
       table,
       config: drainConfig(setup),
       dynamo: dynamo.client,
+      ...(setup.optimisations ? { optimisations: setup.optimisations } : {}),
     });
     const runs: KindRun[] = [];
     const rssMbEachSecond: number[] = [];

@@ -19,6 +19,7 @@
 
 import { POLLER_MEMORY_MB } from '../../infra/function.ts';
 import type { PollKind } from '../../lib/poll/streams.ts';
+import type { Optimisations } from '../../lib/runtime.ts';
 import type { DrainRun, DrainSetup, KindRun } from './drain.ts';
 import {
   createTable,
@@ -74,6 +75,7 @@ async function drainRound(worker: Worker, dynamo: string, hook: BenchReceiver, n
 
 export async function measureDrain(
   log: (line: string) => void,
+  optimisations: Optimisations = {},
 ): Promise<{ figures: Figure[]; raw: unknown }> {
   const db = await startDynaliteProcess();
   // No late matches (the emulator's 3 per tenant of old content matched in the last hours): the
@@ -94,6 +96,7 @@ export async function measureDrain(
       // The events lie over the 3 days before the emulator started, the credentials were just added.
       eventsLookback: 'P4D',
       credentialsLookback: 'P1D',
+      optimisations,
     };
     worker = await startWorker('drain', setup, { memorySize: POLLER_MEMORY_MB });
     const rounds: Awaited<ReturnType<typeof drainRound>>[] = [];

@@ -8,7 +8,7 @@ import { readEnvironment } from '../../lib/env.ts';
 import { createLogger } from '../../lib/log.ts';
 import { EmfMetrics } from '../../lib/metrics.ts';
 import { type AlertsConfig, checkConfig } from '../../lib/rules/config.ts';
-import { createRuntime, type Runtime } from '../../lib/runtime.ts';
+import { createRuntime, type Optimisations, type Runtime } from '../../lib/runtime.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
 
 export interface CountingDynamo {
@@ -54,6 +54,8 @@ export interface ProductOptions {
   table: string;
   config: unknown;
   dynamo: DynamoDBClient;
+  /** Optimisations turned off for this run (`npm run bench -- --without ...`). */
+  optimisations?: Optimisations;
 }
 
 /** The runtime a poller Lambda builds, pointed at the bench's emulator, dynalite and receivers. */
@@ -73,5 +75,6 @@ export function benchRuntime(options: ProductOptions): Promise<Runtime> {
     metrics: new EmfMetrics({ service: 'bench', write: () => {} }),
     dynamo: options.dynamo,
     write: () => {},
+    ...(options.optimisations ? { optimisations: options.optimisations } : {}),
   });
 }

@@ -11,6 +11,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { API_MEMORY_MB, POLLER_MEMORY_MB } from '../../infra/function.ts';
+import type { Optimisations } from '../../lib/runtime.ts';
 import { bundleLikeLambda } from './bundle.ts';
 import { measureApi } from './measure-api.ts';
 import { measureColdStart } from './measure-coldstart.ts';
@@ -22,8 +23,12 @@ import { memoryLimited, ROOT, removeCgroups, WORKER_BUNDLE } from './procs.ts';
 import { type Figure, formatTable, machine, type Report, writeReport } from './report.ts';
 import { round } from './stats.ts';
 
+/** The optimisations `--without` can turn off (lib/runtime.ts Optimisations), to measure each one's worth. */
+const SWITCHES = ['packs', 'claimMark', 'inline', 'pipeline'] as const;
+let without: Optimisations = {};
+
 const SECTIONS = {
-  drain: (log: (line: string) => void) => measureDrain(log),
+  drain: (log: (line: string) => void) => measureDrain(log, without),
   memory: (log: (line: string) => void) => measureMemory(log),
   coldstart: () => measureColdStart(),
   delivery: () => measureDelivery(),
@@ -34,17 +39,24 @@ type Section = keyof typeof SECTIONS;
 
 function usage(message: string): never {
   process.stderr.write(
-    `${message}\nusage: npm run bench -- [--out <file.json>] [--only ${Object.keys(SECTIONS).join(',')}]\n`,
+    `${message}\nusage: npm run bench -- [--out <file.json>] [--only ${Object.keys(SECTIONS).join(',')}] [--without ${SWITCHES.join(',')}]\n`,
   );
   process.exit(2);
 }
 
 async function main(): Promise<number> {
-  let values: { out?: string; only?: string };
+  let values: { out?: string; only?: string; without?: string };
   try {
-    ({ values } = parseArgs({ options: { out: { type: 'string' }, only: { type: 'string' } } }));
+    ({ values } = parseArgs({
+      options: { out: { type: 'string' }, only: { type: 'string' }, without: { type: 'string' } },
+    }));
   } catch (error) {
     usage((error as Error).message);
+  }
+  for (const name of values.without?.split(',').map((s) => s.trim()) ?? []) {
+    if (!(SWITCHES as readonly string[]).includes(name))
+      usage(`unknown optimisation ${JSON.stringify(name)}`);
+    without = { ...without, [name]: false };
   }
   const only = values.only?.split(',').map((s) => s.trim()) ?? Object.keys(SECTIONS);
   for (const name of only) if (!(name in SECTIONS)) usage(`unknown section ${JSON.stringify(name)}`);
@@ -83,7 +95,8 @@ async function main(): Promise<number> {
     raw,
   };
   writeReport(out, report);
-  const title = `exposure-alerts bench: ${host.cpu}, ${host.cores} cores, ${host.memoryGb} GB, Node ${host.node}; ${limits}; ${durationS} s`;
+  const off = Object.keys(without);
+  const title = `exposure-alerts bench: ${host.cpu}, ${host.cores} cores, ${host.memoryGb} GB, Node ${host.node}; ${limits}; ${durationS} s${off.length ? `; WITHOUT ${off.join(', ')}` : ''}`;
   process.stdout.write(`\n${formatTable(figures, title)}\n\n`);
   const broken = figures.filter((f) => f.pass === false);
   process.stdout.write(

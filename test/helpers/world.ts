@@ -10,7 +10,7 @@ import { MemoryMetrics } from '../../lib/metrics.ts';
 import { runPollCycle } from '../../lib/poll/cycle.ts';
 import type { PollKind } from '../../lib/poll/streams.ts';
 import { type AlertsConfig, checkConfig } from '../../lib/rules/config.ts';
-import { createRuntime, type Runtime } from '../../lib/runtime.ts';
+import { createRuntime, type Optimisations, type Runtime } from '../../lib/runtime.ts';
 import type { DynamoFixture } from './dynamo.ts';
 import type { EmulatorFixture } from './emulator.ts';
 
@@ -38,7 +38,13 @@ export async function makeWorld(
   emu: EmulatorFixture,
   db: DynamoFixture,
   configInput: unknown,
-  options: { token?: string; secrets?: Record<string, unknown>; table?: string; clock?: Clock } = {},
+  options: {
+    token?: string;
+    secrets?: Record<string, unknown>;
+    table?: string;
+    clock?: Clock;
+    optimisations?: Optimisations;
+  } = {},
 ): Promise<World> {
   const table = options.table ?? (await db.table());
   const env = readEnvironment({
@@ -62,6 +68,7 @@ export async function makeWorld(
       write: (text) => consoleLines.push(text),
       upstream: emu.client(options.token ?? 'emu-acme-token'),
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.optimisations ? { optimisations: options.optimisations } : {}),
     });
   const runtime = await build();
   const now = () => (options.clock ?? systemClock).now();

@@ -73,3 +73,44 @@ describe('pipelined pages', () => {
     }
   });
 });
+
+describe('each optimisation off (the bench switches)', () => {
+  // Turning one off must change the cost, never the outcome: every item once, nothing lost.
+  it.each([['packs'], ['claimMark'], ['inline'], ['pipeline']] as const)(
+    'without %s, every event and credential is sent once, and a second cycle sends nothing',
+    async (name) => {
+      hook.requests.length = 0;
+      const world = await makeWorld(
+        emu,
+        db,
+        {
+          sources: {
+            tenantEvents: { lookback: 'P7D' },
+            credentials: { domains: ['acme.test'], lookback: 'P60D' },
+          },
+          destinations: { hook: { type: 'webhook', url: hook.url } },
+          routes: [{ name: 'all', match: {}, to: ['hook'] }],
+        },
+        { optimisations: { [name]: false } },
+      );
+      await world.cycle('events');
+      await world.cycle('credentials');
+      const keys = () =>
+        hook.requests.flatMap((r) => {
+          const body = r.json() as { kind: string; items: { id?: number; metadata?: { uid: string } }[] };
+          return body.items.map((i) => (body.kind === 'events' ? `e:${i.metadata?.uid}` : `c:${i.id}`));
+        });
+      const first = keys();
+      const tenant = emu.running.emulator.dataset.tenant('acme');
+      const credentials = emu.running.emulator.dataset.credentials.filter((c) =>
+        /(^|\.)acme\.test$/.test(c.domain),
+      );
+      expect(new Set(first).size).toBe(first.length);
+      expect(first.filter((k) => k.startsWith('e:'))).toHaveLength(tenant.events.length);
+      expect(first.filter((k) => k.startsWith('c:'))).toHaveLength(credentials.length);
+      await world.cycle('events');
+      await world.cycle('credentials');
+      expect(keys()).toHaveLength(first.length);
+    },
+  );
+});

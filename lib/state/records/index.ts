@@ -65,6 +65,10 @@ export interface DeliveryRecordsOptions {
   retentionDays?: number;
   /** Counts every DynamoDB request made (benchmarks). */
   onRequest?: (operation: string) => void;
+  /** Final records of positioned items as packs (default true; the bench turns it off). */
+  packs?: boolean;
+  /** Claim positions, and skip reading above the mark (default true; the bench turns it off). */
+  claimMark?: boolean;
 }
 
 /** Concurrent conditional puts of a shared stream's page. */
@@ -76,7 +80,12 @@ export class DeliveryRecords {
   private readonly io: TableIo;
   private readonly packs: PackStore;
 
-  constructor(client: DynamoDBClient, tableName: string, clock: Clock, options: DeliveryRecordsOptions = {}) {
+  constructor(
+    client: DynamoDBClient,
+    tableName: string,
+    clock: Clock,
+    private readonly options: DeliveryRecordsOptions = {},
+  ) {
     this.io = { client, tableName, clock, onRequest: options.onRequest };
     this.queue = new DeliveryQueue(this.io, (options.retentionDays ?? DEFAULT_RETENTION_DAYS) * 86_400);
     this.packs = new PackStore(this.io);
@@ -128,7 +137,7 @@ export class DeliveryRecords {
     const single: DeliveryRecord[] = [];
     const packs = new Map<string, DeliveryRecord[]>();
     for (const r of records) {
-      if (!packable(r)) {
+      if (this.options.packs === false || !packable(r)) {
         single.push(this.queue.withExpiry(r));
         continue;
       }
@@ -184,6 +193,7 @@ export class DeliveryRecords {
     startedBefore: string | undefined,
   ): Promise<Set<string>> {
     const absent = new Set<string>();
+    if (this.options.claimMark === false) return absent;
     for (const kind of new Set(records.map((r) => r.kind))) {
       const placed = records.filter((r) => r.kind === kind && r.position !== undefined);
       if (placed.length === 0) continue;
