@@ -3,6 +3,20 @@
  * the upstream client, DynamoDB and its stores, resolved destinations, and the dependencies of the
  * poll cycle and the delivery pass. Lambda handlers call this at cold start; CLI commands and
  * `npm start` call it with their own logger and console.
+ *
+ * The hops an alert takes, and the file that does each:
+ * 1. a cycle runs each configured stream in turn, then a delivery pass: poll/cycle.ts
+ * 2. a stream takes its lease, knows where its walk stands, and pages: poll/stream.ts, poll/walk.ts
+ *    (its request: poll/streams.ts; the upstream: upstream/client.ts)
+ * 3. each item of a page gets the password policy, is cut to fit, and routed: poll/page.ts,
+ *    rules/passwords.ts, state/limits.ts, rules/match.ts
+ * 4. its delivery records are created once (dedupe): state/records/index.ts; then the cursor moves
+ * 5. webhook deliveries of an exclusive stream are sent right away: deliver/inline.ts
+ * 6. the pass reads what is due per destination, under its lease: deliver/pass.ts,
+ *    state/records/queue.ts, state/destinations.ts
+ * 7. renders it (digests over the threshold): deliver/messages.ts, render/
+ * 8. sends it and records the outcome (sent, retry, dead): deliver/senders.ts, deliver/post.ts,
+ *    deliver/settle.ts, deliver/retry.ts
  */
 
 import { randomBytes } from 'node:crypto';

@@ -1,0 +1,73 @@
+/**
+ * The shape of lib/ that keeps it walkable (style.md): no import cycle, type-only imports included
+ * (what `npx madge@8 --circular --extensions ts lib` checks, without its install), and no file much
+ * over 300 lines unless its top says why.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const LIB = resolve(import.meta.dirname, '../lib');
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return files(path);
+    return path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** Relative imports of a module, `import type` and re-exports included. */
+function importsOf(path: string): string[] {
+  const text = readFileSync(path, 'utf8');
+  const found = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+'(\.[^']+)'/g)].map(
+    (m) => m[1] as string,
+  );
+  return found.map((spec) => resolve(dirname(path), spec));
+}
+
+/** Every cycle reachable in the import graph, as module paths relative to lib/. */
+function cycles(graph: Map<string, string[]>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string) => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === 'open') found.push([...stack.slice(stack.indexOf(next)), next]);
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(node, 'done');
+  };
+  for (const node of graph.keys()) if (!state.has(node)) visit(node);
+  return found.map((cycle) => cycle.map((p) => relative(LIB, p)));
+}
+
+describe('lib/', () => {
+  const all = files(LIB);
+
+  it('has no import cycle, type-only imports included', () => {
+    const graph = new Map(all.map((path) => [path, importsOf(path)]));
+    expect(cycles(graph)).toEqual([]);
+  });
+
+  it('finds a cycle when there is one (the check itself)', () => {
+    const graph = new Map([
+      [join(LIB, 'a.ts'), [join(LIB, 'b.ts')]],
+      [join(LIB, 'b.ts'), [join(LIB, 'a.ts')]],
+    ]);
+    expect(cycles(graph)).toEqual([['a.ts', 'b.ts', 'a.ts']]);
+  });
+
+  it('has no file over about 300 lines that does not say why at its top', () => {
+    const long = all.filter((path) => {
+      const text = readFileSync(path, 'utf8');
+      const lines = text.split('\n').length;
+      const head = text.slice(0, 2_000);
+      return lines > 320 && !/longer than 300 lines/i.test(head);
+    });
+    expect(long.map((p) => relative(LIB, p))).toEqual([]);
+  });
+});
