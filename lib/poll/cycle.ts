@@ -48,28 +48,55 @@ export const DELIVERY_RESERVE_MS = 20_000;
 /** No page is started this close to the polling deadline (less for a small budget). */
 export const PAGE_RESERVE_MS = 5_000;
 
+/** No stream gets less than this of a cycle's time (about a page at the search tier's 1/s). */
+export const MIN_STREAM_SLICE_MS = 5_000;
+
+/**
+ * The streams of `kind`, least recently polled first (never polled first of all): the order a
+ * cycle visits them in, and a dispatcher hands them out in. One BatchGet per 100 streams.
+ */
+export async function streamsInTurn(deps: Pick<CycleDeps, 'config' | 'upstream' | 'poll'>, kind: PollKind) {
+  const specs = streamsFor(deps.config, kind, deps.upstream);
+  const polled = await deps.poll.streams.lastPolled(specs.map((s) => s.id));
+  const at = (id: string) => polled.get(id)?.at ?? '';
+  // Stable: streams polled at the same time keep the config's order.
+  return specs
+    .map((spec, i) => ({ spec, i }))
+    .sort((a, b) => (at(a.spec.id) < at(b.spec.id) ? -1 : at(a.spec.id) > at(b.spec.id) ? 1 : a.i - b.i))
+    .map((e) => e.spec);
+}
+
+export interface CycleOptions {
+  /** Only these streams (a worker handed them by a dispatcher); default every stream of the kind. */
+  streams?: readonly string[];
+}
+
 export async function runPollCycle(
   deps: CycleDeps,
   kind: PollKind,
   budget: PollBudget,
+  options: CycleOptions = {},
 ): Promise<CycleSummary> {
   const streams: StreamResult[] = [];
   const total = budget.deadline - deps.poll.clock.now();
   // Poll until the delivery reserve, but never give polling less than half the budget; and stop
   // starting pages a little before that (a quarter of a small budget), to write what was fetched.
   const pollDeadline = budget.deadline - Math.min(DELIVERY_RESERVE_MS, Math.max(0, total / 2));
-  const reserveMs =
-    budget.reserveMs ?? Math.min(PAGE_RESERVE_MS, Math.max(0, (pollDeadline - deps.poll.clock.now()) / 4));
+  const { clock } = deps.poll;
   let delivery: DeliverySummary;
   try {
     const inline = deps.inline === false ? undefined : new InlineDelivery(deps.deliver);
-    for (const spec of streamsFor(deps.config, kind, deps.upstream)) {
-      const result = await pollStream(
-        deps.poll,
-        spec,
-        { ...budget, deadline: pollDeadline, reserveMs },
-        inline,
-      );
+    const only = options.streams ? new Set(options.streams) : undefined;
+    const turn = (await streamsInTurn(deps, kind)).filter((s) => !only || only.has(s.id));
+    for (const [i, spec] of turn.entries()) {
+      const now = clock.now();
+      if (now >= pollDeadline) break; // the rest waited longest next time: they come first then
+      // Each stream gets its share of what is left, so one with a backlog takes its turn and
+      // yields (status budget; it resumes from its cursor) instead of keeping the others waiting.
+      const slice = Math.max(MIN_STREAM_SLICE_MS, (pollDeadline - now) / (turn.length - i));
+      const deadline = Math.min(pollDeadline, now + slice);
+      const reserveMs = budget.reserveMs ?? Math.min(PAGE_RESERVE_MS, Math.max(0, (deadline - now) / 4));
+      const result = await pollStream(deps.poll, spec, { ...budget, deadline, reserveMs }, inline);
       streams.push(result);
       if (result.status === 'unauthorized') break; // every other stream would meet the same refusal
     }

@@ -126,7 +126,7 @@ export async function pollStream(
   let released = false;
   try {
     await walkPages({ deps, spec, budget, inline, lease, state, result, log, signal: alive.signal });
-    await deps.streams.release(lease);
+    await deps.streams.release(lease, result.status);
     released = true;
   } catch (thrown) {
     // Work aborted by the lease's keeper fails with what the keeper found, not with the abort.
@@ -141,7 +141,7 @@ export async function pollStream(
     alive.stop();
     if (!released && result.status !== 'lease_lost') {
       await deps.streams
-        .release(lease)
+        .release(lease, result.status)
         .catch((error: unknown) => log.warn('could not release the lease', { error }));
     }
   }

@@ -6,7 +6,9 @@
 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
+import { batchGet, type TableIo } from './io.ts';
 import { type Lease, LeaseStore } from './lease.ts';
+import { marshall, unmarshall } from './marshall.ts';
 
 export interface StreamCursor {
   next: string;
@@ -92,6 +94,8 @@ export interface CursorAdvance {
 export class StreamStore {
   readonly leases: LeaseStore;
 
+  private readonly io: TableIo;
+
   constructor(
     client: DynamoDBClient,
     tableName: string,
@@ -99,6 +103,7 @@ export class StreamStore {
     leaseTtlMs?: number,
   ) {
     this.leases = new LeaseStore(client, tableName, clock, leaseTtlMs);
+    this.io = { client, tableName, clock };
   }
 
   /** Takes the stream's lease and reads its state; undefined when another run holds it. */
@@ -135,8 +140,31 @@ export class StreamStore {
     return this.leases.update(lease, this.toUpdate(advance));
   }
 
-  /** Frees the lease, saving a last position in the same request when given. */
-  release(lease: StreamLease, advance?: CursorAdvance): Promise<boolean> {
-    return this.leases.release(lease, advance ? this.toUpdate(advance) : {});
+  /**
+   * Frees the lease, noting in the same request when the stream was polled and how it went (the
+   * next cycles visit the least recently polled first; `status` shows it).
+   */
+  release(lease: StreamLease, lastResult: string): Promise<boolean> {
+    return this.leases.release(lease, {
+      set: { lastPolledAt: new Date(this.clock.now()).toISOString(), lastResult },
+    });
+  }
+
+  /** When each stream was last polled and how it went (one BatchGet per 100 streams, no lease). */
+  async lastPolled(streamIds: readonly string[]): Promise<Map<string, { at?: string; result?: string }>> {
+    const found = new Map<string, { at?: string; result?: string }>();
+    const items = await batchGet(
+      this.io,
+      streamIds.map((id) => marshall(streamKey(id))),
+      { projection: 'pk, lastPolledAt, lastResult' },
+    );
+    for (const stored of items) {
+      const { pk, lastPolledAt, lastResult } = unmarshall(stored);
+      found.set(String(pk).slice('stream#'.length), {
+        ...(typeof lastPolledAt === 'string' ? { at: lastPolledAt } : {}),
+        ...(typeof lastResult === 'string' ? { result: lastResult } : {}),
+      });
+    }
+    return found;
   }
 }

@@ -372,7 +372,7 @@ describe('cursors', () => {
     expect(highOnly.length).toBeGreaterThan(0);
     const lease = await first.runtime.streams.acquire('tenant', 'probe');
     const position = Date.parse(lease?.state.newestItemAt ?? '');
-    await first.runtime.streams.release(lease!);
+    await first.runtime.streams.release(lease!, 'done');
     expect(Number.isNaN(position)).toBe(false);
     // Matched after the narrow walk, at every severity: the wide walk must send each of these.
     const later = dataset().appendEvents(1001, 6);
