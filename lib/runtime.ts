@@ -31,6 +31,7 @@ import type { Logger } from './log.ts';
 import { MemoryMetrics, type Metrics } from './metrics.ts';
 import type { Alert } from './model.ts';
 import type { CycleDeps } from './poll/cycle.ts';
+import { QuotaGate } from './poll/quota.ts';
 import type { PollDeps } from './poll/types.ts';
 import { renderFor, renderNotice } from './render/index.ts';
 import { type AlertsConfig, loadConfigFile } from './rules/config.ts';
@@ -39,7 +40,9 @@ import { decide } from './rules/match.ts';
 import { applyPasswordPolicy, maskRawItem } from './rules/passwords.ts';
 import { loadSecrets, type SecretObject } from './secrets.ts';
 import { DestinationStateStore } from './state/destinations.ts';
+import { DynamoRateGovernor, type UpstreamRates } from './state/governor.ts';
 import { QuarantineStore } from './state/quarantine.ts';
+import { QuotaStore } from './state/quota.ts';
 import { type DeliveryQueue, DeliveryRecords } from './state/records/index.ts';
 import { StreamStore } from './state/streams.ts';
 import { createDynamoClient, ensureTable } from './state/table.ts';
@@ -47,8 +50,6 @@ import type { UpstreamClient } from './upstream/client.ts';
 import { createUpstreamClient } from './upstream/index.ts';
 
 export const DEFAULT_CONFIG_FILE = 'alerts.config.json';
-/** Below this many global searches left, a warning is logged (once a run). */
-export const QUOTA_WARNING_THRESHOLD = 100;
 
 /** The alert config: ALERTS_CONFIG, else ./alerts.config.json, else the built-in demo config. */
 export async function loadAlertsConfig(
@@ -91,6 +92,11 @@ export interface RuntimeOptions {
   upstream?: UpstreamClient;
   /** Counts DynamoDB requests (benchmarks). */
   onDynamoRequest?: (operation: string) => void;
+  /**
+   * Rates for the shared governor instead of the config's `upstream` (npm start, whose own
+   * emulator allows more than the real service).
+   */
+  rates?: UpstreamRates;
   /** Optimisations the bench turns off one at a time, to show what each is worth. All on by default. */
   optimisations?: Optimisations;
   /**
@@ -118,6 +124,8 @@ export interface Runtime {
   poll: PollDeps;
   deliver: DeliverDeps;
   cycle: CycleDeps;
+  /** The shared rate governor every upstream request of this run takes its turn from. */
+  governor: DynamoRateGovernor;
   metrics: Metrics;
   logger: Logger;
 }
@@ -138,25 +146,33 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const destinations = resolveDestinations(config, secrets);
   const metrics = options.metrics ?? new MemoryMetrics();
   let quotaWarned = false;
+  const dynamo = options.dynamo ?? createDynamoClient({ endpoint: env.dynamodbEndpoint });
+  if (env.dynamodbEndpoint && !options.dynamo) await ensureTable(dynamo, env.tableName);
+  const governor = new DynamoRateGovernor(dynamo, env.tableName, clock, {
+    rates: options.rates ?? config.upstream,
+    onRequest: options.onDynamoRequest,
+  });
+  const quota = new QuotaGate(new QuotaStore(dynamo, env.tableName), clock);
   const upstream =
     options.upstream ??
     createUpstreamClient(env, secrets, {
       logger: logger.child({ component: 'upstream' }),
       fetch: options.fetch,
       clock,
-      onQuota: (quota) => {
-        if (quota.remaining === null) return;
-        metrics.gauge('GlobalSearchQuotaRemaining', quota.remaining);
-        if (quota.remaining < QUOTA_WARNING_THRESHOLD && !quotaWarned) {
+      governor,
+      onQuota: (reading) => {
+        if (reading.remaining === null) return;
+        quota.observe(reading.remaining);
+        metrics.gauge('GlobalSearchQuotaRemaining', reading.remaining);
+        // Warned once a run, ahead of the pause (at quotaReserve) while there is still time to act.
+        if (reading.remaining < 2 * config.upstream.quotaReserve && !quotaWarned) {
           quotaWarned = true;
           warn(
-            `the monthly global-search quota is running low (${quota.remaining} searches left); credential polling stops when it runs out: poll credentials less often, or watch fewer domains`,
+            `the monthly global-search quota is running low (${reading.remaining} searches left); credential polling pauses below ${config.upstream.quotaReserve} (upstream.quotaReserve): poll credentials less often, or watch fewer domains`,
           );
         }
       },
     });
-  const dynamo = options.dynamo ?? createDynamoClient({ endpoint: env.dynamodbEndpoint });
-  if (env.dynamodbEndpoint && !options.dynamo) await ensureTable(dynamo, env.tableName);
   const tuning = options.optimisations ?? {};
   const records = new DeliveryRecords(dynamo, env.tableName, clock, {
     onRequest: options.onDynamoRequest,
@@ -226,7 +242,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     destinations,
     poll,
     deliver,
-    cycle: { config, upstream, poll, deliver, ...(tuning.inline === false ? { inline: false } : {}) },
+    cycle: {
+      config,
+      upstream,
+      poll,
+      deliver,
+      quota,
+      warn,
+      ...(tuning.inline === false ? { inline: false } : {}),
+    },
+    governor,
     metrics,
     logger,
   };

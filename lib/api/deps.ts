@@ -14,6 +14,7 @@ import type { Environment } from '../env.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadSecrets, type SecretObject } from '../secrets.ts';
 import { DynamoAuditStore } from '../state/audit.ts';
+import { DynamoRateGovernor } from '../state/governor.ts';
 import { createDynamoClient, ensureTable } from '../state/table.ts';
 import type { UpstreamClientOptions } from '../upstream/client.ts';
 import { createUpstreamClient } from '../upstream/index.ts';
@@ -65,14 +66,18 @@ export async function createApiDeps(
       'no API clients are configured: add apiClients (client name to SHA-256 hex digest of its token) to the secret object; every token is refused until then',
     );
   }
+  const dynamo = createDynamoClient({ endpoint: env.dynamodbEndpoint });
+  // The API takes its turns from the shared governor, ahead of the pollers (interactive), at the
+  // rates the pollers stored: it has no config of its own.
+  const governor = new DynamoRateGovernor(dynamo, env.tableName, clock, { priority: true });
   const upstream = createUpstreamClient(env, secrets, {
     logger,
     clock,
     timeoutMs: API_UPSTREAM_BUDGET.attemptMs,
     maxAttempts: API_UPSTREAM_BUDGET.maxAttempts,
+    governor,
     ...options.upstream,
   });
-  const dynamo = createDynamoClient({ endpoint: env.dynamodbEndpoint });
   try {
     if (env.dynamodbEndpoint) await ensureTable(dynamo, env.tableName);
   } catch (error) {

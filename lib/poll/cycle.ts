@@ -17,9 +17,10 @@ import type {
 } from '../deliver/types.ts';
 import type { AlertsConfig } from '../rules/config.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
+import type { QuotaGate, QuotaState } from './quota.ts';
 import { pollStream } from './stream.ts';
 import { type PollKind, streamsFor } from './streams.ts';
-import type { PollBudget, PollDeps, StreamResult } from './types.ts';
+import { type PollBudget, type PollDeps, type StreamResult, zeroCounts } from './types.ts';
 
 export interface CycleSummary {
   kind: PollKind;
@@ -41,6 +42,10 @@ export interface CycleDeps {
   pass?: (options: DeliveryPassOptions) => Promise<DeliverySummary>;
   /** Send new webhook deliveries of exclusive streams while polling (default true; the bench turns it off). */
   inline?: boolean;
+  /** The global-search quota: credential polling pauses below `upstream.quotaReserve` (quota.ts). */
+  quota?: QuotaGate;
+  /** A warning the operator must see (the log by default). */
+  warn?: (text: string) => void;
 }
 
 /** Time kept back from polling for the delivery pass, when the budget allows. */
@@ -87,15 +92,32 @@ export async function runPollCycle(
   try {
     const inline = deps.inline === false ? undefined : new InlineDelivery(deps.deliver);
     const only = options.streams ? new Set(options.streams) : undefined;
-    const turn = (await streamsInTurn(deps, kind)).filter((s) => !only || only.has(s.id));
+    let turn = (await streamsInTurn(deps, kind)).filter((s) => !only || only.has(s.id));
+    const reserve = deps.config.upstream.quotaReserve;
+    const gate = kind === 'credentials' && turn.length ? await quotaGate(deps, reserve) : 'open';
+    if (gate !== 'open') {
+      const paused = turn.slice(gate === 'probe' ? 1 : 0);
+      for (const spec of paused)
+        streams.push(pausedResult(spec.id, deps.quota?.latest()?.remaining, reserve));
+      turn = turn.slice(0, gate === 'probe' ? 1 : 0);
+    }
     for (const [i, spec] of turn.entries()) {
       const now = clock.now();
       if (now >= pollDeadline) break; // the rest waited longest next time: they come first then
+      if (kind === 'credentials' && gate === 'open' && deps.quota?.below(reserve)) {
+        for (const rest of turn.slice(i))
+          streams.push(pausedResult(rest.id, deps.quota.latest()?.remaining, reserve));
+        break;
+      }
       // Each stream gets its share of what is left, so one with a backlog takes its turn and
       // yields (status budget; it resumes from its cursor) instead of keeping the others waiting.
       const slice = Math.max(MIN_STREAM_SLICE_MS, (pollDeadline - now) / (turn.length - i));
       const deadline = Math.min(pollDeadline, now + slice);
-      const reserveMs = budget.reserveMs ?? Math.min(PAGE_RESERVE_MS, Math.max(0, (deadline - now) / 4));
+      // A probe of the quota reads one page: no second page is started.
+      const reserveMs =
+        gate === 'probe'
+          ? Number.POSITIVE_INFINITY
+          : (budget.reserveMs ?? Math.min(PAGE_RESERVE_MS, Math.max(0, (deadline - now) / 4)));
       const result = await pollStream(deps.poll, spec, { ...budget, deadline, reserveMs }, inline);
       streams.push(result);
       if (result.status === 'unauthorized') break; // every other stream would meet the same refusal
@@ -109,6 +131,7 @@ export async function runPollCycle(
   } finally {
     // Even a cycle that throws (DynamoDB unreachable, say) reports what it measured.
     deps.poll.metrics.flush();
+    if (kind === 'credentials') await deps.quota?.save();
   }
   const exitCode = streams.some((s) => s.status === 'unauthorized')
     ? 3
@@ -116,6 +139,33 @@ export async function runPollCycle(
       ? 1
       : 0;
   return { kind, streams, delivery, exitCode };
+}
+
+/** Whether credential polling goes on: one warning (and the metric) when it pauses. */
+async function quotaGate(deps: CycleDeps, reserve: number): Promise<QuotaState> {
+  if (!deps.quota) return 'open';
+  const state = await deps.quota.check(reserve);
+  const remaining = deps.quota.latest()?.remaining;
+  if (state !== 'open' && remaining !== undefined) {
+    deps.poll.metrics.gauge('GlobalSearchQuotaRemaining', remaining);
+    (deps.warn ?? ((text: string) => deps.poll.logger.warn(text)))(
+      `credential polling is paused: ${remaining} global searches left, below upstream.quotaReserve ${reserve}${state === 'probe' ? '; one page is read to see whether the quota came back' : ''}`,
+    );
+  }
+  return state;
+}
+
+function pausedResult(stream: string, remaining: number | undefined, reserve: number): StreamResult {
+  return {
+    stream,
+    status: 'paused',
+    pages: 0,
+    ...zeroCounts(),
+    error: {
+      code: 'quota_reserve',
+      message: `${remaining ?? 'few'} global searches left, below upstream.quotaReserve ${reserve}`,
+    },
+  };
 }
 
 /** The pass's summary with what was delivered inline added in, per destination. */

@@ -48,6 +48,8 @@ export interface PollBudget {
 
 export type StreamStatus =
   | 'done'
+  /** Not polled: the global-search quota is below `upstream.quotaReserve` (poll/quota.ts). */
+  | 'paused'
   | 'budget'
   | 'skipped'
   | 'rate_limited'

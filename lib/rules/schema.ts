@@ -214,6 +214,15 @@ export const configSchema = z.strictObject({
   ),
   /** Where a destination that refuses for good is reported (once). */
   ops: z.optional(z.strictObject({ to: z.array(destinationName) })),
+  /** The organization's rate tiers and the global searches kept back (interface.md section 7). */
+  upstream: z._default(
+    z.strictObject({
+      requestsPerSecond: z._default(z.number().check(z.positive()), 4),
+      searchRequestsPerSecond: z._default(z.number().check(z.positive()), 1),
+      quotaReserve: z._default(z.int().check(z.minimum(0)), 100),
+    }),
+    { requestsPerSecond: 4, searchRequestsPerSecond: 1, quotaReserve: 100 },
+  ),
 });
 export type AlertsConfig = z.infer<typeof configSchema>;
 export type PasswordPolicy = AlertsConfig['passwords'];

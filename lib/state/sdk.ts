@@ -19,6 +19,7 @@ export const {
   ConditionalCheckFailedException,
   CreateTableCommand,
   DescribeTableCommand,
+  GetItemCommand,
   PutItemCommand,
   QueryCommand,
   ResourceNotFoundException,

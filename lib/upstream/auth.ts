@@ -7,6 +7,7 @@ import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
 import { redactor } from '../log.ts';
 import { UpstreamError } from './errors.ts';
+import type { RateGovernor } from './http.ts';
 import { generatedTokenSchema } from './schemas.ts';
 
 export interface TokenProvider {
@@ -36,6 +37,8 @@ export interface ApiKeyExchangeOptions {
   /** Reuse a token for this long; default 45 minutes, under the upstream's 1 hour. */
   reuseMs?: number;
   timeoutMs?: number;
+  /** The exchange is a request of the organization too: it takes its turn (http.ts RateGovernor). */
+  governor?: RateGovernor;
 }
 
 /** Exchanges an API key for bearer tokens, caching each and sharing one exchange between concurrent callers. */
@@ -49,6 +52,7 @@ export function apiKeyExchange(options: ApiKeyExchangeOptions): TokenProvider {
   let inflight: Promise<string> | undefined;
 
   const exchange = async (): Promise<string> => {
+    await options.governor?.take('basic', {});
     let res: Response;
     try {
       res = await doFetch(url, {

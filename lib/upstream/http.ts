@@ -37,6 +37,22 @@ export interface RawResponse {
   body: unknown;
 }
 
+/** The rate tiers of upstream-facts.md: every request is Basic; global searches are Search too. */
+export type RateTier = 'basic' | 'search';
+
+/** Endpoints of the Search tier (endpoints 9 and 11). */
+export const SEARCH_TIER_ENDPOINTS: ReadonlySet<string> = new Set(['globalCredentials', 'legacySearch']);
+
+/**
+ * Takes this run's turn before each request, so every run of the deployment together keeps within
+ * the organization's rate (state/governor.ts). Throws rate_limited when no turn comes in time.
+ */
+export interface RateGovernor {
+  take(tier: RateTier, options: { deadline?: number; signal?: AbortSignal }): Promise<void>;
+  /** A 429 came back: slow the shared rate down for a while. */
+  slowDown(): Promise<void>;
+}
+
 export interface UpstreamHttpOptions {
   baseUrl: string;
   /** The path segment the spec writes `core`; `firework` on the real service. */
@@ -55,6 +71,8 @@ export interface UpstreamHttpOptions {
   backoffBaseMs?: number;
   backoffMaxMs?: number;
   random?: () => number;
+  /** The shared rate governor; none for a run that uses no table (`token test`). */
+  governor?: RateGovernor;
 }
 
 /**
@@ -128,6 +146,7 @@ export class UpstreamHttp {
   private readonly backoffBaseMs: number;
   private readonly backoffMaxMs: number;
   private readonly random: () => number;
+  private readonly governor?: RateGovernor;
 
   constructor(options: UpstreamHttpOptions) {
     if (!/^https?:\/\//.test(options.baseUrl)) {
@@ -145,6 +164,7 @@ export class UpstreamHttp {
     this.backoffBaseMs = options.backoffBaseMs ?? 500;
     this.backoffMaxMs = options.backoffMaxMs ?? 8_000;
     this.random = options.random ?? Math.random;
+    this.governor = options.governor;
   }
 
   private backoff(attempt: number): number {
@@ -169,6 +189,11 @@ export class UpstreamHttp {
       }
       let failure: UpstreamError;
       let waitMs: number;
+      // Every attempt takes its turn, retries included; a turn that cannot come in time ends here.
+      await this.governor?.take(SEARCH_TIER_ENDPOINTS.has(spec.endpoint) ? 'search' : 'basic', {
+        deadline,
+        signal: options.signal,
+      });
       try {
         const token = await this.auth.getToken();
         const outcome = await this.attempt(
@@ -193,6 +218,7 @@ export class UpstreamHttp {
         if (!(error instanceof UpstreamError)) throw error;
         failure = error;
       }
+      if (failure.code === 'rate_limited' && failure.status === 429) await this.governor?.slowDown();
       if (!failure.retryable) throw failure;
       waitMs =
         failure.code === 'rate_limited'

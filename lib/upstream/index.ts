@@ -9,6 +9,7 @@ import { type Logger, redactor } from '../log.ts';
 import type { SecretObject } from '../secrets.ts';
 import { apiKeyExchange, staticToken, type TokenProvider } from './auth.ts';
 import { UpstreamClient, type UpstreamClientOptions } from './client.ts';
+import type { RateGovernor } from './http.ts';
 
 export * from './client.ts';
 export { UpstreamError } from './errors.ts';
@@ -17,6 +18,7 @@ export function tokenProviderFor(
   env: Pick<Environment, 'apiToken' | 'apiKey' | 'tenantId' | 'apiUrl'>,
   secrets: SecretObject = {},
   fetchImpl?: typeof fetch,
+  governor?: RateGovernor,
 ): TokenProvider {
   const token = env.apiToken ?? (typeof secrets.apiToken === 'string' ? secrets.apiToken : undefined);
   const key = env.apiKey ?? (typeof secrets.apiKey === 'string' ? secrets.apiKey : undefined);
@@ -24,7 +26,13 @@ export function tokenProviderFor(
   redactor.add(key);
   if (token) return staticToken(token);
   if (key)
-    return apiKeyExchange({ baseUrl: env.apiUrl, apiKey: key, tenantId: env.tenantId, fetch: fetchImpl });
+    return apiKeyExchange({
+      baseUrl: env.apiUrl,
+      apiKey: key,
+      tenantId: env.tenantId,
+      fetch: fetchImpl,
+      governor,
+    });
   throw new ConfigError(
     'no upstream credentials: set EXPOSURE_API_TOKEN or EXPOSURE_API_KEY, or put apiToken or apiKey in the secret object',
   );
@@ -38,7 +46,7 @@ export function createUpstreamClient(
   return new UpstreamClient({
     baseUrl: env.apiUrl,
     coreSegment: env.coreSegment,
-    auth: options.auth ?? tokenProviderFor(env, secrets, options.fetch),
+    auth: options.auth ?? tokenProviderFor(env, secrets, options.fetch, options.governor),
     ...options,
   });
 }

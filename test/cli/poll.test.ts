@@ -43,6 +43,8 @@ async function setup(
       destinations: { siem: destination },
       routes: [{ name: 'all', to: ['siem'] }],
       digest: { threshold: 1000, maxItems: 20 },
+      // The emulator here has no rate limits: the shared governor need not pace these tests.
+      upstream: { requestsPerSecond: 200, searchRequestsPerSecond: 200 },
     }),
   );
   const env = {

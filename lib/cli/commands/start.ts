@@ -37,6 +37,11 @@ import { listenApi } from './api.ts';
 import { describeDelivery, describeStream } from './poll.ts';
 
 export const SCHEDULE = { events: 30_000, credentials: 300_000 } as const;
+/**
+ * The rate tiers of the emulator `start` runs: ten times the real service's, so the demo is quick
+ * and still paced by the same shared governor the deployment uses.
+ */
+export const LOCAL_RATES = { requestsPerSecond: 40, searchRequestsPerSecond: 10 } as const;
 export const DATA_DIR = '.data';
 
 function alive(pid: number): boolean {
@@ -161,6 +166,8 @@ export const startCommand: Command = {
         env,
         logger,
         secrets,
+        // Our own emulator takes LOCAL_RATES; the real service takes what the config says.
+        ...(base.apiUrlSet ? {} : { rates: LOCAL_RATES }),
         write: (text) => io.stdout(text.endsWith('\n') ? text : `${text}\n`),
         color: io.isTTY,
       });

@@ -1,0 +1,52 @@
+/**
+ * The last reading of the organization's monthly global-search quota, as the upstream reported it
+ * (`X-Flare-Global-Searches-Remaining`), kept in the table: credential polling pauses below
+ * `upstream.quotaReserve` (interface.md section 7), whichever run read it last, and `status` shows
+ * it. One item, written at most once a cycle.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from './marshall.ts';
+import { GetItemCommand, UpdateItemCommand } from './sdk.ts';
+
+export interface QuotaReading {
+  remaining: number;
+  /** When the upstream said so (ISO time). */
+  at: string;
+}
+
+const KEY = { pk: 'quota', sk: 'global-search' };
+
+export class QuotaStore {
+  constructor(
+    private readonly client: DynamoDBClient,
+    private readonly tableName: string,
+  ) {}
+
+  async read(): Promise<QuotaReading | undefined> {
+    const out = await this.client.send(
+      new GetItemCommand({ TableName: this.tableName, Key: marshall(KEY), ConsistentRead: true }),
+    );
+    const item = out.Item ? unmarshall(out.Item) : {};
+    return typeof item.remaining === 'number' && typeof item.at === 'string'
+      ? { remaining: item.remaining, at: item.at }
+      : undefined;
+  }
+
+  /** Stores `reading` unless a later one is stored already (another run read the quota since). */
+  async write(reading: QuotaReading): Promise<void> {
+    await this.client
+      .send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: marshall(KEY),
+          UpdateExpression: 'SET remaining = :r, #at = :at',
+          ConditionExpression: 'attribute_not_exists(#at) OR #at <= :at',
+          ExpressionAttributeNames: { '#at': 'at' },
+          ExpressionAttributeValues: marshall({ ':r': reading.remaining, ':at': reading.at }),
+        }),
+      )
+      .catch((error: unknown) => {
+        if ((error as { name?: string })?.name !== 'ConditionalCheckFailedException') throw error;
+      });
+  }
+}
