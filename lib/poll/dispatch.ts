@@ -1,0 +1,56 @@
+/**
+ * Fanning streams out over concurrent workers (interface.md section 7): a dispatcher lists the
+ * streams of a kind in turn, least recently polled first, and hands each out as a job; a worker
+ * polls the streams of its jobs (cycle.ts, then one delivery pass). On AWS the jobs travel over SQS
+ * (functions/dispatch.ts, functions/worker.ts); `npm start` runs the same two functions with a
+ * queue in memory and a few workers in the process.
+ *
+ * What keeps this safe is not the transport: a stream's lease keeps two workers off one stream (the
+ * second skips it), a destination's lease keeps one pass per destination at a time, and the shared
+ * governor keeps every worker together within the organization's rate.
+ */
+import { type CycleDeps, type CycleSummary, runPollCycle, streamsInTurn } from './cycle.ts';
+import type { PollKind } from './streams.ts';
+import type { PollBudget } from './types.ts';
+
+/** One stream to poll. */
+export interface StreamJob {
+  kind: PollKind;
+  stream: string;
+}
+
+/** The streams of `kind` as jobs, the one that waited longest first. */
+export async function dispatchStreams(deps: CycleDeps, kind: PollKind): Promise<StreamJob[]> {
+  return (await streamsInTurn(deps, kind)).map((spec) => ({ kind, stream: spec.id }));
+}
+
+/** Polls the streams of `jobs` (all of one kind), then one delivery pass: a worker's turn. */
+export function workStreams(
+  deps: CycleDeps,
+  jobs: readonly StreamJob[],
+  budget: PollBudget,
+): Promise<CycleSummary> {
+  const kind = jobs[0]?.kind ?? 'events';
+  return runPollCycle(deps, kind, budget, { streams: jobs.map((j) => j.stream) });
+}
+
+/**
+ * Runs `jobs` on `workers` workers sharing one queue in memory, each job as its own cycle: the
+ * local stand-in for SQS and the worker function.
+ */
+export async function runWorkers(
+  deps: CycleDeps,
+  jobs: readonly StreamJob[],
+  workers: number,
+  budget: () => PollBudget,
+): Promise<CycleSummary[]> {
+  const queue = [...jobs];
+  const done: CycleSummary[] = [];
+  await Promise.all(
+    Array.from({ length: Math.max(1, Math.min(workers, queue.length)) }, async () => {
+      for (let job = queue.shift(); job; job = queue.shift())
+        done.push(await workStreams(deps, [job], budget()));
+    }),
+  );
+  return done;
+}
