@@ -35,6 +35,29 @@ export function workStreams(
 }
 
 /**
+ * One summary for several workers' cycles: every stream's result, and each distinct delivery pass
+ * counted once (`npm start`'s workers share their passes).
+ */
+export function combineSummaries(kind: PollKind, summaries: readonly CycleSummary[]): CycleSummary {
+  const passes = [...new Set(summaries.map((s) => s.delivery))];
+  const destinations = passes.flatMap((p) => p.destinations);
+  const sum = (key: 'sent' | 'retrying' | 'dead' | 'left') => passes.reduce((n, p) => n + (p[key] ?? 0), 0);
+  const codes = summaries.map((s) => s.exitCode);
+  return {
+    kind,
+    streams: summaries.flatMap((s) => s.streams),
+    delivery: {
+      destinations,
+      sent: sum('sent'),
+      retrying: sum('retrying'),
+      dead: sum('dead'),
+      left: sum('left'),
+    },
+    exitCode: codes.includes(3) ? 3 : codes.includes(1) ? 1 : 0,
+  };
+}
+
+/**
  * Runs `jobs` on `workers` workers sharing one queue in memory, each job as its own cycle: the
  * local stand-in for SQS and the worker function.
  */

@@ -26,7 +26,7 @@ import type { DeliveryPassOptions, DeliverySummary } from '../../deliver/types.t
 import { startEmulator } from '../../emulator/index.ts';
 import { type Environment, readEnvironment } from '../../env.ts';
 import { redactor } from '../../log.ts';
-import { runPollCycle } from '../../poll/cycle.ts';
+import { combineSummaries, dispatchStreams, runWorkers } from '../../poll/dispatch.ts';
 import type { PollKind } from '../../poll/streams.ts';
 import { createRuntime } from '../../runtime.ts';
 import { loadSecrets, type SecretObject } from '../../secrets.ts';
@@ -42,6 +42,8 @@ export const SCHEDULE = { events: 30_000, credentials: 300_000 } as const;
  * and still paced by the same shared governor the deployment uses.
  */
 export const LOCAL_RATES = { requestsPerSecond: 40, searchRequestsPerSecond: 10 } as const;
+/** Workers `start` runs in the process, as the deployment's worker functions run concurrently. */
+export const LOCAL_WORKERS = 3;
 export const DATA_DIR = '.data';
 
 function alive(pid: number): boolean {
@@ -206,7 +208,12 @@ export const startCommand: Command = {
       const cycle = (kind: PollKind) => {
         if (running.has(kind) || signal.aborted) return;
         const budgetMs = Math.min(SCHEDULE[kind] - 5_000, kind === 'events' ? 25_000 : 240_000);
-        const task = runPollCycle({ ...runtime.cycle, pass }, kind, { deadline: Date.now() + budgetMs })
+        // The deployed design in small: a dispatcher hands the streams out, a few workers poll them.
+        const deps = { ...runtime.cycle, pass };
+        const deadline = Date.now() + budgetMs;
+        const task = dispatchStreams(deps, kind)
+          .then((jobs) => runWorkers(deps, jobs, LOCAL_WORKERS, () => ({ deadline })))
+          .then((summaries) => combineSummaries(kind, summaries))
           .then((summary) => {
             const refused = summary.streams.find((s) => s.status === 'unauthorized');
             if (refused) {
