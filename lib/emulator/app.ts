@@ -2,6 +2,8 @@
  * The upstream's stand-in: a Hono app serving all eleven endpoints of upstream-api.md and
  * `POST /tokens/generate` over a seeded dataset, scoped per tenant, with the limits, paging and
  * errors of the real service (upstream-facts.md), plus knobs under `/_emulator/` for tests and demos.
+ * The rate limits (limits.ts) are off unless asked for (`rateLimits: 'real'`), so a test or a demo
+ * never meets a 429 it did not ask for; the global-search quota (quota.ts) is always charged.
  *
  * Longer than 300 lines on purpose: every endpoint's route is written inline on the app, as Hono
  * has it, so the service reads in one place; searches, identities, feeds and the knobs are
@@ -19,6 +21,7 @@ import type { DatasetGrowth, DatasetOptions, Tenant } from './dataset.ts';
 import { Dataset } from './dataset.ts';
 import { type Answer, badRequest, EmulatorError, errorBody, intParam, isObject } from './feeds.ts';
 import { emailInDomain, identityPage, keywordMatcher, legacyRecord } from './identities.ts';
+import type { RateLimitOption, Tier } from './limits.ts';
 import {
   checkSearchBody,
   credentialSearch,
@@ -39,9 +42,18 @@ export interface EmulatorOptions extends DatasetOptions {
    * events are not replayed under new ids.
    */
   stateFile?: string;
-  /** Clock for token expiry and quota; default Date.now. */
+  /** Clock for token expiry, quota and rate windows; default Date.now. */
   now?: () => number;
+  /**
+   * Per-organization rate limits (limits.ts): `'real'` is upstream-facts.md's 4 requests/s Basic
+   * and 1 request/s Search; default `'off'` (unlimited), so tests and `npm start` are not refused
+   * unless they ask; or the knobs one by one (`{ basicPerSecond: 4, retryAfterSeconds: 10 }`).
+   */
+  rateLimits?: RateLimitOption;
 }
+
+/** The real service's 429 body (its docs show the message too). */
+const RATE_LIMITED_BODY = { error: { code: 'RATELIMIT_REACHED', message: 'ratelimit reached' } };
 
 type Vars = { Variables: { tenant: Tenant } };
 
@@ -67,7 +79,7 @@ function readState(file: string, seed: string | number): SavedState | undefined 
 
 export class Emulator {
   readonly dataset: Dataset;
-  readonly control = new EmulatorControl();
+  readonly control: EmulatorControl;
   readonly app: Hono<Vars>;
   readonly coreSegment: string;
   private readonly issued = new Map<string, { tenantId: number; expiresAt: number }>();
@@ -85,6 +97,7 @@ export class Emulator {
     this.instance = saved?.instance ?? options.instance ?? randomBytes(8).toString('hex');
     this.coreSegment = options.coreSegment ?? 'firework';
     this.now = options.now ?? Date.now;
+    this.control = new EmulatorControl({ rateLimits: options.rateLimits, now: this.now });
     this.world = {
       dataset: this.dataset,
       cursors: new CursorCodec(this.dataset.seed, this.instance),
@@ -122,6 +135,21 @@ export class Emulator {
     renameSync(`${this.stateFile}.tmp`, this.stateFile);
   }
 
+  /**
+   * Sets the global searches left this month: of one organization (by id, or a tenant's id or
+   * slug, meaning its organization), or of every organization when none is named.
+   */
+  setQuotaRemaining(remaining: number, of?: { organizationId?: number; tenant?: number | string }): void {
+    if (!Number.isInteger(remaining) || remaining < 0) {
+      throw new RangeError('the quota remaining must be a whole number, 0 or more');
+    }
+    const id =
+      of?.organizationId ??
+      (of?.tenant === undefined ? undefined : this.dataset.tenant(of.tenant).organizationId);
+    const organizations = id === undefined ? this.dataset.organizations : [this.dataset.organization(id)];
+    for (const organization of organizations) organization.quotaRemaining = remaining;
+  }
+
   /** Invalidate every token issued by `POST /tokens/generate` (the static demo tokens stay valid). */
   revokeIssuedTokens(): void {
     this.issued.clear();
@@ -152,6 +180,23 @@ export class Emulator {
     return this.dataset.tenant(issued.tenantId);
   }
 
+  /**
+   * Counts the request against its organization's rate (limits.ts); returns the tiers that refuse
+   * it, or undefined when admitted. A request no organization can be told for (a bad token or
+   * key) is not counted: the real service cannot know whose it is either. The token exchange
+   * counts as the key's organization.
+   */
+  private admit(name: EndpointName, c: Context<Vars>, tenant: Tenant | undefined): Tier[] | undefined {
+    const organizationId =
+      tenant?.organizationId ??
+      (name === 'generateToken'
+        ? this.dataset.tenantByApiKey((c.req.header('authorization') ?? '').trim())?.organizationId
+        : undefined);
+    if (organizationId === undefined) return undefined;
+    const admission = this.control.rate.admit(organizationId, name);
+    return admission.admitted ? undefined : admission.refusedBy;
+  }
+
   private async readJson(c: Context<Vars>): Promise<unknown> {
     const text = await c.req.text();
     if (text.trim() === '') return undefined;
@@ -173,11 +218,26 @@ export class Emulator {
       let tenantId: number | undefined;
       let input: unknown;
       let faultName: string | undefined;
+      let rateLimited: Tier[] | undefined;
       try {
         if (this.control.latencyMs > 0) await new Promise((r) => setTimeout(r, this.control.latencyMs));
-        input = c.req.method === 'GET' ? c.req.queries() : await this.readJson(c);
+        // An unreadable body is answered after the rate check: it still reached the service.
+        let unreadable: EmulatorError | undefined;
+        try {
+          input = c.req.method === 'GET' ? c.req.queries() : await this.readJson(c);
+        } catch (error) {
+          if (!(error instanceof EmulatorError)) throw error;
+          unreadable = error;
+        }
         const tenant = options.auth === false ? undefined : this.authenticate(c);
         tenantId = tenant?.id;
+        rateLimited = this.admit(name, c, tenant);
+        if (rateLimited) {
+          status = 429;
+          const wait = this.control.rate.limits.retryAfterSeconds;
+          return c.json(RATE_LIMITED_BODY, 429, wait === undefined ? {} : { 'Retry-After': String(wait) });
+        }
+        if (unreadable) throw unreadable;
         const fault = this.control.takeFault(name);
         if (fault) faultName = JSON.stringify(fault);
         if (fault && 'delayMs' in fault) await new Promise((r) => setTimeout(r, fault.delayMs));
@@ -229,6 +289,7 @@ export class Emulator {
           status,
           input,
           ...(faultName ? { fault: faultName } : {}),
+          ...(rateLimited ? { rateLimited } : {}),
         });
       }
     };

@@ -1,7 +1,9 @@
 /**
  * The emulator's knobs for tests and demos: added latency, injected faults, short-lived tokens,
- * the end-of-feed behaviour, and a request log that tests read to prove what was (not) called.
+ * the end-of-feed behaviour, the rate limiter (limits.ts) and its stats, and a request log that
+ * tests read to prove what was (not) called.
  */
+import { RateLimiter, type RateLimitOption, type RateStats, type Tier } from './limits.ts';
 
 export type EndpointName =
   | 'generateToken'
@@ -46,6 +48,8 @@ export interface RequestLogEntry {
   /** The parsed JSON body or the query, for tests that check what was asked. */
   input?: unknown;
   fault?: string;
+  /** The tiers whose rate refused it (a 429 of the limiter, not an injected one). */
+  rateLimited?: Tier[];
 }
 
 export class EmulatorControl {
@@ -60,6 +64,22 @@ export class EmulatorControl {
   readonly requests: RequestLogEntry[] = [];
   maxLogEntries = 20_000;
   private faults: Fault[] = [];
+  /** Per-organization rate limits; unlimited unless asked for (EmulatorOptions `rateLimits`). */
+  readonly rate: RateLimiter;
+
+  constructor(options: { rateLimits?: RateLimitOption; now?: () => number } = {}) {
+    this.rate = new RateLimiter(options.rateLimits, options.now ?? Date.now);
+  }
+
+  /** Per organization and tier: arrivals, admitted, 429s, and the most in any sliding second. */
+  rateStats(): RateStats {
+    return this.rate.stats();
+  }
+
+  /** Forgets the rate stats and the windows behind them (limits.ts `reset`). */
+  resetRateStats(): void {
+    this.rate.reset();
+  }
 
   addFault(fault: Fault): void {
     this.faults.push({ ...fault, times: fault.times ?? 1 });

@@ -24,10 +24,21 @@ export interface IdentifierGroup {
   identifierIds: number[];
 }
 
+/**
+ * An organization owns tenants: the rate limits and the monthly global-search quota are its, shared
+ * by all its tenants (upstream-facts.md).
+ */
+export interface Organization {
+  id: number;
+  /** Global searches left this month. */
+  quotaRemaining: number;
+}
+
 export interface Tenant {
   id: number;
   slug: string;
   name: string;
+  /** Globex and Initech share one organization, so sharing its limits and quota can be tested. */
   organizationId: number;
   userId: number;
   apiKeyId: number;
@@ -42,6 +53,7 @@ export interface Tenant {
   groups: IdentifierGroup[];
   events: EmulatedEvent[];
   assets: Map<number, Record<string, unknown>>;
+  /** The organization's quota, read and set through the tenant: its sibling tenants see the change. */
   quotaRemaining: number;
 }
 
@@ -103,6 +115,8 @@ export interface DatasetOptions {
    */
   lateMatchesPerTenant?: number;
   credentials?: number;
+  /** Global searches each organization has left this month at the start; default 10 000. */
+  globalSearchQuota?: number;
 }
 
 /** What a dataset gained after it was generated, to carry over a restart (Emulator `stateFile`). */
@@ -122,10 +136,32 @@ export const CREDENTIAL_DOMAINS = [
   'other.org',
 ];
 
+// Acme is an organization alone; Globex and Initech are two tenants of one organization (301).
 const TENANT_SEEDS = [
-  { id: 1001, slug: 'acme', name: 'Acme Corp', accountTakeover: true, domain: 'acme.test' },
-  { id: 1002, slug: 'globex', name: 'Globex', accountTakeover: false, domain: 'globex.test' },
-  { id: 1003, slug: 'initech', name: 'Initech', accountTakeover: true, domain: 'initech.test' },
+  {
+    id: 1001,
+    slug: 'acme',
+    name: 'Acme Corp',
+    accountTakeover: true,
+    domain: 'acme.test',
+    organizationId: 300,
+  },
+  {
+    id: 1002,
+    slug: 'globex',
+    name: 'Globex',
+    accountTakeover: false,
+    domain: 'globex.test',
+    organizationId: 301,
+  },
+  {
+    id: 1003,
+    slug: 'initech',
+    name: 'Initech',
+    accountTakeover: true,
+    domain: 'initech.test',
+    organizationId: 301,
+  },
 ] as const;
 
 const TAGS = ['vip', 'finance', 'phishing', 'credentials', 'noise', 'triage'];
@@ -166,6 +202,7 @@ function isoWithOffset(ms: number): string {
 export class Dataset {
   readonly seed: string | number;
   readonly anchor: number;
+  readonly organizations: Organization[] = [];
   readonly tenants: Tenant[] = [];
   readonly sources: GlobalSource[] = [];
   readonly credentials: EmulatedCredential[] = [];
@@ -177,6 +214,10 @@ export class Dataset {
     this.seed = options.seed ?? 42;
     this.anchor = (options.anchor ?? new Date()).getTime();
     this.random = createRandom(this.seed);
+    const quota = options.globalSearchQuota ?? 10_000;
+    for (const id of new Set(TENANT_SEEDS.map((t) => t.organizationId))) {
+      this.organizations.push({ id, quotaRemaining: quota });
+    }
     this.buildSources();
     TENANT_SEEDS.forEach((seed, index) => {
       this.tenants.push(this.buildTenant(seed, index));
@@ -224,6 +265,12 @@ export class Dataset {
     return this.tenants.find((t) => t.apiKey === key);
   }
 
+  organization(id: number): Organization {
+    const found = this.organizations.find((o) => o.id === id);
+    if (!found) throw new Error(`no emulated organization ${id}`);
+    return found;
+  }
+
   tenant(idOrSlug: number | string): Tenant {
     const found = this.tenants.find((t) => t.id === idOrSlug || t.slug === idOrSlug);
     if (!found) throw new Error(`no emulated tenant ${idOrSlug}`);
@@ -261,11 +308,12 @@ export class Dataset {
       { id: base + 3, name: `ceo@${seed.domain}` },
       { id: base + 4, name: `vpn.${seed.domain}` },
     ];
+    const organization = this.organization(seed.organizationId);
     const tenant: Tenant = {
       id: seed.id,
       slug: seed.slug,
       name: seed.name,
-      organizationId: 300 + index,
+      organizationId: organization.id,
       userId: 500 + index,
       apiKeyId: 700 + index,
       userEmail: `analyst@${seed.domain}`,
@@ -279,7 +327,12 @@ export class Dataset {
       ],
       events: [],
       assets: new Map(),
-      quotaRemaining: 10_000,
+      get quotaRemaining() {
+        return organization.quotaRemaining;
+      },
+      set quotaRemaining(value: number) {
+        organization.quotaRemaining = value;
+      },
     };
     for (let k = 0; k < identifiers.length; k++) {
       const identifier = identifiers[k] as TenantIdentifier;

@@ -2,7 +2,7 @@
  * Start the upstream emulator on a local port.
  *
  * @example
- * const emu = await startEmulator({ seed: 7 });
+ * const emu = await startEmulator({ seed: 7 }); // unlimited rate; `rateLimits: 'real'` for 4/s and 1/s
  * // EXPOSURE_API_URL=emu.url, EXPOSURE_API_TOKEN=emu.emulator.dataset.tenant('acme').token
  * await emu.close();
  */
@@ -11,6 +11,7 @@ import { Emulator, type EmulatorOptions } from './app.ts';
 
 export { Emulator, type EmulatorOptions } from './app.ts';
 export type { EndpointName, Fault, RequestLogEntry } from './control.ts';
+export { type RateLimitOption, type RateLimits, type RateStats, REAL_RATE_LIMITS } from './limits.ts';
 
 export interface RunningEmulator extends RunningServer {
   emulator: Emulator;

@@ -1,7 +1,7 @@
 /**
  * The emulator's searches: the shared event search body (endpoints 3 and 4), the global credential
- * search with its quota (9), and the legacy global search (11). Each pages with opaque cursors
- * through feeds.ts and answers what the real service would.
+ * search (9) and the legacy global search (11), both charged to the quota (quota.ts). Each pages
+ * with opaque cursors through feeds.ts and answers what the real service would.
  */
 import type { Context } from 'hono';
 import { SEVERITIES, typeMatches } from '../upstream/event-types.ts';
@@ -11,7 +11,6 @@ import type { Dataset, EmulatedEvent, Tenant } from './dataset.ts';
 import {
   type Answer,
   badRequest,
-  EmulatorError,
   type FeedRequest,
   intParam,
   isObject,
@@ -19,6 +18,7 @@ import {
   startPosition,
 } from './feeds.ts';
 import { emailInDomain, globalCredential } from './identities.ts';
+import { chargeSearch, quotaHeaders } from './quota.ts';
 
 /** What the searches read and keep between requests. */
 export interface SearchWorld {
@@ -26,12 +26,11 @@ export interface SearchWorld {
   cursors: CursorCodec;
   control: EmulatorControl;
   now: () => number;
-  /** Global searches seen lately, by request: repeating one within 10 minutes is free. */
+  /** Global searches charged lately, by organization and request: repeating one within 10 minutes is free. */
   recentSearches: Map<string, number>;
 }
 
 export const MAX_GROUP_PAGE = 100;
-const FREE_REPEAT_MS = 10 * 60_000;
 
 function effectiveSeverity(event: EmulatedEvent): string {
   return event.item.tenant_metadata.severity.override ?? event.item.metadata.severity;
@@ -168,21 +167,7 @@ export function credentialSearch(world: SearchWorld, tenant: Tenant, input: unkn
     order,
     endOfFeed: world.control.endOfFeed,
   };
-  startPosition(world.cursors, request); // refuse a bad cursor before charging the quota
-  const now = world.now();
-  const searchKey = `${tenant.id}:${request.fingerprint}:${request.from ?? ''}:${size}`;
-  const cost = Math.max(1, Math.ceil((size as number) / 100));
-  const free = (world.recentSearches.get(searchKey) ?? Number.NEGATIVE_INFINITY) > now - FREE_REPEAT_MS;
-  if (!free) {
-    if (tenant.quotaRemaining < cost) {
-      throw new EmulatorError(403, 'QUOTA_EXCEEDED', 'the monthly global search quota is used up', {
-        'X-Flare-Global-Searches-Remaining': '0',
-        'X-Flare-Global-Searches-Batch-Reached': 'true',
-      });
-    }
-    tenant.quotaRemaining -= cost;
-    world.recentSearches.set(searchKey, now);
-  }
+  const quota = chargeQuota(world, tenant, request);
   const fqdn = query.fqdn;
   const page = pageFeed(
     world.cursors,
@@ -198,11 +183,19 @@ export function credentialSearch(world: SearchWorld, tenant: Tenant, input: unkn
   );
   return {
     body: { items: page.items, next: page.next },
-    headers: {
-      'X-Flare-Global-Searches-Remaining': String(tenant.quotaRemaining),
-      'X-Flare-Global-Searches-Batch-Reached': String(cost > 1),
-    },
+    headers: quotaHeaders(quota.remaining, page.items.length >= request.size && page.next !== null),
   };
+}
+
+/**
+ * Charges a global search (quota.ts) once its cursor is known good: a refused cursor costs
+ * nothing. The same search is the same endpoint, request fingerprint, `from` and `size`.
+ */
+function chargeQuota(world: SearchWorld, tenant: Tenant, request: FeedRequest) {
+  startPosition(world.cursors, request);
+  const key = `${request.endpoint}:${request.fingerprint}:${request.from ?? ''}:${request.size}`;
+  const organization = world.dataset.organization(tenant.organizationId);
+  return chargeSearch(world.recentSearches, organization, { key, size: request.size }, world.now());
 }
 
 export function legacySearch(world: SearchWorld, c: Context, tenant: Tenant): Answer {
@@ -233,6 +226,7 @@ export function legacySearch(world: SearchWorld, c: Context, tenant: Tenant): An
     order,
     endOfFeed: 'null',
   };
+  const quota = chargeQuota(world, tenant, request);
   const accept = (e: EmulatedEvent) => {
     if (types && !types.some((t) => typeMatches(t, e.item.metadata.type))) return false;
     if (tags && !tags.some((t) => e.item.tenant_metadata.tags.includes(t))) return false;
@@ -255,9 +249,6 @@ export function legacySearch(world: SearchWorld, c: Context, tenant: Tenant): An
       nb_hits: nbHits,
       ...(page.next ? { search_after: page.next } : {}),
     },
-    headers: {
-      'X-Flare-Global-Searches-Remaining': String(tenant.quotaRemaining),
-      'X-Flare-Global-Searches-Batch-Reached': 'false',
-    },
+    headers: quotaHeaders(quota.remaining, page.items.length >= size && page.next !== null),
   };
 }

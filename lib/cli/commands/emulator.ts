@@ -1,5 +1,5 @@
-/** `emulator [--port N] [--seed S]`: the upstream emulator alone, with its URL and a demo token. */
-import { startEmulator } from '../../emulator/index.ts';
+/** `emulator [--port N] [--seed S] ...`: the upstream emulator alone, with its URL and a demo token. */
+import { REAL_RATE_LIMITS, startEmulator } from '../../emulator/index.ts';
 import { UsageError } from '../../errors.ts';
 import { type Command, untilAborted } from '../command.ts';
 
@@ -17,8 +17,12 @@ export const emulatorCommand: Command = {
   service: true,
   // --late-matches: per tenant, events of years-old content matched in the hours before the start
   // (default 3, the dataset's); 0 leaves a feed of exactly --events, as benchmarks count them.
+  // --rate-limits real: the upstream's per-organization limits, 4 requests/s on every endpoint and
+  // 1 request/s on the global searches (429 RATELIMIT_REACHED past them); off (the default) is
+  // unlimited. --basic-per-second / --search-per-second set one rate (0: unlimited), over the preset.
+  // --quota N: global searches each organization has left this month (default 10000).
   usage:
-    'emulator [--port N] [--seed S] [--latency-ms N] [--events N] [--late-matches N] [--credentials N] [--live]',
+    'emulator [--port N] [--seed S] [--latency-ms N] [--events N] [--late-matches N] [--credentials N] [--live] [--rate-limits real|off] [--basic-per-second N] [--search-per-second N] [--quota N]',
   summary: 'run the upstream emulator alone; prints its URL and a demo token',
   options: {
     port: { type: 'string' },
@@ -28,17 +32,34 @@ export const emulatorCommand: Command = {
     'late-matches': { type: 'string' },
     credentials: { type: 'string' },
     live: { type: 'boolean' },
+    'rate-limits': { type: 'string' },
+    'basic-per-second': { type: 'string' },
+    'search-per-second': { type: 'string' },
+    quota: { type: 'string' },
   },
   async run({ values, io, signal }) {
     const port = intOption('port', values.port, DEFAULT_EMULATOR_PORT);
     if (port > 65535) throw new UsageError('--port must be at most 65535');
     const seed = typeof values.seed === 'string' ? values.seed : '42';
+    const preset = values['rate-limits'] ?? 'off';
+    if (preset !== 'real' && preset !== 'off') throw new UsageError('--rate-limits must be real or off');
+    const rates = preset === 'real' ? REAL_RATE_LIMITS : {};
     const running = await startEmulator({
       port,
       seed: /^\d+$/.test(seed) ? Number(seed) : seed,
       eventsPerTenant: intOption('events', values.events, 120),
       lateMatchesPerTenant: intOption('late-matches', values['late-matches'], 3),
       credentials: intOption('credentials', values.credentials, 400),
+      globalSearchQuota: intOption('quota', values.quota, 10_000),
+      rateLimits: {
+        ...rates,
+        ...(values['basic-per-second'] === undefined
+          ? {}
+          : { basicPerSecond: intOption('basic-per-second', values['basic-per-second'], 0) }),
+        ...(values['search-per-second'] === undefined
+          ? {}
+          : { searchPerSecond: intOption('search-per-second', values['search-per-second'], 0) }),
+      },
     });
     running.emulator.control.latencyMs = intOption('latency-ms', values['latency-ms'], 0);
     const stopLive = values.live ? running.emulator.startLiveEvents() : undefined;
@@ -50,7 +71,7 @@ export const emulatorCommand: Command = {
         `  EXPOSURE_API_TOKEN=${demo?.token}    # tenant ${demo?.id} ${demo?.name}`,
         `  EXPOSURE_API_KEY=${demo?.apiKey}      # the same tenant, through POST /tokens/generate`,
         `  other tenants: ${others.map((t) => `${t.slug} (${t.token})`).join(', ')}`,
-        `  knobs: ${running.url}/_emulator/info, /_emulator/faults, /_emulator/settings, /_emulator/requests`,
+        `  knobs: ${running.url}/_emulator/info, /_emulator/faults, /_emulator/settings, /_emulator/requests, /_emulator/rate, /_emulator/quota`,
         'Ctrl-C stops it.',
         '',
       ].join('\n'),
