@@ -28,7 +28,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
 import { UpstreamError } from '../upstream/errors.ts';
-import type { RateGovernor, RateTier } from '../upstream/http.ts';
+import type { RateGovernor, RateTier } from '../upstream/rate.ts';
 import { marshall, unmarshall } from './marshall.ts';
 import { ConditionalCheckFailedException, GetItemCommand, UpdateItemCommand } from './sdk.ts';
 

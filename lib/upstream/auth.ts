@@ -7,7 +7,7 @@ import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
 import { redactor } from '../log.ts';
 import { UpstreamError } from './errors.ts';
-import type { RateGovernor } from './http.ts';
+import type { RateGovernor } from './rate.ts';
 import { generatedTokenSchema } from './schemas.ts';
 
 export interface TokenProvider {

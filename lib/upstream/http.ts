@@ -12,6 +12,7 @@ import type { Logger } from '../log.ts';
 import { silentLogger } from '../log.ts';
 import type { TokenProvider } from './auth.ts';
 import { codeForStatus, UpstreamError } from './errors.ts';
+import { type RateGovernor, SEARCH_TIER_ENDPOINTS } from './rate.ts';
 
 export type QueryValue = string | number | boolean | readonly string[] | readonly number[] | undefined | null;
 
@@ -35,22 +36,6 @@ export interface RawResponse {
   status: number;
   headers: Headers;
   body: unknown;
-}
-
-/** The rate tiers of upstream-facts.md: every request is Basic; global searches are Search too. */
-export type RateTier = 'basic' | 'search';
-
-/** Endpoints of the Search tier (endpoints 9 and 11). */
-export const SEARCH_TIER_ENDPOINTS: ReadonlySet<string> = new Set(['globalCredentials', 'legacySearch']);
-
-/**
- * Takes this run's turn before each request, so every run of the deployment together keeps within
- * the organization's rate (state/governor.ts). Throws rate_limited when no turn comes in time.
- */
-export interface RateGovernor {
-  take(tier: RateTier, options: { deadline?: number; signal?: AbortSignal }): Promise<void>;
-  /** A 429 came back: slow the shared rate down for a while. */
-  slowDown(): Promise<void>;
 }
 
 export interface UpstreamHttpOptions {

@@ -9,7 +9,7 @@ import { type Logger, redactor } from '../log.ts';
 import type { SecretObject } from '../secrets.ts';
 import { apiKeyExchange, staticToken, type TokenProvider } from './auth.ts';
 import { UpstreamClient, type UpstreamClientOptions } from './client.ts';
-import type { RateGovernor } from './http.ts';
+import type { RateGovernor } from './rate.ts';
 
 export * from './client.ts';
 export { UpstreamError } from './errors.ts';
