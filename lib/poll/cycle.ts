@@ -88,6 +88,7 @@ export async function runPollCycle(
   // starting pages a little before that (a quarter of a small budget), to write what was fetched.
   const pollDeadline = budget.deadline - Math.min(DELIVERY_RESERVE_MS, Math.max(0, total / 2));
   const { clock } = deps.poll;
+  const notPolledSince = budget.notPolledSince ?? new Date(clock.now()).toISOString();
   let delivery: DeliverySummary;
   try {
     const inline = deps.inline === false ? undefined : new InlineDelivery(deps.deliver);
@@ -118,7 +119,12 @@ export async function runPollCycle(
         gate === 'probe'
           ? Number.POSITIVE_INFINITY
           : (budget.reserveMs ?? Math.min(PAGE_RESERVE_MS, Math.max(0, (deadline - now) / 4)));
-      const result = await pollStream(deps.poll, spec, { ...budget, deadline, reserveMs }, inline);
+      const result = await pollStream(
+        deps.poll,
+        spec,
+        { ...budget, deadline, reserveMs, notPolledSince },
+        inline,
+      );
       streams.push(result);
       if (result.status === 'unauthorized') break; // every other stream would meet the same refusal
     }

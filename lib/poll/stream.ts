@@ -116,9 +116,9 @@ export async function pollStream(
   const { clock } = deps;
   const log = deps.logger.child({ stream: spec.id });
   const result: StreamResult = { stream: spec.id, status: 'done', pages: 0, ...zeroCounts() };
-  const lease = await deps.streams.acquire(spec.id, deps.owner);
+  const lease = await deps.streams.acquire(spec.id, deps.owner, budget.notPolledSince);
   if (!lease) {
-    log.info('stream is leased by another run; skipping it');
+    log.info('stream is leased by another run, or was polled by one since this cycle began; skipping it');
     return { ...result, status: 'skipped' };
   }
   const alive = keepAlive(deps.streams.leases, lease, undefined, clock);

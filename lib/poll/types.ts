@@ -39,6 +39,8 @@ export interface PollBudget {
   deadline: number;
   /** Stop starting pages this long before the deadline, to leave time to write and deliver. */
   reserveMs?: number;
+  /** Skip a stream another run polled after this (ISO time): the cycle's start. */
+  notPolledSince?: string;
   /**
    * The last moment the cycle's delivery pass may start a send (default `deadline`): a send in
    * flight keeps its full timeout, so a Lambda gives the moment that leaves room for one.

@@ -50,8 +50,16 @@ export class LeaseStore {
     private readonly ttlMs: number = LEASE_TTL_MS,
   ) {}
 
-  /** Takes the lease if it is free or lapsed; undefined when another holder has it. */
-  async acquire(pk: string, sk: string, owner: string): Promise<Lease | undefined> {
+  /**
+   * Takes the lease if it is free or lapsed; undefined when another holder has it, or when the
+   * item fails `unless` (an extra condition in the same request, e.g. "not polled since").
+   */
+  async acquire(
+    pk: string,
+    sk: string,
+    owner: string,
+    unless?: { condition: string; values: Record<string, unknown> },
+  ): Promise<Lease | undefined> {
     const now = this.clock.now();
     const expiresAt = now + this.ttlMs;
     try {
@@ -61,13 +69,14 @@ export class LeaseStore {
           Key: marshall({ pk, sk }),
           UpdateExpression:
             'SET leaseOwner = :owner, leaseExpires = :exp, fence = if_not_exists(fence, :zero) + :one',
-          ConditionExpression: 'attribute_not_exists(leaseOwner) OR leaseExpires < :now',
+          ConditionExpression: `(attribute_not_exists(leaseOwner) OR leaseExpires < :now)${unless ? ` AND (${unless.condition})` : ''}`,
           ExpressionAttributeValues: marshall({
             ':owner': owner,
             ':exp': expiresAt,
             ':zero': 0,
             ':one': 1,
             ':now': now,
+            ...unless?.values,
           }),
           ReturnValues: 'ALL_NEW',
         }),

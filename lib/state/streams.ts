@@ -106,10 +106,24 @@ export class StreamStore {
     this.io = { client, tableName, clock };
   }
 
-  /** Takes the stream's lease and reads its state; undefined when another run holds it. */
-  async acquire(streamId: string, owner: string): Promise<StreamLease | undefined> {
+  /**
+   * Takes the stream's lease and reads its state; undefined when another run holds it, or, with
+   * `notPolledSince`, when another run polled it since then (runs started together share a sweep:
+   * a stream another has just polled is not polled again).
+   */
+  async acquire(streamId: string, owner: string, notPolledSince?: string): Promise<StreamLease | undefined> {
     const { pk, sk } = streamKey(streamId);
-    const lease = await this.leases.acquire(pk, sk, owner);
+    const lease = await this.leases.acquire(
+      pk,
+      sk,
+      owner,
+      notPolledSince
+        ? {
+            condition: 'attribute_not_exists(lastPolledAt) OR lastPolledAt <= :since',
+            values: { ':since': notPolledSince },
+          }
+        : undefined,
+    );
     return lease ? { ...lease, state: readState(lease.item) } : undefined;
   }
 
