@@ -148,7 +148,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   let quotaWarned = false;
   const dynamo = options.dynamo ?? createDynamoClient({ endpoint: env.dynamodbEndpoint });
   if (env.dynamodbEndpoint && !options.dynamo) await ensureTable(dynamo, env.tableName);
-  const governor = new DynamoRateGovernor(dynamo, env.tableName, clock, {
+  // Real time, whatever clock the rest runs on: slots are shared with other processes.
+  const governor = new DynamoRateGovernor(dynamo, env.tableName, systemClock, {
     rates: options.rates ?? config.upstream,
     onRequest: options.onDynamoRequest,
   });

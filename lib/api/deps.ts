@@ -69,7 +69,7 @@ export async function createApiDeps(
   const dynamo = createDynamoClient({ endpoint: env.dynamodbEndpoint });
   // The API takes its turns from the shared governor, ahead of the pollers (interactive), at the
   // rates the pollers stored: it has no config of its own.
-  const governor = new DynamoRateGovernor(dynamo, env.tableName, clock, { priority: true });
+  const governor = new DynamoRateGovernor(dynamo, env.tableName, systemClock, { priority: true });
   const upstream = createUpstreamClient(env, secrets, {
     logger,
     clock,

@@ -127,6 +127,8 @@ export async function runPollCycle(
       );
       streams.push(result);
       if (result.status === 'unauthorized') break; // every other stream would meet the same refusal
+      // No turn came in time for even one page: the budget is spent for every stream after it too.
+      if ((result.status === 'rate_limited' || result.status === 'budget') && result.pages === 0) break;
     }
     delivery = withInline(
       await (deps.pass ?? ((options) => runDeliveryPass(deps.deliver, options)))({

@@ -38,7 +38,7 @@ import { WalkState, walkFields } from './walk.ts';
 export const PIPELINE_DEPTH = 4;
 
 export interface StreamFailure {
-  status: Exclude<StreamStatus, 'done' | 'budget' | 'skipped'>;
+  status: Exclude<StreamStatus, 'done' | 'skipped' | 'paused'>;
   error: { code: string; message: string };
   /** How the log says it. */
   level: 'warn' | 'error';
@@ -55,6 +55,16 @@ export function statusOf(error: unknown): StreamFailure {
       error: { code: 'lease_lost', message },
       level: 'warn',
       log: message,
+      fields: {},
+    };
+  }
+  if (error instanceof UpstreamError && error.code === 'timeout' && error.attempts === 0) {
+    // The budget ended before the request could start: nothing failed, the next run goes on.
+    return {
+      status: 'budget',
+      error: { code: 'budget', message: error.message },
+      level: 'warn',
+      log: 'time budget spent before the next request; the next run resumes from the saved cursor',
       fields: {},
     };
   }
@@ -126,7 +136,7 @@ export async function pollStream(
   let released = false;
   try {
     await walkPages({ deps, spec, budget, inline, lease, state, result, log, signal: alive.signal });
-    await deps.streams.release(lease, result.status);
+    await deps.streams.release(lease, result.status, result.pages > 0);
     released = true;
   } catch (thrown) {
     // Work aborted by the lease's keeper fails with what the keeper found, not with the abort.
@@ -141,7 +151,7 @@ export async function pollStream(
     alive.stop();
     if (!released && result.status !== 'lease_lost') {
       await deps.streams
-        .release(lease, result.status)
+        .release(lease, result.status, result.pages > 0)
         .catch((error: unknown) => log.warn('could not release the lease', { error }));
     }
   }

@@ -22,7 +22,8 @@
  * The rates: pollers write the configured `upstream` rates into the item with every booking; the
  * API and the CLI use the rates stored there, and the defaults before any poller ran.
  *
- * Clocks: slots are times on each run's own clock. Lambda clocks agree within milliseconds; a run
+ * Clocks: slots are real times (the governor is given the system clock, whatever clock the rest
+ * of a run uses), on each run's own machine. Lambda clocks agree within milliseconds; a run
  * on a machine whose clock is far ahead can crowd others, never itself.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';

@@ -155,12 +155,13 @@ export class StreamStore {
   }
 
   /**
-   * Frees the lease, noting in the same request when the stream was polled and how it went (the
-   * next cycles visit the least recently polled first; `status` shows it).
+   * Frees the lease, noting in the same request how the poll went and, when it read a page, that
+   * it was polled now: cycles visit the least recently polled first, so a stream that got no page
+   * (its turn came too late in a cycle) keeps its place at the front.
    */
-  release(lease: StreamLease, lastResult: string): Promise<boolean> {
+  release(lease: StreamLease, lastResult: string, polled = true): Promise<boolean> {
     return this.leases.release(lease, {
-      set: { lastPolledAt: new Date(this.clock.now()).toISOString(), lastResult },
+      set: { lastResult, ...(polled ? { lastPolledAt: new Date(this.clock.now()).toISOString() } : {}) },
     });
   }
 

@@ -175,8 +175,10 @@ export class UpstreamHttp {
       let failure: UpstreamError;
       let waitMs: number;
       // Every attempt takes its turn, retries included; a turn that cannot come in time ends here.
+      // The governor paces in real time (its slots are shared with other processes): the budget
+      // is handed over as real time too, whatever clock this client runs on (tests move theirs).
       await this.governor?.take(SEARCH_TIER_ENDPOINTS.has(spec.endpoint) ? 'search' : 'basic', {
-        deadline,
+        deadline: Number.isFinite(deadline) ? Date.now() + (deadline - this.clock.now()) : undefined,
         signal: options.signal,
       });
       try {

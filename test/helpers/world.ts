@@ -44,6 +44,11 @@ export async function makeWorld(
     table?: string;
     clock?: Clock;
     optimisations?: Optimisations;
+    /**
+     * The product's own upstream client, paced by the shared governor in the table (scale tests);
+     * by default a client without one, so tests of other things are not paced.
+     */
+    governed?: boolean;
   } = {},
 ): Promise<World> {
   const table = options.table ?? (await db.table());
@@ -66,7 +71,7 @@ export async function makeWorld(
       metrics,
       dynamo: db.client,
       write: (text) => consoleLines.push(text),
-      upstream: emu.client(options.token ?? 'emu-acme-token'),
+      ...(options.governed ? {} : { upstream: emu.client(options.token ?? 'emu-acme-token') }),
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.optimisations ? { optimisations: options.optimisations } : {}),
     });
