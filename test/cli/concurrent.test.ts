@@ -1,0 +1,99 @@
+/**
+ * Three `poll credentials --once` processes started together, through the real CLI, against a
+ * rate-limited emulator and dynalite over HTTP: together they keep within both rate tiers (no
+ * 429), split the streams between them, and send every credential once.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useDynalite } from '../helpers/dynamo.ts';
+import { useEmulator } from '../helpers/emulator.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
+
+const BASIC = 20;
+const SEARCH = 5;
+const emu = useEmulator({
+  eventsPerTenant: 5,
+  credentials: 200,
+  rateLimits: { basicPerSecond: BASIC, searchPerSecond: SEARCH },
+});
+const db = useDynalite();
+let hook: Receiver;
+beforeAll(async () => {
+  hook = await startReceiver();
+});
+afterAll(() => hook.close());
+
+const BIN = resolve(import.meta.dirname, '../../lib/cli/bin.js');
+
+function run(env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [BIN, 'poll', 'credentials', '--once'], {
+      env: { ...process.env, ...env, LOG_LEVEL: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
+    child.on('close', (code) => done({ code, out, err }));
+  });
+}
+
+describe('poll credentials --once, three processes at once', () => {
+  it('keep within the shared rate, split the streams, and send every credential once', async () => {
+    const domains = [
+      'acme.test',
+      'example.com',
+      'globex.test',
+      ...Array.from({ length: 9 }, (_, i) => `d${i}.example.net`),
+    ];
+    const dir = await mkdtemp(join(tmpdir(), 'ea-concurrent-'));
+    const config = join(dir, 'alerts.config.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        sources: { credentials: { domains, lookback: 'P60D' } },
+        destinations: { siem: { type: 'webhook', url: hook.url } },
+        routes: [{ name: 'all', to: ['siem'] }],
+        upstream: { requestsPerSecond: BASIC, searchRequestsPerSecond: SEARCH },
+      }),
+    );
+    const env = {
+      EXPOSURE_API_URL: emu.url,
+      EXPOSURE_API_TOKEN: 'emu-acme-token',
+      DYNAMODB_ENDPOINT: db.endpoint,
+      TABLE_NAME: await db.table(),
+      ALERTS_CONFIG: config,
+    };
+    emu.running.emulator.control.resetRateStats();
+    const runs = await Promise.all([run(env), run(env), run(env)]);
+    for (const r of runs) expect(r.code, r.err).toBe(0);
+    const stats = emu.running.emulator.control.rateStats();
+    expect(stats.refused).toBe(0);
+    for (const org of stats.organizations) {
+      expect(org.basic.maxAdmittedPerWindow).toBeLessThanOrEqual(BASIC);
+      expect(org.search.maxAdmittedPerWindow).toBeLessThanOrEqual(SEARCH);
+    }
+    // Each stream polled ("done") by one process only, and more than one process did some.
+    const polled = runs.flatMap((r) =>
+      [...r.out.matchAll(/^ {2}(credentials:\S+): done/gm)].map((m) => m[1]),
+    );
+    expect(polled.sort()).toEqual(domains.map((d) => `credentials:${d}`).sort());
+    expect(runs.filter((r) => /: done/.test(r.out)).length).toBeGreaterThan(1);
+    const keys = hook.requests.flatMap((r) =>
+      (r.json() as { items: { id: number }[] }).items.map((i) => i.id),
+    );
+    expect(new Set(keys).size).toBe(keys.length);
+    const expected = emu.running.emulator.dataset.credentials
+      .filter((c) => domains.some((d) => c.domain === d || c.domain.endsWith(`.${d}`)))
+      .map((c) => c.id);
+    expect(keys.sort()).toEqual(expected.sort());
+  }, 60_000);
+});
