@@ -1,8 +1,9 @@
 /**
  * The stack's alarms beyond each function's own errors and throttles (infra/function.ts):
- * dead-letter queue depth, and the product's EMF metrics (namespace ExposureAlerts, dimension
- * `service`): dead deliveries, poll lag, and the global-search quota. All notify one SNS topic,
- * on alarm and on recovery.
+ * dead-letter queue depth, the stream queues' backlog, and the product's EMF metrics (namespace
+ * ExposureAlerts, dimension `service`: the workers emit `poll-events` and `poll-credentials`):
+ * dead deliveries, poll lag, and the global-search quota. All notify one SNS topic, on alarm and
+ * on recovery.
  */
 import { Duration, Stack } from 'aws-cdk-lib';
 import {
@@ -15,7 +16,7 @@ import {
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { METRICS_NAMESPACE } from '../lib/metrics.ts';
-import { LABELS, type PollerKind, pollerTiming } from './schedule.ts';
+import { LABELS, MAX_RECEIVES, type PollerKind, pollerTiming, queueTiming } from './schedule.ts';
 import type { Settings } from './settings.ts';
 
 interface AlarmSpec {
@@ -44,7 +45,10 @@ function addAlarm(scope: Construct, id: string, spec: AlarmSpec, action: IAlarmA
   return alarm;
 }
 
-/** Any message in a poller's dead-letter queue: a run that could not be invoked or that failed. */
+/**
+ * Any message in a kind's dead-letter queue: a scheduled dispatch that could not be invoked or that
+ * failed, or a stream whose poll failed MAX_RECEIVES times in a row.
+ */
 export function addDeadLetterAlarm(
   scope: Construct,
   kind: PollerKind,
@@ -56,7 +60,7 @@ export function addDeadLetterAlarm(
     `${LABELS[kind]}DeadLetterAlarm`,
     {
       name: `poll-${kind}-dead-letters`,
-      description: `poll-${kind}: a scheduled run could not be delivered or failed; read the message in the dead-letter queue, then purge it`,
+      description: `poll-${kind}: a scheduled dispatch could not be delivered or failed, or a stream failed ${MAX_RECEIVES} times in a row; read the messages in the dead-letter queue, then purge it`,
       metric: queue.metricApproximateNumberOfMessagesVisible({
         period: Duration.minutes(5),
         statistic: 'Maximum',
@@ -68,6 +72,43 @@ export function addDeadLetterAlarm(
   );
 }
 
+/**
+ * A stream message has waited longer than a message whose stream keeps failing can wait for its
+ * retries (schedule.ts queueTiming): the workers are not keeping up with the dispatches.
+ */
+export function addBacklogAlarm(
+  scope: Construct,
+  kind: PollerKind,
+  queue: Queue,
+  intervalSeconds: number,
+  action: IAlarmAction,
+): Alarm {
+  const seconds = queueTiming(intervalSeconds).backlogAlarmSeconds;
+  return addAlarm(
+    scope,
+    `${LABELS[kind]}BacklogAlarm`,
+    {
+      name: `poll-${kind}-backlog`,
+      description: `poll-${kind}: a stream message has waited more than ${seconds} s for a worker; the workers are behind the dispatches. Raise pollerConcurrency if the shared rate has room (README, Sizing the fan-out)`,
+      metric: queue.metricApproximateAgeOfOldestMessage({
+        period: pollerTiming(intervalSeconds).period,
+        statistic: 'Maximum',
+      }),
+      threshold: seconds,
+      comparison: ComparisonOperator.GREATER_THAN_THRESHOLD,
+    },
+    action,
+  );
+}
+
+/**
+ * The quota alarm's threshold: `quotaAlarmThreshold` when set, else the alert config's
+ * `upstream.quotaReserve`, so the alarm fires exactly when credential polling pauses.
+ */
+export function quotaAlarmThreshold(settings: Pick<Settings, 'quotaAlarmThreshold'>, quotaReserve: number) {
+  return settings.quotaAlarmThreshold ?? quotaReserve;
+}
+
 const emf = (name: string, service: string, statistic: string, period: Duration) =>
   new Metric({
     namespace: METRICS_NAMESPACE,
@@ -77,8 +118,13 @@ const emf = (name: string, service: string, statistic: string, period: Duration)
     period,
   });
 
-/** Dead deliveries and poll lag of each poller, and the credentials poller's search quota. */
-export function addMetricAlarms(scope: Construct, settings: Settings, action: IAlarmAction): void {
+/** Dead deliveries and poll lag of each kind, and the global-search quota (below `quotaThreshold`). */
+export function addMetricAlarms(
+  scope: Construct,
+  settings: Settings,
+  quotaThreshold: number,
+  action: IAlarmAction,
+): void {
   const pollers: [PollerKind, number, number][] = [
     ['events', settings.eventsIntervalSeconds, settings.eventsLagAlarmSeconds],
     ['credentials', settings.credentialsIntervalSeconds, settings.credentialsLagAlarmSeconds],
@@ -116,14 +162,14 @@ export function addMetricAlarms(scope: Construct, settings: Settings, action: IA
     'QuotaAlarm',
     {
       name: 'global-search-quota-low',
-      description: `poll-credentials: fewer than ${settings.quotaAlarmThreshold} global searches remain this month`,
+      description: `poll-credentials: fewer than ${quotaThreshold} global searches remain this month${settings.quotaAlarmThreshold === undefined ? ' (upstream.quotaReserve): credential polling is paused' : ''}`,
       metric: emf(
         'GlobalSearchQuotaRemaining',
         'poll-credentials',
         'Minimum',
         pollerTiming(settings.credentialsIntervalSeconds).period,
       ),
-      threshold: settings.quotaAlarmThreshold,
+      threshold: quotaThreshold,
       comparison: ComparisonOperator.LESS_THAN_THRESHOLD,
     },
     action,

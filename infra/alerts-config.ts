@@ -33,6 +33,9 @@ export interface DeployableConfig {
   secretNames: string[];
 }
 
+/** Layer directories staged by this process, removed when it exits. */
+const staged = new Set<string>();
+
 /** Every `{ "secret": "NAME" }` in the config, sorted, once each. */
 export function secretNamesIn(value: unknown, found = new Set<string>()): string[] {
   if (Array.isArray(value)) {
@@ -79,7 +82,12 @@ export function loadDeployableConfig(path: string, now: Date = new Date()): Depl
   }
   const layerDir = mkdtempSync(join(tmpdir(), 'exposure-alerts-config-'));
   // Synth copies the directory into the cloud assembly; the original is not needed afterwards.
-  process.once('exit', () => rmSync(layerDir, { recursive: true, force: true }));
+  // One exit listener for all of them: a test file builds the app a dozen times.
+  if (staged.size === 0)
+    process.once('exit', () => {
+      for (const dir of staged) rmSync(dir, { recursive: true, force: true });
+    });
+  staged.add(layerDir);
   // Ship the text that was validated, byte for byte: the function validates it again at cold start.
   writeFileSync(join(layerDir, CONFIG_FILE_NAME), text);
   return {

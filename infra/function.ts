@@ -29,8 +29,10 @@ import { PROJECT_ROOT } from './alerts-config.ts';
  */
 export const FUNCTION_RUNTIME = Runtime.NODEJS_24_X;
 
-/** Memory of the pollers: JSON, schema checks and rendering are CPU work, and CPU share grows with memory. */
+/** Memory of the workers: JSON, schema checks and rendering are CPU work, and CPU share grows with memory. */
 export const POLLER_MEMORY_MB = 512;
+/** Memory of the dispatchers: one read and a few SQS sends, I/O-bound. */
+export const DISPATCHER_MEMORY_MB = 256;
 /** Memory of the API: I/O-bound and small (one Hono app). */
 export const API_MEMORY_MB = 256;
 
@@ -55,8 +57,11 @@ export interface AlarmThreshold {
 }
 
 export interface AlertsFunctionProps {
-  /** Entry file name in functions/, without `.ts` (also the service name in metrics and logs). */
-  name: 'poll-events' | 'poll-credentials' | 'api';
+  /**
+   * Entry file name in functions/, without `.ts`; also in the names of the function's alarms. (The
+   * `service` of its metrics and logs is the code's: a worker's is `poll-events` / `poll-credentials`.)
+   */
+  name: 'dispatch-events' | 'dispatch-credentials' | 'work-events' | 'work-credentials' | 'api';
   description: string;
   timeout: Duration;
   memorySize: number;
@@ -67,10 +72,12 @@ export interface AlertsFunctionProps {
   /** Set NODE_OPTIONS=--enable-source-maps (the `sourceMapTraces` setting). */
   sourceMapTraces?: boolean;
   /**
-   * For functions invoked asynchronously (the pollers): no Lambda retries (the next scheduled run
-   * is the retry), events older than `maxEventAge` dropped, failures sent to `failureQueue`.
+   * For functions invoked asynchronously (the dispatchers): no Lambda retries (the next scheduled
+   * run is the retry), events older than `maxEventAge` dropped, failures sent to `failureQueue`.
    */
   async?: { maxEventAge: Duration; failureQueue: IQueue };
+  /** Invoked by an SQS event source (the workers): a failed message stays on its queue. */
+  queued?: boolean;
   alarms: { action: IAlarmAction; errors: AlarmThreshold; throttles: AlarmThreshold };
 }
 
@@ -187,11 +194,17 @@ export class AlertsFunction extends Construct {
             reason:
               'Asynchronous failures go to an OnFailure destination (the same SQS queue as the schedule dead-letter queue), which records the error and request context; a DeadLetterConfig would only duplicate it.',
           }
-        : {
-            id: 'Serverless::Serverless-LambdaDLQ',
-            reason:
-              'Invoked synchronously through its Function URL: the caller receives every error, so there is no event to dead-letter.',
-          },
+        : props.queued
+          ? {
+              id: 'Serverless::Serverless-LambdaDLQ',
+              reason:
+                'Invoked by an SQS event source, which never dead-letters through the function: a failed message stays on its queue, is offered again, and the queue moves it to its own dead-letter queue after its maxReceiveCount.',
+            }
+          : {
+              id: 'Serverless::Serverless-LambdaDLQ',
+              reason:
+                'Invoked synchronously through its Function URL: the caller receives every error, so there is no event to dead-letter.',
+            },
     );
   }
 }

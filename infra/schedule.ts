@@ -1,7 +1,8 @@
 /**
- * When and how the pollers run: their timing, derived from the schedule interval, and the
- * EventBridge Scheduler schedule that invokes each one asynchronously, with a retry policy, a
- * maximum event age and a dead-letter queue.
+ * When and how polling runs: the timing of the dispatchers, the workers and the stream queue
+ * between them, derived from the schedule interval, and the EventBridge Scheduler schedule that
+ * invokes each dispatcher asynchronously, with a retry policy, a maximum event age and a
+ * dead-letter queue.
  */
 import { Duration, Stack } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -16,10 +17,10 @@ export type PollerKind = 'events' | 'credentials';
 /** `Events` / `Credentials`: the prefix of the construct ids of a poller's resources. */
 export const LABELS: Record<PollerKind, string> = { events: 'Events', credentials: 'Credentials' };
 
-/** Poller timing, derived from the schedule interval (seconds). */
+/** Poller timing (a worker's, and a dispatched run's), derived from the schedule interval (seconds). */
 export function pollerTiming(intervalSeconds: number) {
   return {
-    // Ends before the next run starts; the code keeps 10 s of it back for its last writes.
+    // A worker's: ends before the next dispatch; the code keeps 10 s of it back for its last writes.
     timeout: Duration.seconds(Math.min(intervalSeconds - 5, 300)),
     // An invocation that could not start within half an interval is dropped: the next one is near.
     // 60 s is the least both Lambda and Scheduler accept, so a 1-minute rate gets exactly 60 s.
@@ -35,8 +36,37 @@ export function pollerTiming(intervalSeconds: number) {
   };
 }
 
-/** The schedule of one poller, with a role that may invoke that function and dead-letter to its queue. */
-export function schedulePoller(
+/** How often SQS offers a stream message whose poll keeps failing before it dead-letters it. */
+export const MAX_RECEIVES = 3;
+
+/**
+ * The stream queue's timing, derived from the worker's timeout.
+ *
+ * A failed stream's message comes back one visibility timeout later: six times the worker's
+ * timeout, AWS's advice for an SQS event source, so a batch that met a throttle is retried in
+ * time. A message whose stream keeps failing is thus offered MAX_RECEIVES times and reaches the
+ * dead-letter queue after MAX_RECEIVES visibility timeouts (`deadLetterAfter`). Its age counts in
+ * the queue's age of oldest message all that while, so the backlog alarm waits that long (and a
+ * minute) before it calls a waiting message a backlog. Messages are kept twice that long: SQS
+ * counts retention from the send, so a retention of one interval would expire every failed
+ * message before its retries and the dead-letter queue would never see a stream that keeps
+ * failing. Redundant messages that live longer (the next dispatch enqueued the stream again) cost
+ * a worker one read: functions/worker.ts deletes a message whose stream was polled since it was sent.
+ */
+export function queueTiming(intervalSeconds: number) {
+  const visibility = 6 * pollerTiming(intervalSeconds).timeout.toSeconds();
+  const deadLetterAfter = MAX_RECEIVES * visibility;
+  return {
+    visibilityTimeout: Duration.seconds(visibility),
+    maxReceiveCount: MAX_RECEIVES,
+    deadLetterAfter: Duration.seconds(deadLetterAfter),
+    retention: Duration.seconds(2 * deadLetterAfter),
+    backlogAlarmSeconds: deadLetterAfter + 60,
+  };
+}
+
+/** The schedule of one dispatcher, with a role that may invoke that function and dead-letter to its queue. */
+export function scheduleDispatch(
   scope: Construct,
   kind: PollerKind,
   fn: IFunction,
@@ -50,7 +80,7 @@ export function schedulePoller(
     assumedBy: new ServicePrincipal('scheduler.amazonaws.com', {
       conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(scope).account } },
     }),
-    description: `EventBridge Scheduler: invoke poll-${kind} and dead-letter to its queue`,
+    description: `EventBridge Scheduler: invoke dispatch-${kind} and dead-letter to its queue`,
   });
   role.addToPrincipalPolicy(
     new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [fn.functionArn] }),
@@ -59,7 +89,7 @@ export function schedulePoller(
     new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.queueArn] }),
   );
   return new Schedule(scope, `${label}Schedule`, {
-    description: `exposure-alerts: run poll-${kind}`,
+    description: `exposure-alerts: run dispatch-${kind}, which enqueues the ${kind} streams for the workers`,
     schedule: ScheduleExpression.rate(Duration.seconds(intervalSeconds)),
     timeWindow: TimeWindow.off(),
     target: new LambdaInvoke(fn, {

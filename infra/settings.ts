@@ -42,8 +42,14 @@ export interface Settings {
   logRetentionDays: number;
   eventsLagAlarmSeconds: number;
   credentialsLagAlarmSeconds: number;
-  quotaAlarmThreshold: number;
-  /** Reserved concurrency of each poller; undefined leaves them unreserved. */
+  /**
+   * The global-search quota alarm's threshold when set; unset (the default), the alert config's
+   * `upstream.quotaReserve`, the level at which credential polling pauses.
+   */
+  quotaAlarmThreshold?: number;
+  /** The most worker invocations of each kind at once: the SQS event source's maximum concurrency. */
+  pollerConcurrency: number;
+  /** Reserved concurrency of each worker, at least `pollerConcurrency`; undefined reserves none. */
   pollerReservedConcurrency?: number;
   /** Passed to the functions as EXPOSURE_API_URL etc. when set. */
   upstream: {
@@ -68,8 +74,9 @@ export const CONTEXT_DEFAULTS = {
   logRetentionDays: 30,
   eventsLagAlarmSeconds: 900,
   credentialsLagAlarmSeconds: 7200,
-  quotaAlarmThreshold: 100,
-  pollerReservedConcurrency: 1,
+  quotaAlarmThreshold: '',
+  pollerConcurrency: 2,
+  pollerReservedConcurrency: 'none',
   apiUrl: '',
   apiCoreSegment: '',
   tenantId: '',
@@ -191,11 +198,23 @@ export function readSettings(node: Node): Settings {
     );
   }
 
+  // 2 is the least maximum concurrency an SQS event source accepts, 1000 the most.
+  const pollerConcurrency = integer(node, 'pollerConcurrency', 2, 1000);
   const reserved = text(node, 'pollerReservedConcurrency');
   let pollerReservedConcurrency: number | undefined;
   if (reserved !== undefined && reserved !== 'none') {
-    pollerReservedConcurrency = integer(node, 'pollerReservedConcurrency', 1, 10);
+    pollerReservedConcurrency = integer(node, 'pollerReservedConcurrency', 1, 1000);
+    // The event source takes messages for up to pollerConcurrency invocations whatever the
+    // reservation; Lambda throttles those beyond it, and each throttled message counts a receive
+    // towards the dead-letter queue.
+    if (pollerReservedConcurrency < pollerConcurrency) {
+      throw new SettingsError(
+        'pollerReservedConcurrency',
+        `context pollerReservedConcurrency (${pollerReservedConcurrency}) must be at least pollerConcurrency (${pollerConcurrency}): a worker reserved below its queue's maximum concurrency is throttled, and its throttled messages end in the dead-letter queue. Use none to reserve nothing`,
+      );
+    }
   }
+  const quotaAlarm = text(node, 'quotaAlarmThreshold');
 
   const coreSegment = text(node, 'apiCoreSegment');
   if (coreSegment !== undefined && !/^[A-Za-z0-9._~-]+$/.test(coreSegment)) {
@@ -237,7 +256,10 @@ export function readSettings(node: Node): Settings {
     logRetentionDays,
     eventsLagAlarmSeconds,
     credentialsLagAlarmSeconds,
-    quotaAlarmThreshold: integer(node, 'quotaAlarmThreshold', 0, 1_000_000),
+    ...(quotaAlarm === undefined
+      ? {}
+      : { quotaAlarmThreshold: integer(node, 'quotaAlarmThreshold', 0, 1_000_000) }),
+    pollerConcurrency,
     ...(pollerReservedConcurrency ? { pollerReservedConcurrency } : {}),
     upstream: {
       apiUrl: httpUrl('apiUrl', text(node, 'apiUrl')),

@@ -1,8 +1,17 @@
 /**
- * The whole deployment, one stack: the DynamoDB table, the secret, the two pollers on EventBridge
- * Scheduler with their dead-letter queues, the HTTP API behind a Function URL, and the alarms
- * with their SNS topic. `defineApp` is what `cdk synth` runs (infra/app.ts) and what the tests
- * run, cdk-nag included, so a finding fails both the same way.
+ * The whole deployment, one stack: the DynamoDB table, the secret, polling fanned out per kind
+ * (events, credentials), the HTTP API behind a Function URL, and the alarms with their SNS topic.
+ * `defineApp` is what `cdk synth` runs (infra/app.ts) and what the tests run, cdk-nag included,
+ * so a finding fails both the same way.
+ *
+ * Polling, per kind (interface.md section 7): an EventBridge Scheduler schedule invokes a small
+ * dispatcher, which enqueues one message per stream on the kind's stream queue, least recently
+ * polled first; an SQS event source runs the worker on them, one stream per invocation, at most
+ * `pollerConcurrency` at once. The stream leases keep two workers off one stream, the destination
+ * leases keep one delivery pass per destination at a time, and the shared rate governor keeps all
+ * of them together within the upstream's rate. Whatever fails for good (a schedule that could not
+ * invoke, a dispatch that failed, a stream that failed three times in a row) ends in the kind's
+ * dead-letter queue.
  */
 import {
   Annotations,
@@ -27,29 +36,52 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { TABLE_KEYS } from '../lib/state/table.ts';
-import { addDeadLetterAlarm, addMetricAlarms } from './alarms.ts';
+import { addBacklogAlarm, addDeadLetterAlarm, addMetricAlarms, quotaAlarmThreshold } from './alarms.ts';
 import { CONFIG_PATH_IN_LAMBDA, type DeployableConfig, loadDeployableConfig } from './alerts-config.ts';
-import { AlertsFunction, API_MEMORY_MB, FUNCTION_RUNTIME, POLLER_MEMORY_MB } from './function.ts';
-import { LABELS, type PollerKind, pollerTiming, schedulePoller } from './schedule.ts';
+import {
+  AlertsFunction,
+  API_MEMORY_MB,
+  DISPATCHER_MEMORY_MB,
+  FUNCTION_RUNTIME,
+  POLLER_MEMORY_MB,
+} from './function.ts';
+import { LABELS, type PollerKind, pollerTiming, queueTiming, scheduleDispatch } from './schedule.ts';
 import { readSettings, type Settings } from './settings.ts';
 
 export const STACK_NAME = 'ExposureAlerts';
 
 /**
- * DynamoDB actions of the pollers: leases, cursors and the claim mark (UpdateItem), delivery
- * records, packs (PutItem, and Query to find a pack again) and quarantine.
+ * DynamoDB actions of the workers: leases, cursors and the claim mark (UpdateItem), delivery
+ * records, packs (PutItem, and Query to find a pack again), quarantine, the streams' last-polled
+ * times (BatchGetItem), and the items of the shared rate governor and of the quota (GetItem,
+ * UpdateItem).
  */
 export const POLLER_TABLE_ACTIONS = [
   'dynamodb:BatchGetItem',
   'dynamodb:BatchWriteItem',
+  'dynamodb:GetItem',
   'dynamodb:PutItem',
   'dynamodb:Query',
   'dynamodb:UpdateItem',
 ] as const;
-/** The pollers read due deliveries from the index. */
+/** The workers read due deliveries from the index. */
 export const POLLER_INDEX_ACTIONS = ['dynamodb:Query'] as const;
-/** The API writes and lists its audit trail, nothing else. */
+/** What the event source needs of a worker's queue (what AWSLambdaSQSQueueExecutionRole allows). */
+export const WORKER_QUEUE_ACTIONS = [
+  'sqs:ReceiveMessage',
+  'sqs:DeleteMessage',
+  'sqs:GetQueueAttributes',
+] as const;
+/** The dispatchers read when each stream was last polled (one BatchGet per 100 streams), nothing else. */
+export const DISPATCHER_TABLE_ACTIONS = ['dynamodb:BatchGetItem'] as const;
+/** Partition keys of the stream items (lib/state/streams.ts), the only ones a dispatcher reads. */
+export const STREAM_KEYS = 'stream#*';
+/** The API writes and lists its audit trail. */
 export const API_TABLE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:Query'] as const;
+/** The API takes its turns from the shared rate governor (lib/state/governor.ts): its one item. */
+export const API_GOVERNOR_ACTIONS = ['dynamodb:GetItem', 'dynamodb:UpdateItem'] as const;
+/** The partition key of the shared rate governor's item. */
+export const GOVERNOR_KEY = 'governor';
 
 export interface ExposureAlertsStackProps extends StackProps {
   settings: Settings;
@@ -62,9 +94,10 @@ export class ExposureAlertsStack extends Stack {
   /** The ARN to grant on: exact for a created secret or a complete ARN, `name-??????` for a name. */
   readonly secretPolicyArn: string;
   readonly alarmTopic: Topic;
-  readonly pollEvents: AlertsFunction;
-  readonly pollCredentials: AlertsFunction;
+  readonly dispatchers: Record<PollerKind, AlertsFunction>;
+  readonly workers: Record<PollerKind, AlertsFunction>;
   readonly api: AlertsFunction;
+  readonly streamQueues: Record<PollerKind, Queue>;
   readonly deadLetterQueues: Record<PollerKind, Queue>;
 
   constructor(scope: Construct, id: string, props: ExposureAlertsStackProps) {
@@ -127,27 +160,34 @@ export class ExposureAlertsStack extends Stack {
       removalPolicy: RemovalPolicy.DESTROY,
     });
 
-    const poller = (kind: PollerKind, intervalSeconds: number) => {
-      const name = `poll-${kind}` as const;
+    const fanOut = (kind: PollerKind, intervalSeconds: number) => {
       const timing = pollerTiming(intervalSeconds);
+      const queueing = queueTiming(intervalSeconds);
       const label = LABELS[kind];
-      const queue = new Queue(this, `${label}DeadLetterQueue`, {
+      const deadLetters = new Queue(this, `${label}DeadLetterQueue`, {
         encryption: QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
         retentionPeriod: Duration.days(14),
       });
-      for (const rule of ['AwsSolutions::AwsSolutions-SQS3', 'Serverless::Serverless-SQSRedrivePolicy']) {
-        Validations.of(queue).acknowledge({
-          id: rule,
-          reason: `This queue is itself the dead-letter queue of the ${name} schedule and of its asynchronous invocations; nothing consumes it, so it needs no redrive of its own.`,
-        });
-      }
-      const fn = new AlertsFunction(this, label === 'Events' ? 'PollEvents' : 'PollCredentials', {
-        name,
+      // (AwsSolutions-SQS3 sees it is the stream queue's dead-letter queue; the Serverless pack does not.)
+      Validations.of(deadLetters).acknowledge({
+        id: 'Serverless::Serverless-SQSRedrivePolicy',
+        reason: `This queue is itself the dead-letter queue of the ${kind} schedule, of the dispatch-${kind} asynchronous invocations and of the ${kind} stream queue; nothing consumes it, so it needs no redrive of its own.`,
+      });
+      const streamQueue = new Queue(this, `${label}StreamQueue`, {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        visibilityTimeout: queueing.visibilityTimeout,
+        retentionPeriod: queueing.retention,
+        deadLetterQueue: { queue: deadLetters, maxReceiveCount: queueing.maxReceiveCount },
+      });
+
+      const worker = new AlertsFunction(this, `${label}Worker`, {
+        name: `work-${kind}`,
         description:
           kind === 'events'
-            ? 'exposure-alerts: one cycle over tenant events and identifier groups, then a delivery pass'
-            : 'exposure-alerts: one cycle over the global credential search, then a delivery pass',
+            ? 'exposure-alerts: polls the event streams (tenant, identifier groups) of its messages, then a delivery pass'
+            : 'exposure-alerts: polls the credential domains of its messages, then a delivery pass',
         timeout: timing.timeout,
         // 512 MB gets a faster CPU share and a shorter cold start for a few cents more, on a
         // function that runs often.
@@ -156,21 +196,59 @@ export class ExposureAlertsStack extends Stack {
         sourceMapTraces: settings.sourceMapTraces,
         environment: { ...upstreamEnvironment, ALERTS_CONFIG: CONFIG_PATH_IN_LAMBDA },
         layers: [configLayer],
+        // None by default: the event source's maximum concurrency bounds the workers, and
+        // settings.ts refuses a reservation below it.
         reservedConcurrency: settings.pollerReservedConcurrency,
-        async: { maxEventAge: timing.maxEventAge, failureQueue: queue },
+        queued: true,
         alarms: { action: alarmAction, errors: timing.failures, throttles: timing.failures },
       });
-      this.grantPollerAccess(fn);
-      schedulePoller(this, kind, fn.function, queue, intervalSeconds);
-      addDeadLetterAlarm(this, kind, queue, alarmAction);
-      return { fn, queue };
+      this.grantWorkerAccess(worker, streamQueue);
+      // Not SqsEventSource: it would also grant ChangeMessageVisibility and GetQueueUrl, which the
+      // event source does not use (grantWorkerAccess grants what it does).
+      const source = worker.function.addEventSourceMapping('StreamQueue', {
+        eventSourceArn: streamQueue.queueArn,
+        // One stream per invocation: with ten, one worker could take a whole dispatch batch and
+        // walk it alone while the others idle.
+        batchSize: 1,
+        maxConcurrency: settings.pollerConcurrency,
+        reportBatchItemFailures: true,
+      });
+      Validations.of(source).acknowledge({
+        id: 'Serverless::Serverless-LambdaEventSourceMappingDestination',
+        reason:
+          'An SQS event source takes no on-failure destination (Lambda offers one for stream and Kafka sources): a failed message stays on the queue, and the queue redrives it to the dead-letter queue after its maxReceiveCount, which the dead-letters alarm watches.',
+      });
+
+      const dispatcher = new AlertsFunction(this, `${label}Dispatcher`, {
+        name: `dispatch-${kind}`,
+        description: `exposure-alerts: enqueues one message per ${kind} stream, least recently polled first, for work-${kind}`,
+        // One read and a few sends, plus a cold start's secret read; well within any interval.
+        timeout: Duration.seconds(30),
+        memorySize: DISPATCHER_MEMORY_MB,
+        logRetention,
+        sourceMapTraces: settings.sourceMapTraces,
+        environment: {
+          ...upstreamEnvironment,
+          ALERTS_CONFIG: CONFIG_PATH_IN_LAMBDA,
+          STREAM_QUEUE_URL: streamQueue.queueUrl,
+        },
+        layers: [configLayer],
+        async: { maxEventAge: timing.maxEventAge, failureQueue: deadLetters },
+        alarms: { action: alarmAction, errors: timing.failures, throttles: timing.failures },
+      });
+      this.grantDispatcherAccess(dispatcher, streamQueue);
+      scheduleDispatch(this, kind, dispatcher.function, deadLetters, intervalSeconds);
+      addDeadLetterAlarm(this, kind, deadLetters, alarmAction);
+      addBacklogAlarm(this, kind, streamQueue, intervalSeconds, alarmAction);
+      return { dispatcher, worker, streamQueue, deadLetters };
     };
 
-    const events = poller('events', settings.eventsIntervalSeconds);
-    const credentials = poller('credentials', settings.credentialsIntervalSeconds);
-    this.pollEvents = events.fn;
-    this.pollCredentials = credentials.fn;
-    this.deadLetterQueues = { events: events.queue, credentials: credentials.queue };
+    const events = fanOut('events', settings.eventsIntervalSeconds);
+    const credentials = fanOut('credentials', settings.credentialsIntervalSeconds);
+    this.dispatchers = { events: events.dispatcher, credentials: credentials.dispatcher };
+    this.workers = { events: events.worker, credentials: credentials.worker };
+    this.streamQueues = { events: events.streamQueue, credentials: credentials.streamQueue };
+    this.deadLetterQueues = { events: events.deadLetters, credentials: credentials.deadLetters };
 
     this.api = new AlertsFunction(this, 'Api', {
       name: 'api',
@@ -197,7 +275,12 @@ export class ExposureAlertsStack extends Stack {
       authType: settings.apiAuth === 'AWS_IAM' ? FunctionUrlAuthType.AWS_IAM : FunctionUrlAuthType.NONE,
     });
 
-    addMetricAlarms(this, settings, alarmAction);
+    addMetricAlarms(
+      this,
+      settings,
+      quotaAlarmThreshold(settings, alerts.config.upstream.quotaReserve),
+      alarmAction,
+    );
 
     new CfnOutput(this, 'ApiUrl', { value: url.url, description: 'Base URL of the HTTP API' });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
@@ -210,17 +293,24 @@ export class ExposureAlertsStack extends Stack {
       description: 'Keys the secret object must hold for this alert config',
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn });
-    // What the runbook in the README (Deploying to AWS) needs: function names, log groups, dead-letter queues.
+    // What the runbook in the README (Deploying to AWS) needs: function names, log groups, queues.
     for (const [label, fn] of [
-      ['PollEvents', this.pollEvents],
-      ['PollCredentials', this.pollCredentials],
+      ['EventsDispatcher', events.dispatcher],
+      ['EventsWorker', events.worker],
+      ['CredentialsDispatcher', credentials.dispatcher],
+      ['CredentialsWorker', credentials.worker],
       ['Api', this.api],
     ] as const) {
       new CfnOutput(this, `${label}FunctionName`, { value: fn.function.functionName });
       new CfnOutput(this, `${label}LogGroup`, { value: fn.logGroup.logGroupName });
     }
-    new CfnOutput(this, 'EventsDeadLetterQueueUrl', { value: events.queue.queueUrl });
-    new CfnOutput(this, 'CredentialsDeadLetterQueueUrl', { value: credentials.queue.queueUrl });
+    for (const [label, fanned] of [
+      ['Events', events],
+      ['Credentials', credentials],
+    ] as const) {
+      new CfnOutput(this, `${label}StreamQueueUrl`, { value: fanned.streamQueue.queueUrl });
+      new CfnOutput(this, `${label}DeadLetterQueueUrl`, { value: fanned.deadLetters.queueUrl });
+    }
   }
 
   private createSecret(
@@ -264,7 +354,7 @@ export class ExposureAlertsStack extends Stack {
     );
   }
 
-  private grantPollerAccess(fn: AlertsFunction): void {
+  private grantWorkerAccess(fn: AlertsFunction, queue: Queue): void {
     this.grantSecretRead(fn);
     fn.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [...POLLER_TABLE_ACTIONS], resources: [this.table.tableArn] }),
@@ -274,6 +364,26 @@ export class ExposureAlertsStack extends Stack {
         actions: [...POLLER_INDEX_ACTIONS],
         resources: [`${this.table.tableArn}/index/${TABLE_KEYS.index}`],
       }),
+    );
+    fn.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: [...WORKER_QUEUE_ACTIONS], resources: [queue.queueArn] }),
+    );
+  }
+
+  private grantDispatcherAccess(fn: AlertsFunction, queue: Queue): void {
+    // The runtime it builds reads the secret at cold start (and checks the upstream credentials
+    // are there, as the workers do), though it sends no upstream request.
+    this.grantSecretRead(fn);
+    fn.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: [...DISPATCHER_TABLE_ACTIONS],
+        resources: [this.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [STREAM_KEYS] } },
+      }),
+    );
+    // grantSendMessages would add GetQueueAttributes and GetQueueUrl, which the dispatcher never calls.
+    fn.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.queueArn] }),
     );
   }
 
@@ -285,6 +395,14 @@ export class ExposureAlertsStack extends Stack {
         resources: [this.table.tableArn],
         // Audit items only: the API can neither read nor overwrite cursors or deliveries.
         conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['audit#*'] } },
+      }),
+    );
+    fn.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: [...API_GOVERNOR_ACTIONS],
+        resources: [this.table.tableArn],
+        // The governor's item only: its turn of the shared rate, and the slow-down after a 429.
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [GOVERNOR_KEY] } },
       }),
     );
   }
@@ -301,7 +419,8 @@ export function defineApp(app: App): ExposureAlertsStack {
   const stack = new ExposureAlertsStack(app, STACK_NAME, {
     settings,
     alerts,
-    description: 'exposure-alerts: leaked-credential and exposure-event alerts (pollers, API, alarms)',
+    description:
+      'exposure-alerts: leaked-credential and exposure-event alerts (dispatchers, workers, API, alarms)',
   });
   for (const warning of alerts.warnings) {
     Annotations.of(stack).addWarningV2('exposure-alerts:alert-config', `alert config: ${warning}`);

@@ -1,19 +1,35 @@
 /**
- * The DynamoDB grants are exactly what the code uses. The real poll cycle and delivery pass run
- * against the emulator and dynalite through a client that records every request, and the real
- * audit store does the same for the API; what they send must equal what the stack grants, on the
- * table or the index the stack grants it on, and the API must touch audit items only (the
- * `dynamodb:LeadingKeys` condition of its grant).
+ * The DynamoDB grants are exactly what the code uses. The real Lambda handlers run as Lambda runs
+ * them, built from their environment (functions/dispatch.ts, functions/worker.ts, functions/api.ts,
+ * with the rate governor, the quota store and everything else they wire themselves), against the
+ * emulator and dynalite; between them and dynalite, a proxy records every DynamoDB request: its
+ * action, its index, and the partition keys it names. What each function sends must equal what
+ * the stack grants its role, on the table or the index the stack grants it on, and within the
+ * partition keys its grant's `dynamodb:LeadingKeys` condition allows.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_TABLE_ACTIONS, POLLER_INDEX_ACTIONS, POLLER_TABLE_ACTIONS } from '../../infra/stack.ts';
-import { DynamoAuditStore } from '../../lib/state/audit.ts';
-import { createDynamoClient } from '../../lib/state/table.ts';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createDispatchHandler } from '../../functions/dispatch.ts';
+import { createWorkerHandler } from '../../functions/worker.ts';
+import {
+  API_GOVERNOR_ACTIONS,
+  API_TABLE_ACTIONS,
+  DISPATCHER_TABLE_ACTIONS,
+  GOVERNOR_KEY,
+  POLLER_INDEX_ACTIONS,
+  POLLER_TABLE_ACTIONS,
+} from '../../infra/stack.ts';
+import { sha256Hex } from '../../lib/api/auth.ts';
+import { acmeAssetIds } from '../api/harness.ts';
+import { context, lambdaVariables, sqsRecord, withEnvironment } from '../functions/lambda.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
-import { makeWorld } from '../helpers/world.ts';
 
 const emu = useEmulator({ eventsPerTenant: 30, credentials: 60 });
 const db = useDynalite();
@@ -38,109 +54,206 @@ interface Input {
   RequestItems?: Record<string, { Keys?: Item[] } | Write[]>;
 }
 
-/** A DynamoDB client that records each request's action, index and partition keys. */
-function recordingClient(endpoint: string, log: Request[]): DynamoDBClient {
-  const client = createDynamoClient({ endpoint });
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const input = args.input as Input;
-      const keys: string[] = [];
-      const pk = (item: Item | undefined) => {
-        if (item?.pk?.S) keys.push(item.pk.S);
-      };
-      pk(input.Item);
-      pk(input.Key);
-      for (const table of Object.values(input.RequestItems ?? {})) {
-        if (Array.isArray(table))
-          for (const write of table) pk(write.PutRequest?.Item ?? write.DeleteRequest?.Key);
-        else for (const key of table.Keys ?? []) pk(key);
-      }
-      const queried = input.ExpressionAttributeValues?.[':pk']?.S;
-      if (queried && !input.IndexName) keys.push(queried);
-      log.push({
-        action: `dynamodb:${String(context.commandName).replace(/Command$/, '')}`,
-        ...(input.IndexName ? { index: input.IndexName } : {}),
-        keys,
-      });
-      return next(args);
-    },
-    { step: 'initialize', name: 'recordRequests' },
-  );
-  return client;
+/**
+ * `ensureTable` runs only when DYNAMODB_ENDPOINT points at a local DynamoDB, which the stack never
+ * sets (stack.test.ts); these are its requests, not the functions' on AWS.
+ */
+const LOCAL_ONLY = new Set(['dynamodb:DescribeTable', 'dynamodb:CreateTable']);
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
 }
 
+/** What one DynamoDB request (JSON protocol: the action in X-Amz-Target) names. */
+function describeRequest(target: string, body: string): Request {
+  const input = JSON.parse(body || '{}') as Input;
+  const keys: string[] = [];
+  const pk = (item: Item | undefined) => {
+    if (item?.pk?.S) keys.push(item.pk.S);
+  };
+  pk(input.Item);
+  pk(input.Key);
+  for (const table of Object.values(input.RequestItems ?? {})) {
+    if (Array.isArray(table))
+      for (const write of table) pk(write.PutRequest?.Item ?? write.DeleteRequest?.Key);
+    else for (const key of table.Keys ?? []) pk(key);
+  }
+  const queried = input.ExpressionAttributeValues?.[':pk']?.S;
+  if (queried && !input.IndexName) keys.push(queried);
+  return {
+    action: `dynamodb:${target.replace(/^DynamoDB_\d+\./, '')}`,
+    ...(input.IndexName ? { index: input.IndexName } : {}),
+    keys,
+  };
+}
+
+/** An HTTP proxy in front of dynalite that records each request it passes on. */
+async function recordingProxy(targetUrl: string) {
+  const log: Request[] = [];
+  const server = createServer(async (req, res) => {
+    const body = await readBody(req);
+    log.push(describeRequest(String(req.headers['x-amz-target'] ?? ''), body.toString('utf8')));
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers))
+      if (typeof v === 'string' && !['host', 'content-length', 'connection'].includes(k)) headers[k] = v;
+    const answer = await fetch(`${targetUrl}${req.url ?? '/'}`, { method: req.method, headers, body });
+    const out: Record<string, string> = {};
+    answer.headers.forEach((v, k) => {
+      if (!['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(k)) out[k] = v;
+    });
+    res.writeHead(answer.status, out).end(Buffer.from(await answer.arrayBuffer()));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    log,
+    /** The requests so far, without the local-only table setup, and forgets them. */
+    take(): Request[] {
+      return log.splice(0).filter((r) => !LOCAL_ONLY.has(r.action));
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+let proxy: Awaited<ReturnType<typeof recordingProxy>>;
 beforeAll(async () => {
   accepting = await startReceiver();
   // A permanent refusal: deliveries to it go dead and the destination is marked refused.
   refusing = await startReceiver({ status: 400, body: 'no such hook' });
+  proxy = await recordingProxy(db.endpoint);
 });
 afterAll(async () => {
   await accepting.close();
   await refusing.close();
+  await proxy.close();
 });
 
-describe('DynamoDB grants match the code', () => {
-  it('the pollers use exactly the granted actions: table actions on the table, Query on gsi1 only', async () => {
-    const log: Request[] = [];
-    const client = recordingClient(db.endpoint, log);
-    const world = await makeWorld(
-      emu,
-      { endpoint: db.endpoint, client, table: () => db.table() },
-      {
-        sources: {
-          // Two event streams: records are created with conditional puts; one credential
-          // stream: with batch writes. Both paths run.
-          tenantEvents: { lookback: 'P7D' },
-          identifierGroups: [{ id: 101, lookback: 'P7D' }],
-          credentials: { domains: ['acme.test'], lookback: 'P60D', pageSize: 20 },
-        },
-        destinations: {
-          ok: { type: 'webhook', url: accepting.url },
-          refused: { type: 'webhook', url: refusing.url },
-        },
-        routes: [{ name: 'everything', match: {}, to: ['ok', 'refused'] }],
+async function variables(): Promise<Record<string, string>> {
+  return lambdaVariables({
+    apiUrl: emu.url,
+    dynamodbEndpoint: proxy.url,
+    table: await db.table(),
+    config: {
+      sources: {
+        // Two event streams: records are created with conditional puts; one credential
+        // stream: with batch writes. Both paths run.
+        tenantEvents: { enabled: true, lookback: 'P7D' },
+        identifierGroups: [{ id: 101, lookback: 'P7D' }],
+        credentials: { domains: ['acme.test'], lookback: 'P60D', pageSize: 20 },
       },
-    );
-    const events = await world.cycle('events');
-    const credentials = await world.cycle('credentials');
-    client.destroy();
+      destinations: {
+        ok: { type: 'webhook', url: accepting.url },
+        refused: { type: 'webhook', url: refusing.url },
+      },
+      routes: [{ name: 'everything', to: ['ok', 'refused'] }],
+      upstream: { requestsPerSecond: 100, searchRequestsPerSecond: 50 },
+    },
+  });
+}
+
+const actionsOn = (log: Request[], filter: (r: Request) => boolean) =>
+  [...new Set(log.filter(filter).map((r) => (r.index ? `${r.action} on ${r.index}` : r.action)))].sort();
+
+describe('DynamoDB grants match the code', () => {
+  it('the workers use exactly the granted actions: table actions on the table, Query on gsi1 only', async () => {
+    const log = await withEnvironment(await variables(), async () => {
+      proxy.take();
+      const events = await createWorkerHandler('events');
+      const credentials = await createWorkerHandler('credentials');
+      const polled = [
+        await events(
+          {
+            Records: [
+              sqsRecord({ kind: 'events', stream: 'tenant' }),
+              sqsRecord({ kind: 'events', stream: 'group:101' }),
+            ],
+          },
+          context(),
+        ),
+        await credentials(
+          { Records: [sqsRecord({ kind: 'credentials', stream: 'credentials:acme.test' })] },
+          context(),
+        ),
+      ];
+      expect(polled).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [] }]);
+      return proxy.take();
+    });
 
     // The run did real work: items polled, some delivered, some refused for good.
-    expect(events.streams.reduce((n, s) => n + s.newItems, 0)).toBeGreaterThan(0);
-    expect(credentials.streams.reduce((n, s) => n + s.newItems, 0)).toBeGreaterThan(0);
     expect(accepting.requests.length).toBeGreaterThan(0);
     expect(refusing.requests.length).toBeGreaterThan(0);
+    expect(actionsOn(log, (r) => !r.index)).toEqual([...POLLER_TABLE_ACTIONS].sort());
+    expect(actionsOn(log, (r) => r.index !== undefined)).toEqual(
+      POLLER_INDEX_ACTIONS.map((a) => `${a} on gsi1`),
+    );
+    const keys = new Set(log.flatMap((r) => r.keys));
+    // Among them the shared rate governor's item and the quota's, which the grant must cover.
+    expect(keys.has(GOVERNOR_KEY)).toBe(true);
+    expect(keys.has('quota')).toBe(true);
+    // The workers never touch the API's audit items.
+    expect([...keys].filter((k) => k.startsWith('audit#'))).toEqual([]);
+  }, 60_000);
 
-    const onTable = new Set(log.filter((r) => !r.index).map((r) => r.action));
-    const onIndex = new Set(log.filter((r) => r.index).map((r) => `${r.action} on ${r.index}`));
-    expect([...onTable].sort()).toEqual([...POLLER_TABLE_ACTIONS].sort());
-    expect([...onIndex].sort()).toEqual(POLLER_INDEX_ACTIONS.map((a) => `${a} on gsi1`));
-    // The pollers never touch the API's audit items.
-    expect(log.flatMap((r) => r.keys).filter((k) => k.startsWith('audit#'))).toEqual([]);
-  });
-
-  it('the API uses exactly PutItem and Query, on audit items only', async () => {
-    const log: Request[] = [];
-    const client = recordingClient(db.endpoint, log);
-    const audit = new DynamoAuditStore(client, await db.table());
-    await audit.record({
-      at: new Date().toISOString(),
-      requestId: 'req-1',
-      client: 'runbook',
-      assetId: 7,
-      requestedDisabled: true,
-      outcome: 'ok',
-      status: 200,
-      isDisabled: true,
+  it('the dispatchers use exactly BatchGetItem, on stream items only', async () => {
+    const log = await withEnvironment(await variables(), async () => {
+      proxy.take();
+      const sent: string[] = [];
+      for (const kind of ['events', 'credentials'] as const) {
+        const dispatch = await createDispatchHandler(kind, {
+          send: async (_url, entries) => {
+            sent.push(...entries.map((e) => e.MessageBody));
+            return [];
+          },
+        });
+        await dispatch();
+      }
+      expect(sent).toHaveLength(3);
+      return proxy.take();
     });
-    expect(await audit.list(7)).toHaveLength(1);
-    client.destroy();
-
-    expect([...new Set(log.map((r) => r.action))].sort()).toEqual([...API_TABLE_ACTIONS].sort());
-    expect(log.filter((r) => r.index)).toEqual([]);
+    expect(actionsOn(log, () => true)).toEqual([...DISPATCHER_TABLE_ACTIONS]);
     const keys = log.flatMap((r) => r.keys);
-    expect(keys.length).toBe(2);
-    // What the grant's condition `ForAllValues:StringLike dynamodb:LeadingKeys audit#*` allows.
-    expect(keys.every((k) => /^audit#/.test(k))).toBe(true);
-  });
+    expect(keys.length).toBe(3);
+    // What the grant's condition `ForAllValues:StringLike dynamodb:LeadingKeys stream#*` allows.
+    expect(keys.every((k) => k.startsWith('stream#'))).toBe(true);
+  }, 60_000);
+
+  it('the API uses exactly PutItem and Query on audit items, GetItem and UpdateItem on the governor', async () => {
+    const token = randomBytes(24).toString('base64url');
+    const dir = await mkdtemp(join(tmpdir(), 'ea-grants-'));
+    const secrets = join(dir, 'secrets.json');
+    await writeFile(secrets, JSON.stringify({ apiClients: { runbook: sha256Hex(token) } }));
+    const vars = { ...(await variables()), SECRETS_FILE: secrets };
+    const log = await withEnvironment(vars, async () => {
+      proxy.take();
+      vi.resetModules();
+      const { app } = await import('../../functions/api.ts');
+      const id = acmeAssetIds(emu)[0] as number;
+      const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+      const toggled = await app.request(`/assets/${id}/toggle`, {
+        method: 'POST',
+        headers,
+        body: '{"is_disabled": true}',
+      });
+      expect(toggled.status).toBe(200);
+      expect((await app.request(`/assets/${id}/audit`, { headers })).status).toBe(200);
+      return proxy.take();
+    });
+
+    expect(log.filter((r) => r.index)).toEqual([]);
+    const audit = log.filter((r) => r.keys.length > 0 && r.keys.every((k) => /^audit#/.test(k)));
+    const governor = log.filter((r) => r.keys.length > 0 && r.keys.every((k) => k === GOVERNOR_KEY));
+    // Every request is one or the other: what the two conditions of its grant allow.
+    expect(audit.length + governor.length).toBe(log.length);
+    expect(actionsOn(audit, () => true)).toEqual([...API_TABLE_ACTIONS].sort());
+    expect(actionsOn(governor, () => true)).toEqual([...API_GOVERNOR_ACTIONS].sort());
+  }, 60_000);
 });

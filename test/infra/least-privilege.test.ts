@@ -1,11 +1,21 @@
 /**
  * Least privilege, read from the template: each role holds exactly the statements its function
- * needs, on exactly its resources. The pollers read only their own secret; nothing can delete the
- * table; the API function cannot invoke anything; no role carries a managed policy.
+ * needs, on exactly its resources. The functions read only their own secret; a dispatcher reads
+ * stream items only and sends to its own stream queue only; a worker consumes its own queue only;
+ * the API touches audit items and the rate governor's item only; nothing can delete the table; the
+ * API function cannot invoke anything; no role carries a managed policy. (Which table actions the
+ * code really uses is grants.test.ts.)
  */
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { API_TABLE_ACTIONS, POLLER_INDEX_ACTIONS, POLLER_TABLE_ACTIONS } from '../../infra/stack.ts';
+import {
+  API_GOVERNOR_ACTIONS,
+  API_TABLE_ACTIONS,
+  DISPATCHER_TABLE_ACTIONS,
+  POLLER_INDEX_ACTIONS,
+  POLLER_TABLE_ACTIONS,
+  WORKER_QUEUE_ACTIONS,
+} from '../../infra/stack.ts';
 import { actionsOf, logicalId, statementsOf, template } from './harness.ts';
 
 let t: Template;
@@ -32,45 +42,90 @@ const XRAY = {
   Resource: '*',
 };
 
-describe('poller roles', () => {
-  it.each([
-    ['PollEventsRole', 'PollEventsLogs', 'EventsDeadLetterQueue'],
-    ['PollCredentialsRole', 'PollCredentialsLogs', 'CredentialsDeadLetterQueue'],
-  ])(
-    '%s holds exactly: its log group, tracing, its dead-letter queue, the secret, the table',
-    (role, logs, queue) => {
+const secretRead = () => ({
+  Action: 'secretsmanager:GetSecretValue',
+  Effect: 'Allow',
+  Resource: { Ref: logicalId(t, 'AWS::SecretsManager::Secret', 'Secret') },
+});
+const logsOf = (prefix: string) => ({
+  Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+  Effect: 'Allow',
+  Resource: arn(logicalId(t, 'AWS::Logs::LogGroup', prefix)),
+});
+const LABELS = ['Events', 'Credentials'] as const;
+const ROLES = [
+  'EventsDispatcherRole',
+  'EventsWorkerRole',
+  'CredentialsDispatcherRole',
+  'CredentialsWorkerRole',
+  'ApiRole',
+];
+
+describe('dispatcher roles', () => {
+  it.each(LABELS)(
+    '%sDispatcherRole holds exactly: its log group, tracing, its dead-letter queue, the secret, BatchGetItem on stream items, sending to its stream queue',
+    (label) => {
       const table = logicalId(t, 'AWS::DynamoDB::Table', 'Table');
-      expect(bySet(statementsOf(t, role))).toEqual(
+      expect(bySet(statementsOf(t, `${label}DispatcherRole`))).toEqual(
         bySet([
-          {
-            Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-            Effect: 'Allow',
-            Resource: arn(logicalId(t, 'AWS::Logs::LogGroup', logs)),
-          },
+          logsOf(`${label}DispatcherLogs`),
           XRAY,
+          // The asynchronous invocations' on-failure destination.
           {
             Action: 'sqs:SendMessage',
             Effect: 'Allow',
-            Resource: arn(logicalId(t, 'AWS::SQS::Queue', queue)),
+            Resource: arn(logicalId(t, 'AWS::SQS::Queue', `${label}DeadLetterQueue`)),
+          },
+          secretRead(),
+          {
+            Action: DISPATCHER_TABLE_ACTIONS[0],
+            Effect: 'Allow',
+            Resource: arn(table),
+            Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['stream#*'] } },
           },
           {
-            Action: 'secretsmanager:GetSecretValue',
+            Action: 'sqs:SendMessage',
             Effect: 'Allow',
-            Resource: { Ref: logicalId(t, 'AWS::SecretsManager::Secret', 'Secret') },
+            Resource: arn(logicalId(t, 'AWS::SQS::Queue', `${label}StreamQueue`)),
           },
+        ]),
+      );
+    },
+  );
+});
+
+describe('worker roles', () => {
+  it.each(LABELS)(
+    '%sWorkerRole holds exactly: its log group, tracing, the secret, the table, consuming its stream queue',
+    (label) => {
+      const table = logicalId(t, 'AWS::DynamoDB::Table', 'Table');
+      expect(bySet(statementsOf(t, `${label}WorkerRole`))).toEqual(
+        bySet([
+          logsOf(`${label}WorkerLogs`),
+          XRAY,
+          secretRead(),
           { Action: [...POLLER_TABLE_ACTIONS], Effect: 'Allow', Resource: arn(table) },
           {
             Action: POLLER_INDEX_ACTIONS[0],
             Effect: 'Allow',
             Resource: { 'Fn::Join': ['', [arn(table), '/index/gsi1']] },
           },
+          // What the event source does with the queue, and nothing it does not (no
+          // ChangeMessageVisibility, GetQueueUrl or SendMessage).
+          {
+            Action: [...WORKER_QUEUE_ACTIONS],
+            Effect: 'Allow',
+            Resource: arn(logicalId(t, 'AWS::SQS::Queue', `${label}StreamQueue`)),
+          },
         ]),
       );
     },
   );
+});
 
-  it('read only their own secret, by its exact ARN (no wildcard)', () => {
-    for (const role of ['PollEventsRole', 'PollCredentialsRole']) {
+describe('every function role', () => {
+  it('reads only its own secret, by its exact ARN (no wildcard)', () => {
+    for (const role of ROLES) {
       const secretStatements = statementsOf(t, role).filter((s) =>
         actionsOf(s).some((a) => a.startsWith('secretsmanager:')),
       );
@@ -84,31 +139,30 @@ describe('poller roles', () => {
 });
 
 describe('API role', () => {
-  it('holds exactly: its log group, tracing, the secret, and PutItem/Query on audit items', () => {
+  it('holds exactly: its log group, tracing, the secret, PutItem/Query on audit items, GetItem/UpdateItem on the governor', () => {
+    const table = arn(logicalId(t, 'AWS::DynamoDB::Table', 'Table'));
     expect(bySet(statementsOf(t, 'ApiRole'))).toEqual(
       bySet([
-        {
-          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-          Effect: 'Allow',
-          Resource: arn(logicalId(t, 'AWS::Logs::LogGroup', 'ApiLogs')),
-        },
+        logsOf('ApiLogs'),
         XRAY,
-        {
-          Action: 'secretsmanager:GetSecretValue',
-          Effect: 'Allow',
-          Resource: { Ref: logicalId(t, 'AWS::SecretsManager::Secret', 'Secret') },
-        },
+        secretRead(),
         {
           Action: [...API_TABLE_ACTIONS],
           Effect: 'Allow',
-          Resource: arn(logicalId(t, 'AWS::DynamoDB::Table', 'Table')),
+          Resource: table,
           Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['audit#*'] } },
+        },
+        {
+          Action: [...API_GOVERNOR_ACTIONS],
+          Effect: 'Allow',
+          Resource: table,
+          Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['governor'] } },
         },
       ]),
     );
   });
 
-  it('cannot invoke the pollers, or any function', () => {
+  it('cannot invoke the dispatchers or workers, or any function', () => {
     const lambdaActions = statementsOf(t, 'ApiRole')
       .flatMap(actionsOf)
       .filter((a) => /^lambda:|^\*$/.test(a));
@@ -118,10 +172,10 @@ describe('API role', () => {
 
 describe('schedule roles', () => {
   it.each([
-    ['EventsScheduleRole', 'PollEventsFunction', 'EventsDeadLetterQueue'],
-    ['CredentialsScheduleRole', 'PollCredentialsFunction', 'CredentialsDeadLetterQueue'],
+    ['EventsScheduleRole', 'EventsDispatcherFunction', 'EventsDeadLetterQueue'],
+    ['CredentialsScheduleRole', 'CredentialsDispatcherFunction', 'CredentialsDeadLetterQueue'],
   ])(
-    '%s may invoke its poller (unqualified only) and dead-letter to its queue, nothing else',
+    '%s may invoke its dispatcher (unqualified only) and dead-letter to its queue, nothing else',
     (role, fn, queue) => {
       expect(bySet(statementsOf(t, role))).toEqual(
         bySet([
@@ -169,14 +223,7 @@ describe('the whole stack', () => {
     }
     const starred = statementsOf(t, '').filter((s) => JSON.stringify(s.Resource).includes('*'));
     expect(starred.flatMap(actionsOf).sort()).toEqual(
-      [
-        'xray:PutTelemetryRecords',
-        'xray:PutTraceSegments',
-        'xray:PutTelemetryRecords',
-        'xray:PutTraceSegments',
-        'xray:PutTelemetryRecords',
-        'xray:PutTraceSegments',
-      ].sort(),
+      ROLES.flatMap(() => ['xray:PutTelemetryRecords', 'xray:PutTraceSegments']).sort(),
     );
   });
 

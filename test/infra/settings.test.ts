@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/alerts-config.ts';
-import { pollerTiming } from '../../infra/schedule.ts';
+import { pollerTiming, queueTiming } from '../../infra/schedule.ts';
 import { CONTEXT_DEFAULTS, parseRate, readSettings, SettingsError } from '../../infra/settings.ts';
 
 const settings = (context: Record<string, unknown>) => readSettings(new App({ context }).node);
@@ -42,11 +42,15 @@ describe('cdk.json', () => {
       apiAuth: 'NONE',
       alertsConfig: 'alerts.config.json',
       logRetentionDays: 30,
-      pollerReservedConcurrency: 1,
+      pollerConcurrency: 2,
       logLevel: 'info',
     });
     expect(s.alarmEmail).toBeUndefined();
     expect(s.existingSecret).toBeUndefined();
+    // Nothing reserved: the event sources' maximum concurrency bounds the workers.
+    expect(s.pollerReservedConcurrency).toBeUndefined();
+    // Unset: the alarm takes the alert config's upstream.quotaReserve (stack.test.ts).
+    expect(s.quotaAlarmThreshold).toBeUndefined();
   });
 
   it('the aws-cdk CLI is pinned to a 2.x in devDependencies', () => {
@@ -71,7 +75,14 @@ describe('context validation', () => {
       /context eventsLagAlarmSeconds \(60\) must be more than the eventsRate interval \(60 s\)/,
     ],
     [{ quotaAlarmThreshold: -1 }, /context quotaAlarmThreshold must be an integer/],
-    [{ pollerReservedConcurrency: 0 }, /context pollerReservedConcurrency must be an integer from 1 to 10/],
+    [{ pollerReservedConcurrency: 0 }, /context pollerReservedConcurrency must be an integer from 1 to 1000/],
+    [
+      { pollerReservedConcurrency: 1 },
+      /context pollerReservedConcurrency \(1\) must be at least pollerConcurrency \(2\).*Use none to reserve nothing/,
+    ],
+    // The least maximum concurrency an SQS event source accepts is 2.
+    [{ pollerConcurrency: 1 }, /context pollerConcurrency must be an integer from 2 to 1000, got "1"/],
+    [{ pollerConcurrency: '2.5' }, /context pollerConcurrency must be an integer from 2 to 1000/],
     [
       { existingSecretName: 'arn:aws:secretsmanager:eu-west-1:1:secret:x' },
       /context existingSecretName must be a secret name or a complete secret ARN/,
@@ -126,9 +137,17 @@ describe('context validation', () => {
       pollerReservedConcurrency: 'none',
       eventsRate: ' rate(2 minutes) ',
       alarmEmail: 'oncall@example.com',
+      pollerConcurrency: '6',
+      quotaAlarmThreshold: '0',
     });
     expect(s.logRetentionDays).toBe(90);
     expect(s.pollerReservedConcurrency).toBeUndefined();
+    expect(s.pollerConcurrency).toBe(6);
+    // 0 is a threshold (alarm only when none is left), not "unset".
+    expect(s.quotaAlarmThreshold).toBe(0);
+    expect(settings({ pollerConcurrency: 4, pollerReservedConcurrency: '4' }).pollerReservedConcurrency).toBe(
+      4,
+    );
     expect(s.eventsIntervalSeconds).toBe(120);
     expect(s.alarmEmail).toBe('oncall@example.com');
   });
@@ -156,4 +175,29 @@ describe('poller timing', () => {
     expect(pollerTiming(600).failures.threshold).toBe(1);
     expect(pollerTiming(300).failures.threshold).toBe(3);
   });
+});
+
+describe('stream queue timing', () => {
+  it.each([
+    [60, 55],
+    [3600, 300],
+    [86_400, 300],
+  ])(
+    'interval %i s (worker timeout %i s): visibility 6x the timeout, dead letters after 3 receives, a backlog only past that',
+    (interval, timeout) => {
+      const q = queueTiming(interval);
+      expect(pollerTiming(interval).timeout.toSeconds()).toBe(timeout);
+      expect(q.visibilityTimeout.toSeconds()).toBe(6 * timeout);
+      expect(q.maxReceiveCount).toBe(3);
+      expect(q.deadLetterAfter.toSeconds()).toBe(3 * 6 * timeout);
+      // A message failing every time waits at most deadLetterAfter: only a backlog is older.
+      expect(q.backlogAlarmSeconds).toBeGreaterThan(q.deadLetterAfter.toSeconds());
+      // ...and SQS keeps messages long enough for both the dead-letter move and the alarm to happen.
+      expect(q.retention.toSeconds()).toBeGreaterThan(q.backlogAlarmSeconds);
+      // Within what SQS accepts: visibility up to 12 h, retention from 60 s to 14 days.
+      expect(q.visibilityTimeout.toSeconds()).toBeLessThanOrEqual(43_200);
+      expect(q.retention.toSeconds()).toBeGreaterThanOrEqual(60);
+      expect(q.retention.toSeconds()).toBeLessThanOrEqual(1_209_600);
+    },
+  );
 });

@@ -1,10 +1,11 @@
 /**
- * The template, resource by resource: what the issue asks of the table, the secret, the three
- * functions, the schedules and their dead-letter queues, the API's Function URL, the alert
- * config's delivery, the alarms and the outputs. Bundling is skipped (the real synth is in
- * synth.test.ts); cdk-nag runs in every synth here.
+ * The template, resource by resource: what the issue asks of the table, the secret, the five
+ * functions, the schedules, the stream queues and their event sources, the dead-letter queues,
+ * the API's Function URL, the alert config's delivery, the alarms and the outputs. Bundling is
+ * skipped (the real synth is in synth.test.ts); cdk-nag runs in every synth here.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -24,10 +25,35 @@ function resource(type: string, prefix: string): Props {
 }
 
 const FUNCTIONS = [
-  { prefix: 'PollEventsFunction', name: 'poll-events', timeout: 55, memory: 512, poller: true },
-  { prefix: 'PollCredentialsFunction', name: 'poll-credentials', timeout: 300, memory: 512, poller: true },
-  { prefix: 'ApiFunction', name: 'api', timeout: 15, memory: 256, poller: false },
+  {
+    prefix: 'EventsDispatcherFunction',
+    name: 'dispatch-events',
+    timeout: 30,
+    memory: 256,
+    role: 'dispatcher',
+  },
+  { prefix: 'EventsWorkerFunction', name: 'work-events', timeout: 55, memory: 512, role: 'worker' },
+  {
+    prefix: 'CredentialsDispatcherFunction',
+    name: 'dispatch-credentials',
+    timeout: 30,
+    memory: 256,
+    role: 'dispatcher',
+  },
+  {
+    prefix: 'CredentialsWorkerFunction',
+    name: 'work-credentials',
+    timeout: 300,
+    memory: 512,
+    role: 'worker',
+  },
+  { prefix: 'ApiFunction', name: 'api', timeout: 15, memory: 256, role: 'api' },
 ] as const;
+const KINDS = [
+  { kind: 'events', label: 'Events', interval: 60, workerTimeout: 55 },
+  { kind: 'credentials', label: 'Credentials', interval: 3600, workerTimeout: 300 },
+] as const;
+const all = <T>(value: T) => Array.from({ length: FUNCTIONS.length }, () => value);
 
 describe('DynamoDB table', () => {
   it('is on demand, with point-in-time recovery, TTL on expiresAt, the gsi1 index, and retained', () => {
@@ -80,14 +106,14 @@ describe('secret', () => {
     const env = Object.values(other.findResources('AWS::Lambda::Function')).map(
       (f) => (f as Props).Properties.Environment.Variables.SECRET_ID,
     );
-    expect(env).toEqual(['ops/exposure-alerts', 'ops/exposure-alerts', 'ops/exposure-alerts']);
+    expect(env).toEqual(all('ops/exposure-alerts'));
     // IAM sees the full ARN, whose random suffix a name does not give: exactly six characters.
     const grants = Object.values(other.findResources('AWS::IAM::Policy')).flatMap((p) =>
       ((p as Props).Properties.PolicyDocument.Statement as Props[]).filter(
         (s) => s.Action === 'secretsmanager:GetSecretValue',
       ),
     );
-    expect(grants).toHaveLength(3);
+    expect(grants).toHaveLength(FUNCTIONS.length);
     for (const grant of grants) {
       expect(JSON.stringify(grant.Resource)).toMatch(/:secret:ops\/exposure-alerts-\?\?\?\?\?\?"\]\]\}$/);
     }
@@ -138,20 +164,48 @@ describe('functions', () => {
     },
   );
 
-  it('pollers get the alert config through the layer, and a reserved concurrency of 1; the API neither', () => {
+  it('dispatchers and workers get the alert config through the layer; the API does not; nothing is reserved', () => {
     const layer = logicalId(t, 'AWS::Lambda::LayerVersion', 'AlertsConfig');
     for (const f of FUNCTIONS) {
       const p = resource('AWS::Lambda::Function', f.prefix).Properties;
-      if (f.poller) {
+      if (f.role !== 'api') {
         expect(p.Layers).toEqual([{ Ref: layer }]);
         expect(p.Environment.Variables.ALERTS_CONFIG).toBe('/opt/alerts.config.json');
-        expect(p.ReservedConcurrentExecutions).toBe(1);
       } else {
         expect(p.Layers).toBeUndefined();
         expect(p.Environment.Variables.ALERTS_CONFIG).toBeUndefined();
-        expect(p.ReservedConcurrentExecutions).toBeUndefined();
       }
+      // The event sources' maximum concurrency bounds the workers (see the event source test).
+      expect(p.ReservedConcurrentExecutions).toBeUndefined();
     }
+  });
+
+  it('pollerReservedConcurrency reserves for the workers only', () => {
+    const other = template({ pollerConcurrency: 3, pollerReservedConcurrency: '4' });
+    const reserved = Object.entries(other.findResources('AWS::Lambda::Function')).map(([id, f]) => [
+      id.replace(/[0-9A-F]{8}$/, ''),
+      (f as Props).Properties.ReservedConcurrentExecutions,
+    ]);
+    expect(Object.fromEntries(reserved)).toEqual({
+      EventsDispatcherFunction: undefined,
+      EventsWorkerFunction: 4,
+      CredentialsDispatcherFunction: undefined,
+      CredentialsWorkerFunction: 4,
+      ApiFunction: undefined,
+    });
+  });
+
+  it('each dispatcher is told its own stream queue, and only the dispatchers are', () => {
+    for (const { label } of KINDS) {
+      const p = resource('AWS::Lambda::Function', `${label}DispatcherFunction`).Properties;
+      expect(p.Environment.Variables.STREAM_QUEUE_URL).toEqual({
+        Ref: logicalId(t, 'AWS::SQS::Queue', `${label}StreamQueue`),
+      });
+    }
+    const told = Object.values(t.findResources('AWS::Lambda::Function')).filter(
+      (f) => (f as Props).Properties.Environment.Variables.STREAM_QUEUE_URL !== undefined,
+    );
+    expect(told).toHaveLength(2);
   });
 
   it('the layer holds the validated config file, byte for byte', () => {
@@ -166,11 +220,9 @@ describe('functions', () => {
   it('sourceMapTraces=on gives every function NODE_OPTIONS=--enable-source-maps', () => {
     const other = template({ sourceMapTraces: 'on' });
     const functions = Object.values(other.findResources('AWS::Lambda::Function')) as Props[];
-    expect(functions.map((f) => f.Properties.Environment.Variables.NODE_OPTIONS)).toEqual([
-      '--enable-source-maps',
-      '--enable-source-maps',
-      '--enable-source-maps',
-    ]);
+    expect(functions.map((f) => f.Properties.Environment.Variables.NODE_OPTIONS)).toEqual(
+      all('--enable-source-maps'),
+    );
   });
 
   it('upstream settings from context reach every function', () => {
@@ -192,12 +244,12 @@ describe('functions', () => {
     }
   });
 
-  it('pollers are not retried by Lambda, drop stale events, and send failures to their dead-letter queue', () => {
+  it('dispatchers are not retried by Lambda, drop stale events, and send failures to their dead-letter queue', () => {
     const configs = t.findResources('AWS::Lambda::EventInvokeConfig');
     expect(Object.keys(configs)).toHaveLength(2);
     for (const [prefix, queue, age] of [
-      ['PollEventsFunction', 'EventsDeadLetterQueue', 60],
-      ['PollCredentialsFunction', 'CredentialsDeadLetterQueue', 1800],
+      ['EventsDispatcherFunction', 'EventsDeadLetterQueue', 60],
+      ['CredentialsDispatcherFunction', 'CredentialsDeadLetterQueue', 1800],
     ] as const) {
       t.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
         FunctionName: { Ref: logicalId(t, 'AWS::Lambda::Function', prefix) },
@@ -216,14 +268,14 @@ describe('schedules', () => {
   const cases = [
     {
       kind: 'events',
-      fn: 'PollEventsFunction',
+      fn: 'EventsDispatcherFunction',
       queue: 'EventsDeadLetterQueue',
       rate: 'rate(1 minute)',
       interval: 60,
     },
     {
       kind: 'credentials',
-      fn: 'PollCredentialsFunction',
+      fn: 'CredentialsDispatcherFunction',
       queue: 'CredentialsDeadLetterQueue',
       rate: 'rate(1 hour)',
       interval: 3600,
@@ -262,9 +314,11 @@ describe('schedules', () => {
     );
     expect(expressions.sort()).toEqual(['rate(5 minutes)', 'rate(6 hours)']);
     other.hasResourceProperties('AWS::Lambda::Function', {
-      Description: Match.stringLikeRegexp('tenant events'),
+      Description: Match.stringLikeRegexp('polls the event streams'),
       Timeout: 295,
     });
+    // The queue follows the worker's timeout.
+    other.hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 6 * 295 });
     other.hasResourceProperties('AWS::Scheduler::Schedule', {
       ScheduleExpression: 'rate(5 minutes)',
       Target: Match.objectLike({ RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 150 } }),
@@ -277,14 +331,16 @@ describe('schedules', () => {
     });
   });
 
-  it('dead-letter queues are encrypted, TLS-only and keep messages 14 days', () => {
+  it('dead-letter queues are encrypted and keep messages 14 days; every queue is TLS-only', () => {
     const queues = t.findResources('AWS::SQS::Queue');
-    expect(Object.keys(queues)).toHaveLength(2);
-    for (const [id, queue] of Object.entries(queues)) {
-      expect((queue as Props).Properties).toEqual({
+    expect(Object.keys(queues)).toHaveLength(4);
+    for (const { label } of KINDS) {
+      expect(resource('AWS::SQS::Queue', `${label}DeadLetterQueue`).Properties).toEqual({
         SqsManagedSseEnabled: true,
         MessageRetentionPeriod: 1_209_600,
       });
+    }
+    for (const id of Object.keys(queues)) {
       t.hasResourceProperties('AWS::SQS::QueuePolicy', {
         Queues: [{ Ref: id }],
         PolicyDocument: {
@@ -294,6 +350,59 @@ describe('schedules', () => {
         },
       });
     }
+  });
+});
+
+describe('fan-out', () => {
+  it.each(KINDS)(
+    '$kind stream queue: encrypted, a visibility of 6x the worker timeout, dead-lettered after 3 receives, kept until then',
+    (k) => {
+      const p = resource('AWS::SQS::Queue', `${k.label}StreamQueue`).Properties;
+      const visibility = 6 * k.workerTimeout;
+      expect(p).toEqual({
+        SqsManagedSseEnabled: true,
+        VisibilityTimeout: visibility,
+        RedrivePolicy: {
+          deadLetterTargetArn: {
+            'Fn::GetAtt': [logicalId(t, 'AWS::SQS::Queue', `${k.label}DeadLetterQueue`), 'Arn'],
+          },
+          maxReceiveCount: 3,
+        },
+        MessageRetentionPeriod: 2 * 3 * visibility,
+      });
+      // SQS counts retention from the send: a message failing every time must live through its
+      // three receives, one visibility timeout apart, to reach the dead-letter queue.
+      expect(p.MessageRetentionPeriod).toBeGreaterThan(3 * p.VisibilityTimeout);
+      // And the worker must finish (or time out) before its message is offered again.
+      expect(p.VisibilityTimeout).toBeGreaterThan(k.workerTimeout);
+    },
+  );
+
+  it.each(KINDS)(
+    '$kind worker: one stream per invocation, at most pollerConcurrency at once, partial batch failures',
+    (k) => {
+      const mappings = Object.values(t.findResources('AWS::Lambda::EventSourceMapping')) as Props[];
+      expect(mappings).toHaveLength(2);
+      const queue = logicalId(t, 'AWS::SQS::Queue', `${k.label}StreamQueue`);
+      const mine = mappings.filter((m) => m.Properties.EventSourceArn['Fn::GetAtt'][0] === queue);
+      expect(mine.map((m) => m.Properties)).toEqual([
+        {
+          FunctionName: { Ref: logicalId(t, 'AWS::Lambda::Function', `${k.label}WorkerFunction`) },
+          EventSourceArn: { 'Fn::GetAtt': [queue, 'Arn'] },
+          BatchSize: 1,
+          ScalingConfig: { MaximumConcurrency: 2 },
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+        },
+      ]);
+    },
+  );
+
+  it('pollerConcurrency sets both event sources', () => {
+    const other = template({ pollerConcurrency: '8' });
+    const concurrency = Object.values(other.findResources('AWS::Lambda::EventSourceMapping')).map(
+      (m) => (m as Props).Properties.ScalingConfig,
+    );
+    expect(concurrency).toEqual([{ MaximumConcurrency: 8 }, { MaximumConcurrency: 8 }]);
   });
 });
 
@@ -357,7 +466,8 @@ describe('alarms', () => {
 
   it('every alarm notifies the SNS topic on alarm and on recovery', () => {
     const topic = { Ref: logicalId(t, 'AWS::SNS::Topic', 'AlarmTopic') };
-    expect(alarms()).toHaveLength(13);
+    // Errors and throttles of five functions, two dead-letter queues, two backlogs, five EMF alarms.
+    expect(alarms()).toHaveLength(19);
     for (const alarm of alarms()) {
       expect(alarm.AlarmActions).toEqual([topic]);
       expect(alarm.OKActions).toEqual([topic]);
@@ -367,8 +477,10 @@ describe('alarms', () => {
 
   it('cover errors and throttles of each function', () => {
     for (const [prefix, errors] of [
-      ['PollEventsFunction', { threshold: 3, period: 900 }],
-      ['PollCredentialsFunction', { threshold: 1, period: 3600 }],
+      ['EventsDispatcherFunction', { threshold: 3, period: 900 }],
+      ['EventsWorkerFunction', { threshold: 3, period: 900 }],
+      ['CredentialsDispatcherFunction', { threshold: 1, period: 3600 }],
+      ['CredentialsWorkerFunction', { threshold: 1, period: 3600 }],
       ['ApiFunction', { threshold: 1, period: 300 }],
     ] as const) {
       const fn = { Ref: logicalId(t, 'AWS::Lambda::Function', prefix) };
@@ -386,6 +498,27 @@ describe('alarms', () => {
           },
         ]);
       }
+    }
+  });
+
+  it('cover the backlog of each stream queue: a message older than any retry can keep one', () => {
+    for (const k of KINDS) {
+      const queue = logicalId(t, 'AWS::SQS::Queue', `${k.label}StreamQueue`);
+      const name = { 'Fn::GetAtt': [queue, 'QueueName'] };
+      const found = alarms().filter((a) => JSON.stringify(dim(a, 'QueueName')) === JSON.stringify(name));
+      const deadLetterAfter = 3 * 6 * k.workerTimeout;
+      expect(found.map(summary)).toEqual([
+        {
+          metric: 'AWS/SQS/ApproximateAgeOfOldestMessage',
+          threshold: deadLetterAfter + 60,
+          period: Math.max(k.interval, 300),
+          statistic: 'Maximum',
+          comparison: 'GreaterThanThreshold',
+        },
+      ]);
+      // A real backlog can show before SQS expires the message.
+      const retention = resource('AWS::SQS::Queue', queue).Properties.MessageRetentionPeriod;
+      expect(found[0]?.Threshold).toBeLessThan(retention);
     }
   });
 
@@ -468,6 +601,19 @@ describe('alarms', () => {
     });
   });
 
+  it("the quota alarm fires at the config's upstream.quotaReserve, unless quotaAlarmThreshold overrides it", () => {
+    const example = JSON.parse(readFileSync(EXAMPLE_CONFIG, 'utf8'));
+    const path = join(mkdtempSync(join(tmpdir(), 'ea-quota-')), 'alerts.config.json');
+    writeFileSync(path, JSON.stringify({ ...example, upstream: { quotaReserve: 250 } }));
+    const quota = (context: Record<string, unknown>) =>
+      Object.values(template({ alertsConfig: path, ...context }).findResources('AWS::CloudWatch::Alarm'))
+        .map((a) => (a as Props).Properties)
+        .filter((a) => a.MetricName === 'GlobalSearchQuotaRemaining')
+        .map((a) => a.Threshold);
+    expect(quota({})).toEqual([250]);
+    expect(quota({ quotaAlarmThreshold: '40' })).toEqual([40]);
+  });
+
   it('the topic is TLS-only, and gets an e-mail subscription only when alarmEmail is set', () => {
     t.resourceCountIs('AWS::SNS::Subscription', 0);
     t.hasResourceProperties('AWS::SNS::TopicPolicy', {
@@ -495,16 +641,23 @@ describe('outputs', () => {
     expect(outputs.TableName?.Value).toEqual({ Ref: logicalId(t, 'AWS::DynamoDB::Table', 'Table') });
     expect(outputs.SecretArn?.Value).toEqual({ Ref: logicalId(t, 'AWS::SecretsManager::Secret', 'Secret') });
     expect(outputs.SecretKeys?.Value).toBe('apiToken or apiKey, apiClients, siemKey, socSlackWebhook');
-    // And what the runbook (README, Deploying to AWS) refers to.
-    expect(outputs.PollEventsFunctionName?.Value).toEqual({
-      Ref: logicalId(t, 'AWS::Lambda::Function', 'PollEventsFunction'),
-    });
-    expect(outputs.PollEventsLogGroup?.Value).toEqual({
-      Ref: logicalId(t, 'AWS::Logs::LogGroup', 'PollEventsLogs'),
-    });
-    expect(outputs.EventsDeadLetterQueueUrl?.Value).toEqual({
-      Ref: logicalId(t, 'AWS::SQS::Queue', 'EventsDeadLetterQueue'),
-    });
+    // And what the runbook (README, Deploying to AWS) refers to: every function and log group,
+    // every queue, each output naming the resource its name says.
+    for (const { label } of KINDS) {
+      for (const role of ['Dispatcher', 'Worker']) {
+        expect(outputs[`${label}${role}FunctionName`]?.Value).toEqual({
+          Ref: logicalId(t, 'AWS::Lambda::Function', `${label}${role}Function`),
+        });
+        expect(outputs[`${label}${role}LogGroup`]?.Value).toEqual({
+          Ref: logicalId(t, 'AWS::Logs::LogGroup', `${label}${role}Logs`),
+        });
+      }
+      for (const queue of ['StreamQueue', 'DeadLetterQueue']) {
+        expect(outputs[`${label}${queue}Url`]?.Value).toEqual({
+          Ref: logicalId(t, 'AWS::SQS::Queue', `${label}${queue}`),
+        });
+      }
+    }
     expect(Object.keys(outputs).sort()).toEqual(
       [
         'AlarmTopicArn',
@@ -512,11 +665,17 @@ describe('outputs', () => {
         'ApiLogGroup',
         'ApiUrl',
         'CredentialsDeadLetterQueueUrl',
+        'CredentialsDispatcherFunctionName',
+        'CredentialsDispatcherLogGroup',
+        'CredentialsStreamQueueUrl',
+        'CredentialsWorkerFunctionName',
+        'CredentialsWorkerLogGroup',
         'EventsDeadLetterQueueUrl',
-        'PollCredentialsFunctionName',
-        'PollCredentialsLogGroup',
-        'PollEventsFunctionName',
-        'PollEventsLogGroup',
+        'EventsDispatcherFunctionName',
+        'EventsDispatcherLogGroup',
+        'EventsStreamQueueUrl',
+        'EventsWorkerFunctionName',
+        'EventsWorkerLogGroup',
         'SecretArn',
         'SecretKeys',
         'TableName',

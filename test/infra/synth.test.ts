@@ -1,5 +1,5 @@
 /**
- * The one real synth: esbuild bundles the three functions offline, as `cdk synth` does. Each
+ * The one real synth: esbuild bundles the five functions offline, as `cdk synth` does. Each
  * bundle is minified ESM with an external source map, leaves the AWS SDK to the runtime, stays
  * within its size budget, and loads: a child Node process imports it and gets a handler, its cold
  * start (config from the layer, secrets, clients) included.
@@ -37,8 +37,10 @@ afterAll(() => {
 });
 
 const FUNCTIONS = [
-  ['poll-events', 'PollEventsFunction'],
-  ['poll-credentials', 'PollCredentialsFunction'],
+  ['dispatch-events', 'EventsDispatcherFunction'],
+  ['work-events', 'EventsWorkerFunction'],
+  ['dispatch-credentials', 'CredentialsDispatcherFunction'],
+  ['work-credentials', 'CredentialsWorkerFunction'],
   ['api', 'ApiFunction'],
 ] as const;
 
@@ -64,6 +66,10 @@ describe('real synth with esbuild', () => {
       expect(map.sources.some((s: string) => s.endsWith(`functions/${name}.ts`))).toBe(true);
       // The runtime's SDK is loaded (with require, its one-file CommonJS build), not bundled.
       expect(/\("@aws-sdk\/client-dynamodb"\)/.test(code), 'requires the runtime SDK').toBe(true);
+      // The dispatchers send to SQS with the runtime's client too; no other function loads it.
+      expect(/\("@aws-sdk\/client-sqs"\)/.test(code), 'requires the SQS client').toBe(
+        name.startsWith('dispatch-'),
+      );
       expect(map.sources.filter((s: string) => s.includes('node_modules/@aws-sdk/'))).toEqual([]);
     },
   );
@@ -100,6 +106,8 @@ describe('real synth with esbuild', () => {
             ALERTS_CONFIG: join(layer, 'alerts.config.json'),
             SECRETS_FILE: secrets,
             TABLE_NAME: 'smoke-table',
+            // A dispatcher's; the others ignore it.
+            STREAM_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/smoke-queue',
             AWS_REGION: 'us-east-1',
             LOG_LEVEL: 'error',
           },

@@ -1,0 +1,161 @@
+/**
+ * What the two worker functions share (interface.md section 7): an SQS event source hands a worker
+ * stream messages (`{kind, stream}`, from functions/dispatch.ts); it polls those streams within the
+ * invocation's remaining time (lib/poll/dispatch.ts workStreams: each stream its share, then one
+ * delivery pass) and reports the messages of the streams whose poll failed as batch item failures,
+ * so SQS offers only those again and, after the queue's maxReceiveCount, moves them to the
+ * dead-letter queue.
+ *
+ * Not failures, so their messages are deleted: a stream skipped because another worker holds its
+ * lease, stopped by the shared rate or its time share (it resumes from its cursor), paused by the
+ * quota reserve, no longer in the config, or already polled since its message was sent (below).
+ *
+ * Already polled. Each dispatch enqueues every stream, so when the workers fall behind, or a failed
+ * message comes back after its visibility timeout, a stream can have a second message waiting. A
+ * message whose stream finished a poll (anything but failed) after the message was sent asks for
+ * work that is done: it is deleted unpolled, for one read, instead of spending another request of
+ * the shared rate (and, for credentials, another global search of the monthly quota).
+ *
+ * The metrics go out under the same `service` as the poller functions did (`poll-events`,
+ * `poll-credentials`), so the stack's alarms on them keep watching.
+ */
+import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { lastSendStart } from '../lib/deliver/pass.ts';
+import { readEnvironment } from '../lib/env.ts';
+import { createLogger, startFailure } from '../lib/log.ts';
+import { EmfMetrics } from '../lib/metrics.ts';
+import { workStreams } from '../lib/poll/dispatch.ts';
+import type { PollKind } from '../lib/poll/streams.ts';
+import type { StreamStatus } from '../lib/poll/types.ts';
+import { createRuntime } from '../lib/runtime.ts';
+import { SAFETY_MARGIN_MS } from './poller.ts';
+
+/** Stream outcomes that ask for the message again. Every other outcome is a stream that took its turn. */
+export const FAILED_STATUSES: ReadonlySet<StreamStatus | string> = new Set(['failed', 'unauthorized']);
+
+export interface WorkerOptions {
+  /** Where the EMF metric lines go; stdout (Lambda's log) by default. */
+  emfWrite?: (line: string) => void;
+}
+
+interface Message {
+  messageId: string;
+  stream: string;
+  sentAt: number;
+}
+
+/** The stream a record asks for, or why it cannot be read (a message our dispatcher did not write). */
+function readRecord(record: SQSRecord, kind: PollKind): Message | string {
+  let body: unknown;
+  try {
+    body = JSON.parse(record.body);
+  } catch {
+    return 'its body is not JSON';
+  }
+  const { kind: k, stream } = (body ?? {}) as { kind?: unknown; stream?: unknown };
+  if (k !== kind || typeof stream !== 'string' || stream === '')
+    return `its body is not {"kind":"${kind}","stream":"..."}`;
+  // Without a send time, nothing can be known to have happened after it: the stream is polled.
+  const sentAt = Number(record.attributes?.SentTimestamp);
+  return {
+    messageId: record.messageId,
+    stream,
+    sentAt: Number.isFinite(sentAt) ? sentAt : Number.POSITIVE_INFINITY,
+  };
+}
+
+export async function createWorkerHandler(kind: PollKind, options: WorkerOptions = {}) {
+  const service = `poll-${kind}`;
+  let logger = createLogger({ name: service });
+  let runtime: Awaited<ReturnType<typeof createRuntime>>;
+  try {
+    const env = readEnvironment();
+    logger = createLogger({ level: env.logLevel, name: service });
+    runtime = await createRuntime({
+      env,
+      logger,
+      metrics: new EmfMetrics({ service, ...(options.emfWrite ? { write: options.emfWrite } : {}) }),
+    });
+  } catch (error) {
+    throw startFailure(logger, `${service} worker`, error);
+  }
+  logger.info(`${service} worker ready`, {
+    config: runtime.configSource,
+    destinations: [...runtime.destinations.keys()],
+  });
+
+  return async (
+    event: Pick<SQSEvent, 'Records'>,
+    context: Pick<Context, 'getRemainingTimeInMillis'>,
+  ): Promise<SQSBatchResponse> => {
+    // Counted from the start, before any read: the cycle's budget is what is left of the invocation.
+    const deadline = Date.now() + context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS;
+    const failures: SQSBatchItemFailure[] = [];
+    const messages: Message[] = [];
+    for (const record of event.Records) {
+      const read = readRecord(record, kind);
+      if (typeof read === 'string') {
+        // Offered again and then dead-lettered, where an operator sees it.
+        logger.error(`${service}: message ${record.messageId} is not a stream message: ${read}`);
+        failures.push({ itemIdentifier: record.messageId });
+      } else messages.push(read);
+    }
+
+    const polled = await runtime.streams.lastPolled([...new Set(messages.map((m) => m.stream))]);
+    const done = (m: Message) => {
+      const last = polled.get(m.stream);
+      return (
+        last?.at !== undefined && Date.parse(last.at) > m.sentAt && !FAILED_STATUSES.has(last.result ?? '')
+      );
+    };
+    const todo = messages.filter((m) => !done(m));
+    const streams = [...new Set(todo.map((m) => m.stream))];
+    if (streams.length === 0) {
+      logger.info(`${service}: nothing to poll`, {
+        alreadyPolled: messages.length,
+        unreadable: failures.length,
+      });
+      return { batchItemFailures: failures };
+    }
+
+    const summary = await workStreams(
+      runtime.cycle,
+      streams.map((stream) => ({ kind, stream })),
+      // A send that starts must be able to finish and be recorded before the invocation ends.
+      { deadline, sendsStartBy: lastSendStart(runtime.deliver, deadline) },
+    );
+    const failed = new Set(summary.streams.filter((s) => FAILED_STATUSES.has(s.status)).map((s) => s.stream));
+    const polledHere = new Set(summary.streams.map((s) => s.stream));
+    logger.info(`${service} streams polled`, {
+      exitCode: summary.exitCode,
+      streams: summary.streams.map((s) => ({
+        stream: s.stream,
+        status: s.status,
+        items: s.items,
+        newItems: s.newItems,
+      })),
+      alreadyPolled: messages.length - todo.length,
+      // Not in the config any more (changed since the dispatch), or not reached within the budget.
+      notPolled: streams.filter((s) => !polledHere.has(s)),
+      sent: summary.delivery.sent,
+      retrying: summary.delivery.retrying,
+      dead: summary.delivery.dead,
+    });
+    const firstError = summary.streams.find((s) => s.error && FAILED_STATUSES.has(s.status))?.error;
+    // Failures of the whole invocation, not of a stream: the function's error alarm must hear of
+    // them. Every message is offered again, and those whose stream was polled are then deleted
+    // unpolled (see "Already polled").
+    if (summary.exitCode === 3)
+      throw new Error(`the upstream rejected the credentials: ${firstError?.message ?? ''}`);
+    const destination = summary.delivery.destinations.find((d) => d.status === 'failed');
+    if (destination) throw new Error(`poll ${kind}: the delivery pass failed for ${destination.destination}`);
+
+    for (const m of todo) if (failed.has(m.stream)) failures.push({ itemIdentifier: m.messageId });
+    if (failed.size > 0)
+      logger.warn(`${service}: ${failed.size} streams failed; SQS offers their messages again`, {
+        streams: [...failed],
+        error: firstError?.message,
+      });
+    return { batchItemFailures: failures };
+  };
+}
