@@ -5,7 +5,9 @@
  * `npm start` call it with their own logger and console.
  *
  * The hops an alert takes, and the file that does each:
- * 1. a cycle runs each configured stream in turn, then a delivery pass: poll/cycle.ts
+ * 1. a dispatcher hands the streams out, longest waiting first, to workers that each run a cycle
+ *    over theirs, then a delivery pass: poll/dispatch.ts, poll/cycle.ts (functions/dispatch.ts,
+ *    functions/worker.ts)
  * 2. a stream takes its lease, knows where its walk stands, and pages: poll/stream.ts, poll/walk.ts
  *    (its request: poll/streams.ts; the upstream: upstream/client.ts)
  * 3. each item of a page gets the password policy, is cut to fit, and routed: poll/page.ts,
