@@ -153,6 +153,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   // Real time, whatever clock the rest runs on: slots are shared with other processes.
   const governor = new DynamoRateGovernor(dynamo, env.tableName, systemClock, {
     rates: options.rates ?? config.upstream,
+    searching: (config.sources.credentials?.domains.length ?? 0) > 0,
     onRequest: options.onDynamoRequest,
   });
   const quota = new QuotaGate(new QuotaStore(dynamo, env.tableName), clock);

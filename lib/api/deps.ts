@@ -67,9 +67,9 @@ export async function createApiDeps(
     );
   }
   const dynamo = createDynamoClient({ endpoint: env.dynamodbEndpoint });
-  // The API takes its turns from the shared governor, ahead of the pollers (interactive), at the
-  // rates the pollers stored: it has no config of its own.
-  const governor = new DynamoRateGovernor(dynamo, env.tableName, systemClock, { priority: true });
+  // The API takes its turns from the shared governor (one booking at a time per run keeps its wait
+  // short), at the rates the pollers stored: it has no config of its own.
+  const governor = new DynamoRateGovernor(dynamo, env.tableName, systemClock);
   const upstream = createUpstreamClient(env, secrets, {
     logger,
     clock,

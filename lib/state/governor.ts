@@ -4,27 +4,33 @@
  * within the organization's rate tiers: `requestsPerSecond` for every endpoint, and
  * `searchRequestsPerSecond` for the global searches (endpoints 9 and 11), which count in both.
  *
- * How. One item, `governor` / `rate`, holds the time of the last slot booked in each tier. A
- * request books the next free slot with one conditional UpdateItem: its slot `c` is at least one
- * interval after the last booked slot of its tiers (`basicAt <= c - interval`), and never in the
- * past. Every slot is thus at least one interval after the one before, in every tier, whoever
- * booked it; the request then waits for its slot and is sent. The interval is paced at 90% of the
- * rate, so network jitter cannot push two requests into one window: at most `rate` requests fall
- * in any sliding second. When a booking loses a race (another run booked meanwhile), the item is
- * read and the booking tried again; a run that keeps losing races reads before it books.
+ * Two lanes. A global search takes a turn in the search lane only; every other request in the
+ * basic lane, whose rate is `requestsPerSecond` less `searchRequestsPerSecond` when the deployment
+ * searches at all (a search rate above half the whole is held to half, so both lanes can run). The two lanes together never exceed `requestsPerSecond`, and the search lane
+ * alone never exceeds `searchRequestsPerSecond`, without a request ever touching both: one write a
+ * request. (A deployment without credential domains gives its basic lane the whole rate.)
  *
- * Priority. A poller never books more than about one interval ahead of now: with a backlog in
- * front, it waits and books later. So an interactive call (the API, `assets toggle`) finds the
- * next slot at most about one interval away instead of behind every poller's queue.
+ * A turn. Each lane is one number in one item: the time of the last slot booked. A request books
+ * the next slot with one UpdateItem that adds the lane's interval (`SET at = at + :i`, on condition
+ * that the lane is busy, `at >= now - i`), and waits for the slot the update returns. No two runs
+ * can get the same slot, and slots are an interval apart, whoever booked them. An idle lane (its
+ * last slot more than an interval ago) is restarted at now with a conditional set instead. The
+ * interval is paced at 90% of the rate.
  *
- * After a 429 the shared rate halves for a minute, for every run (`slowDown`).
+ * Why that holds in every sliding second: R+1 consecutive slots span R intervals, 1000/0.9 =
+ * 1,111 ms, so a request sent up to 111 ms after its slot cannot crowd R+1 requests into one
+ * second. A run that finds itself later than LATE_MS past its slot (a busy event loop) does not
+ * send: it books again (its spoiled slot stays unused), so the margin is kept for network jitter.
  *
- * The rates: pollers write the configured `upstream` rates into the item with every booking; the
- * API and the CLI use the rates stored there, and the defaults before any poller ran.
+ * Priority. Each run holds at most one booking at a time (it books, waits, sends, then books
+ * again), so an interactive call (the API, `assets toggle`) waits behind at most one slot per
+ * running poller.
  *
- * Clocks: slots are real times (the governor is given the system clock, whatever clock the rest
- * of a run uses), on each run's own machine. Lambda clocks agree within milliseconds; a run
- * on a machine whose clock is far ahead can crowd others, never itself.
+ * After a 429 the shared rate halves for a minute, for every run (`slowDown`). The rates: pollers
+ * write the configured `upstream` rates into the item with every booking; the API and the CLI use
+ * the rates stored there, and the defaults before any poller ran. Slots are real times (the
+ * governor runs on the system clock, whatever clock the rest of a run uses), on each run's own
+ * machine: Lambda clocks agree within milliseconds.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
@@ -40,38 +46,40 @@ export interface UpstreamRates {
 
 /** The organization's tiers when nothing says otherwise (upstream-facts.md). */
 export const DEFAULT_RATES: UpstreamRates = { requestsPerSecond: 4, searchRequestsPerSecond: 1 };
-/** Pace at this share of the rate: the margin that keeps jitter from pushing two requests into a second. */
+/** Pace at this share of the rate: the margin that keeps jitter from crowding a second. */
 export const PACE_SHARE = 0.9;
+/** A request later than this past its slot is not sent; it books again (see above). */
+export const LATE_MS = 80;
 /** After a 429, the shared rate is divided by this for SLOW_MS. */
 export const SLOW_FACTOR = 2;
 export const SLOW_MS = 60_000;
-/** A run that lost a booking race this recently reads the item before it books. */
-const CONTENDED_MS = 30_000;
 
 const KEY = { pk: 'governor', sk: 'rate' };
+const LANE: Record<RateTier, 'basicAt' | 'searchAt'> = { basic: 'basicAt', search: 'searchAt' };
 
-interface Booked {
-  basicAt?: number;
-  searchAt?: number;
+interface Known {
   slowUntil?: number;
   rates?: UpstreamRates;
+  searching?: boolean;
 }
 
 export interface GovernorOptions {
   /** A poller's configured rates, written into the table with each booking. Others read them. */
   rates?: UpstreamRates;
-  /** Interactive callers (the API, the CLI's toggle) book the next slot whatever the backlog. */
-  priority?: boolean;
+  /**
+   * Whether this deployment makes global searches (credential domains are configured): then the
+   * basic lane leaves the search rate to the search lane. Written with the rates; others read it.
+   */
+  searching?: boolean;
   /** Counts DynamoDB requests (benchmarks). */
   onRequest?: (operation: string) => void;
 }
 
 export class DynamoRateGovernor implements RateGovernor {
-  private known: Booked = {};
+  private known: Known = {};
   private loaded = false;
-  private contendedAt = Number.NEGATIVE_INFINITY;
   /** Upstream requests that took a turn, and DynamoDB requests made for them (the bench's figure). */
-  readonly stats = { turns: 0, reads: 0, writes: 0, failedWrites: 0 };
+  readonly stats = { turns: 0, reads: 0, writes: 0, failedWrites: 0, late: 0 };
 
   constructor(
     private readonly client: DynamoDBClient,
@@ -89,36 +97,17 @@ export class DynamoRateGovernor implements RateGovernor {
   async take(tier: RateTier, options: { deadline?: number; signal?: AbortSignal } = {}): Promise<void> {
     this.stats.turns += 1;
     const deadline = options.deadline ?? Number.POSITIVE_INFINITY;
-    // A run that does not set the rates learns them (and the queue) before its first booking.
-    if ((!this.loaded && !this.options.rates) || this.clock.now() - this.contendedAt < CONTENDED_MS)
-      await this.read();
+    // A run that does not set the rates learns them before its first booking.
+    if (!this.loaded && !this.options.rates) await this.read();
     for (;;) {
       const now = this.clock.now();
-      const { basic, search } = this.intervals(now);
-      const slot = Math.max(
-        now,
-        (this.known.basicAt ?? Number.NEGATIVE_INFINITY) + basic,
-        tier === 'search' ? (this.known.searchAt ?? Number.NEGATIVE_INFINITY) + search : now,
-      );
-      if (slot > deadline) {
-        throw new UpstreamError(
-          'rate_limited',
-          'the shared upstream rate has no free turn before the time budget ends',
-          { retryAfterMs: slot - now },
-        );
-      }
-      // A poller leaves the queue short: it books at most about one interval ahead.
-      if (!this.options.priority && slot - now > basic) {
-        await this.clock.sleep(slot - now - basic, options.signal);
-        await this.read();
-        continue;
-      }
-      if (await this.book(tier, slot, basic, search)) {
-        await this.clock.sleep(slot - this.clock.now(), options.signal);
-        return;
-      }
-      this.contendedAt = this.clock.now();
-      await this.read();
+      if (now > deadline) throw tooLate(0);
+      const slot = await this.book(tier, now, this.interval(tier, now));
+      if (slot > deadline) throw tooLate(slot - now);
+      await this.clock.sleep(slot - this.clock.now(), options.signal);
+      if (this.clock.now() - slot <= LATE_MS) return;
+      // Too late to keep the margin: that slot goes unused, and this request books another.
+      this.stats.late += 1;
     }
   }
 
@@ -143,30 +132,53 @@ export class DynamoRateGovernor implements RateGovernor {
       });
   }
 
-  /** The spacing of each tier's slots now, in ms. */
-  private intervals(now: number): { basic: number; search: number } {
-    const rates = this.rates();
+  /** The spacing of a lane's slots now, in ms (see the module comment for the basic lane's share). */
+  private interval(tier: RateTier, now: number): number {
+    const { requestsPerSecond: all, searchRequestsPerSecond: searches } = this.rates();
+    const searching = this.options.searching ?? this.known.searching ?? true;
+    // The lanes add up to the whole rate; a search rate above half of it is held to half.
+    const search = Math.min(searches, all / 2);
+    const rate = tier === 'search' ? search : searching ? all - search : all;
     const slow = (this.known.slowUntil ?? 0) > now ? SLOW_FACTOR : 1;
-    return {
-      basic: (1000 / (rates.requestsPerSecond * PACE_SHARE)) * slow,
-      search: (1000 / (rates.searchRequestsPerSecond * PACE_SHARE)) * slow,
-    };
+    return (1000 / (rate * PACE_SHARE)) * slow;
   }
 
-  /** Books `slot` in the basic tier (and the search tier); false when another run booked first. */
-  private async book(tier: RateTier, slot: number, basic: number, search: number): Promise<boolean> {
-    const sets = ['basicAt = :c'];
-    const conditions = ['(attribute_not_exists(basicAt) OR basicAt <= :cb)'];
-    const values: Record<string, unknown> = { ':c': slot, ':cb': slot - basic };
-    if (tier === 'search') {
-      sets.push('searchAt = :c');
-      conditions.push('(attribute_not_exists(searchAt) OR searchAt <= :cs)');
-      values[':cs'] = slot - search;
+  /** Books the lane's next slot: one write while the lane is busy, two when it restarts after idling. */
+  private async book(tier: RateTier, now: number, interval: number): Promise<number> {
+    const lane = LANE[tier];
+    for (;;) {
+      // Busy: the next slot after the last one booked.
+      const busy = await this.update(`SET ${lane} = ${lane} + :i`, `${lane} >= :floor`, {
+        ':i': interval,
+        ':floor': now - interval,
+      });
+      if (busy) return busy[lane] as number;
+      // Idle (or never used): start again at now, unless another run just did.
+      const idle = await this.update(
+        `SET ${lane} = :now`,
+        `attribute_not_exists(${lane}) OR ${lane} < :floor`,
+        {
+          ':now': now,
+          ':floor': now - interval,
+        },
+      );
+      if (idle) return now;
     }
+  }
+
+  /** One conditional UpdateItem (with the rates when this run sets them); the item after it, or undefined. */
+  private async update(
+    expression: string,
+    condition: string,
+    values: Record<string, unknown>,
+  ): Promise<Record<string, unknown> | undefined> {
+    const sets = [expression];
+    const all = { ...values };
     if (this.options.rates) {
-      sets.push('rps = :rps', 'srps = :srps');
-      values[':rps'] = this.options.rates.requestsPerSecond;
-      values[':srps'] = this.options.rates.searchRequestsPerSecond;
+      sets.push('rps = :rps', 'srps = :srps', 'searching = :s');
+      all[':rps'] = this.options.rates.requestsPerSecond;
+      all[':srps'] = this.options.rates.searchRequestsPerSecond;
+      all[':s'] = this.options.searching ?? true;
     }
     this.options.onRequest?.('UpdateItem');
     this.stats.writes += 1;
@@ -175,22 +187,23 @@ export class DynamoRateGovernor implements RateGovernor {
         new UpdateItemCommand({
           TableName: this.tableName,
           Key: marshall(KEY),
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: conditions.join(' AND '),
-          ExpressionAttributeValues: marshall(values),
+          UpdateExpression: sets.join(', '),
+          ConditionExpression: condition,
+          ExpressionAttributeValues: marshall(all),
           ReturnValues: 'ALL_NEW',
         }),
       );
-      this.remember(out.Attributes ? unmarshall(out.Attributes) : {});
-      return true;
+      const item = out.Attributes ? unmarshall(out.Attributes) : {};
+      this.remember(item);
+      return item;
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       this.stats.failedWrites += 1;
-      return false;
+      return undefined;
     }
   }
 
-  /** Reads the item (consistent): the slots others booked, the slowdown, the stored rates. */
+  /** Reads the item (consistent): the stored rates and the slowdown. */
   private async read(): Promise<void> {
     this.options.onRequest?.('GetItem');
     this.stats.reads += 1;
@@ -206,12 +219,21 @@ export class DynamoRateGovernor implements RateGovernor {
     const rps = num(item.rps);
     const srps = num(item.srps);
     this.known = {
-      basicAt: num(item.basicAt),
-      searchAt: num(item.searchAt),
       slowUntil: num(item.slowUntil),
+      ...(typeof item.searching === 'boolean' ? { searching: item.searching } : {}),
       ...(rps && srps && rps > 0 && srps > 0
         ? { rates: { requestsPerSecond: rps, searchRequestsPerSecond: srps } }
         : {}),
     };
   }
+}
+
+function tooLate(waitMs: number): UpstreamError {
+  return new UpstreamError(
+    'rate_limited',
+    'the shared upstream rate has no free turn before the time budget ends',
+    {
+      retryAfterMs: waitMs,
+    },
+  );
 }
