@@ -11,13 +11,20 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { API_MEMORY_MB, POLLER_MEMORY_MB } from '../../infra/function.ts';
+import { API_MEMORY_MB, DISPATCHER_MEMORY_MB, POLLER_MEMORY_MB } from '../../infra/function.ts';
 import { bundleLikeLambda } from './bundle.ts';
 import { asLambda, ROOT, startEmulatorProcess } from './procs.ts';
 import { type Figure, figure } from './report.ts';
 import { median, round } from './stats.ts';
 
-export const FUNCTIONS = ['poll-events', 'poll-credentials', 'api'] as const;
+/** The functions the stack deploys (infra/stack.ts): per kind a worker and a dispatcher, and the API. */
+export const FUNCTIONS = [
+  'work-events',
+  'work-credentials',
+  'dispatch-events',
+  'dispatch-credentials',
+  'api',
+] as const;
 const RUNS = 10;
 const MAX_BUNDLE_KB = 150;
 const MAX_INIT_MS = 150;
@@ -91,6 +98,8 @@ export async function measureColdStart(): Promise<{ figures: Figure[]; raw: unkn
       SECRETS_FILE: secretsFile,
       ALERTS_CONFIG: configFile,
       LOG_LEVEL: 'info',
+      // The dispatchers' queue (never reached during init).
+      STREAM_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/exposure-alerts-streams',
     };
     const figures: Figure[] = [];
     const raw: Record<string, unknown> = {};
@@ -112,7 +121,12 @@ export async function measureColdStart(): Promise<{ figures: Figure[]; raw: unkn
       const bundle = join(dir, `${name}.mjs`);
       const bytes = await bundleLikeLambda(join(ROOT, 'functions', `${name}.ts`), bundle);
       const runs: InitTiming[] = [];
-      const memory = name === 'api' ? API_MEMORY_MB : POLLER_MEMORY_MB;
+      const memory =
+        name === 'api'
+          ? API_MEMORY_MB
+          : name.startsWith('dispatch')
+            ? DISPATCHER_MEMORY_MB
+            : POLLER_MEMORY_MB;
       for (let i = 0; i < RUNS; i++) runs.push(await runOnce(bundle, env, memory));
       const sinceStart = median(runs.map((r) => r.sinceProcessStartMs));
       const init = median(runs.map((r) => r.importMs));
