@@ -15,7 +15,9 @@
  * that the lane is busy, `at >= now - i`), and waits for the slot the update returns. No two runs
  * can get the same slot, and slots are an interval apart, whoever booked them. An idle lane (its
  * last slot more than an interval ago) is restarted at now with a conditional set instead. The
- * interval is paced at 90% of the rate.
+ * interval is paced at 90% of the rate. A run books no slot past its deadline (the busy update is
+ * also conditional on the next slot coming by then): a slot booked and left unused would push
+ * every later turn out, and runs short of time, one after another, would starve the lane.
  *
  * Why that holds in every sliding second: R+1 consecutive slots span R intervals, 1000/0.9 =
  * 1,111 ms, so a request sent up to 111 ms after its slot cannot crowd R+1 requests into one
@@ -102,7 +104,7 @@ export class DynamoRateGovernor implements RateGovernor {
     for (;;) {
       const now = this.clock.now();
       if (now > deadline) throw tooLate(0);
-      const slot = await this.book(tier, now, this.interval(tier, now));
+      const slot = await this.book(tier, now, this.interval(tier, now), deadline);
       if (slot > deadline) throw tooLate(slot - now);
       await this.clock.sleep(slot - this.clock.now(), options.signal);
       if (this.clock.now() - slot <= LATE_MS) return;
@@ -143,15 +145,23 @@ export class DynamoRateGovernor implements RateGovernor {
     return (1000 / (rate * PACE_SHARE)) * slow;
   }
 
-  /** Books the lane's next slot: one write while the lane is busy, two when it restarts after idling. */
-  private async book(tier: RateTier, now: number, interval: number): Promise<number> {
+  /**
+   * Books the lane's next slot: one write while the lane is busy, two when it restarts after idling.
+   * Never a slot past `deadline`: a booking the run could not use would still move the lane on, so
+   * runs short of time would push every later run's turns out (and, run after run, starve the
+   * lane). When the next free slot is past the deadline, nothing is booked and that slot is
+   * returned, for the caller to refuse.
+   */
+  private async book(tier: RateTier, now: number, interval: number, deadline: number): Promise<number> {
     const lane = LANE[tier];
+    const bounded = Number.isFinite(deadline);
     for (;;) {
-      // Busy: the next slot after the last one booked.
-      const busy = await this.update(`SET ${lane} = ${lane} + :i`, `${lane} >= :floor`, {
-        ':i': interval,
-        ':floor': now - interval,
-      });
+      // Busy: the next slot after the last one booked, if it comes by the deadline.
+      const busy = await this.update(
+        `SET ${lane} = ${lane} + :i`,
+        `${lane} >= :floor${bounded ? ` AND ${lane} <= :last` : ''}`,
+        { ':i': interval, ':floor': now - interval, ...(bounded ? { ':last': deadline - interval } : {}) },
+      );
       if (busy) return busy[lane] as number;
       // Idle (or never used): start again at now, unless another run just did.
       const idle = await this.update(
@@ -163,6 +173,11 @@ export class DynamoRateGovernor implements RateGovernor {
         },
       );
       if (idle) return now;
+      // Both refused: the lane is busy past the deadline, or another run restarted it meanwhile.
+      if (bounded) {
+        const last = await this.laneAt(lane);
+        if (last !== undefined && last + interval > deadline) return last + interval;
+      }
     }
   }
 
@@ -204,13 +219,21 @@ export class DynamoRateGovernor implements RateGovernor {
   }
 
   /** Reads the item (consistent): the stored rates and the slowdown. */
-  private async read(): Promise<void> {
+  private async read(): Promise<Record<string, unknown>> {
     this.options.onRequest?.('GetItem');
     this.stats.reads += 1;
     const out = await this.client.send(
       new GetItemCommand({ TableName: this.tableName, Key: marshall(KEY), ConsistentRead: true }),
     );
-    this.remember(out.Item ? unmarshall(out.Item) : {});
+    const item = out.Item ? unmarshall(out.Item) : {};
+    this.remember(item);
+    return item;
+  }
+
+  /** The lane's last booked slot, read (only when a booking was refused for the deadline). */
+  private async laneAt(lane: 'basicAt' | 'searchAt'): Promise<number | undefined> {
+    const at = (await this.read())[lane];
+    return typeof at === 'number' ? at : undefined;
   }
 
   private remember(item: Record<string, unknown>): void {

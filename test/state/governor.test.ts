@@ -1,0 +1,155 @@
+/**
+ * The shared rate governor (lib/state/governor.ts) on real dynalite, with several governors (each
+ * its own DynamoDB client, as separate processes have) on one table: slots an interval apart
+ * whoever books them, a turn that cannot come before its deadline booking nothing, the rates a
+ * poller stores reaching a run without its own, and the slowdown after a 429.
+ */
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../lib/clock.ts';
+import { DynamoRateGovernor, PACE_SHARE, SLOW_FACTOR, type UpstreamRates } from '../../lib/state/governor.ts';
+import { marshall, unmarshall } from '../../lib/state/marshall.ts';
+import { createDynamoClient } from '../../lib/state/table.ts';
+import { UpstreamError } from '../../lib/upstream/errors.ts';
+import { useDynalite } from '../helpers/dynamo.ts';
+
+const db = useDynalite();
+
+/** A governor with a DynamoDB client of its own. */
+function governor(table: string, rates?: UpstreamRates, searching = true) {
+  const client = createDynamoClient({ endpoint: db.endpoint });
+  const g = new DynamoRateGovernor(client, table, systemClock, {
+    ...(rates ? { rates } : {}),
+    searching,
+  });
+  return { g, close: () => client.destroy() };
+}
+
+async function lanes(table: string): Promise<Record<string, unknown>> {
+  const out = await db.client.send(
+    new GetItemCommand({
+      TableName: table,
+      Key: marshall({ pk: 'governor', sk: 'rate' }),
+      ConsistentRead: true,
+    }),
+  );
+  return out.Item ? unmarshall(out.Item) : {};
+}
+
+/** The most of `times` (ms) in any sliding window of `windowMs`. */
+function mostInWindow(times: number[], windowMs = 1000): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  let first = 0;
+  for (let last = 0; last < sorted.length; last++) {
+    while ((sorted[last] as number) - (sorted[first] as number) >= windowMs) first++;
+    most = Math.max(most, last - first + 1);
+  }
+  return most;
+}
+
+describe('the shared rate governor', () => {
+  it('three governors taking turns at once: never more than the rate in any sliding second, one write a turn on a busy lane', async () => {
+    const table = await db.table();
+    const rates = { requestsPerSecond: 20, searchRequestsPerSecond: 5 };
+    const runs = [governor(table, rates), governor(table, rates), governor(table, rates)];
+    const sent: { tier: string; at: number }[] = [];
+    try {
+      await Promise.all(
+        runs.flatMap(({ g }) =>
+          (['basic', 'search'] as const).map(async (tier) => {
+            for (let i = 0; i < (tier === 'basic' ? 12 : 3); i++) {
+              await g.take(tier, {});
+              sent.push({ tier, at: Date.now() });
+            }
+          }),
+        ),
+      );
+    } finally {
+      for (const r of runs) r.close();
+    }
+    const at = (tier?: string) => sent.filter((s) => !tier || s.tier === tier).map((s) => s.at);
+    expect(sent).toHaveLength(45);
+    expect(mostInWindow(at())).toBeLessThanOrEqual(20);
+    expect(mostInWindow(at('search'))).toBeLessThanOrEqual(5);
+    const stats = runs.map((r) => r.g.stats);
+    const sum = (key: 'turns' | 'writes' | 'reads' | 'failedWrites') => stats.reduce((n, s) => n + s[key], 0);
+    expect(sum('turns')).toBe(45);
+    expect(sum('reads')).toBe(0);
+    // A busy lane costs one write a turn; only a lane's (re)start can lose a race, once per run.
+    expect(sum('writes') - sum('failedWrites')).toBe(45 + stats.reduce((n, s) => n + s.late, 0));
+  });
+
+  it('a turn that cannot come before its deadline is refused and books nothing, so it pushes no later turn out', async () => {
+    const table = await db.table();
+    const rates = { requestsPerSecond: 10, searchRequestsPerSecond: 2 };
+    const busy = governor(table, rates);
+    const short = governor(table, rates);
+    try {
+      // Fill the search lane two slots ahead (2/s at 90%: 556 ms apart).
+      const filling = Array.from({ length: 3 }, () => busy.g.take('search', {}));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const before = (await lanes(table)).searchAt as number;
+      for (let i = 0; i < 10; i++) {
+        const refused = await short.g.take('search', { deadline: Date.now() + 200 }).catch((e: unknown) => e);
+        expect(refused).toBeInstanceOf(UpstreamError);
+        expect((refused as UpstreamError).code).toBe('rate_limited');
+        expect((refused as UpstreamError).retryAfterMs).toBeGreaterThan(200);
+      }
+      expect((await lanes(table)).searchAt).toBe(before);
+      // The next turn is the one right after the lane's last booked slot, not ten slots later.
+      const interval = 1000 / (2 * PACE_SHARE);
+      await short.g.take('search', {});
+      expect((await lanes(table)).searchAt).toBeCloseTo(before + interval, 2);
+      await Promise.all(filling);
+    } finally {
+      busy.close();
+      short.close();
+    }
+  });
+
+  it('a run without rates of its own (the API) uses the ones a poller stored, after one read', async () => {
+    const table = await db.table();
+    const poller = governor(table, { requestsPerSecond: 10, searchRequestsPerSecond: 2 });
+    const api = governor(table);
+    try {
+      await poller.g.take('basic', {});
+      const first = (await lanes(table)).basicAt as number;
+      await api.g.take('basic', {});
+      await api.g.take('basic', {});
+      expect(api.g.rates()).toEqual({ requestsPerSecond: 10, searchRequestsPerSecond: 2 });
+      expect(api.g.stats.reads).toBe(1);
+      // Two slots after the poller's, each 1000 / ((10 - 2) * 0.9) ms on: the poller's rates, not
+      // the defaults (4 and 1: 370 ms).
+      expect((await lanes(table)).basicAt as number).toBeCloseTo(first + 2 * (1000 / (8 * PACE_SHARE)), 2);
+      expect(api.g.stats.writes).toBe(2);
+    } finally {
+      poller.close();
+      api.close();
+    }
+  });
+
+  it('after a 429 every run paces at half the rate: the slowdown is shared through the table', async () => {
+    const table = await db.table();
+    const rates = { requestsPerSecond: 10, searchRequestsPerSecond: 2 };
+    const a = governor(table, rates);
+    const b = governor(table, rates);
+    try {
+      await a.g.take('basic', {});
+      await a.g.take('basic', {});
+      const start = (await lanes(table)).basicAt as number;
+      await a.g.slowDown();
+      // b has not seen the slowdown yet: its booking returns the item, slowdown included.
+      await b.g.take('basic', {});
+      const normal = 1000 / (8 * PACE_SHARE);
+      const afterB = (await lanes(table)).basicAt as number;
+      expect(afterB - start).toBeCloseTo(normal, 2);
+      await b.g.take('basic', {});
+      const slowed = (await lanes(table)).basicAt as number;
+      expect(slowed - afterB).toBeCloseTo(normal * SLOW_FACTOR, 2);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+});
