@@ -6,18 +6,21 @@
  *
  * Two lanes. A global search takes a turn in the search lane only; every other request in the
  * basic lane, whose rate is `requestsPerSecond` less `searchRequestsPerSecond` when the deployment
- * searches at all (a search rate above half the whole is held to half, so both lanes can run). The two lanes together never exceed `requestsPerSecond`, and the search lane
- * alone never exceeds `searchRequestsPerSecond`, without a request ever touching both: one write a
- * request. (A deployment without credential domains gives its basic lane the whole rate.)
+ * searches at all (a search rate above half the whole is held to half, so both lanes can run). The
+ * two lanes together never exceed `requestsPerSecond`, and the search lane alone never exceeds
+ * `searchRequestsPerSecond`, without a request ever touching both: one write a request. (A
+ * deployment without credential domains gives its basic lane the whole rate.)
  *
  * A turn. Each lane is one number in one item: the time of the last slot booked. A request books
  * the next slot with one UpdateItem that adds the lane's interval (`SET at = at + :i`, on condition
  * that the lane is busy, `at >= now - i`), and waits for the slot the update returns. No two runs
  * can get the same slot, and slots are an interval apart, whoever booked them. An idle lane (its
- * last slot more than an interval ago) is restarted at now with a conditional set instead. The
- * interval is paced at 90% of the rate. A run books no slot past its deadline (the busy update is
- * also conditional on the next slot coming by then): a slot booked and left unused would push
- * every later turn out, and runs short of time, one after another, would starve the lane.
+ * last slot more than an interval ago) is restarted at now with a conditional set instead. A run
+ * tries first whichever of the two the lane called for when it last saw it, so a busy lane and an
+ * idle one both cost one write a turn, but for lost races. The interval is paced at 90% of the
+ * rate. A run books no slot past its deadline (the busy update is also conditional on the next
+ * slot coming by then): a slot booked and left unused would push every later turn out, and runs
+ * short of time, one after another, would starve the lane.
  *
  * Why that holds in every sliding second: R+1 consecutive slots span R intervals, 1000/0.9 =
  * 1,111 ms, so a request sent up to 111 ms after its slot cannot crowd R+1 requests into one
@@ -79,6 +82,8 @@ export interface GovernorOptions {
 
 export class DynamoRateGovernor implements RateGovernor {
   private known: Known = {};
+  /** Each lane's last booked slot, as this run last saw it: which booking to try first. */
+  private seen: Partial<Record<'basicAt' | 'searchAt', number>> = {};
   private loaded = false;
   /** Upstream requests that took a turn, and DynamoDB requests made for them (the bench's figure). */
   readonly stats = { turns: 0, reads: 0, writes: 0, failedWrites: 0, late: 0 };
@@ -146,7 +151,9 @@ export class DynamoRateGovernor implements RateGovernor {
   }
 
   /**
-   * Books the lane's next slot: one write while the lane is busy, two when it restarts after idling.
+   * Books the lane's next slot with one write: the busy booking, or the restart of an idle lane,
+   * whichever the lane looked like when this run last saw it (a lane this run has not seen is
+   * taken for idle); the other one after a refusal (two writes, as when a race was lost).
    * Never a slot past `deadline`: a booking the run could not use would still move the lane on, so
    * runs short of time would push every later run's turns out (and, run after run, starve the
    * lane). When the next free slot is past the deadline, nothing is booked and that slot is
@@ -155,29 +162,38 @@ export class DynamoRateGovernor implements RateGovernor {
   private async book(tier: RateTier, now: number, interval: number, deadline: number): Promise<number> {
     const lane = LANE[tier];
     const bounded = Number.isFinite(deadline);
+    const floor = now - interval;
+    // Busy: the next slot after the last one booked, if it comes by the deadline.
+    const busy = async () =>
+      (
+        await this.update(
+          `SET ${lane} = ${lane} + :i`,
+          `${lane} >= :floor${bounded ? ` AND ${lane} <= :last` : ''}`,
+          {
+            ':i': interval,
+            ':floor': floor,
+            ...(bounded ? { ':last': deadline - interval } : {}),
+          },
+        )
+      )?.[lane] as number | undefined;
+    // Idle (or never used): start again at now, unless another run just did.
+    const restart = async () =>
+      (await this.update(`SET ${lane} = :now`, `attribute_not_exists(${lane}) OR ${lane} < :floor`, {
+        ':now': now,
+        ':floor': floor,
+      }))
+        ? now
+        : undefined;
+    let idleFirst = (this.seen[lane] ?? Number.NEGATIVE_INFINITY) < floor;
     for (;;) {
-      // Busy: the next slot after the last one booked, if it comes by the deadline.
-      const busy = await this.update(
-        `SET ${lane} = ${lane} + :i`,
-        `${lane} >= :floor${bounded ? ` AND ${lane} <= :last` : ''}`,
-        { ':i': interval, ':floor': now - interval, ...(bounded ? { ':last': deadline - interval } : {}) },
-      );
-      if (busy) return busy[lane] as number;
-      // Idle (or never used): start again at now, unless another run just did.
-      const idle = await this.update(
-        `SET ${lane} = :now`,
-        `attribute_not_exists(${lane}) OR ${lane} < :floor`,
-        {
-          ':now': now,
-          ':floor': now - interval,
-        },
-      );
-      if (idle) return now;
+      const slot = (await (idleFirst ? restart() : busy())) ?? (await (idleFirst ? busy() : restart()));
+      if (slot !== undefined) return slot;
       // Both refused: the lane is busy past the deadline, or another run restarted it meanwhile.
       if (bounded) {
         const last = await this.laneAt(lane);
         if (last !== undefined && last + interval > deadline) return last + interval;
       }
+      idleFirst = false;
     }
   }
 
@@ -239,6 +255,10 @@ export class DynamoRateGovernor implements RateGovernor {
   private remember(item: Record<string, unknown>): void {
     this.loaded = true;
     const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+    for (const lane of Object.values(LANE)) {
+      const at = num(item[lane]);
+      if (at !== undefined) this.seen[lane] = at;
+    }
     const rps = num(item.rps);
     const srps = num(item.srps);
     this.known = {

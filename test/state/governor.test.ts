@@ -80,6 +80,24 @@ describe('the shared rate governor', () => {
     expect(sum('writes') - sum('failedWrites')).toBe(45 + stats.reduce((n, s) => n + s.late, 0));
   });
 
+  it('one write a turn, on an idle lane as on a busy one', async () => {
+    const table = await db.table();
+    const run = governor(table, { requestsPerSecond: 20, searchRequestsPerSecond: 5 });
+    try {
+      // Idle: each turn a while after the last (the lane restarts at now).
+      for (let i = 0; i < 4; i++) {
+        await run.g.take('basic', {});
+        await new Promise((resolve) => setTimeout(resolve, 150));
+      }
+      expect(run.g.stats).toMatchObject({ turns: 4, writes: 4, failedWrites: 0, reads: 0 });
+      // Busy: turns back to back (each the lane's next slot).
+      for (let i = 0; i < 6; i++) await run.g.take('basic', {});
+      expect(run.g.stats).toMatchObject({ turns: 10, writes: 10 + run.g.stats.late, failedWrites: 0 });
+    } finally {
+      run.close();
+    }
+  });
+
   it('a turn that cannot come before its deadline is refused and books nothing, so it pushes no later turn out', async () => {
     const table = await db.table();
     const rates = { requestsPerSecond: 10, searchRequestsPerSecond: 2 };
