@@ -16,8 +16,9 @@
  * that the lane is busy, `at >= now - i`), and waits for the slot the update returns. No two runs
  * can get the same slot, and slots are an interval apart, whoever booked them. An idle lane (its
  * last slot more than an interval ago) is restarted at now with a conditional set instead. A run
- * tries first whichever of the two the lane called for when it last saw it, so a busy lane and an
- * idle one both cost one write a turn, but for lost races. The interval is paced at 90% of the
+ * tries first the busy booking if that worked last time or the lane looked busy, else the
+ * restart, so a busy lane and an idle one both cost one write a turn, but when the lane changes
+ * between the two. The interval is paced at 90% of the
  * rate. A run books no slot past its deadline (the busy update is also conditional on the next
  * slot coming by then): a slot booked and left unused would push every later turn out, and runs
  * short of time, one after another, would starve the lane.
@@ -84,6 +85,8 @@ export class DynamoRateGovernor implements RateGovernor {
   private known: Known = {};
   /** Each lane's last booked slot, as this run last saw it: which booking to try first. */
   private seen: Partial<Record<'basicAt' | 'searchAt', number>> = {};
+  /** How this run booked each lane last time: a lane shared with busy runs stays busy. */
+  private booked: Partial<Record<'basicAt' | 'searchAt', 'busy' | 'idle'>> = {};
   private loaded = false;
   /** Upstream requests that took a turn, and DynamoDB requests made for them (the bench's figure). */
   readonly stats = { turns: 0, reads: 0, writes: 0, failedWrites: 0, late: 0 };
@@ -151,9 +154,10 @@ export class DynamoRateGovernor implements RateGovernor {
   }
 
   /**
-   * Books the lane's next slot with one write: the busy booking, or the restart of an idle lane,
-   * whichever the lane looked like when this run last saw it (a lane this run has not seen is
-   * taken for idle); the other one after a refusal (two writes, as when a race was lost).
+   * Books the lane's next slot with one write: the busy booking when it worked for this run last
+   * time (its own last slot says little on a lane other runs book too) or the lane was busy when
+   * this run last saw it, else the restart of an idle lane (a lane never seen is taken for idle);
+   * the other one after a refusal (two writes, as when a race was lost).
    * Never a slot past `deadline`: a booking the run could not use would still move the lane on, so
    * runs short of time would push every later run's turns out (and, run after run, starve the
    * lane). When the next free slot is past the deadline, nothing is booked and that slot is
@@ -184,14 +188,18 @@ export class DynamoRateGovernor implements RateGovernor {
       }))
         ? now
         : undefined;
-    let idleFirst = (this.seen[lane] ?? Number.NEGATIVE_INFINITY) < floor;
+    let idleFirst = this.booked[lane] !== 'busy' && (this.seen[lane] ?? Number.NEGATIVE_INFINITY) < floor;
     for (;;) {
-      const slot = (await (idleFirst ? restart() : busy())) ?? (await (idleFirst ? busy() : restart()));
-      if (slot !== undefined) return slot;
+      const first = await (idleFirst ? restart() : busy());
+      const slot = first ?? (await (idleFirst ? busy() : restart()));
+      if (slot !== undefined) {
+        this.booked[lane] = (first !== undefined) === idleFirst ? 'idle' : 'busy';
+        return slot;
+      }
       // Both refused: the lane is busy past the deadline, or another run restarted it meanwhile.
       if (bounded) {
-        const last = await this.laneAt(lane);
-        if (last !== undefined && last + interval > deadline) return last + interval;
+        const at = await this.laneAt(lane);
+        if (at !== undefined && at + interval > deadline) return at + interval;
       }
       idleFirst = false;
     }
