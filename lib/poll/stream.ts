@@ -58,8 +58,9 @@ export function statusOf(error: unknown): StreamFailure {
       fields: {},
     };
   }
-  if (error instanceof UpstreamError && error.code === 'timeout' && error.attempts === 0) {
-    // The budget ended before the request could start: nothing failed, the next run goes on.
+  if (error instanceof UpstreamError && error.budgetSpent) {
+    // The budget ended before the request could start, or cut it short: nothing failed, the next
+    // run goes on from the saved cursor.
     return {
       status: 'budget',
       error: { code: 'budget', message: error.message },

@@ -20,6 +20,11 @@ export interface UpstreamErrorDetails {
   /** How long the upstream asked us to wait, when it said so (429). */
   retryAfterMs?: number;
   attempts?: number;
+  /**
+   * The run's time budget ended, not the upstream: before the request could start, or while it
+   * was in flight with a timeout the budget had cut short. Nothing failed; the next run goes on.
+   */
+  budgetSpent?: boolean;
   cause?: unknown;
 }
 
@@ -30,6 +35,7 @@ export class UpstreamError extends Error {
   readonly status?: number;
   readonly retryAfterMs?: number;
   readonly attempts?: number;
+  readonly budgetSpent: boolean;
 
   constructor(code: UpstreamErrorCode, message: string, details: UpstreamErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -38,6 +44,7 @@ export class UpstreamError extends Error {
     this.status = details.status;
     this.retryAfterMs = details.retryAfterMs;
     this.attempts = details.attempts;
+    this.budgetSpent = details.budgetSpent === true;
   }
 
   /** Worth another attempt: the same request may succeed later. */

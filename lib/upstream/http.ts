@@ -165,13 +165,13 @@ export class UpstreamHttp {
     let attempt = 0;
     for (;;) {
       attempt += 1;
-      const remaining = deadline - this.clock.now();
-      if (remaining <= 0) {
-        throw new UpstreamError('timeout', `${spec.endpoint}: the time budget ran out before the request`, {
+      const spent = () =>
+        new UpstreamError('timeout', `${spec.endpoint}: the time budget ran out before the request`, {
           endpoint: spec.endpoint,
           attempts: attempt - 1,
+          budgetSpent: true,
         });
-      }
+      if (deadline - this.clock.now() <= 0) throw spent();
       let failure: UpstreamError;
       let waitMs: number;
       // Every attempt takes its turn, retries included; a turn that cannot come in time ends here.
@@ -181,17 +181,23 @@ export class UpstreamHttp {
         deadline: Number.isFinite(deadline) ? Date.now() + (deadline - this.clock.now()) : undefined,
         signal: options.signal,
       });
+      // What is left after the turn: the request gets no longer than that.
+      const remaining = deadline - this.clock.now();
+      if (remaining <= 0) throw spent();
+      const timeoutMs = Math.min(this.timeoutMs, remaining);
       try {
         const token = await this.auth.getToken();
-        const outcome = await this.attempt(
-          spec,
-          url,
-          token,
-          Math.min(this.timeoutMs, remaining),
-          options.signal,
-        );
+        const outcome = await this.attempt(spec, url, token, timeoutMs, options.signal);
         if (outcome.kind === 'ok') return outcome.response;
         failure = outcome.error;
+        if (failure.code === 'timeout' && failure.status === undefined && timeoutMs < this.timeoutMs) {
+          // Cut short by the budget, not given up on by us: the budget is spent, nothing failed.
+          failure = new UpstreamError('timeout', `${failure.message}, the rest of the time budget`, {
+            endpoint: spec.endpoint,
+            attempts: attempt,
+            budgetSpent: true,
+          });
+        }
         if (failure.code === 'unauthorized') {
           if (!renewed && outcome.token !== undefined && this.auth.invalidate(outcome.token)) {
             renewed = true;
@@ -206,7 +212,7 @@ export class UpstreamHttp {
         failure = error;
       }
       if (failure.code === 'rate_limited' && failure.status === 429) await this.governor?.slowDown();
-      if (!failure.retryable) throw failure;
+      if (!failure.retryable || failure.budgetSpent) throw failure;
       waitMs =
         failure.code === 'rate_limited'
           ? (failure.retryAfterMs ?? this.rateLimitWaitMs)

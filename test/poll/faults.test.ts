@@ -61,6 +61,28 @@ describe('upstream faults', () => {
     expect(received().sort()).toEqual(allEvents());
   });
 
+  it('a request the time budget cuts short stops the stream cleanly (exit 0, budget), and the next run resumes', async () => {
+    const world = await makeWorld(emu, db, cfg());
+    // After the first page the upstream stops answering: the request in flight can only end with
+    // the budget (its timeout, 30 s, is cut to what is left of it).
+    let seen = 0;
+    world.runtime.poll.checkpoint = (step) => {
+      if (step === 'page-fetched' && ++seen === 1)
+        control().addFault({ endpoint: 'tenantEvents', hang: true });
+    };
+    const first = await world.cycle('events', 4);
+    expect(first.streams[0]?.status).toBe('budget');
+    expect(first.streams[0]?.error?.message).toMatch(
+      /tenantEvents: no answer within \d+ ms, the rest of the time budget/,
+    );
+    expect(first.exitCode).toBe(0);
+    world.runtime.poll.checkpoint = undefined;
+    control().clearFaults();
+    const second = await world.cycle('events');
+    expect(second.streams[0]?.status).toBe('done');
+    expect(received().sort()).toEqual(allEvents());
+  });
+
   it('5xx answers are retried and the cycle completes', async () => {
     const world = await makeWorld(emu, db, cfg());
     control().addFault({ endpoint: 'tenantEvents', status: 503, times: 2 });
