@@ -51,6 +51,8 @@ export interface Tenant {
   accountTakeover: boolean;
   identifiers: TenantIdentifier[];
   groups: IdentifierGroup[];
+  /** Identifiers of the extra groups (`groupsPerTenant`), named by some events beside the tenant's own. */
+  groupIdentifiers: TenantIdentifier[];
   events: EmulatedEvent[];
   assets: Map<number, Record<string, unknown>>;
   /** The organization's quota, read and set through the tenant: its sibling tenants see the change. */
@@ -117,7 +119,18 @@ export interface DatasetOptions {
   credentials?: number;
   /** Global searches each organization has left this month at the start; default 10 000. */
   globalSearchQuota?: number;
+  /**
+   * Identifier groups per tenant; default 2 (Executives and Infrastructure). Past two, `Group N`
+   * are added (ids `(tenant index + 1) * 100000 + N`, apart from the named ones): every tenth holds
+   * one of the tenant's own identifiers, so its search returns a good share of the feed (a
+   * backlog); the others hold an identifier of their own (`team-N.<domain>`), which about one
+   * event in five also names, so each returns a few events or none. For many streams (scale).
+   */
+  groupsPerTenant?: number;
 }
+
+/** The most identifier groups per tenant (`groupsPerTenant`): extra group ids stay apart per tenant. */
+export const MAX_GROUPS_PER_TENANT = 10_000;
 
 /** What a dataset gained after it was generated, to carry over a restart (Emulator `stateFile`). */
 export interface DatasetGrowth {
@@ -219,8 +232,13 @@ export class Dataset {
       this.organizations.push({ id, quotaRemaining: quota });
     }
     this.buildSources();
+    const groups = options.groupsPerTenant ?? 2;
+    if (!Number.isInteger(groups) || groups < 0 || groups > MAX_GROUPS_PER_TENANT)
+      throw new RangeError(`groupsPerTenant must be a whole number from 0 to ${MAX_GROUPS_PER_TENANT}`);
     TENANT_SEEDS.forEach((seed, index) => {
-      this.tenants.push(this.buildTenant(seed, index));
+      const tenant = this.buildTenant(seed, index);
+      this.sizeGroups(tenant, index, groups);
+      this.tenants.push(tenant);
     });
     const eventsPerTenant = options.eventsPerTenant ?? 120;
     for (const tenant of this.tenants) this.fillEvents(tenant, eventsPerTenant);
@@ -325,6 +343,7 @@ export class Dataset {
         { id: (index + 1) * 100 + 1, name: 'Executives', identifierIds: [base + 3] },
         { id: (index + 1) * 100 + 2, name: 'Infrastructure', identifierIds: [base + 1, base + 4] },
       ],
+      groupIdentifiers: [],
       events: [],
       assets: new Map(),
       get quotaRemaining() {
@@ -359,6 +378,27 @@ export class Dataset {
     return tenant;
   }
 
+  /**
+   * Keeps the first `count` of the named groups, and adds the rest (`groupsPerTenant`). Draws
+   * nothing from the random stream: a dataset with the default two groups is unchanged.
+   */
+  private sizeGroups(tenant: Tenant, index: number, count: number): void {
+    tenant.groups.splice(count);
+    const domain = tenant.identifiers[0]?.name ?? 'example.test';
+    for (let n = tenant.groups.length + 1; n <= count; n++) {
+      const id = (index + 1) * 100_000 + n;
+      let identifierIds: number[];
+      if (n % 10 === 0) {
+        identifierIds = [(tenant.identifiers[(n / 10) % tenant.identifiers.length] as TenantIdentifier).id];
+      } else {
+        const own = { id: (index + 1) * 1_000_000 + n, name: `team-${n}.${domain}` };
+        tenant.groupIdentifiers.push(own);
+        identifierIds = [own.id];
+      }
+      tenant.groups.push({ id, name: `Group ${n}`, identifierIds });
+    }
+  }
+
   private makeEvent(
     tenant: Tenant,
     seq: number,
@@ -380,6 +420,8 @@ export class Dataset {
       const other = r.pick(tenant.identifiers);
       if (other.id !== identifiers[0]?.id) identifiers.push(other);
     }
+    // Only with extra groups (`groupsPerTenant`), so the default dataset draws as it always did.
+    if (tenant.groupIdentifiers.length && r.chance(0.2)) identifiers.push(r.pick(tenant.groupIdentifiers));
     const domain = tenant.identifiers[0]?.name ?? 'example.test';
     const tags = TAGS.filter(() => r.chance(0.15));
     const override = r.chance(0.15) ? r.pick(SEVERITIES) : undefined;

@@ -78,7 +78,7 @@ describe('exposure-alerts CLI', () => {
   it('emulator prints its URL and a demo token, and stops on the signal', async () => {
     const io = captureIo();
     const controller = new AbortController();
-    const done = runCli(['emulator', '--port', '0', '--seed', '5'], io, controller.signal);
+    const done = runCli(['emulator', '--port', '0', '--seed', '5', '--groups', '30'], io, controller.signal);
     for (let i = 0; i < 50 && !io.out.includes('EXPOSURE_API_TOKEN'); i++)
       await new Promise((r) => setTimeout(r, 50));
     const url = /EXPOSURE_API_URL=(\S+)/.exec(io.out)?.[1];
@@ -86,7 +86,17 @@ describe('exposure-alerts CLI', () => {
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const res = await fetch(`${url}/tokens/test`, { headers: { Authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);
+    // --groups 30: the thirtieth identifier group of the first tenant answers (ids 100001 on).
+    const group = await fetch(`${url}/firework/v4/events/identifier_groups/100030/_search`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+    expect(group.status).toBe(200);
     controller.abort();
     expect(await done).toBe(0);
+    const bad = captureIo();
+    expect(await runCli(['emulator', '--groups', '10001'], bad)).toBe(2);
+    expect(bad.err).toMatch(/--groups must be at most 10000/);
   });
 });

@@ -44,6 +44,31 @@ describe('dataset', () => {
     expect(new Set(groupIds).size).toBe(groupIds.length);
     expect(d.tenants.some((t) => !t.accountTakeover)).toBe(true);
   });
+
+  it('holds as many identifier groups as asked, every tenth with a backlog; two (the default) changes nothing', () => {
+    const plain = new Dataset({ seed: 1, anchor });
+    const many = new Dataset({ seed: 1, anchor, groupsPerTenant: 100 });
+    const acme = many.tenant('acme');
+    expect(acme.groups).toHaveLength(100);
+    const ids = many.tenants.flatMap((t) => t.groups.map((g) => g.id));
+    expect(new Set(ids).size).toBe(ids.length);
+    const matching = (groupIds: number[]) =>
+      acme.events.filter((e) => e.item.identifiers.some((i) => groupIds.includes(i.id))).length;
+    // Group 10 holds one of the tenant's own identifiers; Group 11 one of its own, which a few name.
+    const backlog = matching(acme.groups[9]?.identifierIds ?? []);
+    const few = matching(acme.groups[10]?.identifierIds ?? []);
+    expect(backlog).toBeGreaterThan(acme.events.length / 10);
+    expect(few).toBeLessThan(backlog);
+    expect(acme.groups.slice(0, 2)).toEqual(plain.tenant('acme').groups);
+    // Asking for the default draws the same data as not asking.
+    const two = new Dataset({ seed: 1, anchor, groupsPerTenant: 2 });
+    expect(two.tenant('acme').events.map((e) => e.item)).toEqual(
+      plain.tenant('acme').events.map((e) => e.item),
+    );
+    expect(two.credentials).toEqual(plain.credentials);
+    expect(new Dataset({ seed: 1, anchor, groupsPerTenant: 1 }).tenant('acme').groups).toHaveLength(1);
+    expect(() => new Dataset({ seed: 1, anchor, groupsPerTenant: 10_001 })).toThrow(/groupsPerTenant/);
+  });
 });
 
 describe('over HTTP', () => {

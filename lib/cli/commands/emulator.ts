@@ -1,4 +1,5 @@
 /** `emulator [--port N] [--seed S] ...`: the upstream emulator alone, with its URL and a demo token. */
+import { MAX_GROUPS_PER_TENANT } from '../../emulator/dataset.ts';
 import { REAL_RATE_LIMITS, startEmulator } from '../../emulator/index.ts';
 import { UsageError } from '../../errors.ts';
 import { type Command, untilAborted } from '../command.ts';
@@ -21,8 +22,10 @@ export const emulatorCommand: Command = {
   // 1 request/s on the global searches (429 RATELIMIT_REACHED past them); off (the default) is
   // unlimited. --basic-per-second / --search-per-second set one rate (0: unlimited), over the preset.
   // --quota N: global searches each organization has left this month (default 10000).
+  // --groups N: identifier groups per tenant (default 2); past two, every tenth holds one of the
+  // tenant's identifiers (a backlog), the others an identifier few events name (dataset.ts).
   usage:
-    'emulator [--port N] [--seed S] [--latency-ms N] [--events N] [--late-matches N] [--credentials N] [--live] [--rate-limits real|off] [--basic-per-second N] [--search-per-second N] [--quota N]',
+    'emulator [--port N] [--seed S] [--latency-ms N] [--events N] [--late-matches N] [--credentials N] [--groups N] [--live] [--rate-limits real|off] [--basic-per-second N] [--search-per-second N] [--quota N]',
   summary: 'run the upstream emulator alone; prints its URL and a demo token',
   options: {
     port: { type: 'string' },
@@ -31,6 +34,7 @@ export const emulatorCommand: Command = {
     events: { type: 'string' },
     'late-matches': { type: 'string' },
     credentials: { type: 'string' },
+    groups: { type: 'string' },
     live: { type: 'boolean' },
     'rate-limits': { type: 'string' },
     'basic-per-second': { type: 'string' },
@@ -41,6 +45,9 @@ export const emulatorCommand: Command = {
     const port = intOption('port', values.port, DEFAULT_EMULATOR_PORT);
     if (port > 65535) throw new UsageError('--port must be at most 65535');
     const seed = typeof values.seed === 'string' ? values.seed : '42';
+    const groups = intOption('groups', values.groups, 2);
+    if (groups > MAX_GROUPS_PER_TENANT)
+      throw new UsageError(`--groups must be at most ${MAX_GROUPS_PER_TENANT}`);
     const preset = values['rate-limits'] ?? 'off';
     if (preset !== 'real' && preset !== 'off') throw new UsageError('--rate-limits must be real or off');
     const rates = preset === 'real' ? REAL_RATE_LIMITS : {};
@@ -50,6 +57,7 @@ export const emulatorCommand: Command = {
       eventsPerTenant: intOption('events', values.events, 120),
       lateMatchesPerTenant: intOption('late-matches', values['late-matches'], 3),
       credentials: intOption('credentials', values.credentials, 400),
+      groupsPerTenant: groups,
       globalSearchQuota: intOption('quota', values.quota, 10_000),
       rateLimits: {
         ...rates,
