@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import type { RateStats } from '../../lib/emulator/limits.ts';
 import { createDynamoClient, ensureTable } from '../../lib/state/table.ts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -112,8 +113,16 @@ export interface EmulatorProcess extends Child {
   token: string;
   /** PUT /_emulator/settings. */
   settings(body: Record<string, unknown>): Promise<unknown>;
-  /** POST /_emulator/credentials: appends `count` credentials of one domain, in slices. */
-  appendCredentials(count: number, domain: string): Promise<void>;
+  /** POST /_emulator/credentials: appends `count` credentials of one domain, in slices; their ids. */
+  appendCredentials(count: number, domain: string): Promise<number[]>;
+  /** GET /_emulator/rate: per organization and tier, arrivals, admitted, 429s, the most in any second. */
+  rateStats(): Promise<RateStats>;
+  /** DELETE /_emulator/rate: forgets the rate stats and their windows. */
+  resetRateStats(): Promise<void>;
+  /** GET /_emulator/requests: the request log (the last 20,000), oldest first. */
+  requests(): Promise<{ at: string; endpoint: string; status: number }[]>;
+  /** DELETE /_emulator/requests. */
+  clearRequests(): Promise<void>;
 }
 
 /** The emulator through its CLI (`exposure-alerts emulator`), on a free port. */
@@ -127,6 +136,12 @@ export async function startEmulatorProcess(options: {
   lateMatches?: number;
   credentials?: number;
   latencyMs?: number;
+  /** Identifier groups per tenant (`--groups`); the emulator's default (2) when unset. */
+  groups?: number;
+  /** Global searches each organization has left this month (`--quota`). */
+  quota?: number;
+  /** The rate tiers the emulator enforces (`--basic-per-second`, `--search-per-second`); unlimited when unset. */
+  rateLimits?: { basicPerSecond: number; searchPerSecond: number };
 }): Promise<EmulatorProcess> {
   const child = spawn(
     process.execPath,
@@ -144,20 +159,30 @@ export async function startEmulatorProcess(options: {
       '--credentials',
       String(options.credentials ?? 0),
       ...(options.lateMatches !== undefined ? ['--late-matches', String(options.lateMatches)] : []),
+      ...(options.groups !== undefined ? ['--groups', String(options.groups)] : []),
+      ...(options.quota !== undefined ? ['--quota', String(options.quota)] : []),
+      ...(options.rateLimits
+        ? [
+            '--basic-per-second',
+            String(options.rateLimits.basicPerSecond),
+            '--search-per-second',
+            String(options.rateLimits.searchPerSecond),
+          ]
+        : []),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
   );
   const banner = await waitForLine(child, /listening on [\s\S]*EXPOSURE_API_TOKEN=\S+\s/, 'emulator');
   const url = /listening on (http:\/\/\S+)/.exec(banner)?.[1] as string;
   const token = /EXPOSURE_API_TOKEN=(\S+)/.exec(banner)?.[1] as string;
-  const call = async (method: string, path: string, body: unknown) => {
+  const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${url}${path}`, {
       method,
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(body),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     if (!res.ok) throw new Error(`emulator ${method} ${path}: HTTP ${res.status}`);
-    return res.json();
+    return res.status === 204 ? undefined : res.json();
   };
   return {
     url,
@@ -166,9 +191,28 @@ export async function startEmulatorProcess(options: {
     stop: () => stopChild(child),
     settings: (body) => call('PUT', '/_emulator/settings', body),
     appendCredentials: async (count, domain) => {
+      const ids: number[] = [];
       for (let left = count; left > 0; left -= 10_000) {
-        await call('POST', '/_emulator/credentials', { count: Math.min(left, 10_000), domain });
+        const out = (await call('POST', '/_emulator/credentials', {
+          count: Math.min(left, 10_000),
+          domain,
+        })) as { added: number[] };
+        ids.push(...out.added);
       }
+      return ids;
+    },
+    rateStats: async () => (await call('GET', '/_emulator/rate')) as RateStats,
+    resetRateStats: async () => {
+      await call('DELETE', '/_emulator/rate');
+    },
+    requests: async () =>
+      (
+        (await call('GET', '/_emulator/requests')) as {
+          requests: { at: string; endpoint: string; status: number }[];
+        }
+      ).requests,
+    clearRequests: async () => {
+      await call('DELETE', '/_emulator/requests');
     },
   };
 }
@@ -251,6 +295,8 @@ export interface Worker {
   ready: unknown;
   /** Sends a job and resolves with its `result`. */
   request<T>(message: unknown): Promise<T>;
+  /** Like `request`, but several may be in flight at once: each is sent and answered with an id. */
+  call<T>(message: object): Promise<T>;
   stop(): Promise<void>;
 }
 
@@ -299,6 +345,26 @@ export async function startWorker(
     if (got.type === 'error') throw new Error(`bench worker ${scenario}: ${got.message}`);
     return got.data as T;
   };
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  let nextId = 0;
+  child.on('message', (message: WorkerMessage & { id?: number }) => {
+    const waiting = message.id === undefined ? undefined : pending.get(message.id);
+    if (!waiting) return;
+    pending.delete(message.id as number);
+    if (message.type === 'error') waiting.reject(new Error(`bench worker ${scenario}: ${message.message}`));
+    else waiting.resolve('data' in message ? message.data : undefined);
+  });
+  child.on('exit', (code) => {
+    for (const waiting of pending.values())
+      waiting.reject(new Error(`bench worker ${scenario} exited (code ${code})`));
+    pending.clear();
+  });
+  const call = <T>(message: object): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      child.send({ ...message, id });
+    });
   const stop = async () => {
     // Disconnecting lets the worker exit on its own (and write a --cpu-prof profile); then force it.
     if (child.connected) {
@@ -315,7 +381,7 @@ export async function startWorker(
     await stop();
     throw error;
   }
-  return { process: child, ready, request, stop };
+  return { process: child, ready, request, call, stop };
 }
 
 /** Deletes a table (dynalite drops its items), so a long bench keeps dynalite's heap small. */

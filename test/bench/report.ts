@@ -13,7 +13,7 @@ export interface Budget {
 
 export interface Figure {
   /** Which of the issue's measurements it belongs to. */
-  section: 'drain' | 'requests' | 'memory' | 'coldstart' | 'delivery' | 'api' | 'history';
+  section: 'drain' | 'requests' | 'memory' | 'coldstart' | 'delivery' | 'api' | 'history' | 'scale';
   /** Stable key, e.g. `drain.ratio`. */
   id: string;
   label: string;

@@ -1,7 +1,9 @@
 /**
  * `npm run bench [-- --out <file>] [--only <sections>]`: the benchmark suite of the performance
  * issue, side by side in one run: drain overhead and DynamoDB requests per item (drain), memory,
- * cold start, delivery, API, and a stream's first walk over a long history (history). It prints
+ * cold start, delivery, API, a stream's first walk over a long history (history), and many
+ * streams drained by concurrent workers under the upstream's rate limits (scale: `--scale-x N`
+ * multiplies the limits, default 10; `--scale-load F` runs that share of the load). It prints
  * one table, writes the same figures as JSON (default bench-results/bench.json, git-ignored), and
  * exits 1 when a budget is broken (2 on a usage error).
  *
@@ -19,6 +21,7 @@ import { measureDelivery } from './measure-delivery.ts';
 import { measureDrain } from './measure-drain.ts';
 import { measureHistory } from './measure-history.ts';
 import { measureMemory } from './measure-memory.ts';
+import { measureScale, type ScaleOptions } from './measure-scale.ts';
 import { memoryLimited, ROOT, removeCgroups, WORKER_BUNDLE } from './procs.ts';
 import { type Figure, formatTable, machine, type Report, writeReport } from './report.ts';
 import { round } from './stats.ts';
@@ -26,6 +29,7 @@ import { round } from './stats.ts';
 /** The optimisations `--without` can turn off (lib/runtime.ts Optimisations), to measure each one's worth. */
 const SWITCHES = ['packs', 'claimMark', 'inline', 'pipeline'] as const;
 let without: Optimisations = {};
+let scale: ScaleOptions = { multiplier: 10, load: 1 };
 
 const SECTIONS = {
   drain: (log: (line: string) => void) => measureDrain(log, without),
@@ -34,25 +38,37 @@ const SECTIONS = {
   delivery: () => measureDelivery(),
   api: () => measureApi(),
   history: (log: (line: string) => void) => measureHistory(log),
+  scale: (log: (line: string) => void) => measureScale(log, scale),
 } as const;
 type Section = keyof typeof SECTIONS;
 
 function usage(message: string): never {
   process.stderr.write(
-    `${message}\nusage: npm run bench -- [--out <file.json>] [--only ${Object.keys(SECTIONS).join(',')}] [--without ${SWITCHES.join(',')}]\n`,
+    `${message}\nusage: npm run bench -- [--out <file.json>] [--only ${Object.keys(SECTIONS).join(',')}] [--without ${SWITCHES.join(',')}] [--scale-x N] [--scale-load F]\n`,
   );
   process.exit(2);
 }
 
 async function main(): Promise<number> {
-  let values: { out?: string; only?: string; without?: string };
+  let values: { out?: string; only?: string; without?: string; 'scale-x'?: string; 'scale-load'?: string };
   try {
     ({ values } = parseArgs({
-      options: { out: { type: 'string' }, only: { type: 'string' }, without: { type: 'string' } },
+      options: {
+        out: { type: 'string' },
+        only: { type: 'string' },
+        without: { type: 'string' },
+        'scale-x': { type: 'string' },
+        'scale-load': { type: 'string' },
+      },
     }));
   } catch (error) {
     usage((error as Error).message);
   }
+  const multiplier = Number(values['scale-x'] ?? 10);
+  if (!Number.isInteger(multiplier) || multiplier < 1) usage('--scale-x must be a whole number, 1 or more');
+  const load = Number(values['scale-load'] ?? 1);
+  if (!(load > 0 && load <= 1)) usage('--scale-load must be a number above 0, at most 1');
+  scale = { multiplier, load };
   for (const name of values.without?.split(',').map((s) => s.trim()) ?? []) {
     if (!(SWITCHES as readonly string[]).includes(name))
       usage(`unknown optimisation ${JSON.stringify(name)}`);

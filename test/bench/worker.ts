@@ -6,19 +6,27 @@
  * `result` (or `error`).
  *
  * Scenarios: `drain` (jobs `bare` and `product`), `history` (jobs `page`, the bare client, and
- * `walk`), `api` (serves the HTTP API; jobs `take`).
+ * `walk`), `api` (serves the HTTP API; jobs `take`), `scale` (jobs `open`, `dispatch`, `work`,
+ * `pass`, `stats`; several at once, each answered with the `id` it came with).
  */
+import type { StreamJob } from '../../lib/poll/dispatch.ts';
 import type { PollKind } from '../../lib/poll/streams.ts';
 import { type ApiServer, type ApiSetup, startApiServer } from './api-server.ts';
 import { type DrainSetup, drainBare, drainProduct } from './drain.ts';
 import { type HistorySetup, historyBare, historyWalk } from './history.ts';
+import { type ScaleSetup, scaleDispatch, scaleOpen, scalePass, scaleStats, scaleWork } from './scale.ts';
 
 type Job =
   | { type: 'bare'; kinds: PollKind[] }
   | { type: 'product'; table: string; kinds: PollKind[] }
   | { type: 'walk'; table: string; firstRun: 'alert' | 'baseline' }
   | { type: 'page'; collect: boolean }
-  | { type: 'take' };
+  | { type: 'take' }
+  | { type: 'open'; table: string }
+  | { type: 'dispatch'; kind: PollKind }
+  | { type: 'work'; job: StreamJob; deadline: number }
+  | { type: 'pass'; deadline: number }
+  | { type: 'stats' };
 
 const scenario = process.argv[2];
 
@@ -46,13 +54,20 @@ async function handle(message: { type: string; data?: unknown }): Promise<unknow
   if (scenario === 'history' && job.type === 'walk')
     return historyWalk(setup as HistorySetup, job.table, job.firstRun);
   if (scenario === 'api' && job.type === 'take' && api) return api.take();
+  if (scenario === 'scale' && job.type === 'open') return scaleOpen(setup as ScaleSetup, job.table);
+  if (scenario === 'scale' && job.type === 'dispatch') return scaleDispatch(job.kind);
+  if (scenario === 'scale' && job.type === 'work') return scaleWork(job.job, job.deadline);
+  if (scenario === 'scale' && job.type === 'pass') return scalePass(job.deadline);
+  if (scenario === 'scale' && job.type === 'stats') return scaleStats();
   throw new Error(`scenario ${scenario} has no job ${message.type}`);
 }
 
-process.on('message', (message: { type: string; data?: unknown }) => {
+process.on('message', (message: { type: string; data?: unknown; id?: number }) => {
+  // A job sent with an `id` (several in flight at once) is answered with it.
+  const id = message.id === undefined ? {} : { id: message.id };
   handle(message).then(
-    (data) => reply({ type: message.type === 'init' ? 'ready' : 'result', data }),
-    (error: unknown) => reply({ type: 'error', message: (error as Error)?.stack ?? String(error) }),
+    (data) => reply({ type: message.type === 'init' ? 'ready' : 'result', data, ...id }),
+    (error: unknown) => reply({ type: 'error', message: (error as Error)?.stack ?? String(error), ...id }),
   );
 });
 process.on('disconnect', () => {
