@@ -126,6 +126,33 @@ describe('the shared rate governor', () => {
     }
   });
 
+  it('the API waits behind at most one slot per running poller, however much the pollers have left to fetch', async () => {
+    const table = await db.table();
+    const rates = { requestsPerSecond: 20, searchRequestsPerSecond: 5 };
+    const pollers = [
+      governor(table, rates, false),
+      governor(table, rates, false),
+      governor(table, rates, false),
+    ];
+    const api = governor(table);
+    const interval = 1000 / (20 * PACE_SHARE);
+    try {
+      // Each poller has a backlog of 20 requests, 60 in all: three seconds of the shared rate.
+      const backlog = pollers.map(async ({ g }) => {
+        for (let i = 0; i < 20; i++) await g.take('basic', {});
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const asked = Date.now();
+      await api.g.take('basic', {});
+      const waited = Date.now() - asked;
+      await Promise.all(backlog);
+      // Its read, then at most three pollers' slots and its own: far below the 40-odd slots left.
+      expect(waited).toBeLessThan(4 * interval + 150);
+    } finally {
+      for (const r of [...pollers, api]) r.close();
+    }
+  });
+
   it('a run without rates of its own (the API) uses the ones a poller stored, after one read', async () => {
     const table = await db.table();
     const poller = governor(table, { requestsPerSecond: 10, searchRequestsPerSecond: 2 });
