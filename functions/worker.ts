@@ -28,7 +28,9 @@ import { workStreams } from '../lib/poll/dispatch.ts';
 import type { PollKind } from '../lib/poll/streams.ts';
 import type { StreamStatus } from '../lib/poll/types.ts';
 import { createRuntime } from '../lib/runtime.ts';
-import { SAFETY_MARGIN_MS } from './poller.ts';
+
+/** Time kept back at the end of an invocation for the last writes and the metrics flush. */
+export const SAFETY_MARGIN_MS = 10_000;
 
 /** Stream outcomes that ask for the message again. Every other outcome is a stream that took its turn. */
 export const FAILED_STATUSES: ReadonlySet<StreamStatus | string> = new Set(['failed', 'unauthorized']);

@@ -11,7 +11,7 @@
 import type { Clock } from '../clock.ts';
 import type { EmailContent, SlackPayload, WebhookBody, WebhookNoticeBody } from '../render/types.ts';
 import { signWebhook, webhookIdempotencyKey } from '../render/webhook.ts';
-import { parseRetryAfter } from '../upstream/http.ts';
+import { parseRetryAfter } from '../upstream/wire.ts';
 import type { ResolvedDestination } from './destinations.ts';
 import type { HttpPost } from './post.ts';
 

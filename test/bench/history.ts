@@ -99,7 +99,7 @@ export async function historyWalk(
         throw new Error(`the ${firstRun} walk did not reach the end of the feed in ${runs.length} runs`);
       const before = dynamo.total();
       const t0 = performance.now();
-      // What functions/poller.ts gives a cycle: the invocation's time less its margin, and sends
+      // What functions/worker.ts gives a cycle: the invocation's time less its margin, and sends
       // that start early enough to finish and be recorded inside it.
       const deadline = Date.now() + setup.runMs;
       const summary = await runPollCycle(runtime.cycle, 'events', {

@@ -21,7 +21,7 @@
  */
 
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { SAFETY_MARGIN_MS } from '../../functions/poller.ts';
+import { SAFETY_MARGIN_MS } from '../../functions/worker.ts';
 import { POLLER_MEMORY_MB } from '../../infra/function.ts';
 import { pollerTiming } from '../../infra/schedule.ts';
 import { CONTEXT_DEFAULTS, parseRate } from '../../infra/settings.ts';

@@ -8,7 +8,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createPollerHandler } from '../../functions/poller.ts';
+import { createWorkerHandler } from '../../functions/worker.ts';
 import { runCli } from '../../lib/cli/run.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
@@ -74,7 +74,7 @@ describe('a config with one problem names it, in every command', () => {
     });
     Object.assign(process.env, env({ ALERTS_CONFIG: path, LOG_LEVEL: 'error' }));
     try {
-      await expect(createPollerHandler('events')).rejects.toThrow(/routes\[0\]\.match\.colour: unknown key/);
+      await expect(createWorkerHandler('events')).rejects.toThrow(/routes\[0\]\.match\.colour: unknown key/);
     } finally {
       spy.mockRestore();
       process.env = saved;
