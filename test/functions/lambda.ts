@@ -39,6 +39,27 @@ export async function withEnvironment<T>(vars: Record<string, string>, body: () 
   }
 }
 
+/**
+ * A config that takes every path a worker has: two event streams (records created with
+ * conditional puts) and one credential stream (batch writes), to a webhook that accepts and one
+ * that refuses; `upstream` as given.
+ */
+export function everyPathConfig(accepting: string, refusing: string, upstream: Record<string, number>) {
+  return {
+    sources: {
+      tenantEvents: { enabled: true, lookback: 'P7D' },
+      identifierGroups: [{ id: 101, lookback: 'P7D' }],
+      credentials: { domains: ['acme.test'], lookback: 'P60D', pageSize: 20 },
+    },
+    destinations: {
+      ok: { type: 'webhook', url: accepting },
+      refused: { type: 'webhook', url: refusing },
+    },
+    routes: [{ name: 'everything', to: ['ok', 'refused'] }],
+    upstream,
+  };
+}
+
 /** The variables the stack sets on a dispatcher or worker, pointed at local stand-ins; a fresh config file. */
 export async function lambdaVariables(options: {
   apiUrl: string;

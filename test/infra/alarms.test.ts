@@ -11,7 +11,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createWorkerHandler } from '../../functions/worker.ts';
 import { METRICS_NAMESPACE } from '../../lib/metrics.ts';
 import { QuotaStore } from '../../lib/state/quota.ts';
-import { context, lambdaVariables, sqsRecord, withEnvironment } from '../functions/lambda.ts';
+import {
+  context,
+  everyPathConfig,
+  lambdaVariables,
+  sqsRecord,
+  withEnvironment,
+} from '../functions/lambda.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { useReceivers } from '../helpers/receiver.ts';
@@ -73,19 +79,11 @@ beforeAll(async () => {
     apiUrl: emu.url,
     dynamodbEndpoint: db.endpoint,
     table: await db.table(),
-    config: {
-      sources: {
-        tenantEvents: { enabled: true, lookback: 'P7D' },
-        identifierGroups: [{ id: 101, lookback: 'P7D' }],
-        credentials: { domains: ['acme.test'], lookback: 'P60D', pageSize: 20 },
-      },
-      destinations: {
-        ok: { type: 'webhook', url: accepting.url },
-        refused: { type: 'webhook', url: refusing.url },
-      },
-      routes: [{ name: 'everything', to: ['ok', 'refused'] }],
-      upstream: { requestsPerSecond: 100, searchRequestsPerSecond: 50, quotaReserve: QUOTA_RESERVE },
-    },
+    config: everyPathConfig(accepting.url, refusing.url, {
+      requestsPerSecond: 100,
+      searchRequestsPerSecond: 50,
+      quotaReserve: QUOTA_RESERVE,
+    }),
   });
   // The stack synthesized from the very config the workers run with.
   t = template({ alertsConfig: vars.ALERTS_CONFIG });

@@ -26,7 +26,13 @@ import {
 } from '../../infra/stack.ts';
 import { sha256Hex } from '../../lib/api/auth.ts';
 import { acmeAssetIds } from '../api/harness.ts';
-import { context, lambdaVariables, sqsRecord, withEnvironment } from '../functions/lambda.ts';
+import {
+  context,
+  everyPathConfig,
+  lambdaVariables,
+  sqsRecord,
+  withEnvironment,
+} from '../functions/lambda.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
@@ -142,21 +148,12 @@ async function variables(): Promise<Record<string, string>> {
     apiUrl: emu.url,
     dynamodbEndpoint: proxy.url,
     table: await db.table(),
-    config: {
-      sources: {
-        // Two event streams: records are created with conditional puts; one credential
-        // stream: with batch writes. Both paths run.
-        tenantEvents: { enabled: true, lookback: 'P7D' },
-        identifierGroups: [{ id: 101, lookback: 'P7D' }],
-        credentials: { domains: ['acme.test'], lookback: 'P60D', pageSize: 20 },
-      },
-      destinations: {
-        ok: { type: 'webhook', url: accepting.url },
-        refused: { type: 'webhook', url: refusing.url },
-      },
-      routes: [{ name: 'everything', to: ['ok', 'refused'] }],
-      upstream: { requestsPerSecond: 100, searchRequestsPerSecond: 50 },
-    },
+    // Two event streams: records are created with conditional puts; one credential stream: with
+    // batch writes. Both paths run.
+    config: everyPathConfig(accepting.url, refusing.url, {
+      requestsPerSecond: 100,
+      searchRequestsPerSecond: 50,
+    }),
   });
 }
 
