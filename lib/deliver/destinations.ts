@@ -6,6 +6,7 @@
  */
 import { ConfigError } from '../errors.ts';
 import { redactor } from '../log.ts';
+import type { PagerDutySeverity } from '../render/types.ts';
 import type { AlertsConfig, DestinationConfig, SecretRef } from '../rules/config.ts';
 import type { SecretObject } from '../secrets.ts';
 
@@ -13,6 +14,8 @@ export const PROVIDER_URLS = {
   sendgrid: 'https://api.sendgrid.com/v3/mail/send',
   postmark: 'https://api.postmarkapp.com/email',
 } as const;
+
+export const PAGERDUTY_URL = 'https://events.pagerduty.com/v2/enqueue';
 
 export type ResolvedDestination =
   | { name: string; type: 'slack'; url: string }
@@ -27,6 +30,22 @@ export type ResolvedDestination =
       messageStream?: string;
     }
   | { name: string; type: 'webhook'; url: string; signingSecret?: string; headers: Record<string, string> }
+  | {
+      name: string;
+      type: 'teams';
+      url: string;
+      /** Destinations of this config posting to the same URL: the pace is per URL (pass.ts). */
+      sharing: number;
+    }
+  | {
+      name: string;
+      type: 'pagerduty';
+      url: string;
+      routingKey: string;
+      credentialSeverity: PagerDutySeverity;
+      /** Destinations of this config using the same routing key: the pace is per key (pass.ts). */
+      sharing: number;
+    }
   | { name: string; type: 'console' };
 
 function resolveValue(
@@ -94,8 +113,38 @@ export function resolveDestination(
           ]),
         ),
       };
+    case 'teams':
+      return { name, type: 'teams', url: get(config.url, 'url'), sharing: 1 };
+    case 'pagerduty':
+      return {
+        name,
+        type: 'pagerduty',
+        url: config.url ?? PAGERDUTY_URL,
+        routingKey: get(config.routingKey, 'routingKey'),
+        credentialSeverity: config.credentialSeverity,
+        sharing: 1,
+      };
     case 'console':
       return { name, type: 'console' };
+  }
+}
+
+/**
+ * Teams and PagerDuty limit the rate per URL and per routing key, not per destination: when
+ * several destinations share one, each paces at that many times the interval, so together they
+ * keep within it. Secrets are compared only once resolved, which is why this is done here.
+ */
+function countSharing(destinations: Map<string, ResolvedDestination>): void {
+  const keyOf = (d: ResolvedDestination) =>
+    d.type === 'teams' ? `teams ${d.url}` : d.type === 'pagerduty' ? `pagerduty ${d.routingKey}` : undefined;
+  const counts = new Map<string, number>();
+  for (const d of destinations.values()) {
+    const key = keyOf(d);
+    if (key) counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  for (const d of destinations.values()) {
+    const key = keyOf(d);
+    if (key && (d.type === 'teams' || d.type === 'pagerduty')) d.sharing = counts.get(key) ?? 1;
   }
 }
 
@@ -109,6 +158,7 @@ export function resolveDestinations(
   for (const [name, destination] of Object.entries(config.destinations)) {
     out.set(name, resolveDestination(name, destination, secrets, problems));
   }
+  countSharing(out);
   if (problems.length)
     throw new ConfigError(
       `${problems.length === 1 ? 'a destination secret is' : `${problems.length} destination secrets are`} missing`,

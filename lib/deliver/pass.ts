@@ -39,9 +39,23 @@ import type { DeliverDeps, DeliveryPassOptions, DeliverySummary, DestinationResu
  */
 export const DEFAULT_CHUNK_SIZE = 5_000;
 
-/** Minimum spacing between two messages to one destination. */
+/**
+ * Minimum spacing between two messages to one destination: Slack and Teams take about one a second
+ * per URL, PagerDuty 120 events a minute per routing key (destinations-facts.md). Destinations that
+ * share a Teams URL or a routing key each keep that many times the spacing, so together they keep
+ * within the one limit. The spacing runs from the end of one send to the start of the next.
+ */
 export function paceFor(destination: ResolvedDestination): number {
-  return destination.type === 'slack' ? 1_000 : 0;
+  switch (destination.type) {
+    case 'slack':
+      return 1_000;
+    case 'teams':
+      return 1_000 * destination.sharing;
+    case 'pagerduty':
+      return 500 * destination.sharing;
+    default:
+      return 0;
+  }
 }
 
 /**

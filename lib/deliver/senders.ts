@@ -9,7 +9,14 @@
  * A timed-out request may already have been delivered; it is retried anyway (at-least-once then).
  */
 import type { Clock } from '../clock.ts';
-import type { EmailContent, SlackPayload, WebhookBody, WebhookNoticeBody } from '../render/types.ts';
+import type {
+  EmailContent,
+  PagerDutyEvent,
+  SlackPayload,
+  TeamsPayload,
+  WebhookBody,
+  WebhookNoticeBody,
+} from '../render/types.ts';
 import { signWebhook, webhookIdempotencyKey } from '../render/webhook.ts';
 import { parseRetryAfter } from '../upstream/wire.ts';
 import type { ResolvedDestination } from './destinations.ts';
@@ -39,7 +46,14 @@ export interface HttpRequest {
   body: string;
 }
 
-export type Payload = SlackPayload | EmailContent | WebhookBody | WebhookNoticeBody | string;
+export type Payload =
+  | SlackPayload
+  | EmailContent
+  | WebhookBody
+  | WebhookNoticeBody
+  | TeamsPayload
+  | PagerDutyEvent
+  | string;
 
 export interface SendContext {
   /** The POST (post.ts; global fetch fits too). */
@@ -95,7 +109,13 @@ export function buildRequest(
     case 'console':
       return undefined;
     case 'slack':
+    case 'teams':
       return { url: destination.url, headers: json, body: JSON.stringify(payload) };
+    case 'pagerduty': {
+      // The routing key goes first, as PagerDuty documents the body; the rendered event never holds it.
+      const event = { routing_key: destination.routingKey, ...(payload as PagerDutyEvent) };
+      return { url: destination.url, headers: json, body: JSON.stringify(event) };
+    }
     case 'webhook': {
       const body = JSON.stringify(payload);
       const headers: Record<string, string> = {
@@ -191,13 +211,33 @@ export function classify(
     }
     return { ok: true, status };
   }
-  const error = `HTTP ${status}${detail ? ` ${detail}` : ''}`;
+  const error = `HTTP ${status}${destination.type === 'pagerduty' ? pagerDutyErrors(body, detail) : detail ? ` ${detail}` : ''}`;
   const retryAfterMs = parseRetryAfter(retryAfter, now);
   const wait = retryAfterMs === undefined ? {} : { retryAfterMs };
   if (status === 429) return { ok: false, permanent: false, status, rateLimited: true, ...wait, error };
   if (status === 408 || status >= 500) return { ok: false, permanent: false, status, ...wait, error };
   if (status === 413) return { ok: false, permanent: true, status, tooLarge: true, error };
   return { ok: false, permanent: true, status, error };
+}
+
+/**
+ * PagerDuty explains a 400 as `{"status":"invalid event","errors":[...]}`: the errors are what the
+ * record keeps (retry.ts cuts them at 500 characters), so an operator sees why in `deliveries list`.
+ */
+function pagerDutyErrors(body: string, detail: string): string {
+  try {
+    const answer = JSON.parse(body) as { status?: unknown; message?: unknown; errors?: unknown };
+    const errors = Array.isArray(answer.errors) ? answer.errors.map(String) : [];
+    const said = [answer.status, answer.message].filter((v) => typeof v === 'string' && v).join(': ');
+    if (errors.length || said)
+      return ` ${said || 'refused'}${errors.length ? `; errors: ${errors.join('; ')}` : ''}`.replace(
+        /\s+/g,
+        ' ',
+      );
+  } catch {
+    // Not JSON: the start of the body says what it can.
+  }
+  return detail ? ` ${detail}` : '';
 }
 
 /** Sends one rendered payload to one destination. */

@@ -1,8 +1,9 @@
 /**
  * Renders the built-in samples through every destination of a config, the way a delivery pass
  * would (one message per item, then a digest, then a test notice), and reports what would fail at
- * run time: a renderer that throws, a Slack message over a limit, a mail with an empty or
- * multi-line subject, a password that survives the policy. `config validate` prints these as errors,
+ * run time: a renderer that throws, a Slack message over a limit, a Teams card over 28,000 bytes
+ * or with upstream text where Markdown renders, a PagerDuty event PagerDuty would refuse, a mail
+ * with an empty or multi-line subject, a password that survives the policy. `config validate` prints these as errors,
  * so template problems show up before deploying, not after alerts were dropped.
  */
 import type { DeliveryAlert } from '../model.ts';
@@ -10,9 +11,19 @@ import type { AlertsConfig, DestinationConfig } from '../rules/config.ts';
 import { applyPasswordPolicy } from '../rules/passwords.ts';
 import { renderFor } from './index.ts';
 import { renderNotice } from './notice.ts';
+import { pagerDutyProblems } from './pagerduty.ts';
 import { SAMPLE_PASSWORD, sampleCredential, sampleEvent, sampleHostileEvent } from './samples.ts';
 import { slackLimitProblems } from './slack-limits.ts';
-import type { AlertPayload, EmailContent, NoticePayload, RenderOptions, SlackPayload } from './types.ts';
+import { teamsProblems } from './teams-limits.ts';
+import type {
+  AlertPayload,
+  EmailContent,
+  NoticePayload,
+  PagerDutyEvent,
+  RenderOptions,
+  SlackPayload,
+  TeamsPayload,
+} from './types.ts';
 
 /**
  * Most items a sample digest lists. Past a few hundred a digest only gets longer, not different:
@@ -38,6 +49,10 @@ function payloadProblems(type: DestinationConfig['type'], payload: AlertPayload 
       const body = JSON.parse(JSON.stringify(payload)) as { version?: unknown; kind?: unknown };
       return body.version === 1 && typeof body.kind === 'string' ? [] : ['body lacks version or kind'];
     }
+    case 'teams':
+      return teamsProblems(payload as TeamsPayload);
+    case 'pagerduty':
+      return pagerDutyProblems(payload as PagerDutyEvent);
     case 'console':
       return typeof payload === 'string' && payload.trim() ? [] : ['empty console text'];
   }

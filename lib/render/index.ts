@@ -8,8 +8,10 @@
 import type { DestinationConfig } from '../rules/config.ts';
 import { renderConsole } from './console.ts';
 import { renderEmail } from './email.ts';
+import { renderPagerDuty } from './pagerduty.ts';
 import { renderSlack } from './slack.ts';
-import type { AlertPayload, DeliveryAlert, Rendered, RenderOptions } from './types.ts';
+import { renderTeams } from './teams.ts';
+import type { AlertPayload, DeliveryAlert, PagerDutySeverity, Rendered, RenderOptions } from './types.ts';
 import { renderWebhook } from './webhook.ts';
 
 export { type ConsoleOptions, renderConsole } from './console.ts';
@@ -25,8 +27,19 @@ export {
 } from './escape.ts';
 export { alertLink, credentialLink, eventLink, uidLink } from './link.ts';
 export { type NoticeTarget, renderNotice, TEST_MARK } from './notice.ts';
+export {
+  dedupKey,
+  PAGERDUTY_LIMITS,
+  PAGERDUTY_SEVERITY,
+  pagerDutyProblems,
+  renderPagerDuty,
+  resolveOf,
+} from './pagerduty.ts';
 export { renderSlack } from './slack.ts';
 export { fitSlackPayload, SLACK_LIMITS, slackLimitProblems } from './slack-limits.ts';
+export { renderTeams } from './teams.ts';
+export { TEAMS_LABELS, TEAMS_MAX_BYTES } from './teams-card.ts';
+export { fitTeamsPayload, teamsProblems } from './teams-limits.ts';
 export type * from './types.ts';
 export {
   renderWebhook,
@@ -36,9 +49,14 @@ export {
   webhookTimestamp,
 } from './webhook.ts';
 
+/** A destination as configured or resolved: its type, and what PagerDuty's rendering needs of it. */
+export type RenderTarget =
+  | { type: Exclude<DestinationConfig['type'], 'pagerduty'> }
+  | { type: 'pagerduty'; credentialSeverity?: PagerDutySeverity };
+
 /** The messages `destination` (as configured, or resolved) receives for `alerts`, by its type. */
 export function renderFor(
-  destination: Pick<DestinationConfig, 'type'>,
+  destination: RenderTarget,
   alerts: DeliveryAlert[],
   opts: RenderOptions,
   { color }: { color: boolean },
@@ -50,6 +68,10 @@ export function renderFor(
       return renderEmail(alerts, opts);
     case 'webhook':
       return renderWebhook(alerts, opts);
+    case 'teams':
+      return renderTeams(alerts, opts);
+    case 'pagerduty':
+      return renderPagerDuty(alerts, opts, { credentialSeverity: destination.credentialSeverity ?? 'error' });
     case 'console':
       return renderConsole(alerts, { ...opts, color });
   }

@@ -4,14 +4,27 @@
  * first thing, so nobody opens an incident over it. Notice text may quote a receiver's error, so
  * it is escaped like upstream text.
  */
+import { createHash } from 'node:crypto';
 import { htmlText, lineText, slackLines, slackPlain, slackText } from './escape.ts';
+import { dedupKey } from './pagerduty.ts';
 import { fitSlackPayload } from './slack-limits.ts';
-import type { EmailContent, Notice, RenderOptions, SlackPayload, WebhookNoticeBody } from './types.ts';
+import { rich, run, teamsMessage, upstreamText } from './teams-card.ts';
+import { fitTeamsPayload } from './teams-limits.ts';
+import type {
+  EmailContent,
+  Notice,
+  NoticePayload,
+  PagerDutyEvent,
+  RenderOptions,
+  SlackPayload,
+  TeamsPayload,
+  WebhookNoticeBody,
+} from './types.ts';
 import { webhookTimestamp } from './webhook.ts';
 
 export const TEST_MARK = '[TEST] exposure-alerts test message — no action needed';
 
-export type NoticeTarget = 'slack' | 'email' | 'webhook' | 'console';
+export type NoticeTarget = 'slack' | 'email' | 'webhook' | 'teams' | 'pagerduty' | 'console';
 
 /** The first line of every rendering: the test mark, or the notice's title. */
 function headline(notice: Notice): string {
@@ -72,6 +85,51 @@ function webhookNotice(notice: Notice, opts: RenderOptions): WebhookNoticeBody {
   };
 }
 
+function teamsNotice(notice: Notice, opts: RenderOptions): TeamsPayload {
+  const body = [
+    rich([
+      run(headline(notice), {
+        weight: 'Bolder',
+        size: 'Large',
+        color: notice.kind === 'test' ? 'Accent' : 'Attention',
+      }),
+    ]),
+    ...(notice.kind === 'test' ? [rich(upstreamText(notice.title, 600, { weight: 'Bolder' }))] : []),
+    rich(upstreamText(notice.text, 8_000)),
+    rich(upstreamText(footer(opts), 600, { isSubtle: true, size: 'Small' })),
+  ];
+  return fitTeamsPayload(teamsMessage(body, []));
+}
+
+/**
+ * A test pages at `info` and `destinations test` resolves it at once (same key); an ops notice
+ * pages at `error`, keyed by destination and title, so a repeat joins the open incident.
+ */
+function pagerDutyNotice(notice: Notice, opts: RenderOptions): PagerDutyEvent {
+  const key =
+    notice.kind === 'test'
+      ? `exposure-alerts:test:${opts.destination}:${opts.now.toISOString()}`
+      : `exposure-alerts:ops:${createHash('sha256').update(notice.title).digest('hex').slice(0, 16)}`;
+  return {
+    event_action: 'trigger',
+    dedup_key: dedupKey(key),
+    payload: {
+      summary: lineText(
+        `${headline(notice)}${notice.kind === 'test' ? ` · ${notice.title}` : ''}`,
+        1_024,
+        () => '…',
+      ),
+      source: 'exposure-alerts',
+      severity: notice.kind === 'test' ? 'info' : 'error',
+      timestamp: opts.now.toISOString(),
+      class: notice.kind === 'test' ? 'exposure_alerts_test' : 'exposure_alerts_ops',
+      custom_details: { title: notice.title, message: notice.text, destination: opts.destination },
+    },
+    links: [],
+    client: 'exposure-alerts',
+  };
+}
+
 function consoleNotice(notice: Notice, opts: RenderOptions): string {
   const lines = [
     headline(notice),
@@ -91,17 +149,11 @@ function consoleNotice(notice: Notice, opts: RenderOptions): string {
 export function renderNotice(type: 'slack', notice: Notice, opts: RenderOptions): SlackPayload;
 export function renderNotice(type: 'email', notice: Notice, opts: RenderOptions): EmailContent;
 export function renderNotice(type: 'webhook', notice: Notice, opts: RenderOptions): WebhookNoticeBody;
+export function renderNotice(type: 'teams', notice: Notice, opts: RenderOptions): TeamsPayload;
+export function renderNotice(type: 'pagerduty', notice: Notice, opts: RenderOptions): PagerDutyEvent;
 export function renderNotice(type: 'console', notice: Notice, opts: RenderOptions): string;
-export function renderNotice(
-  type: NoticeTarget,
-  notice: Notice,
-  opts: RenderOptions,
-): SlackPayload | EmailContent | WebhookNoticeBody | string;
-export function renderNotice(
-  type: NoticeTarget,
-  notice: Notice,
-  opts: RenderOptions,
-): SlackPayload | EmailContent | WebhookNoticeBody | string {
+export function renderNotice(type: NoticeTarget, notice: Notice, opts: RenderOptions): NoticePayload;
+export function renderNotice(type: NoticeTarget, notice: Notice, opts: RenderOptions): NoticePayload {
   switch (type) {
     case 'slack':
       return slackNotice(notice, opts);
@@ -109,6 +161,10 @@ export function renderNotice(
       return emailNotice(notice, opts);
     case 'webhook':
       return webhookNotice(notice, opts);
+    case 'teams':
+      return teamsNotice(notice, opts);
+    case 'pagerduty':
+      return pagerDutyNotice(notice, opts);
     case 'console':
       return consoleNotice(notice, opts);
   }

@@ -1,7 +1,8 @@
 /**
  * Built-in sample items, for rendering every destination before anything is sent (`config
  * validate`) and for docs. One ordinary event, one hostile event (pings, a forged link, an
- * entity, a 10,000-character highlight: what the wild sends), and one cleartext credential.
+ * entity, Markdown and a Teams mention, a 10,000-character highlight: what the wild sends), and one
+ * cleartext credential.
  */
 import type { Credential, EventItem } from '../upstream/schemas.ts';
 
@@ -44,6 +45,8 @@ export function sampleHostileEvent(now: Date): EventItem {
       content: [
         `<!channel> <@U123> <https://evil.example|click> &amp; *_~\` <mark>example.com *x* \`y\`</mark> ${'A'.repeat(10_000)}`,
       ],
+      // Markdown, where a destination renders it (a Teams TextBlock): a link, bold, a heading, a mention.
+      title: ['# heading [click](https://evil) **bold** <at>everyone</at> <mark>example.com</mark>'],
     },
   };
 }

@@ -44,6 +44,48 @@ export interface WebhookBody {
   sentAt: string;
 }
 
+/** One element of an Adaptive Card body; teams-card.ts builds the only shapes we send. */
+export type CardElement = Record<string, unknown> & { type: string };
+
+/** Body of a Teams Workflows webhook POST (interface.md section 4): a message wrapping one card. */
+export interface TeamsPayload {
+  type: 'message';
+  attachments: [
+    {
+      contentType: 'application/vnd.microsoft.card.adaptive';
+      contentUrl: null;
+      content: {
+        $schema: 'http://adaptivecards.io/schemas/adaptive-card.json';
+        type: 'AdaptiveCard';
+        version: '1.4';
+        body: CardElement[];
+        actions: CardElement[];
+      };
+    },
+  ];
+}
+
+export type PagerDutySeverity = 'critical' | 'error' | 'warning' | 'info';
+
+/**
+ * A PagerDuty Events API v2 event as rendered: everything but `routing_key`, a secret the sender
+ * adds (so previews and logs never hold it). A `resolve` carries no `payload`.
+ */
+export interface PagerDutyEvent {
+  event_action: 'trigger' | 'resolve';
+  dedup_key: string;
+  payload?: {
+    summary: string;
+    source: 'exposure-alerts';
+    severity: PagerDutySeverity;
+    timestamp: string;
+    class: string;
+    custom_details: unknown;
+  };
+  links?: { href: string; text: string }[];
+  client: 'exposure-alerts';
+}
+
 /** A message that is not about alerts: an operator notice or a `destinations test` message. */
 export interface Notice {
   title: string;
@@ -66,8 +108,14 @@ export interface WebhookNoticeBody {
 
 export type { DeliveryAlert };
 
-/** Whatever a renderer produces for an alert batch, by destination type (slack, email, webhook, console). */
-export type AlertPayload = SlackPayload | EmailContent | WebhookBody | string;
+/** Whatever a renderer produces for an alert batch, by destination type. */
+export type AlertPayload = SlackPayload | EmailContent | WebhookBody | TeamsPayload | PagerDutyEvent | string;
 
 /** Whatever `renderNotice` produces, by destination type. */
-export type NoticePayload = SlackPayload | EmailContent | WebhookNoticeBody | string;
+export type NoticePayload =
+  | SlackPayload
+  | EmailContent
+  | WebhookNoticeBody
+  | TeamsPayload
+  | PagerDutyEvent
+  | string;

@@ -146,12 +146,29 @@ const webhookDestination = z.strictObject({
   ),
 });
 
+/** A Teams Workflows webhook: its URL carries a signature (`sig=`), so it is a secret in practice. */
+const teamsDestination = z.strictObject({
+  type: z.literal('teams'),
+  url: secretOr(httpUrl),
+});
+
+/** PagerDuty Events API v2; `url` is overridable so tests and the emulator world can stand in for it. */
+const pagerdutyDestination = z.strictObject({
+  type: z.literal('pagerduty'),
+  routingKey: secretOr(nonEmpty),
+  url: z.optional(httpUrl),
+  /** The PagerDuty severity of a leaked credential (events map theirs, interface.md section 4). */
+  credentialSeverity: z._default(z.enum(['critical', 'error', 'warning', 'info']), 'error'),
+});
+
 const consoleDestination = z.strictObject({ type: z.literal('console') });
 
 export const destinationSchema = z.discriminatedUnion('type', [
   slackDestination,
   emailDestination,
   webhookDestination,
+  teamsDestination,
+  pagerdutyDestination,
   consoleDestination,
 ]);
 export type DestinationConfig = z.infer<typeof destinationSchema>;

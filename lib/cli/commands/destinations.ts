@@ -1,16 +1,17 @@
 /**
  * `destinations test [name]`: sends a clearly marked test message to each destination (or one),
- * through the same senders as real alerts, and says what each answered. It needs no upstream and
- * no DynamoDB: only the config and its secrets.
+ * through the same senders as real alerts, and says what each answered. A PagerDuty test is a
+ * `trigger` followed by a `resolve` with the same dedup_key, so no incident stays open. It needs no
+ * upstream and no DynamoDB: only the config and its secrets.
  */
 
 import { resolveDestinations } from '../../deliver/destinations.ts';
 import { httpPost } from '../../deliver/post.ts';
-import { DEFAULT_SEND_TIMEOUT_MS, send } from '../../deliver/senders.ts';
+import { DEFAULT_SEND_TIMEOUT_MS, type SendOutcome, send } from '../../deliver/senders.ts';
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
-import { renderNotice } from '../../render/index.ts';
-import type { Notice } from '../../render/types.ts';
+import { renderNotice, resolveOf } from '../../render/index.ts';
+import type { Notice, PagerDutyEvent } from '../../render/types.ts';
 import { loadAlertsConfig } from '../../runtime.ts';
 import { loadSecrets } from '../../secrets.ts';
 import type { Command } from '../command.ts';
@@ -50,21 +51,30 @@ export const destinationsTestCommand: Command = {
           now,
         },
       );
-      const outcome = await send(destination, payload, [], {
+      const ctx = {
         post: httpPost,
         now: () => Date.now(),
         timeoutMs: DEFAULT_SEND_TIMEOUT_MS,
-        write: (text) => io.stdout(text.endsWith('\n') ? text : `${text}\n`),
-      });
-      if (outcome.ok)
-        io.stdout(`${name} (${destination.type}): ok${outcome.status ? ` (HTTP ${outcome.status})` : ''}\n`);
-      else {
+        write: (text: string) => io.stdout(text.endsWith('\n') ? text : `${text}\n`),
+      };
+      const report = (outcome: SendOutcome, what = '') => {
+        if (outcome.ok) {
+          io.stdout(
+            `${name} (${destination.type}): ${what}ok${outcome.status ? ` (HTTP ${outcome.status})` : ''}\n`,
+          );
+          return;
+        }
         failures += 1;
         // The error can quote the destination's reply, which is not ours.
         io.stdout(
-          `${terminalSafe(`${name} (${destination.type}): FAILED, ${outcome.error} (${outcome.permanent ? 'refused: fix the destination' : 'transient: try again'})`)}\n`,
+          `${terminalSafe(`${name} (${destination.type}): ${what}FAILED, ${outcome.error} (${outcome.permanent ? 'refused: fix the destination' : 'transient: try again'})`)}\n`,
         );
-      }
+      };
+      const outcome = await send(destination, payload, [], ctx);
+      report(outcome);
+      // PagerDuty: the test trigger is resolved at once with the same dedup_key, so no incident stays open.
+      if (outcome.ok && destination.type === 'pagerduty')
+        report(await send(destination, resolveOf(payload as PagerDutyEvent), [], ctx), 'resolve ');
     }
     return failures ? 1 : 0;
   },

@@ -6,11 +6,12 @@
  * are secrets, or computed with one at send time, are described instead of shown).
  */
 import { readFile } from 'node:fs/promises';
+import { PAGERDUTY_URL } from '../../deliver/destinations.ts';
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import type { Alert, DeliveryAlert } from '../../model.ts';
 import { renderFor } from '../../render/index.ts';
-import type { EmailContent, WebhookBody } from '../../render/types.ts';
+import type { EmailContent, PagerDutyEvent, WebhookBody } from '../../render/types.ts';
 import { webhookIdempotencyKey } from '../../render/webhook.ts';
 import type { AlertsConfig, DestinationConfig, SecretRef } from '../../rules/config.ts';
 import { decide, domainWithin } from '../../rules/match.ts';
@@ -82,9 +83,18 @@ function describeDestination(destination: DestinationConfig): string {
       return `e-mail via ${destination.provider}${destination.url ? ` (${urlText(destination.url)})` : ''} from ${destination.from} to ${destination.to.join(', ')}`;
     case 'webhook':
       return `POST ${urlText(destination.url)}`;
+    case 'teams':
+      return 'POST to the Teams Workflows webhook (its URL is a credential, not shown)';
+    case 'pagerduty':
+      return `PagerDuty Events API v2: POST ${urlText(destination.url ?? PAGERDUTY_URL)}`;
     case 'console':
       return 'printed on the terminal';
   }
+}
+
+/** The routing key is a secret even when written in the config: named, never shown. */
+function routingKeyText(value: string | SecretRef): string {
+  return typeof value === 'string' ? '<routing key, not shown>' : secretText(value);
 }
 
 function renderForPreview(
@@ -109,7 +119,17 @@ function renderForPreview(
         // are shown as escapes. The console rendering is left as it is: it strips them itself,
         // and its ANSI colours are its own.
         case 'slack':
+        case 'teams':
           return terminalSafe(JSON.stringify(m.payload, null, 2), { multiline: true });
+        case 'pagerduty':
+          return terminalSafe(
+            JSON.stringify(
+              { routing_key: routingKeyText(destination.routingKey), ...(m.payload as PagerDutyEvent) },
+              null,
+              2,
+            ),
+            { multiline: true },
+          );
         case 'email': {
           const mail = m.payload as EmailContent;
           return terminalSafe(
