@@ -1,0 +1,116 @@
+/**
+ * A real local HTTP stand-in for a Teams Workflows webhook URL, answering as Workflows does
+ * (destinations-facts.md): 413 for a body over 28,000 bytes, else 202 with an empty body. Like the
+ * real flow, a message of the wrong shape (no `attachments` wrapper, a bare card, a card that is
+ * not an AdaptiveCard 1.4) is still answered 202 and fails in the flow's run history: here,
+ * `failedRuns`, which every test can assert empty. A test scripts other answers (429, 500, 400)
+ * for the next requests; a scripted answer leaves the message unposted.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
+import type { Reply } from './receiver.ts';
+
+export const TEAMS_LIMIT_BYTES = 28_000;
+
+export interface TeamsRequest {
+  at: number;
+  bytes: number;
+  body: string;
+  status: number;
+}
+
+export interface TeamsReceiver {
+  url: string;
+  requests: TeamsRequest[];
+  /** Cards the flow posted to the channel, in order. */
+  posted: { at: number; card: Record<string, unknown> }[];
+  /** Run-history failures: messages answered 202 that the flow could not post, and why. */
+  failedRuns: string[];
+  script(...replies: Reply[]): void;
+  close(): Promise<void>;
+}
+
+/** Why the flow would fail on this body, or undefined when it posts the card. */
+export function flowFailure(body: string): string | undefined {
+  let message: unknown;
+  try {
+    message = JSON.parse(body);
+  } catch {
+    return 'the body is not JSON';
+  }
+  const m = message as { type?: unknown; attachments?: unknown };
+  if (!Array.isArray(m.attachments)) return "'attachments' is of type 'Null'";
+  if (m.type !== 'message') return "'type' must be 'message'";
+  if (m.attachments.length !== 1) return `expected one attachment, got ${m.attachments.length}`;
+  const a = m.attachments[0] as { contentType?: unknown; content?: Record<string, unknown> };
+  if (a.contentType !== 'application/vnd.microsoft.card.adaptive')
+    return `contentType ${String(a.contentType)} is not an Adaptive Card`;
+  const card = a.content;
+  if (!card || card.type !== 'AdaptiveCard') return "Property 'type' must be 'AdaptiveCard'";
+  if (card.version !== '1.4') return `card version ${String(card.version)} is not 1.4`;
+  if (!Array.isArray(card.body) || card.body.length === 0) return 'the card has no body';
+  return undefined;
+}
+
+export async function startTeamsReceiver(): Promise<TeamsReceiver> {
+  const queue: Reply[] = [];
+  const receiver: TeamsReceiver = {
+    url: '',
+    requests: [],
+    posted: [],
+    failedRuns: [],
+    script: (...replies) => queue.push(...replies),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const at = Date.now();
+      const raw = Buffer.concat(chunks);
+      const body = raw.toString('utf8');
+      const answer = (status: number, text = '', headers: Record<string, string> = {}) => {
+        receiver.requests.push({ at, bytes: raw.length, body, status });
+        res.writeHead(status, headers);
+        res.end(text);
+      };
+      const scripted = queue.shift();
+      if (scripted && !('hang' in scripted)) {
+        if (scripted.delayMs) await new Promise((r) => setTimeout(r, scripted.delayMs));
+        answer(scripted.status, scripted.body, scripted.headers);
+        return;
+      }
+      if (req.method !== 'POST') return answer(405);
+      if (raw.length > TEAMS_LIMIT_BYTES) return answer(413, 'Request entity too large');
+      const failure = flowFailure(body);
+      if (failure) receiver.failedRuns.push(failure);
+      else {
+        const message = JSON.parse(body) as { attachments: { content: Record<string, unknown> }[] };
+        receiver.posted.push({ at, card: message.attachments[0]?.content ?? {} });
+      }
+      answer(202);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as AddressInfo;
+  receiver.url = `http://127.0.0.1:${port}/powerautomate/automations/direct/workflows/test/triggers/manual/paths/invoke?api-version=1&sig=test-signature`;
+  return receiver;
+}
+
+/** Teams stand-ins a test starts as it needs them, each closed after that test. */
+export function useTeamsReceivers(): () => Promise<TeamsReceiver> {
+  const open: TeamsReceiver[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((r) => r.close()));
+  });
+  return async () => {
+    const r = await startTeamsReceiver();
+    open.push(r);
+    return r;
+  };
+}
