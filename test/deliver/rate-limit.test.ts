@@ -1,13 +1,15 @@
 /**
  * A 429 pauses its destination, for every run, until its Retry-After (or the backoff) has passed:
  * the rest of the pass's messages to it wait, the 429 costs no attempt, and only a delivery still
- * refused 429 a day after its first 429 goes dead. Slack, e-mail and webhooks alike; real dynalite,
+ * refused 429 a day after its first 429 goes dead. Slack, e-mail, webhooks, Teams and PagerDuty (which
+ * sends no Retry-After: the backoff case is its own) alike; real dynalite,
  * real local receivers, a fake clock.
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_ATTEMPTS, RATE_LIMIT_GIVE_UP_MS } from '../../lib/deliver/retry.ts';
 import { fakeClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
+import { TEST_ROUTING_KEY } from '../helpers/pagerduty-receiver.ts';
 import { type Reply, useReceivers } from '../helpers/receiver.ts';
 import { deliveryWorld } from './seed.ts';
 
@@ -26,6 +28,8 @@ const destinationOf = {
     to: ['soc@example.com'],
   }),
   webhook: (url: string) => ({ type: 'webhook', url }),
+  teams: (url: string) => ({ type: 'teams', url }),
+  pagerduty: (url: string) => ({ type: 'pagerduty', url, routingKey: TEST_ROUTING_KEY }),
 };
 
 /** Five deliveries that go as five messages: below the digest threshold, and one per webhook item. */
@@ -52,7 +56,7 @@ async function setup(type: keyof typeof destinationOf, fallback: Reply = { statu
   return { clock, hook, world };
 }
 
-describe.each(['slack', 'email', 'webhook'] as const)('%s answered 429', (type) => {
+describe.each(['slack', 'email', 'webhook', 'teams', 'pagerduty'] as const)('%s answered 429', (type) => {
   it('Retry-After: 30 pauses the destination for every run, costs no attempt, then all go', async () => {
     const { clock, hook, world } = await setup(type);
     hook.script({ status: 429, headers: { 'Retry-After': '30' }, body: 'rate_limited' });
