@@ -4,12 +4,18 @@
  * - the whole product (emulator over HTTP, poll cycle, dynalite) through a 429, a 500 and a crash
  *   between send and record: one incident per event, the one allowed repeat joined by dedup_key;
  * - a digest repeated after a crash joins its incident too;
- * - a 400 makes the deliveries dead with PagerDuty's `errors` in the record, reported once;
+ * - a 400 makes the deliveries dead with PagerDuty's `errors` in the record (and in `deliveries
+ *   list`), reported once;
  * - at most 120 events a minute (500 ms apart) per routing key.
  */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../../lib/cli/run.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
+import { captureIo } from '../helpers/io.ts';
 import { TEST_ROUTING_KEY, usePagerDutyReceivers } from '../helpers/pagerduty-receiver.ts';
 import { makeWorld } from '../helpers/world.ts';
 import { deliveryWorld } from './seed.ts';
@@ -93,6 +99,29 @@ describe('PagerDuty: exactly once through the whole product', () => {
   }, 60_000);
 });
 
+/** `deliveries list --status dead` through the real CLI, on the world's table. */
+async function listDead(table: string, url: string, routingKey: string) {
+  const dir = await mkdtemp(join(tmpdir(), 'ea-pd-'));
+  const config = join(dir, 'config.json');
+  const secrets = join(dir, 'secrets.json');
+  await writeFile(
+    config,
+    JSON.stringify({ destinations: { pager: destination(url) }, routes: [{ name: 'all', to: ['pager'] }] }),
+  );
+  await writeFile(secrets, JSON.stringify({ pdKey: routingKey }));
+  const io = captureIo({
+    EXPOSURE_API_URL: emu.url,
+    EXPOSURE_API_TOKEN: 'emu-acme-token',
+    DYNAMODB_ENDPOINT: db.endpoint,
+    TABLE_NAME: table,
+    ALERTS_CONFIG: config,
+    SECRETS_FILE: secrets,
+    LOG_LEVEL: 'error',
+  });
+  const code = await runCli(['deliveries', 'list', '--status', 'dead'], io);
+  return { code, out: io.out, err: io.err };
+}
+
 describe('PagerDuty delivery', () => {
   async function setup(count: number, extra: Record<string, unknown> = {}, routingKey = TEST_ROUTING_KEY) {
     const pd = await pagerduty();
@@ -150,6 +179,17 @@ describe('PagerDuty delivery', () => {
     expect([...world.console, ...world.logs, ...dead.map((r) => r.lastError)].join('\n')).not.toContain(
       'too-short-key',
     );
+    // `deliveries list` shows them dead, with PagerDuty's errors.
+    const listed = await listDead(world.table, pd.url, 'too-short-key');
+    expect(listed.code, listed.err).toBe(0);
+    const lines = listed.out.trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    for (const line of lines) {
+      expect(line).toMatch(/^pager~event~forum_post\/seed\/thread\/\d {2}dead {2}attempts=1 /);
+      expect(line).toContain(
+        "last error: HTTP 400 invalid event: Event object is invalid; errors: 'routing_key' must be",
+      );
+    }
     // Still refused on the next pass: dead again, but not reported again.
     await world.seed('pager', 2, { from: 10 });
     expect((await world.pass()).dead).toBe(2);

@@ -96,8 +96,11 @@ describe('secret', () => {
     expect(secret.DeletionPolicy).toBe('Retain');
     expect(secret.Properties.SecretString).toBe('{}');
     expect(secret.Properties.GenerateSecretString).toBeUndefined();
-    // apiToken/apiKey and apiClients always; siemKey and socSlackWebhook come from the example config.
-    expect(secret.Properties.Description).toMatch(/apiToken\|apiKey, apiClients, siemKey, socSlackWebhook/);
+    // apiToken/apiKey and apiClients always; the others come from the example config (Slack, webhook,
+    // Teams and PagerDuty destinations).
+    expect(secret.Properties.Description).toMatch(
+      /apiToken\|apiKey, apiClients, oncallRoutingKey, siemKey, socSlackWebhook, socTeamsWebhook/,
+    );
   });
 
   it('is not created when an existing one is named, and every function reads that one', () => {
@@ -640,7 +643,9 @@ describe('outputs', () => {
     });
     expect(outputs.TableName?.Value).toEqual({ Ref: logicalId(t, 'AWS::DynamoDB::Table', 'Table') });
     expect(outputs.SecretArn?.Value).toEqual({ Ref: logicalId(t, 'AWS::SecretsManager::Secret', 'Secret') });
-    expect(outputs.SecretKeys?.Value).toBe('apiToken or apiKey, apiClients, siemKey, socSlackWebhook');
+    expect(outputs.SecretKeys?.Value).toBe(
+      'apiToken or apiKey, apiClients, oncallRoutingKey, siemKey, socSlackWebhook, socTeamsWebhook',
+    );
     // And what the runbook (README, Deploying to AWS) refers to: every function and log group,
     // every queue, each output naming the resource its name says.
     for (const { label } of KINDS) {

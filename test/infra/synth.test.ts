@@ -91,6 +91,8 @@ describe('real synth with esbuild', () => {
           apiClients: { smoke: 'a'.repeat(64) },
           socSlackWebhook: 'https://hooks.slack.example/T000/B000/xyz',
           siemKey: 'smoke-signing-key',
+          socTeamsWebhook: 'https://prod.environment.api.powerplatform.example/workflows/x',
+          oncallRoutingKey: 'R0ut1ngKeyForTestsOnly0123456789',
         }),
       );
       const layer = assetDir('AWS::Lambda::LayerVersion', 'AlertsConfig', 'Content');
