@@ -1,10 +1,11 @@
 /**
- * 5. Delivery: 1,000 new events routed to one Slack receiver and one webhook receiver (both real
- * local HTTP servers in this process), with the product's default digest settings. One real
- * `events` poll cycle on a fresh table, against the emulator with 10 ms added to every request.
- * Reported: the Slack messages (digests) and webhook messages sent, the time from the start of the
- * cycle until every delivery is recorded sent, and the most Slack messages that arrived within any
- * one second, by the receiver's own clock.
+ * 5. Delivery: 1,000 new events routed to one Slack, one webhook, one Teams and one PagerDuty
+ * receiver (all real local HTTP servers in this process), with the product's default digest
+ * settings. One real `events` poll cycle on a fresh table, against the emulator with 10 ms added
+ * to every request. Reported: the messages each received (Slack, Teams and PagerDuty get digests),
+ * the time from the start of the cycle until every delivery is recorded sent, and the most
+ * messages that arrived within any one second (Slack, Teams: at most one a second per URL) or any
+ * one minute (PagerDuty: at most 120 a minute per routing key), by the receiver's own clock.
  */
 
 import { POLLER_MEMORY_MB } from '../../infra/function.ts';
@@ -28,13 +29,20 @@ export async function measureDelivery(): Promise<{ figures: Figure[]; raw: unkno
   const emu = await startEmulatorProcess({ events: EVENTS, lateMatches: 0, credentials: 0, latencyMs: 10 });
   const slack = await startBenchReceiver('slack');
   const hook = await startBenchReceiver('webhook');
+  const teams = await startBenchReceiver('teams');
+  const pager = await startBenchReceiver('pagerduty');
   let worker: Worker | undefined;
   try {
     const setup: DrainSetup = {
       apiUrl: emu.url,
       token: emu.token,
       dynamoEndpoint: db.url,
-      destinations: { soc: { type: 'slack', url: slack.url }, siem: { type: 'webhook', url: hook.url } },
+      destinations: {
+        soc: { type: 'slack', url: slack.url },
+        siem: { type: 'webhook', url: hook.url },
+        socTeams: { type: 'teams', url: teams.url },
+        oncall: { type: 'pagerduty', url: pager.url, routingKey: 'R0ut1ngKeyForTheBenchOnly0123456' },
+      },
       domain: 'acme.test',
       eventsLookback: 'P4D',
       credentialsLookback: 'P1D',
@@ -45,7 +53,8 @@ export async function measureDelivery(): Promise<{ figures: Figure[]; raw: unkno
     const run = await worker.request<DrainRun>({ type: 'product', table, kinds: ['events'] });
     const cycle = run.kinds[0];
     const sentTo = (name: string) => cycle?.destinations.find((d) => d.destination === name)?.sent;
-    if (cycle?.exitCode !== 0 || sentTo('soc') !== EVENTS || sentTo('siem') !== EVENTS) {
+    const names = ['soc', 'siem', 'socTeams', 'oncall'];
+    if (cycle?.exitCode !== 0 || names.some((name) => sentTo(name) !== EVENTS)) {
       throw new Error(
         `delivery: expected ${EVENTS} events sent to each destination, got ${JSON.stringify(cycle)}`,
       );
@@ -74,6 +83,20 @@ export async function measureDelivery(): Promise<{ figures: Figure[]; raw: unkno
         }),
         figure({
           section: 'delivery',
+          id: 'delivery.teamsMessages',
+          label: '1,000 events: Teams messages sent (digests)',
+          value: teams.arrivals.length,
+          unit: '',
+        }),
+        figure({
+          section: 'delivery',
+          id: 'delivery.pagerdutyEvents',
+          label: '1,000 events: PagerDuty events sent (digests)',
+          value: pager.arrivals.length,
+          unit: '',
+        }),
+        figure({
+          section: 'delivery',
           id: 'delivery.seconds',
           label: '1,000 events: cycle start to all deliveries recorded sent',
           value: round((cycle?.ms ?? Number.NaN) / 1000),
@@ -88,15 +111,36 @@ export async function measureDelivery(): Promise<{ figures: Figure[]; raw: unkno
           unit: '',
           budget: { max: 1 },
         }),
+        figure({
+          section: 'delivery',
+          id: 'delivery.teamsMaxPerSecond',
+          label: 'most Teams messages within any 1 s (receiver clock)',
+          value: teams.maxInWindow(1_000),
+          unit: '',
+          budget: { max: 1 },
+        }),
+        figure({
+          section: 'delivery',
+          id: 'delivery.pagerdutyMaxPerMinute',
+          label: 'most PagerDuty events within any 60 s (receiver clock)',
+          value: pager.maxInWindow(60_000),
+          unit: '',
+          budget: { max: 120 },
+          detail: `most within any 1 s: ${pager.maxInWindow(1_000)}`,
+        }),
       ],
       raw: {
         run,
         slackArrivals: slack.arrivals.map((a) => a.at - started),
         webhookArrivals: { first: (hook.arrivals[0]?.at ?? started) - started, count: hook.arrivals.length },
+        teamsArrivals: teams.arrivals.map((a) => a.at - started),
+        pagerdutyArrivals: pager.arrivals.map((a) => a.at - started),
       },
     };
   } finally {
     await worker?.stop();
+    await pager.close();
+    await teams.close();
     await hook.close();
     await slack.close();
     await emu.stop();

@@ -1,7 +1,9 @@
 /**
- * A destination for benchmarks: a real local HTTP server that answers 200 at once and keeps only
- * what the figures need (arrival time, item keys per request), so a backlog of 100,000 items does
- * not pile up bodies in memory. It runs in the orchestrating process, never in the measured one.
+ * A destination for benchmarks: a real local HTTP server that answers at once and keeps only what
+ * the figures need (arrival time, item keys per request), so a backlog of 100,000 items does not
+ * pile up bodies in memory. It runs in the orchestrating process, never in the measured one. It
+ * answers as the service it stands for: 200 `ok` (Slack, webhooks), 202 with an empty body (a
+ * Teams Workflows URL), 202 with PagerDuty's JSON (its enqueue endpoint).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -40,8 +42,26 @@ function keysOf(body: string): string[] {
   }
 }
 
-/** `kind: 'webhook'` reads item keys from each body; `kind: 'slack'` only counts messages. */
-export async function startBenchReceiver(kind: 'webhook' | 'slack'): Promise<BenchReceiver> {
+const ANSWERS = {
+  webhook: { status: 200, type: 'text/plain', body: () => 'ok' },
+  slack: { status: 200, type: 'text/plain', body: () => 'ok' },
+  teams: { status: 202, type: 'text/plain', body: () => '' },
+  pagerduty: {
+    status: 202,
+    type: 'application/json',
+    body: (request: string) => {
+      let dedupKey: unknown;
+      try {
+        dedupKey = (JSON.parse(request) as { dedup_key?: unknown }).dedup_key;
+      } catch {}
+      return JSON.stringify({ status: 'success', message: 'Event processed', dedup_key: dedupKey });
+    },
+  },
+} as const;
+
+/** `kind: 'webhook'` reads item keys from each body; the others only count messages. */
+export async function startBenchReceiver(kind: keyof typeof ANSWERS): Promise<BenchReceiver> {
+  const answer = ANSWERS[kind];
   const arrivals: Arrival[] = [];
   const keys = new Map<string, number>();
   const server: Server = createServer((req, res) => {
@@ -57,8 +77,8 @@ export async function startBenchReceiver(kind: 'webhook' | 'slack'): Promise<Ben
         for (const key of found) keys.set(key, (keys.get(key) ?? 0) + 1);
       }
       arrivals.push({ at, items });
-      res.writeHead(200, { 'Content-Type': 'text/plain' });
-      res.end('ok');
+      res.writeHead(answer.status, { 'Content-Type': answer.type });
+      res.end(answer.body(body));
     });
   });
   server.keepAliveTimeout = 60_000;
