@@ -6,6 +6,9 @@
  * - never retry (permanent): every other 4xx (a revoked, archived or refused destination, or a
  *   payload it will never accept). A 413 is flagged `tooLarge`: the pass splits a message of
  *   several items instead (senders know HTTP, the pass knows items).
+ * Any 2xx is an acceptance (a Teams Workflows URL answers 202 with an empty body, PagerDuty 202 with
+ * JSON), except Postmark's refusals inside a 200. A PagerDuty refusal keeps PagerDuty's `errors` in
+ * the error, so the dead record says why; the routing key is added to its body here, never before.
  * A timed-out request may already have been delivered; it is retried anyway (at-least-once then).
  */
 import type { Clock } from '../clock.ts';

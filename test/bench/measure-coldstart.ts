@@ -27,6 +27,8 @@ export const FUNCTIONS = [
 ] as const;
 const RUNS = 10;
 const MAX_BUNDLE_KB = 150;
+/** Workers deliver, so they hold every renderer (Teams and PagerDuty added about 12 KB; test/infra/synth.test.ts). */
+const MAX_WORKER_BUNDLE_KB = 170;
 const MAX_INIT_MS = 150;
 
 interface InitTiming {
@@ -138,7 +140,7 @@ export async function measureColdStart(): Promise<{ figures: Figure[]; raw: unkn
           label: `${name}: bundle, minified, AWS SDK excluded`,
           value: round(bytes / 1024, 1),
           unit: 'KB',
-          budget: { max: MAX_BUNDLE_KB },
+          budget: { max: name.startsWith('work-') ? MAX_WORKER_BUNDLE_KB : MAX_BUNDLE_KB },
         }),
         figure({
           section: 'coldstart',

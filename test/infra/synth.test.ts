@@ -15,6 +15,12 @@ import { build, EXAMPLE_CONFIG, logicalId } from './harness.ts';
 
 /** Minified, without the AWS SDK (provided by the Lambda runtime). */
 const BUDGET_BYTES = 150 * 1024;
+/**
+ * The workers deliver, so they hold every renderer: the Teams and PagerDuty ones (issue 15) added
+ * about 12 KB minified to the 148 KB they had (measured with esbuild at the commit before them).
+ */
+const WORKER_BUDGET_BYTES = 170 * 1024;
+const budgetOf = (name: string) => (name.startsWith('work-') ? WORKER_BUDGET_BYTES : BUDGET_BYTES);
 
 let outdir: string;
 let template: Template;
@@ -46,13 +52,13 @@ const FUNCTIONS = [
 
 describe('real synth with esbuild', () => {
   it.each(FUNCTIONS)(
-    '%s: minified ESM with a source map, the AWS SDK external, within 150 KB',
+    '%s: minified ESM with a source map, the AWS SDK external, within its budget (150 KB, workers 170 KB)',
     (name, prefix) => {
       const dir = assetDir('AWS::Lambda::Function', prefix, 'Code');
       const code = readFileSync(join(dir, 'index.mjs'), 'utf8');
       const size = statSync(join(dir, 'index.mjs')).size;
       console.info(`bundle ${name}: ${size} bytes (${(size / 1024).toFixed(1)} KiB)`);
-      expect(size).toBeLessThanOrEqual(BUDGET_BYTES);
+      expect(size).toBeLessThanOrEqual(budgetOf(name));
       // ESM with `require` defined for the CommonJS dependencies that call it.
       expect(code.startsWith("import { createRequire as __alertsCreateRequire } from 'node:module';")).toBe(
         true,
