@@ -9,11 +9,13 @@
 import { describe, expect, it } from 'vitest';
 import { sampleHostileEvent } from '../../lib/render/samples.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
+import { TEST_ROUTING_KEY, usePagerDutyReceivers } from '../helpers/pagerduty-receiver.ts';
 import { type TeamsReceiver, useTeamsReceivers } from '../helpers/teams-receiver.ts';
 import { deliveryWorld } from './seed.ts';
 
 const db = useDynalite();
 const teamsReceiver = useTeamsReceivers();
+const pagerduty = usePagerDutyReceivers();
 
 class Crash extends Error {}
 
@@ -172,6 +174,35 @@ describe('Teams delivery', () => {
     expect(teams.failedRuns).toEqual([]);
     expect(JSON.stringify(teams.posted[0]?.card)).toMatch(/more items? not listed \(1000 in all\)/);
   }, 60_000);
+});
+
+describe('ops notices', () => {
+  it('a refusing Teams destination is reported once to a PagerDuty ops destination, and only once', async () => {
+    const teams = await teamsReceiver();
+    const pd = await pagerduty();
+    const world = await deliveryWorld(
+      db,
+      {
+        destinations: {
+          teams: { type: 'teams', url: teams.url },
+          pager: { type: 'pagerduty', url: pd.url, routingKey: TEST_ROUTING_KEY },
+        },
+        routes: [{ name: 'all', match: {}, to: ['teams'] }],
+        digest: { threshold: 100, maxItems: 20 },
+        ops: { to: ['pager'] },
+      },
+      {},
+    );
+    await world.seed('teams', 2);
+    teams.script({ status: 403, body: 'Forbidden' }, { status: 403, body: 'Forbidden' });
+    expect((await world.pass()).dead).toBe(2);
+    expect(pd.alerts).toHaveLength(1);
+    const event = pd.alerts[0]?.event as { payload: { severity: string; class: string; summary: string } };
+    expect(event.payload.severity).toBe('error');
+    expect(event.payload.class).toBe('exposure_alerts_ops');
+    expect(event.payload.summary).toBe('exposure-alerts: destination "teams" refuses deliveries');
+    expect(pd.requests).toHaveLength(1);
+  }, 20_000);
 });
 
 describe('Teams answers', () => {
