@@ -85,6 +85,26 @@ export function countBy<T>(values: T[]): [T, number][] {
   return [...counts].sort((a, b) => b[1] - a[1]);
 }
 
+/** `value (count)` for each value, most frequent first: the type, domain and leak lists of digests. */
+export function countedList(values: string[]): string[] {
+  return countBy(values).map(([value, n]) => `${value} (${n})`);
+}
+
+/** What a digest counts: event types, or the domains and leaks of credentials. */
+export const digestTypes = (alerts: EventDelivery[]) => countedList(alerts.map((a) => a.item.metadata.type));
+export const digestDomains = (alerts: CredentialDelivery[]) =>
+  countedList(alerts.map((a) => a.item.domain.toLowerCase()));
+export const digestLeaks = (alerts: CredentialDelivery[]) =>
+  countedList(alerts.map((a) => a.item.source?.name ?? a.item.source_id));
+
+/** Events most severe first, in arrival order within a severity: the lines a digest lists first. */
+export function mostSevereFirst(alerts: EventDelivery[]): EventDelivery[] {
+  return alerts
+    .map((alert, i) => ({ alert, i, rank: severityRank(eventSeverity(alert.item)) }))
+    .sort((a, b) => b.rank - a.rank || a.i - b.i)
+    .map((e) => e.alert);
+}
+
 /** Severity counts from critical down, skipping zeros: `2 critical, 5 high`. */
 export function severityCounts(alerts: EventDelivery[]): string {
   const counts = new Map<Severity, number>();

@@ -22,8 +22,9 @@ import {
   type Batch,
   batchSummary,
   type CredentialDelivery,
-  countBy,
   deliveryIdsOf,
+  digestDomains,
+  digestTypes,
   type EventDelivery,
   highestSeverity,
   highlightsOf,
@@ -155,7 +156,7 @@ function digestTrigger(
   const key = webhookIdempotencyKey(opts.destination, deliveryIdsOf(batch.alerts));
   const { items, notListed } = listed(batch.alerts, opts.digest.maxItems);
   if (batch.kind === 'event') {
-    const types = countBy(batch.alerts.map((a) => a.item.metadata.type)).map(([t, n]) => `${t} (${n})`);
+    const types = digestTypes(batch.alerts);
     return trigger(
       key,
       {
@@ -171,9 +172,7 @@ function digestTrigger(
       undefined,
     );
   }
-  const domains = countBy(batch.alerts.map((a) => a.item.domain.toLowerCase())).map(
-    ([d, n]) => `${d} (${n})`,
-  );
+  const domains = digestDomains(batch.alerts);
   return trigger(
     key,
     {

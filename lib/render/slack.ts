@@ -10,7 +10,6 @@
  * covering exactly the logins it lists, so no login is counted as delivered without being shown.
  */
 import { eventSeverity } from '../model.ts';
-import { severityRank } from '../upstream/event-types.ts';
 import {
   ellipsis,
   escapeSlack,
@@ -34,10 +33,13 @@ import {
   type Batch,
   batchSummary,
   type CredentialDelivery,
-  countBy,
   deliveryIdsOf,
+  digestDomains,
+  digestLeaks,
+  digestTypes,
   type EventDelivery,
   highlightsOf,
+  mostSevereFirst,
   planBatches,
   routesOf,
   severityCounts,
@@ -231,22 +233,15 @@ function digestMessage(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOp
   let fallback: string;
   if (batch.kind === 'event') {
     // Most severe first, so the lines that make the cut are the ones that matter.
-    const sorted = [...batch.alerts]
-      .map((alert, i) => ({ alert, i }))
-      .sort((a, b) => severityRankOf(b.alert) - severityRankOf(a.alert) || a.i - b.i)
-      .map((e) => e.alert);
-    const types = countBy(batch.alerts.map((a) => a.item.metadata.type)).map(([t, n]) => `${t} (${n})`);
+    const sorted = mostSevereFirst(batch.alerts);
+    const types = digestTypes(batch.alerts);
     title = `Exposure digest · ${plural(total, 'event')}`;
     summary = `*${plural(total, 'event')}*: ${severityCounts(batch.alerts)}\n*Types:* ${listOf(types, 1_000)}`;
     listed = digestLines(sorted, (a) => eventDigestLine(a, opts), opts.digest.maxItems);
     fallback = `${title}: ${severityCounts(batch.alerts)}`;
   } else {
-    const domains = countBy(batch.alerts.map((a) => a.item.domain.toLowerCase())).map(
-      ([d, n]) => `${d} (${n})`,
-    );
-    const leaks = countBy(batch.alerts.map((a) => a.item.source?.name ?? a.item.source_id)).map(
-      ([l, n]) => `${l} (${n})`,
-    );
+    const domains = digestDomains(batch.alerts);
+    const leaks = digestLeaks(batch.alerts);
     title = `Leaked credentials digest · ${plural(total, 'login')}`;
     summary = `*${plural(total, 'leaked login')}*\n*Domains:* ${listOf(domains, 1_000)}\n*Leaks:* ${listOf(leaks, 1_000)}`;
     listed = digestLines(batch.alerts, credentialDigestLine, opts.digest.maxItems);
@@ -263,10 +258,6 @@ function digestMessage(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOp
     ),
   ];
   return { text: slackText(fallback, 500), blocks };
-}
-
-function severityRankOf(alert: EventDelivery): number {
-  return severityRank(eventSeverity(alert.item));
 }
 
 /**

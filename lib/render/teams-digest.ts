@@ -4,15 +4,17 @@
  * byte budget, and the rest counted in the same card. Built from teams-card.ts like the others.
  */
 import { eventSeverity } from '../model.ts';
-import { severityRank } from '../upstream/event-types.ts';
 import { parseHighlight } from './escape.ts';
 import { hashKind, identifierNames, plural } from './format.ts';
 import {
   type Batch,
   type CredentialDelivery,
-  countBy,
+  digestDomains,
+  digestLeaks,
+  digestTypes,
   type EventDelivery,
   highlightsOf,
+  mostSevereFirst,
   routesOf,
   severityCounts,
 } from './group.ts';
@@ -83,14 +85,8 @@ export function digestCard(batch: Extract<Batch, { type: 'digest' }>, opts: Rend
   let lines: (room: number) => CardElement[];
   if (batch.kind === 'event') {
     // Most severe first, so the lines that make the cut are the ones that matter.
-    const sorted = batch.alerts
-      .map((alert, i) => ({ alert, i }))
-      .sort(
-        (a, b) =>
-          severityRank(eventSeverity(b.alert.item)) - severityRank(eventSeverity(a.alert.item)) || a.i - b.i,
-      )
-      .map((e) => e.alert);
-    const types = countBy(batch.alerts.map((a) => a.item.metadata.type)).map(([t, n]) => `${t} (${n})`);
+    const sorted = mostSevereFirst(batch.alerts);
+    const types = digestTypes(batch.alerts);
     title = `Exposure digest · ${plural(total, 'event')}`;
     summary = [
       rich([run('By severity: ', subtle), run(severityCounts(batch.alerts))]),
@@ -98,12 +94,8 @@ export function digestCard(batch: Extract<Batch, { type: 'digest' }>, opts: Rend
     ];
     lines = (room) => within(sorted.slice(0, opts.digest.maxItems), room, (a) => eventDigestLine(a, opts));
   } else {
-    const domains = countBy(batch.alerts.map((a) => a.item.domain.toLowerCase())).map(
-      ([d, n]) => `${d} (${n})`,
-    );
-    const leaks = countBy(batch.alerts.map((a) => a.item.source?.name ?? a.item.source_id)).map(
-      ([l, n]) => `${l} (${n})`,
-    );
+    const domains = digestDomains(batch.alerts);
+    const leaks = digestLeaks(batch.alerts);
     title = `Leaked credentials digest · ${plural(total, 'login')}`;
     summary = [fact('Domains', listOf(domains, 1_000), 2_500), fact('Leaks', listOf(leaks, 1_000), 2_500)];
     lines = (room) =>
