@@ -77,6 +77,9 @@ const RETENTION_MS = RECORD_RETENTION_DAYS * 86_400_000;
 /** Pages of 100 cost one global search each, as smaller ones do (upstream-facts.md). */
 const QUOTA_PAGE = 100;
 
+/** Teams' retired Office 365 connector and old Logic Apps URLs (destinations-facts.md). */
+const RETIRED_TEAMS_URL = /^https?:\/\/[^/]*(webhook\.office\.com|logic\.azure\.com)(:\d+)?\//i;
+
 /** What is allowed but probably not meant. */
 export function checkWarnings(config: AlertsConfig, now: Date, warnings: string[]): void {
   const used = new Set([...config.routes.flatMap((r) => r.to), ...(config.ops?.to ?? [])]);
@@ -103,8 +106,15 @@ export function checkWarnings(config: AlertsConfig, now: Date, warnings: string[
       warnings.push(`silences[${i}].until: ${silence.until} has passed; the silence is ignored`);
     }
   });
-  for (const name of Object.keys(config.destinations)) {
+  for (const [name, destination] of Object.entries(config.destinations)) {
     if (!used.has(name)) warnings.push(`destinations.${name}: no route sends to it`);
+    if (destination.type === 'teams' && typeof destination.url === 'string') {
+      warnings.push(
+        RETIRED_TEAMS_URL.test(destination.url)
+          ? `destinations.${name}.url: an Office 365 connector URL; connectors are retired: create a Workflows webhook for the channel and use its URL, kept in the secret object`
+          : `destinations.${name}.url: a Workflows URL carries its signature (sig=), so anyone who has it can post: keep it in the secret object ({ "secret": "NAME" })`,
+      );
+    }
   }
   const { tenantEvents, identifierGroups, credentials } = config.sources;
   const lookbacks: [string, string][] = [

@@ -74,6 +74,22 @@ describe('config', () => {
     expect(r.err).toContain('destinations.p.colour');
   });
 
+  it('validate warns about a retired connector URL, and about a Workflows URL written in the config', async () => {
+    const path = await write('urls.json', {
+      destinations: {
+        old: { type: 'teams', url: 'https://acme.webhook.office.com/webhookb2/abc@def/IncomingWebhook/x/y' },
+        plain: { type: 'teams', url: 'https://prod.environment.api.powerplatform.com/workflows/x?sig=abc' },
+      },
+      routes: [{ name: 'all', to: ['old', 'plain'] }],
+    });
+    const r = await cli(['config', 'validate', path]);
+    expect(r.code).toBe(0);
+    expect(r.err).toContain(
+      'warning: destinations.old.url: an Office 365 connector URL; connectors are retired',
+    );
+    expect(r.err).toContain('warning: destinations.plain.url: a Workflows URL carries its signature (sig=)');
+  });
+
   it('schema lists both types with their keys', async () => {
     const r = await cli(['config', 'schema']);
     const text = r.out;
