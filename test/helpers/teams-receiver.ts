@@ -47,7 +47,7 @@ export function flowFailure(body: string): string | undefined {
   if (a.contentType !== 'application/vnd.microsoft.card.adaptive')
     return `contentType ${String(a.contentType)} is not an Adaptive Card`;
   const card = a.content;
-  if (!card || card.type !== 'AdaptiveCard') return "Property 'type' must be 'AdaptiveCard'";
+  if (card?.type !== 'AdaptiveCard') return "Property 'type' must be 'AdaptiveCard'";
   if (card.version !== '1.4') return `card version ${String(card.version)} is not 1.4`;
   if (!Array.isArray(card.body) || card.body.length === 0) return 'the card has no body';
   return undefined;

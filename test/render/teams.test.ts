@@ -36,7 +36,7 @@ function markdownEvent(i = 0) {
     tenant_metadata: { tags: ['[click](https://evil)'], notes: '# heading\n<at>everyone</at>' },
     highlights: {
       content: [`# heading\n[click](https://evil) <mark>**bold**</mark> <at>everyone</at> ${HOSTILE}`],
-      ['# heading']: ['<mark>[click](https://evil)</mark>'],
+      '# heading': ['<mark>[click](https://evil)</mark>'],
     },
   });
 }
