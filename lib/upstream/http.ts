@@ -128,19 +128,27 @@ export class UpstreamHttp {
       if (deadline - this.clock.now() <= 0) throw spent();
       let failure: UpstreamError;
       let waitMs: number;
-      // Every attempt takes its turn, retries included; a turn that cannot come in time ends here.
-      // The governor paces in real time (its slots are shared with other processes): the budget
-      // is handed over as real time too, whatever clock this client runs on (tests move theirs).
-      await this.governor?.take(SEARCH_TIER_ENDPOINTS.has(spec.endpoint) ? 'search' : 'basic', {
-        deadline: Number.isFinite(deadline) ? Date.now() + (deadline - this.clock.now()) : undefined,
-        signal: options.signal,
+      // The token before the turn: an exchange (a round trip, with a turn of its own) must not sit
+      // between this request's slot and its sending, or the request would reach the upstream late
+      // and crowd the next second.
+      const token = await this.auth.getToken().catch((error: unknown) => {
+        if (error instanceof UpstreamError) return error;
+        throw error;
       });
-      // What is left after the turn: the request gets no longer than that.
-      const remaining = deadline - this.clock.now();
-      if (remaining <= 0) throw spent();
-      const timeoutMs = Math.min(this.timeoutMs, remaining);
-      try {
-        const token = await this.auth.getToken();
+      if (token instanceof UpstreamError) {
+        failure = token;
+      } else {
+        // Every attempt takes its turn, retries included; a turn that cannot come in time ends
+        // here. The governor paces in real time (its slots are shared with other processes): the
+        // budget is handed over as real time too, whatever clock this client runs on.
+        await this.governor?.take(SEARCH_TIER_ENDPOINTS.has(spec.endpoint) ? 'search' : 'basic', {
+          deadline: Number.isFinite(deadline) ? Date.now() + (deadline - this.clock.now()) : undefined,
+          signal: options.signal,
+        });
+        // What is left after the turn: the request gets no longer than that.
+        const remaining = deadline - this.clock.now();
+        if (remaining <= 0) throw spent();
+        const timeoutMs = Math.min(this.timeoutMs, remaining);
         const outcome = await this.attempt(spec, url, token, timeoutMs, options.signal);
         if (outcome.kind === 'ok') return outcome.response;
         failure = outcome.error;
@@ -161,9 +169,6 @@ export class UpstreamHttp {
           }
           throw failure;
         }
-      } catch (error) {
-        if (!(error instanceof UpstreamError)) throw error;
-        failure = error;
       }
       if (failure.code === 'rate_limited' && failure.status === 429) await this.governor?.slowDown();
       if (!failure.retryable || failure.budgetSpent) throw failure;

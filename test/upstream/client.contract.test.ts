@@ -10,6 +10,7 @@ import { memoryLogger } from '../../lib/log.ts';
 import { apiKeyExchange } from '../../lib/upstream/auth.ts';
 import { resetDeprecationWarnings, UpstreamClient } from '../../lib/upstream/client.ts';
 import { UpstreamError } from '../../lib/upstream/errors.ts';
+import type { RateGovernor } from '../../lib/upstream/rate.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 
 const emu = useEmulator({ eventsPerTenant: 57, credentials: 300 });
@@ -424,6 +425,26 @@ describe('auth', () => {
     await client.tokenTest();
     await client.tokenTest();
     expect(control().calls('generateToken')).toHaveLength(1);
+  });
+
+  it('a token exchange happens before the request takes its turn, so the request goes out at its slot', async () => {
+    // What each turn saw: how many exchanges the upstream had answered when it was taken.
+    const turns: { tier: string; exchanged: number }[] = [];
+    const governor: RateGovernor = {
+      take: async (tier) => {
+        turns.push({ tier, exchanged: control().calls('generateToken').length });
+      },
+      slowDown: async () => {},
+    };
+    const auth = apiKeyExchange({ baseUrl: emu.url, apiKey: 'emu-acme-key', governor });
+    const client = new UpstreamClient({ baseUrl: emu.url, auth, governor });
+    await client.tokenTest();
+    // The exchange's own turn, then the request's, taken once the token was in hand: no exchange
+    // (a round trip, and a wait for its own turn) sits between the request's slot and its sending.
+    expect(turns).toEqual([
+      { tier: 'basic', exchanged: 0 },
+      { tier: 'basic', exchanged: 1 },
+    ]);
   });
 
   it('the exchanged token is as secret as the key: a log line never shows it', async () => {
