@@ -5,15 +5,21 @@
  * ten to a batch, in that order. The workers (functions/worker.ts) take them from there.
  *
  * The dispatcher polls nothing: it makes no upstream request, so it takes no turn of the shared
- * rate governor, and its only table read is the streams' last-polled times.
+ * rate governor, and its only table read is the streams' last-polled times. So it loads the config
+ * and the stream store only (lib/poll/turn.ts): no upstream client, destinations or renderers, no
+ * secrets.
  */
 import { createRequire } from 'node:module';
+import { systemClock } from '../lib/clock.ts';
 import { readEnvironment } from '../lib/env.ts';
 import { ConfigError } from '../lib/errors.ts';
 import { createLogger, startFailure } from '../lib/log.ts';
-import { dispatchStreams, type StreamJob } from '../lib/poll/dispatch.ts';
 import type { PollKind } from '../lib/poll/streams.ts';
-import { createRuntime } from '../lib/runtime.ts';
+import { dispatchStreams, type LastPolled, type StreamJob } from '../lib/poll/turn.ts';
+import type { AlertsConfig } from '../lib/rules/config.ts';
+import { loadAlertsConfig } from '../lib/rules/source.ts';
+import { StreamStore } from '../lib/state/streams.ts';
+import { createDynamoClient, ensureTable } from '../lib/state/table.ts';
 
 /** SQS takes at most ten messages in one SendMessageBatch. */
 export const SQS_BATCH = 10;
@@ -86,7 +92,9 @@ async function sendAll(send: SendBatch, queueUrl: string, entries: QueueEntry[])
 export async function createDispatchHandler(kind: PollKind, options: DispatchOptions = {}) {
   const name = `dispatch-${kind}`;
   let logger = createLogger({ name });
-  let runtime: Awaited<ReturnType<typeof createRuntime>>;
+  let config: AlertsConfig;
+  let configSource: string;
+  let store: LastPolled;
   let queueUrl: string;
   let send: SendBatch;
   try {
@@ -97,15 +105,20 @@ export async function createDispatchHandler(kind: PollKind, options: DispatchOpt
       throw new ConfigError(
         `STREAM_QUEUE_URL must be the URL of the ${kind} stream queue, got ${JSON.stringify(queueUrl)}`,
       );
-    // The runtime is what tells the streams of the config and when each was last polled.
-    runtime = await createRuntime({ env, logger });
+    // The config tells the streams, the table when each was last polled.
+    ({ config, source: configSource } = await loadAlertsConfig(env, (text) =>
+      logger.warn(`config: ${text}`),
+    ));
+    const dynamo = createDynamoClient({ endpoint: env.dynamodbEndpoint });
+    if (env.dynamodbEndpoint) await ensureTable(dynamo, env.tableName);
+    store = new StreamStore(dynamo, env.tableName, systemClock);
     send = options.send ?? sqsSender();
   } catch (error) {
     throw startFailure(logger, name, error);
   }
-  logger.info(`${name} ready`, { config: runtime.configSource });
+  logger.info(`${name} ready`, { config: configSource });
   return async (): Promise<DispatchResult> => {
-    const jobs: StreamJob[] = await dispatchStreams(runtime.cycle, kind);
+    const jobs: StreamJob[] = await dispatchStreams({ config, streams: store }, kind);
     let batches = 0;
     // One batch after the other, so the queue receives the streams in turn order (a standard
     // queue keeps roughly to it, and the workers take the longest-waiting streams first).

@@ -22,7 +22,6 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type Clock, systemClock } from './clock.ts';
 import { type ResolvedDestination, resolveDestinations } from './deliver/destinations.ts';
@@ -36,10 +35,10 @@ import type { CycleDeps } from './poll/cycle.ts';
 import { QuotaGate } from './poll/quota.ts';
 import type { PollDeps } from './poll/types.ts';
 import { renderFor, renderNotice } from './render/index.ts';
-import { type AlertsConfig, loadConfigFile } from './rules/config.ts';
-import { demoConfig } from './rules/demo-config.ts';
+import type { AlertsConfig } from './rules/config.ts';
 import { decide } from './rules/match.ts';
 import { applyPasswordPolicy, maskRawItem } from './rules/passwords.ts';
+import { loadAlertsConfig } from './rules/source.ts';
 import { loadSecrets, type SecretObject } from './secrets.ts';
 import { DestinationStateStore } from './state/destinations.ts';
 import { DynamoRateGovernor, type UpstreamRates } from './state/governor.ts';
@@ -50,20 +49,6 @@ import { StreamStore } from './state/streams.ts';
 import { createDynamoClient, ensureTable } from './state/table.ts';
 import type { UpstreamClient } from './upstream/client.ts';
 import { createUpstreamClient } from './upstream/index.ts';
-
-export const DEFAULT_CONFIG_FILE = 'alerts.config.json';
-
-/** The alert config: ALERTS_CONFIG, else ./alerts.config.json, else the built-in demo config. */
-export async function loadAlertsConfig(
-  env: Pick<Environment, 'alertsConfig'>,
-  warn?: (text: string) => void,
-): Promise<{ config: AlertsConfig; source: string }> {
-  const path = env.alertsConfig ?? (existsSync(DEFAULT_CONFIG_FILE) ? DEFAULT_CONFIG_FILE : undefined);
-  if (!path) return { config: demoConfig, source: 'built-in demo config' };
-  const { config, warnings } = await loadConfigFile(path);
-  for (const warning of warnings) warn?.(`${path}: ${warning}`);
-  return { config, source: path };
-}
 
 export interface Optimisations {
   /** Final records of positioned items written as packs (state/records/packs.ts). */

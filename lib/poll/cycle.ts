@@ -20,6 +20,7 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import type { QuotaGate, QuotaState } from './quota.ts';
 import { pollStream } from './stream.ts';
 import { type PollKind, streamsFor } from './streams.ts';
+import { inTurn } from './turn.ts';
 import { type PollBudget, type PollDeps, type StreamResult, zeroCounts } from './types.ts';
 
 export interface CycleSummary {
@@ -56,19 +57,9 @@ export const PAGE_RESERVE_MS = 5_000;
 /** No stream gets less than this of a cycle's time (about a page at the search tier's 1/s). */
 export const MIN_STREAM_SLICE_MS = 5_000;
 
-/**
- * The streams of `kind`, least recently polled first (never polled first of all): the order a
- * cycle visits them in, and a dispatcher hands them out in. One BatchGet per 100 streams.
- */
-export async function streamsInTurn(deps: Pick<CycleDeps, 'config' | 'upstream' | 'poll'>, kind: PollKind) {
-  const specs = streamsFor(deps.config, kind, deps.upstream);
-  const polled = await deps.poll.streams.lastPolled(specs.map((s) => s.id));
-  const at = (id: string) => polled.get(id)?.at ?? '';
-  // Stable: streams polled at the same time keep the config's order.
-  return specs
-    .map((spec, i) => ({ spec, i }))
-    .sort((a, b) => (at(a.spec.id) < at(b.spec.id) ? -1 : at(a.spec.id) > at(b.spec.id) ? 1 : a.i - b.i))
-    .map((e) => e.spec);
+/** The streams of `kind`, in turn (turn.ts): the order a cycle visits them in. */
+export function streamsInTurn(deps: Pick<CycleDeps, 'config' | 'upstream' | 'poll'>, kind: PollKind) {
+  return inTurn(streamsFor(deps.config, kind, deps.upstream), (spec) => spec.id, deps.poll.streams);
 }
 
 export interface CycleOptions {

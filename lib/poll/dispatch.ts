@@ -1,6 +1,6 @@
 /**
  * Fanning streams out over concurrent workers (interface.md section 7): a dispatcher lists the
- * streams of a kind in turn, least recently polled first, and hands each out as a job; a worker
+ * streams of a kind in turn (turn.ts), least recently polled first, and hands each out as a job; a worker
  * polls the streams of its jobs (cycle.ts, then one delivery pass). On AWS the jobs travel over SQS
  * (functions/dispatch.ts, functions/worker.ts); `npm start` runs the same two functions with a
  * queue in memory and a few workers in the process.
@@ -9,20 +9,10 @@
  * second skips it), a destination's lease keeps one pass per destination at a time, and the shared
  * governor keeps every worker together within the organization's rate.
  */
-import { type CycleDeps, type CycleSummary, runPollCycle, streamsInTurn } from './cycle.ts';
+import { type CycleDeps, type CycleSummary, runPollCycle } from './cycle.ts';
 import type { PollKind } from './streams.ts';
+import type { StreamJob } from './turn.ts';
 import type { PollBudget } from './types.ts';
-
-/** One stream to poll. */
-export interface StreamJob {
-  kind: PollKind;
-  stream: string;
-}
-
-/** The streams of `kind` as jobs, the one that waited longest first. */
-export async function dispatchStreams(deps: CycleDeps, kind: PollKind): Promise<StreamJob[]> {
-  return (await streamsInTurn(deps, kind)).map((spec) => ({ kind, stream: spec.id }));
-}
 
 /** Polls the streams of `jobs` (all of one kind), then one delivery pass: a worker's turn. */
 export function workStreams(

@@ -19,6 +19,7 @@ import type { EventFilters, Quota, UpstreamClient } from '../upstream/client.ts'
 import type { CallOptions } from '../upstream/http.ts';
 import type { Credential, EventItem } from '../upstream/schemas.ts';
 import type { InvalidItem } from '../upstream/validate.ts';
+import { credentialStreamId, groupStreamId } from './ids.ts';
 
 export type PollKind = 'events' | 'credentials';
 
@@ -99,13 +100,13 @@ export function streamsFor(config: AlertsConfig, kind: PollKind, upstream: Upstr
     }
     for (const group of groups) {
       specs.push({
-        id: `group:${group.id}`,
+        id: groupStreamId(group.id),
         kind: 'event',
         lookbackMs: parseDuration(group.lookback) ?? 86_400_000,
         firstRun: group.firstRun,
         fingerprint: fingerprintOf({
           v: 2,
-          stream: `group:${group.id}`,
+          stream: groupStreamId(group.id),
           filters: group.filters,
           order: 'asc',
         }),
@@ -121,11 +122,11 @@ export function streamsFor(config: AlertsConfig, kind: PollKind, upstream: Upstr
     const domains = [...new Set(source.domains.map((d) => d.toLowerCase()))];
     for (const domain of domains) {
       specs.push({
-        id: `credentials:${domain}`,
+        id: credentialStreamId(domain),
         kind: 'credential',
         lookbackMs: parseDuration(source.lookback) ?? 7 * 86_400_000,
         firstRun: source.firstRun,
-        fingerprint: fingerprintOf({ v: 2, stream: `credentials:${domain}`, order: 'asc' }),
+        fingerprint: fingerprintOf({ v: 2, stream: credentialStreamId(domain), order: 'asc' }),
         endpoint: 'globalCredentials',
         exclusive: !domains.some((other) => other !== domain && domainsOverlap(other, domain)),
         page: (from, since, options) =>

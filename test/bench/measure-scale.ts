@@ -39,8 +39,8 @@ import { readFileSync } from 'node:fs';
 import { POLLER_MEMORY_MB } from '../../infra/function.ts';
 import { Dataset } from '../../lib/emulator/dataset.ts';
 import type { RateStats } from '../../lib/emulator/limits.ts';
-import type { StreamJob } from '../../lib/poll/dispatch.ts';
 import type { PollKind } from '../../lib/poll/streams.ts';
+import type { StreamJob } from '../../lib/poll/turn.ts';
 import { PACE_SHARE } from '../../lib/state/governor.ts';
 import {
   createTable,

@@ -8,8 +8,9 @@
  */
 import { lastSendStart, runDeliveryPass } from '../../lib/deliver/pass.ts';
 import type { DeliveryPassOptions } from '../../lib/deliver/types.ts';
-import { dispatchStreams, type StreamJob, workStreams } from '../../lib/poll/dispatch.ts';
+import { workStreams } from '../../lib/poll/dispatch.ts';
 import type { PollKind } from '../../lib/poll/streams.ts';
+import { dispatchStreams, type StreamJob } from '../../lib/poll/turn.ts';
 import type { Runtime } from '../../lib/runtime.ts';
 import { benchRuntime, type CountingDynamo, countingDynamo } from './product.ts';
 
@@ -97,7 +98,8 @@ function worker(kind: PollKind): Worker {
 
 /** The dispatcher: the streams of `kind` in turn, the one that waited longest first. */
 export function scaleDispatch(kind: PollKind): Promise<StreamJob[]> {
-  return dispatchStreams(worker(kind).runtime.cycle, kind);
+  const { config, poll } = worker(kind).runtime.cycle;
+  return dispatchStreams({ config, streams: poll.streams }, kind);
 }
 
 /** A worker's turn on one stream, within `deadline` (ms since the epoch), as functions/worker.ts does it. */

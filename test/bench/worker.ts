@@ -9,8 +9,9 @@
  * `walk`), `api` (serves the HTTP API; jobs `take`), `scale` (jobs `open`, `dispatch`, `work`,
  * `pass`, `stats`; several at once, each answered with the `id` it came with).
  */
-import type { StreamJob } from '../../lib/poll/dispatch.ts';
+
 import type { PollKind } from '../../lib/poll/streams.ts';
+import type { StreamJob } from '../../lib/poll/turn.ts';
 import { type ApiServer, type ApiSetup, startApiServer } from './api-server.ts';
 import { type DrainSetup, drainBare, drainProduct } from './drain.ts';
 import { type HistorySetup, historyBare, historyWalk } from './history.ts';

@@ -12,7 +12,7 @@ import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import { checkRendering } from '../../render/check.ts';
 import { checkConfig, configJsonSchema } from '../../rules/config.ts';
-import { DEFAULT_CONFIG_FILE } from '../../runtime.ts';
+import { DEFAULT_CONFIG_FILE } from '../../rules/source.ts';
 import type { Command } from '../command.ts';
 
 /** The file to validate: the argument, else ALERTS_CONFIG, else ./alerts.config.json when present. */

@@ -12,7 +12,7 @@ import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import { renderNotice, resolveOf } from '../../render/index.ts';
 import type { Notice, PagerDutyEvent } from '../../render/types.ts';
-import { loadAlertsConfig } from '../../runtime.ts';
+import { loadAlertsConfig } from '../../rules/source.ts';
 import { loadSecrets } from '../../secrets.ts';
 import type { Command } from '../command.ts';
 import { terminalSafe } from '../terminal.ts';

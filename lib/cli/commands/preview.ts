@@ -16,7 +16,7 @@ import { webhookIdempotencyKey } from '../../render/webhook.ts';
 import type { AlertsConfig, DestinationConfig, SecretRef } from '../../rules/config.ts';
 import { decide, domainWithin } from '../../rules/match.ts';
 import { applyPasswordPolicy } from '../../rules/passwords.ts';
-import { loadAlertsConfig } from '../../runtime.ts';
+import { loadAlertsConfig } from '../../rules/source.ts';
 import { credentialSchema, eventItemSchema } from '../../upstream/schemas.ts';
 import { describeIssues } from '../../upstream/validate.ts';
 import type { Command } from '../command.ts';

@@ -26,8 +26,9 @@ import type { DeliveryPassOptions, DeliverySummary } from '../../deliver/types.t
 import { startEmulator } from '../../emulator/index.ts';
 import { type Environment, readEnvironment } from '../../env.ts';
 import { redactor } from '../../log.ts';
-import { combineSummaries, dispatchStreams, runWorkers } from '../../poll/dispatch.ts';
+import { combineSummaries, runWorkers } from '../../poll/dispatch.ts';
 import type { PollKind } from '../../poll/streams.ts';
+import { dispatchStreams } from '../../poll/turn.ts';
 import { createRuntime } from '../../runtime.ts';
 import { loadSecrets, type SecretObject } from '../../secrets.ts';
 import { startDynalite } from '../../state/local.ts';
@@ -211,7 +212,7 @@ export const startCommand: Command = {
         // The deployed design in small: a dispatcher hands the streams out, a few workers poll them.
         const deps = { ...runtime.cycle, pass };
         const deadline = Date.now() + budgetMs;
-        const task = dispatchStreams(deps, kind)
+        const task = dispatchStreams({ config: deps.config, streams: deps.poll.streams }, kind)
           .then((jobs) => runWorkers(deps, jobs, LOCAL_WORKERS, () => ({ deadline })))
           .then((summaries) => combineSummaries(kind, summaries))
           .then((summary) => {
