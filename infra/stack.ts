@@ -371,9 +371,7 @@ export class ExposureAlertsStack extends Stack {
   }
 
   private grantDispatcherAccess(fn: AlertsFunction, queue: Queue): void {
-    // The runtime it builds reads the secret at cold start (and checks the upstream credentials
-    // are there, as the workers do), though it sends no upstream request.
-    this.grantSecretRead(fn);
+    // No secret: it loads the config and the streams' last-polled times only (lib/poll/turn.ts).
     fn.role.addToPrincipalPolicy(
       new PolicyStatement({
         actions: [...DISPATCHER_TABLE_ACTIONS],

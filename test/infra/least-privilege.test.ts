@@ -1,7 +1,7 @@
 /**
  * Least privilege, read from the template: each role holds exactly the statements its function
- * needs, on exactly its resources. The functions read only their own secret; a dispatcher reads
- * stream items only and sends to its own stream queue only; a worker consumes its own queue only;
+ * needs, on exactly its resources. The workers and the API read only their own secret (a
+ * dispatcher none); a dispatcher reads stream items only and sends to its own stream queue only; a worker consumes its own queue only;
  * the API touches audit items and the rate governor's item only; nothing can delete the table; the
  * API function cannot invoke anything; no role carries a managed policy. (Which table actions the
  * code really uses is grants.test.ts.)
@@ -63,7 +63,7 @@ const ROLES = [
 
 describe('dispatcher roles', () => {
   it.each(LABELS)(
-    '%sDispatcherRole holds exactly: its log group, tracing, its dead-letter queue, the secret, BatchGetItem on stream items, sending to its stream queue',
+    '%sDispatcherRole holds exactly: its log group, tracing, its dead-letter queue, BatchGetItem on stream items, sending to its stream queue (no secret)',
     (label) => {
       const table = logicalId(t, 'AWS::DynamoDB::Table', 'Table');
       expect(bySet(statementsOf(t, `${label}DispatcherRole`))).toEqual(
@@ -76,7 +76,6 @@ describe('dispatcher roles', () => {
             Effect: 'Allow',
             Resource: arn(logicalId(t, 'AWS::SQS::Queue', `${label}DeadLetterQueue`)),
           },
-          secretRead(),
           {
             Action: DISPATCHER_TABLE_ACTIONS[0],
             Effect: 'Allow',
@@ -124,11 +123,15 @@ describe('worker roles', () => {
 });
 
 describe('every function role', () => {
-  it('reads only its own secret, by its exact ARN (no wildcard)', () => {
+  it('reads only its own secret, by its exact ARN (no wildcard); a dispatcher reads none', () => {
     for (const role of ROLES) {
       const secretStatements = statementsOf(t, role).filter((s) =>
         actionsOf(s).some((a) => a.startsWith('secretsmanager:')),
       );
+      if (role.endsWith('DispatcherRole')) {
+        expect(secretStatements).toEqual([]);
+        continue;
+      }
       expect(secretStatements).toHaveLength(1);
       expect(actionsOf(secretStatements[0]!)).toEqual(['secretsmanager:GetSecretValue']);
       expect(secretStatements[0]?.Resource).toEqual({
