@@ -9,6 +9,7 @@ import { createLogger } from '../../lib/log.ts';
 import { EmfMetrics } from '../../lib/metrics.ts';
 import { type AlertsConfig, checkConfig } from '../../lib/rules/config.ts';
 import { createRuntime, type Optimisations, type Runtime } from '../../lib/runtime.ts';
+import type { UpstreamRates } from '../../lib/state/governor.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
 
 export interface CountingDynamo {
@@ -58,6 +59,16 @@ export interface ProductOptions {
   optimisations?: Optimisations;
 }
 
+/**
+ * The shared rate for a section that is not about limits (its emulator enforces none): so high
+ * that no turn ever waits, while every request still takes its turn and pays its DynamoDB write,
+ * as on AWS. The scale section sets real tiers in its config's `upstream` instead.
+ */
+export const UNPACED: UpstreamRates = { requestsPerSecond: 100_000, searchRequestsPerSecond: 50_000 };
+
+const hasUpstream = (config: unknown) =>
+  typeof config === 'object' && config !== null && 'upstream' in config;
+
 /** The runtime a poller Lambda builds, pointed at the bench's emulator, dynalite and receivers. */
 export function benchRuntime(options: ProductOptions): Promise<Runtime> {
   const env = readEnvironment({
@@ -75,6 +86,7 @@ export function benchRuntime(options: ProductOptions): Promise<Runtime> {
     metrics: new EmfMetrics({ service: 'bench', write: () => {} }),
     dynamo: options.dynamo,
     write: () => {},
+    ...(hasUpstream(options.config) ? {} : { rates: UNPACED }),
     ...(options.optimisations ? { optimisations: options.optimisations } : {}),
   });
 }
