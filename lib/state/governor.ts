@@ -18,19 +18,23 @@
  * last slot more than an interval ago) is restarted at now with a conditional set instead. A run
  * tries first the busy booking if that worked last time or the lane looked busy, else the
  * restart, so a busy lane and an idle one both cost one write a turn, but when the lane changes
- * between the two. The interval is paced at 90% of the
- * rate. A run books no slot past its deadline (the busy update is also conditional on the next
- * slot coming by then): a slot booked and left unused would push every later turn out, and runs
- * short of time, one after another, would starve the lane.
+ * between the two. The interval is paced at 90% of the rate. A run books no slot past its
+ * deadline (the busy update is also conditional on the next slot coming by then): a slot booked
+ * and left unused would push every later turn out, and runs short of time, one after another,
+ * would starve the lane.
  *
  * Why that holds in every sliding second: R+1 consecutive slots span R intervals, 1000/0.9 =
  * 1,111 ms, so a request sent up to 111 ms after its slot cannot crowd R+1 requests into one
  * second. A run that finds itself later than LATE_MS past its slot (a busy event loop) does not
  * send: it books again (its spoiled slot stays unused), so the margin is kept for network jitter.
  *
+ * Blocks. Where slots are closer together than a write takes (high rates), a run books the slots of
+ * about BLOCK_MS at once, with the same one write, and uses them in turn; a slot it does not use in
+ * time stays unused. At the real tiers a block is one slot.
+ *
  * Priority. Each run holds at most one booking at a time (it books, waits, sends, then books
- * again), so an interactive call (the API, `assets toggle`) waits behind at most one slot per
- * running poller.
+ * again), so an interactive call (the API, `assets toggle`) waits behind at most one block (at the
+ * real tiers, one slot) per running poller.
  *
  * After a 429 the shared rate halves for a minute, for every run (`slowDown`). The rates: pollers
  * write the configured `upstream` rates into the item with every booking; the API and the CLI use
@@ -56,6 +60,14 @@ export const DEFAULT_RATES: UpstreamRates = { requestsPerSecond: 4, searchReques
 export const PACE_SHARE = 0.9;
 /** A request later than this past its slot is not sent; it books again (see above). */
 export const LATE_MS = 80;
+/**
+ * A run books the slots of about this long at once (one write; at most MAX_BLOCK): one slot at the
+ * real tiers (their slots are 278 ms and more apart), several at high rates, where a write per
+ * request would cost more time than the wait.
+ */
+export const BLOCK_MS = 100;
+export const MAX_BLOCK = 32;
+const blockSize = (interval: number) => Math.max(1, Math.min(MAX_BLOCK, Math.floor(BLOCK_MS / interval)));
 /** After a 429, the shared rate is divided by this for SLOW_MS. */
 export const SLOW_FACTOR = 2;
 export const SLOW_MS = 60_000;
@@ -85,6 +97,8 @@ export class DynamoRateGovernor implements RateGovernor {
   private known: Known = {};
   /** Each lane's last booked slot, as this run last saw it: which booking to try first. */
   private seen: Partial<Record<'basicAt' | 'searchAt', number>> = {};
+  /** Slots of this run's last block not used yet, per tier, in order. */
+  private held: Record<RateTier, number[]> = { basic: [], search: [] };
   /** How this run booked each lane last time: a lane shared with busy runs stays busy. */
   private booked: Partial<Record<'basicAt' | 'searchAt', 'busy' | 'idle'>> = {};
   private loaded = false;
@@ -109,11 +123,25 @@ export class DynamoRateGovernor implements RateGovernor {
     const deadline = options.deadline ?? Number.POSITIVE_INFINITY;
     // A run that does not set the rates learns them before its first booking.
     if (!this.loaded && !this.options.rates) await this.read();
+    const held = this.held[tier];
     for (;;) {
       const now = this.clock.now();
       if (now > deadline) throw tooLate(0);
-      const slot = await this.book(tier, now, this.interval(tier, now), deadline);
-      if (slot > deadline) throw tooLate(slot - now);
+      // Slots of this run's block that went by unused stay unused.
+      while (held.length && now - (held[0] as number) > LATE_MS) held.shift();
+      let slot = held.shift();
+      if (slot === undefined) {
+        const interval = this.interval(tier, now);
+        const count = Number.isFinite(deadline)
+          ? Math.max(1, Math.min(blockSize(interval), Math.floor((deadline - now) / interval)))
+          : blockSize(interval);
+        slot = await this.book(tier, now, interval, deadline, count);
+        if (slot > deadline) throw tooLate(slot - now);
+        for (let j = 1; j < count; j++) held.push(slot + j * interval);
+      } else if (slot > deadline) {
+        held.unshift(slot); // a caller with more time may use it
+        throw tooLate(slot - now);
+      }
       await this.clock.sleep(slot - this.clock.now(), options.signal);
       if (this.clock.now() - slot <= LATE_MS) return;
       // Too late to keep the margin: that slot goes unused, and this request books another.
@@ -125,6 +153,9 @@ export class DynamoRateGovernor implements RateGovernor {
   async slowDown(): Promise<void> {
     const until = this.clock.now() + SLOW_MS;
     this.known.slowUntil = until;
+    // Slots held at the old pace are given up.
+    this.held.basic.length = 0;
+    this.held.search.length = 0;
     this.options.onRequest?.('UpdateItem');
     this.stats.writes += 1;
     await this.client
@@ -163,27 +194,34 @@ export class DynamoRateGovernor implements RateGovernor {
    * lane). When the next free slot is past the deadline, nothing is booked and that slot is
    * returned, for the caller to refuse.
    */
-  private async book(tier: RateTier, now: number, interval: number, deadline: number): Promise<number> {
+  private async book(
+    tier: RateTier,
+    now: number,
+    interval: number,
+    deadline: number,
+    count: number,
+  ): Promise<number> {
     const lane = LANE[tier];
     const bounded = Number.isFinite(deadline);
     const floor = now - interval;
-    // Busy: the next slot after the last one booked, if it comes by the deadline.
-    const busy = async () =>
-      (
-        await this.update(
-          `SET ${lane} = ${lane} + :i`,
-          `${lane} >= :floor${bounded ? ` AND ${lane} <= :last` : ''}`,
-          {
-            ':i': interval,
-            ':floor': floor,
-            ...(bounded ? { ':last': deadline - interval } : {}),
-          },
-        )
-      )?.[lane] as number | undefined;
+    const rest = (count - 1) * interval;
+    // Busy: the next `count` slots after the last one booked, if the first comes by the deadline.
+    const busy = async () => {
+      const item = await this.update(
+        `SET ${lane} = ${lane} + :span`,
+        `${lane} >= :floor${bounded ? ` AND ${lane} <= :last` : ''}`,
+        {
+          ':span': count * interval,
+          ':floor': floor,
+          ...(bounded ? { ':last': deadline - interval } : {}),
+        },
+      );
+      return item ? (item[lane] as number) - rest : undefined;
+    };
     // Idle (or never used): start again at now, unless another run just did.
     const restart = async () =>
-      (await this.update(`SET ${lane} = :now`, `attribute_not_exists(${lane}) OR ${lane} < :floor`, {
-        ':now': now,
+      (await this.update(`SET ${lane} = :end`, `attribute_not_exists(${lane}) OR ${lane} < :floor`, {
+        ':end': now + rest,
         ':floor': floor,
       }))
         ? now
