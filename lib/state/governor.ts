@@ -97,8 +97,11 @@ export class DynamoRateGovernor implements RateGovernor {
   private known: Known = {};
   /** Each lane's last booked slot, as this run last saw it: which booking to try first. */
   private seen: Partial<Record<'basicAt' | 'searchAt', number>> = {};
-  /** Slots of this run's last block not used yet, per tier, in order. */
+  /** Slots of this run's blocks not used yet, per tier, in order. */
   private held: Record<RateTier, number[]> = { basic: [], search: [] };
+  /** Whether a tier's blocks hold more than one slot (high rates), and a block being booked. */
+  private blocks: Record<RateTier, boolean> = { basic: false, search: false };
+  private refilling: Record<RateTier, Promise<void> | undefined> = { basic: undefined, search: undefined };
   /** How this run booked each lane last time: a lane shared with busy runs stays busy. */
   private booked: Partial<Record<'basicAt' | 'searchAt', 'busy' | 'idle'>> = {};
   private loaded = false;
@@ -129,24 +132,54 @@ export class DynamoRateGovernor implements RateGovernor {
       if (now > deadline) throw tooLate(0);
       // Slots of this run's block that went by unused stay unused.
       while (held.length && now - (held[0] as number) > LATE_MS) held.shift();
+      // A block being booked in the background: wait for it rather than book another.
+      if (!held.length && this.refilling[tier]) {
+        await this.refilling[tier];
+        continue;
+      }
       let slot = held.shift();
       if (slot === undefined) {
-        const interval = this.interval(tier, now);
-        const count = Number.isFinite(deadline)
-          ? Math.max(1, Math.min(blockSize(interval), Math.floor((deadline - now) / interval)))
-          : blockSize(interval);
-        slot = await this.book(tier, now, interval, deadline, count);
+        slot = await this.bookBlock(tier, now, deadline);
         if (slot > deadline) throw tooLate(slot - now);
-        for (let j = 1; j < count; j++) held.push(slot + j * interval);
       } else if (slot > deadline) {
         held.unshift(slot); // a caller with more time may use it
         throw tooLate(slot - now);
       }
-      await this.clock.sleep(slot - this.clock.now(), options.signal);
+      // Where blocks are booked (high rates), the next one is booked while this block can still be
+      // used (its last slot less than LATE_MS ago), so no request waits for a write.
+      const usableUntil = (held.at(-1) ?? slot) + LATE_MS;
+      if (this.blocks[tier] && !this.refilling[tier] && usableUntil - now < LATE_MS / 2)
+        this.refill(tier, deadline);
+      const wait = slot - this.clock.now();
+      if (wait > 0) await this.clock.sleep(wait, options.signal);
       if (this.clock.now() - slot <= LATE_MS) return;
       // Too late to keep the margin: that slot goes unused, and this request books another.
       this.stats.late += 1;
     }
+  }
+
+  /** Books a block of slots from `now` (see Blocks above); returns the first, holds the rest (all of them with `holdAll`). */
+  private async bookBlock(tier: RateTier, now: number, deadline: number, holdAll = false): Promise<number> {
+    const interval = this.interval(tier, now);
+    const size = blockSize(interval);
+    this.blocks[tier] = size > 1;
+    const count = Number.isFinite(deadline)
+      ? Math.max(1, Math.min(size, Math.floor((deadline - now) / interval)))
+      : size;
+    const first = await this.book(tier, now, interval, deadline, count);
+    if (first <= deadline)
+      for (let j = holdAll ? 0 : 1; j < count; j++) this.held[tier].push(first + j * interval);
+    return first;
+  }
+
+  /** Books the next block in the background; a failure only means the next request books itself. */
+  private refill(tier: RateTier, deadline: number): void {
+    this.refilling[tier] = this.bookBlock(tier, this.clock.now(), deadline, true)
+      .then(() => {})
+      .catch(() => {})
+      .finally(() => {
+        this.refilling[tier] = undefined;
+      });
   }
 
   /** After a 429: every run paces at half the rate for a minute. */
