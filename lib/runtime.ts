@@ -33,6 +33,7 @@ import { MemoryMetrics, type Metrics } from './metrics.ts';
 import type { Alert } from './model.ts';
 import type { CycleDeps } from './poll/cycle.ts';
 import { QuotaGate } from './poll/quota.ts';
+import { streamIds } from './poll/turn.ts';
 import type { PollDeps } from './poll/types.ts';
 import { renderFor, renderNotice } from './render/index.ts';
 import type { AlertsConfig } from './rules/config.ts';
@@ -40,11 +41,13 @@ import { decide } from './rules/match.ts';
 import { applyPasswordPolicy, maskRawItem } from './rules/passwords.ts';
 import { loadAlertsConfig } from './rules/source.ts';
 import { loadSecrets, type SecretObject } from './secrets.ts';
+import { CatalogStore } from './state/catalog.ts';
 import { DestinationStateStore } from './state/destinations.ts';
 import { DynamoRateGovernor, type UpstreamRates } from './state/governor.ts';
 import { QuarantineStore } from './state/quarantine.ts';
 import { QuotaStore } from './state/quota.ts';
 import { type DeliveryQueue, DeliveryRecords } from './state/records/index.ts';
+import { SilenceStore, silenceSource } from './state/silences.ts';
 import { StreamStore } from './state/streams.ts';
 import { createDynamoClient, ensureTable } from './state/table.ts';
 import type { UpstreamClient } from './upstream/client.ts';
@@ -105,6 +108,8 @@ export interface Runtime {
   /** The records' outbox: what the delivery pass reads, and `deliveries list` / `retry`. */
   deliveries: DeliveryQueue;
   streams: StreamStore;
+  /** Run-time silences (interface.md section 6). */
+  silences: SilenceStore;
   quarantine: QuarantineStore;
   destinationState: DestinationStateStore;
   destinations: Map<string, ResolvedDestination>;
@@ -115,6 +120,15 @@ export interface Runtime {
   governor: DynamoRateGovernor;
   metrics: Metrics;
   logger: Logger;
+}
+
+/** What `status` needs of `config`: its streams, destinations and when its silences end. */
+export function catalogOf(config: AlertsConfig) {
+  return {
+    streams: [...streamIds(config, 'events'), ...streamIds(config, 'credentials')],
+    destinations: Object.keys(config.destinations),
+    configSilences: config.silences.map((s) => s.until),
+  };
 }
 
 export function runOwner(): string {
@@ -169,6 +183,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     claimMark: tuning.claimMark,
   });
   const deliveries = records.queue;
+  const io = { client: dynamo, tableName: env.tableName, clock, onRequest: options.onDynamoRequest };
+  const silences = new SilenceStore(io);
+  const catalog = new CatalogStore(io);
+  let published: Promise<void> | undefined;
+  // Once a run (a Lambda's cold start): what `status` needs of this config, for the API to read.
+  const publish = () =>
+    (published ??= catalog.write(catalogOf(config)).catch((error: unknown) => {
+      published = undefined;
+      warn(`could not store the streams and destinations for status (${String(error)}); retried next cycle`);
+    }));
   const streams = new StreamStore(dynamo, env.tableName, clock);
   const quarantine = new QuarantineStore(dynamo, env.tableName, clock, options.onDynamoRequest);
   const destinationState = new DestinationStateStore(dynamo, env.tableName, clock);
@@ -187,6 +211,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     records,
     quarantine,
     route: (alert, now) => decide(config, alert, now),
+    // The config's own silences are in `route` already.
+    silences,
     applyPasswordPolicy: <T extends Alert>(alert: T): T =>
       alert.kind === 'credential'
         ? ({ ...alert, item: applyPasswordPolicy(alert.item, policy) } as T)
@@ -215,6 +241,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     metrics,
     owner,
     write,
+    silences: silenceSource(config.silences, silences),
   };
   return {
     env,
@@ -229,6 +256,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     quarantine,
     destinationState,
     destinations,
+    silences,
     poll,
     deliver,
     cycle: {
@@ -238,6 +266,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       deliver,
       quota,
       warn,
+      publish,
       ...(tuning.inline === false ? { inline: false } : {}),
     },
     governor,

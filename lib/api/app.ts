@@ -1,16 +1,17 @@
 /**
- * The HTTP API of interface.md section 5, as one Hono app: the same object serves `serve`,
- * `npm start` and Lambda (functions/api.ts).
+ * The HTTP API of interface.md sections 5, 6 and 8, as one Hono app: the same object serves
+ * `serve`, `npm start` and Lambda (functions/api.ts). Asset toggles and their audit trail, the
+ * run-time silences (silences.ts), and the status read (state/status.ts).
  *
  * Checks run in the documented order: route and method (404, 405), auth (401), content type and
- * size (415, 413), validation (400), and only then the upstream; every answer is JSON. One log
- * line per request, with its request id (also sent back as `X-Request-Id`); headers are never
- * logged, so a token cannot be.
+ * size (415, 413), validation (400), and only then the upstream or the table; every answer is
+ * JSON. One log line per request, with its request id (also sent back as `X-Request-Id`); headers
+ * are never logged, so a token cannot be.
  *
- * The audit trail (toggle.ts) records every toggle that passed auth and validation, whatever the
- * upstream then said. Requests refused before that (401, 404, 405, 413, 415, 400) are not audited:
- * they have no client name or no asset to file them under. They are in the request log, with
- * their error code and, once authenticated, the client's name.
+ * The audit trail (toggle.ts, silences.ts) records every toggle and every silence change that
+ * passed auth and validation, whatever then happened. Requests refused before that (401, 404,
+ * 405, 413, 415, 400) are not audited: they have no client name, or nothing to file them under.
+ * They are in the request log, with their error code and, once authenticated, the client's name.
  *
  * @example
  * const app = createApiApp(deps);
@@ -22,16 +23,27 @@ import { HTTPException } from 'hono/http-exception';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { Logger } from '../log.ts';
 import type { AuditStore } from '../state/audit.ts';
+import type { Status } from '../state/status.ts';
 import { ApiClientAuth, type ApiClients, parseBearer } from './auth.ts';
 import { readJsonText } from './body.ts';
 import { ApiError, unauthorized } from './errors.ts';
 import { openApiDocument } from './openapi.ts';
-import { MAX_BODY_BYTES, parseAssetId, parseAuditLimit, parseToggleBody } from './schemas.ts';
+import {
+  MAX_BODY_BYTES,
+  parseAll,
+  parseAssetId,
+  parseAuditLimit,
+  parseJson,
+  parseToggleBody,
+} from './schemas.ts';
+import { addSilence, expireSilence, type SilenceDeps } from './silences.ts';
 import { type AssetToggler, toggleAsset } from './toggle.ts';
 
-export interface ApiDeps {
+export interface ApiDeps extends SilenceDeps {
   upstream: AssetToggler;
   audit: AuditStore;
+  /** `GET /status` (state/status.ts): read from the table alone. */
+  status: { read(): Promise<Status> };
   /** Reads the `apiClients` map (client name to SHA-256 hex digest of its token) afresh. */
   loadApiClients: () => Promise<ApiClients>;
   logger: Logger;
@@ -174,6 +186,34 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
     const items = await deps.audit.list(assetId, limit);
     return c.json({ items });
   });
+
+  app.get('/silences', requireClient, async (c) => {
+    const all = parseAll(c.req.query('all'));
+    const items = all ? await deps.silences.all() : await deps.silences.active();
+    return c.json({ items });
+  });
+
+  app.post('/silences', requireClient, async (c) => {
+    const text = await readJsonText(c.req.raw, MAX_BODY_BYTES);
+    const body = parseJson(text, '{"match": {...}, "until": "PT4H", "reason": "..."}');
+    const silence = await addSilence(deps, {
+      client: c.get('client') as string,
+      requestId: c.get('requestId'),
+      body,
+    });
+    return c.json({ silence }, 201);
+  });
+
+  app.delete('/silences/:id', requireClient, async (c) => {
+    const { silence } = await expireSilence(deps, {
+      client: c.get('client') as string,
+      requestId: c.get('requestId'),
+      id: c.req.param('id'),
+    });
+    return c.json({ silence });
+  });
+
+  app.get('/status', requireClient, async (c) => c.json(await deps.status.read()));
 
   app.notFound((c) =>
     sendError(c, new ApiError('not_found', `no route for ${c.req.method} ${shortPath(c.req.path)}`)),

@@ -1,8 +1,8 @@
 /**
  * Builds the API's dependencies from the environment and the secret object, the same way for
  * Lambda (functions/api.ts), `serve` and `assets toggle`: the upstream client with the API's short
- * time budget, the DynamoDB audit store (table created when DYNAMODB_ENDPOINT points at a local
- * DynamoDB), and the re-reader of `apiClients`.
+ * time budget, the DynamoDB stores (audit trail, silences, status; the table created when
+ * DYNAMODB_ENDPOINT points at a local DynamoDB), and the re-reader of `apiClients`.
  *
  * @example
  * const env = readEnvironment();
@@ -13,8 +13,10 @@ import { type Clock, systemClock } from '../clock.ts';
 import type { Environment } from '../env.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadSecrets, type SecretObject } from '../secrets.ts';
-import { DynamoAuditStore } from '../state/audit.ts';
+import { DynamoAuditStore, DynamoSilenceAudit } from '../state/audit.ts';
 import { DynamoRateGovernor } from '../state/governor.ts';
+import { SilenceStore } from '../state/silences.ts';
+import { StatusReader } from '../state/status.ts';
 import { createDynamoClient, ensureTable } from '../state/table.ts';
 import type { UpstreamClientOptions } from '../upstream/client.ts';
 import { createUpstreamClient } from '../upstream/index.ts';
@@ -86,9 +88,14 @@ export async function createApiDeps(
   }
   const readSecrets = options.readSecrets ?? (() => loadSecrets(env));
   let first = true;
+  const io = { client: dynamo, tableName: env.tableName, clock };
+  const silences = new SilenceStore(io);
   return {
     upstream,
     audit: new DynamoAuditStore(dynamo, env.tableName),
+    silences,
+    silenceAudit: new DynamoSilenceAudit(dynamo, env.tableName),
+    status: new StatusReader(io, silences),
     loadApiClients: async () => {
       // The first read is the one just done at start; later ones go back to the source.
       if (first && initialClients) {

@@ -3,6 +3,8 @@
  * into the published document, so the two cannot drift.
  */
 import * as z from 'zod/mini';
+import { matchSchema } from '../rules/schema.ts';
+import { MAX_REASON_CHARS, SILENCE_ID } from '../rules/silences.ts';
 import { assetSchema } from '../upstream/schemas.ts';
 import { describeIssues, issuesToText } from '../upstream/validate.ts';
 import { ApiError } from './errors.ts';
@@ -77,6 +79,106 @@ export const errorBodySchema = z.object({
 
 export const healthSchema = z.object({ status: z.literal('ok') });
 
+const isoTime = (description: string) => z.string().register(z.globalRegistry, { description });
+
+/** The body of `POST /silences`, as documented (rules/silences.ts checks it, `until` included). */
+export const silenceBodySchema = z
+  .strictObject({
+    match: matchSchema.register(z.globalRegistry, {
+      description:
+        'The route `match` shape of the config (kind, sources, severity, types, tags, identifiers, domains); not empty.',
+    }),
+    until: z.string().register(z.globalRegistry, {
+      description:
+        'When it ends: a timestamp with its zone (2026-12-31T18:00:00Z) or an ISO 8601 duration from now (PT4H); in the future, at most 366 days away.',
+      examples: ['PT4H', '2026-12-31T18:00:00Z'],
+    }),
+    reason: z.string().check(z.minLength(1), z.maxLength(MAX_REASON_CHARS)).register(z.globalRegistry, {
+      description: 'Why: shown wherever the silence is.',
+    }),
+  })
+  .register(z.globalRegistry, { description: 'A silence to make.' });
+
+export const silenceIdParamSchema = z
+  .string()
+  .check(z.regex(SILENCE_ID, 'must be a silence id'))
+  .register(z.globalRegistry, {
+    description: 'A silence id, as `POST /silences` answered it.',
+    examples: ['s-0mhz3k2p1-4fa21b'],
+  });
+
+/** `?all=` of the silence listing. */
+export const allQuerySchema = z
+  .enum(['true', 'false'])
+  .register(z.globalRegistry, { description: 'true lists expired silences too; default false.' });
+
+export const silenceSchema = z
+  .object({
+    id: z.string(),
+    match: matchSchema,
+    until: isoTime('When it ends by itself (UTC).'),
+    reason: z.string(),
+    createdBy: z
+      .string()
+      .register(z.globalRegistry, { description: 'The API client that made it, or cli:<user>.' }),
+    createdAt: isoTime('When it was made.'),
+    expiredAt: z.optional(isoTime('When someone ended it before `until`.')),
+    expiredBy: z.optional(z.string().register(z.globalRegistry, { description: 'Who ended it.' })),
+  })
+  .register(z.globalRegistry, {
+    description: 'A silence: matching alerts are recorded as silenced, not sent.',
+  });
+
+export const silenceListSchema = z.object({ items: z.array(silenceSchema) });
+export const silenceResponseSchema = z.object({ silence: silenceSchema });
+
+export const statusSchema = z
+  .object({
+    streams: z.array(
+      z.object({
+        stream: z.string(),
+        lastPolledAt: z.nullable(isoTime('When its last poll ended; null: never polled.')),
+        lagSeconds: z.nullable(
+          z.number().register(z.globalRegistry, {
+            description:
+              'The PollLagSeconds metric at its last poll that saw items: how old the newest item was.',
+          }),
+        ),
+        lastResult: z.nullable(
+          z.string().register(z.globalRegistry, {
+            description: 'How its last poll ended: done, budget, failed, ...',
+          }),
+        ),
+      }),
+    ),
+    destinations: z.array(
+      z.object({
+        destination: z.string(),
+        pending: z.int(),
+        pendingMore: z.optional(
+          z
+            .literal(true)
+            .register(z.globalRegistry, { description: 'More are pending than counted (one page).' }),
+        ),
+        dead: z.int(),
+        deadMore: z.optional(z.literal(true)),
+        refusing: z
+          .boolean()
+          .register(z.globalRegistry, { description: 'It refused for good and has accepted nothing since.' }),
+      }),
+    ),
+    silences: z
+      .int()
+      .register(z.globalRegistry, { description: 'Silences active now (run-time and config).' }),
+    quota: z.nullable(
+      z.object({
+        remaining: z.number(),
+        at: isoTime('When the upstream reported it.'),
+      }),
+    ),
+  })
+  .register(z.globalRegistry, { description: 'Streams, destinations, silences and quota at a glance.' });
+
 function invalid(message: string): ApiError {
   return new ApiError('invalid_request', message);
 }
@@ -94,6 +196,22 @@ export function parseAssetId(raw: string | undefined): number {
     throw invalid(`asset_id ${why}, got ${shown(value)}`);
   }
   return Number(parsed.data);
+}
+
+export function parseAll(raw: string | undefined): boolean {
+  if (raw === undefined) return false;
+  if (!allQuerySchema.safeParse(raw).success) throw invalid(`all must be true or false, got ${shown(raw)}`);
+  return raw === 'true';
+}
+
+/** A JSON body from its text; `usage` says what to send instead. */
+export function parseJson(text: string, usage: string): unknown {
+  if (text.trim() === '') throw invalid(`the body is empty; send ${usage}`);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalid(`the body is not valid JSON; send ${usage}`);
+  }
 }
 
 export function parseAuditLimit(raw: string | undefined): number {

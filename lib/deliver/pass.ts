@@ -13,15 +13,20 @@
  *   (cutting it short could deliver it and still record a failure: a duplicate next time). The pace
  *   wait never exceeds the pace, whatever `lastSentAt` another run's clock wrote.
  *
+ * - Silences: the pass reads the active ones once, at its start; a due delivery one of them matches
+ *   is recorded silenced instead of sent (hold.ts).
+ *
  * A destination that refuses permanently is reported to operators once (notify.ts), until a later
  * send succeeds. A slow or dead destination holds up nobody: each has its own lease and loop, and
  * every request has a timeout.
  */
 
 import type { Rendered } from '../render/types.ts';
+import type { Holding } from '../rules/silences.ts';
 import { keepAlive, LeaseLostError, LeaseRenewalError } from '../state/lease.ts';
 import type { DeliveryRecord } from '../state/records/record.ts';
 import type { ResolvedDestination } from './destinations.ts';
+import { holdBack } from './hold.ts';
 import { bodyBytes, halves, renderSafely } from './messages.ts';
 import { pausedAlready } from './pause.ts';
 import { type Payload, send, sendContext, sendTimeoutMs } from './senders.ts';
@@ -85,9 +90,11 @@ export async function runDeliveryPass(
   options: DeliveryPassOptions,
 ): Promise<DeliverySummary> {
   const names = [...deps.destinations.keys()].filter((n) => !options.only || options.only.includes(n));
+  // Once, at the start: a silence made or ended during the pass counts from the next one.
+  const silences = names.length ? ((await deps.silences?.active()) ?? []) : [];
   const results = await Promise.all(
     names.map((name) =>
-      deliverTo(deps, deps.destinations.get(name) as ResolvedDestination, options).catch(
+      deliverTo(deps, deps.destinations.get(name) as ResolvedDestination, options, silences).catch(
         (error: unknown): DestinationResult => {
           deps.logger.error('delivery to a destination failed', { destination: name, error });
           return {
@@ -116,6 +123,7 @@ async function deliverTo(
   deps: DeliverDeps,
   destination: ResolvedDestination,
   options: DeliveryPassOptions,
+  silences: readonly Holding[],
 ): Promise<DestinationResult> {
   const { clock } = deps;
   const log = deps.logger.child({ destination: destination.name });
@@ -150,11 +158,18 @@ async function deliverTo(
       if (due.length === 0) break;
       // The index may lag behind the table: trust only what a consistent read still calls pending.
       const current = await deps.deliveries.getMany(due.map((r) => r.id));
-      const live = due.flatMap((r) => {
+      const pending = due.flatMap((r) => {
         const now = current.get(r.id);
         return now && now.status === 'pending' ? [now] : [];
       });
       for (const r of due) handled.add(r.id);
+      // What a silence holds back is recorded silenced, never sent (hold.ts).
+      const { held, rest: live } = holdBack(pending, silences, clock.now());
+      if (held.length) {
+        await deps.deliveries.save(held);
+        result.silenced = (result.silenced ?? 0) + held.length;
+        log.info('deliveries held back by a silence', { deliveries: held.length });
+      }
       if (live.length === 0) continue;
       if (clock.now() > options.deadline) {
         stopEarly(result, 'budget', live.length, full);

@@ -8,6 +8,7 @@ import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { DeliveryAlert } from '../model.ts';
 import type { Notice, Rendered } from '../render/types.ts';
+import type { SilenceSource } from '../rules/silences.ts';
 import type { DestinationStateStore } from '../state/destinations.ts';
 import type { DeliveryQueue } from '../state/records/queue.ts';
 import type { ResolvedDestination } from './destinations.ts';
@@ -36,6 +37,8 @@ export interface DeliverDeps {
   sendTimeoutMs?: number;
   /** Test hook: called after a message was accepted and before it is recorded as sent. */
   checkpoint?(step: 'accepted', deliveryIds: string[]): void | Promise<void>;
+  /** The silences (config and run-time), read once at the start of each pass (hold.ts). */
+  silences?: SilenceSource;
 }
 
 export interface DeliveryPassOptions {
@@ -61,6 +64,8 @@ export interface DestinationResult {
   sent: number;
   retrying: number;
   dead: number;
+  /** Due deliveries a silence held back (recorded silenced, not sent). */
+  silenced?: number;
   /** Due deliveries this pass left for the next (known when it stopped early). */
   left?: number;
   /** There may be more left than `left`: the pass had not read them all. */

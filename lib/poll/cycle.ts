@@ -3,7 +3,8 @@
  * `credentials`: every configured domain): each stream in turn (stream.ts), then one delivery pass
  * (deliver/pass.ts). New webhook deliveries of exclusive streams are sent while polling
  * (deliver/inline.ts); the pass sends everything else (digests, paced destinations, retries) and
- * what inline delivery handed over. The exit code follows
+ * what inline delivery handed over. The active silences are read once, at the cycle's start, and
+ * every item of the cycle is routed with them. The exit code follows
  * interface.md: 3 when the upstream rejected the credentials, 1 when a stream failed for another
  * reason, 0 otherwise (a skipped or rate-limited stream resumes next time).
  */
@@ -16,6 +17,7 @@ import type {
   DestinationResult,
 } from '../deliver/types.ts';
 import type { AlertsConfig } from '../rules/config.ts';
+import { withSilences } from '../rules/silences.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { QuotaGate, QuotaState } from './quota.ts';
 import { pollStream } from './stream.ts';
@@ -47,6 +49,8 @@ export interface CycleDeps {
   quota?: QuotaGate;
   /** A warning the operator must see (the log by default). */
   warn?: (text: string) => void;
+  /** Stores what `status` needs of the config (state/catalog.ts); runtime.ts does it once a run. */
+  publish?: () => Promise<void>;
 }
 
 /** Time kept back from polling for the delivery pass, when the budget allows. */
@@ -82,6 +86,10 @@ export async function runPollCycle(
   const notPolledSince = budget.notPolledSince ?? new Date(clock.now()).toISOString();
   let delivery: DeliverySummary;
   try {
+    // Read once, at the start: a silence made or ended during the cycle counts from the next one.
+    const silences = (await deps.poll.silences?.active()) ?? [];
+    const poll: PollDeps = { ...deps.poll, route: withSilences(deps.poll.route, silences) };
+    await deps.publish?.();
     const inline = deps.inline === false ? undefined : new InlineDelivery(deps.deliver);
     const only = options.streams ? new Set(options.streams) : undefined;
     let turn = (await streamsInTurn(deps, kind)).filter((s) => !only || only.has(s.id));
@@ -110,12 +118,7 @@ export async function runPollCycle(
         gate === 'probe'
           ? Number.POSITIVE_INFINITY
           : (budget.reserveMs ?? Math.min(PAGE_RESERVE_MS, Math.max(0, (deadline - now) / 4)));
-      const result = await pollStream(
-        deps.poll,
-        spec,
-        { ...budget, deadline, reserveMs, notPolledSince },
-        inline,
-      );
+      const result = await pollStream(poll, spec, { ...budget, deadline, reserveMs, notPolledSince }, inline);
       streams.push(result);
       if (result.status === 'unauthorized') break; // every other stream would meet the same refusal
       // No turn came in time for even one page: the budget is spent for every stream after it too.

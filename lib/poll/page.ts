@@ -6,6 +6,7 @@
  */
 import type { InlineDelivery } from '../deliver/inline.ts';
 import type { Alert } from '../model.ts';
+import { silencedNote } from '../rules/silences.ts';
 import { fitItem } from '../state/limits.ts';
 import {
   type ClaimWindow,
@@ -81,9 +82,7 @@ export function recordsFor(
         routes,
         item: alert.item,
         status,
-        ...(status === 'silenced' && decision.silenced
-          ? { note: `silenced: ${decision.silenced.reason}` }
-          : {}),
+        ...(status === 'silenced' && decision.silenced ? { note: silencedNote(decision.silenced) } : {}),
       });
     }
   }

@@ -135,9 +135,12 @@ export async function pollStream(
   const alive = keepAlive(deps.streams.leases, lease, undefined, clock);
   const state = new WalkState(spec, lease.state, clock.now(), log);
   let released = false;
+  // Measured when the lease is released, so the metric and `status` hold the same value.
+  let lag: number | undefined;
+  const measure = () => (lag = state.lagSeconds(clock.now()));
   try {
     await walkPages({ deps, spec, budget, inline, lease, state, result, log, signal: alive.signal });
-    await deps.streams.release(lease, result.status, result.pages > 0);
+    await deps.streams.release(lease, result.status, result.pages > 0, measure());
     released = true;
   } catch (thrown) {
     // Work aborted by the lease's keeper fails with what the keeper found, not with the abort.
@@ -152,14 +155,12 @@ export async function pollStream(
     alive.stop();
     if (!released && result.status !== 'lease_lost') {
       await deps.streams
-        .release(lease, result.status, result.pages > 0)
+        .release(lease, result.status, result.pages > 0, measure())
         .catch((error: unknown) => log.warn('could not release the lease', { error }));
     }
   }
-  if (state.seenNewest) {
-    const lag = Math.max(0, (clock.now() - Date.parse(state.seenNewest)) / 1000);
-    deps.metrics.gauge('PollLagSeconds', lag, 'Seconds', { stream: spec.id });
-  }
+  if (lag === undefined) measure();
+  if (lag !== undefined) deps.metrics.gauge('PollLagSeconds', lag, 'Seconds', { stream: spec.id });
   deps.metrics.count('ItemsFetched', result.items, { stream: spec.id });
   deps.metrics.count('NewItems', result.newItems, { stream: spec.id });
   return result;

@@ -7,6 +7,7 @@ import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Alert } from '../model.ts';
 import type { Decision } from '../rules/match.ts';
+import type { SilenceSource } from '../rules/silences.ts';
 import type { QuarantineStore } from '../state/quarantine.ts';
 import type { DeliveryRecords } from '../state/records/index.ts';
 import type { StreamStore } from '../state/streams.ts';
@@ -17,6 +18,11 @@ export interface PollDeps {
   quarantine: QuarantineStore;
   /** The routing rules (lib/rules/match.ts). */
   route(alert: Alert, now: Date): Decision;
+  /**
+   * The run-time silences: a cycle reads the active ones once, at its start, and routes with them
+   * on top of `route` (rules/silences.ts withSilences).
+   */
+  silences?: SilenceSource;
   /** The password policy, applied to every item before anything else sees it (lib/rules/passwords.ts). */
   applyPasswordPolicy<T extends Alert>(alert: T): T;
   /** The same policy for an item that broke the spec, whose shape is unknown (before quarantine). */

@@ -139,6 +139,14 @@ export class WalkState {
   newest?: string;
   /** The newest item this run saw, for the lag metric. */
   seenNewest?: string;
+
+  /**
+   * The poll lag at `now`: how old the newest item this run saw is (none when it saw no item). The
+   * `PollLagSeconds` metric, and what `status` shows (the stream's release stores it).
+   */
+  lagSeconds(now: number): number | undefined {
+    return this.seenNewest ? Math.max(0, (now - Date.parse(this.seenNewest)) / 1000) : undefined;
+  }
   private unsaved: Counters = { pages: 0, items: 0, newItems: 0, quarantined: 0 };
   private dirty = false;
 

@@ -29,8 +29,11 @@ import type { AlertsConfig, Match } from './config.ts';
 export interface Decision {
   /** Destination name -> names of the routes that chose it, in route order. Insertion order is route order. */
   destinations: Map<string, string[]>;
-  /** Set when a live silence matches: the caller records the item as silenced, not sent. */
-  silenced?: { reason: string; name?: string; until: string };
+  /**
+   * Set when a live silence matches: the caller records the item as silenced, not sent. `id` names
+   * a run-time silence (rules/silences.ts), `name` a config one that has a name.
+   */
+  silenced?: { reason: string; name?: string; until: string; id?: string };
 }
 
 function normalizeDomain(domain: string): string {

@@ -1,6 +1,7 @@
 /**
- * The audit trail of the HTTP API: one record per asset toggle attempt (who, which asset, to
- * what, with what outcome, when), newest first when listed.
+ * The audit trail: one record per asset toggle attempt (who, which asset, to what, with what
+ * outcome, when), and one per change to the run-time silences (who added or ended which, when,
+ * with what outcome), from the HTTP API and the CLI alike; newest first when listed.
  */
 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -81,5 +82,65 @@ export class MemoryAuditStore implements AuditStore {
       .filter((e) => e.assetId === assetId)
       .sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0))
       .slice(0, limit);
+  }
+}
+
+/**
+ * One change to the run-time silences (interface.md section 6): who, when, what. Written like a
+ * toggle's record: `pending` before the change, the outcome after it, under the same key, so no
+ * silence is made or ended without a trace.
+ */
+export interface SilenceAuditEntry {
+  at: string;
+  requestId: string;
+  /** The API client's name, or `cli:<user>`. */
+  client: string;
+  action: 'add' | 'expire';
+  silenceId: string;
+  /** The silence asked for (add): its match, until and reason. */
+  silence?: { match: Record<string, unknown>; until: string; reason: string };
+  /** `ok`, `already_expired`, an error code (`not_found`), or `pending` while it runs. */
+  outcome: string;
+  /** HTTP status the caller got; 0 while pending. */
+  status: number;
+}
+
+export interface SilenceAuditStore {
+  record(entry: SilenceAuditEntry): Promise<void>;
+  /** Newest first, at most `limit` (default 100). */
+  list(limit?: number): Promise<SilenceAuditEntry[]>;
+}
+
+const SILENCE_AUDIT_PK = 'audit#silence';
+
+export class DynamoSilenceAudit implements SilenceAuditStore {
+  constructor(
+    private readonly client: DynamoDBClient,
+    private readonly tableName: string,
+  ) {}
+
+  async record(entry: SilenceAuditEntry): Promise<void> {
+    await this.client.send(
+      new PutItemCommand({
+        TableName: this.tableName,
+        Item: marshall({ pk: SILENCE_AUDIT_PK, sk: `${entry.at}#${entry.requestId}`, ...entry }),
+      }),
+    );
+  }
+
+  async list(limit = 100): Promise<SilenceAuditEntry[]> {
+    const out = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: marshall({ ':pk': SILENCE_AUDIT_PK }),
+        ScanIndexForward: false,
+        Limit: limit,
+      }),
+    );
+    return (out.Items ?? []).map((item) => {
+      const { pk: _pk, sk: _sk, ...entry } = unmarshall(item);
+      return entry as unknown as SilenceAuditEntry;
+    });
   }
 }

@@ -49,6 +49,11 @@ export function pauseLeft(pause: DestinationPause | undefined, now: number): num
   return Math.max(0, Math.min(pause.until - now, pause.until - pause.at));
 }
 
+/** The key of a destination's state item (`status` reads it too: state/status.ts). */
+export function destinationKey(destination: string) {
+  return { pk: `dest#${nameInKey(destination)}`, sk: 'state' };
+}
+
 function stateOf(item: Record<string, unknown>, now: number): DestinationState {
   const { refusedCode, refusedAt, lastSentAt, pausedUntil, pausedAt, pauseCount, tooLargeBytes, tooLargeAt } =
     item;
@@ -80,7 +85,7 @@ export class DestinationStateStore {
   }
 
   private key(destination: string) {
-    return { pk: `dest#${nameInKey(destination)}`, sk: 'state' };
+    return destinationKey(destination);
   }
 
   async acquire(destination: string, owner: string): Promise<DestinationLease | undefined> {

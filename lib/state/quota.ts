@@ -14,7 +14,7 @@ export interface QuotaReading {
   at: string;
 }
 
-const KEY = { pk: 'quota', sk: 'global-search' };
+export const QUOTA_KEY = { pk: 'quota', sk: 'global-search' };
 
 export class QuotaStore {
   constructor(
@@ -22,14 +22,18 @@ export class QuotaStore {
     private readonly tableName: string,
   ) {}
 
-  async read(): Promise<QuotaReading | undefined> {
-    const out = await this.client.send(
-      new GetItemCommand({ TableName: this.tableName, Key: marshall(KEY), ConsistentRead: true }),
-    );
-    const item = out.Item ? unmarshall(out.Item) : {};
-    return typeof item.remaining === 'number' && typeof item.at === 'string'
+  /** A reading from the stored item, or undefined when it holds none. */
+  static from(item: Record<string, unknown> | undefined): QuotaReading | undefined {
+    return typeof item?.remaining === 'number' && typeof item.at === 'string'
       ? { remaining: item.remaining, at: item.at }
       : undefined;
+  }
+
+  async read(): Promise<QuotaReading | undefined> {
+    const out = await this.client.send(
+      new GetItemCommand({ TableName: this.tableName, Key: marshall(QUOTA_KEY), ConsistentRead: true }),
+    );
+    return QuotaStore.from(out.Item ? unmarshall(out.Item) : undefined);
   }
 
   /** Stores `reading` unless a later one is stored already (another run read the quota since). */
@@ -38,7 +42,7 @@ export class QuotaStore {
       .send(
         new UpdateItemCommand({
           TableName: this.tableName,
-          Key: marshall(KEY),
+          Key: marshall(QUOTA_KEY),
           UpdateExpression: 'SET remaining = :r, #at = :at',
           ConditionExpression: 'attribute_not_exists(#at) OR #at <= :at',
           ExpressionAttributeNames: { '#at': 'at' },

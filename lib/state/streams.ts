@@ -157,11 +157,17 @@ export class StreamStore {
   /**
    * Frees the lease, noting in the same request how the poll went and, when it read a page, that
    * it was polled now: cycles visit the least recently polled first, so a stream that got no page
-   * (its turn came too late in a cycle) keeps its place at the front.
+   * (its turn came too late in a cycle) keeps its place at the front. `lagSeconds`, when the poll
+   * saw items, is kept for `status`.
    */
-  release(lease: StreamLease, lastResult: string, polled = true): Promise<boolean> {
+  release(lease: StreamLease, lastResult: string, polled = true, lagSeconds?: number): Promise<boolean> {
     return this.leases.release(lease, {
-      set: { lastResult, ...(polled ? { lastPolledAt: new Date(this.clock.now()).toISOString() } : {}) },
+      set: {
+        lastResult,
+        ...(polled ? { lastPolledAt: new Date(this.clock.now()).toISOString() } : {}),
+        // The PollLagSeconds value of this poll, for `status` (state/status.ts).
+        lagSeconds,
+      },
     });
   }
 

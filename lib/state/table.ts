@@ -9,6 +9,10 @@
  * - `dlv#<destination>#<kind>#<key>` / `dlv`: one delivery record, also the dedupe marker.
  * - `quarantine#<stream>` / `<time>#<key>`: an item that broke the spec's types.
  * - `audit#asset#<id>` / `<time>#<request id>`: one asset toggle attempt.
+ * - `silence` / `<id>`: one run-time silence (silences.ts); `audit#silence` / `<time>#<request id>`:
+ *   one change to them.
+ * - `catalog` / `config`: the streams and destinations of the config, for `status` (catalog.ts).
+ * - `quota` / `global-search`: the last quota reading; `governor`: the shared rate.
  */
 import {
   CreateTableCommand,

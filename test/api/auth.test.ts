@@ -15,7 +15,7 @@ import {
 import { ConfigError } from '../../lib/errors.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { MemoryAuditStore } from '../../lib/state/audit.ts';
-import { newToken } from './harness.ts';
+import { newToken, tableDeps } from './harness.ts';
 
 function fakeClock(start = 1_700_000_000_000) {
   let t = start;
@@ -204,6 +204,7 @@ describe('through the app', () => {
       loadApiClients: src.load,
       logger: memoryLogger(),
       now: clock.now,
+      ...tableDeps(),
       upstreamTimeoutMs: 1_000,
     });
     const audit = async (token: string) =>
@@ -233,6 +234,7 @@ describe('through the app', () => {
       },
       logger: memoryLogger(),
       now: Date.now,
+      ...tableDeps(),
       upstreamTimeoutMs: 1_000,
     });
     const res = await app.request('/assets/1/audit', { headers: { Authorization: `Bearer ${newToken()}` } });

@@ -1,13 +1,20 @@
 /**
  * The API under test: the real app in front of a real emulator (through a real UpstreamClient),
- * with fresh API client tokens per test file and a logger that keeps its lines.
+ * with fresh API client tokens per test file and a logger that keeps its lines. The silence and
+ * status routes use a real table when one is given (dynalite); without one, their stores point at
+ * a port nobody listens on, for tests that never reach them.
  */
 import { randomBytes } from 'node:crypto';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ApiDeps } from '../../lib/api/app.ts';
 import { createApiApp } from '../../lib/api/app.ts';
 import { type ApiClients, sha256Hex } from '../../lib/api/auth.ts';
+import { systemClock } from '../../lib/clock.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import { type AuditStore, MemoryAuditStore } from '../../lib/state/audit.ts';
+import { type AuditStore, DynamoSilenceAudit, MemoryAuditStore } from '../../lib/state/audit.ts';
+import { SilenceStore } from '../../lib/state/silences.ts';
+import { StatusReader } from '../../lib/state/status.ts';
+import { createDynamoClient } from '../../lib/state/table.ts';
 import type { UpstreamClientOptions } from '../../lib/upstream/client.ts';
 import type { EmulatorFixture } from '../helpers/emulator.ts';
 
@@ -31,6 +38,26 @@ export function monotonicNow(): () => number {
   };
 }
 
+export interface TableRef {
+  client: DynamoDBClient;
+  name: string;
+}
+
+let unreachable: DynamoDBClient | undefined;
+
+/** The table-backed parts of ApiDeps: silences, their audit trail, and the status read. */
+export function tableDeps(table?: TableRef, now: () => number = Date.now) {
+  unreachable ??= createDynamoClient({ endpoint: 'http://127.0.0.1:9' });
+  const client = table?.client ?? unreachable;
+  const io = { client, tableName: table?.name ?? 'none', clock: { ...systemClock, now } };
+  const silences = new SilenceStore(io);
+  return {
+    silences,
+    silenceAudit: new DynamoSilenceAudit(client, io.tableName),
+    status: new StatusReader(io, silences),
+  };
+}
+
 export interface ApiUnderTest {
   app: ReturnType<typeof createApiApp>;
   deps: ApiDeps;
@@ -48,6 +75,7 @@ export function buildApi(
     upstream?: Partial<UpstreamClientOptions>;
     upstreamTimeoutMs?: number;
     iamCallers?: boolean;
+    table?: TableRef;
   } = {},
 ): ApiUnderTest {
   const { tokens, digests } = apiClients();
@@ -70,6 +98,7 @@ export function buildApi(
     },
     logger,
     now,
+    ...tableDeps(options.table, now),
     upstreamTimeoutMs: options.upstreamTimeoutMs ?? 1_500,
     iamCallers: options.iamCallers,
   };

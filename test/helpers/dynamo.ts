@@ -41,3 +41,40 @@ export function useDynalite(): DynamoFixture {
     },
   };
 }
+
+/** One DynamoDB request as a counting client saw it. */
+export interface SeenRequest {
+  action: string;
+  index?: string;
+  /** The partition named: a Query's `:pk`, or a GetItem/PutItem/UpdateItem key. */
+  pk?: string;
+}
+
+/**
+ * A client of its own that notes every request it sends (each once, whatever the SDK retries), so
+ * a test can say how many requests, of which kind, an operation costs, and that none was sent.
+ */
+export function countingClient(endpoint: string): { client: DynamoDBClient; requests: SeenRequest[] } {
+  const client = createDynamoClient({ endpoint });
+  const requests: SeenRequest[] = [];
+  type Input = {
+    IndexName?: string;
+    ExpressionAttributeValues?: Record<string, { S?: string }>;
+    Key?: { pk?: { S?: string } };
+    Item?: { pk?: { S?: string } };
+  };
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as Input;
+      const pk = input.ExpressionAttributeValues?.[':pk']?.S ?? input.Key?.pk?.S ?? input.Item?.pk?.S;
+      requests.push({
+        action: String(context.commandName ?? '').replace(/Command$/, ''),
+        ...(input.IndexName ? { index: input.IndexName } : {}),
+        ...(pk ? { pk } : {}),
+      });
+      return next(args);
+    },
+    { step: 'initialize', name: 'countRequestsForTests' },
+  );
+  return { client, requests };
+}

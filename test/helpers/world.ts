@@ -2,6 +2,7 @@
  * A whole product wired for a test: the real runtime (poll cycle, delivery pass, stores) against a
  * real emulator over HTTP, real dynalite over HTTP, and real local receivers.
  */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type Clock, systemClock } from '../../lib/clock.ts';
 import { runDeliveryPass } from '../../lib/deliver/pass.ts';
 import { readEnvironment } from '../../lib/env.ts';
@@ -49,6 +50,8 @@ export async function makeWorld(
      * by default a client without one, so tests of other things are not paced.
      */
     governed?: boolean;
+    /** Another client for the same dynalite (one that counts its requests, say). */
+    dynamo?: DynamoDBClient;
   } = {},
 ): Promise<World> {
   const table = options.table ?? (await db.table());
@@ -69,7 +72,7 @@ export async function makeWorld(
       secrets: options.secrets ?? {},
       logger,
       metrics,
-      dynamo: db.client,
+      dynamo: options.dynamo ?? db.client,
       write: (text) => consoleLines.push(text),
       ...(options.governed ? {} : { upstream: emu.client(options.token ?? 'emu-acme-token') }),
       ...(options.clock ? { clock: options.clock } : {}),

@@ -54,6 +54,7 @@ export const serveCommand: Command = {
         `exposure-alerts API listening on ${server.url}`,
         `  ${server.url}/health, ${server.url}/openapi.json`,
         `  POST ${server.url}/assets/<asset_id>/toggle with Authorization: Bearer <token>`,
+        `  GET|POST ${server.url}/silences, DELETE ${server.url}/silences/<id>, GET ${server.url}/status`,
         'Ctrl-C stops it.',
         '',
       ].join('\n'),

@@ -12,7 +12,9 @@ import {
   pollEventsCommand,
 } from './poll.ts';
 import { previewCommand } from './preview.ts';
+import { silencesAddCommand, silencesExpireCommand, silencesListCommand } from './silences.ts';
 import { startCommand } from './start.ts';
+import { statusCommand } from './status.ts';
 import { tokenTestCommand } from './token.ts';
 
 export const commands: Command[] = [
@@ -22,6 +24,10 @@ export const commands: Command[] = [
   deliverCommand,
   deliveriesListCommand,
   deliveriesRetryCommand,
+  silencesAddCommand,
+  silencesListCommand,
+  silencesExpireCommand,
+  statusCommand,
   serveCommand,
   assetsToggleCommand,
   tokenTestCommand,

@@ -54,6 +54,7 @@ export function describeDelivery(d: DeliverySummary): string[] {
     (r) =>
       `  ${r.destination}: ${r.status}${r.pausedUntil ? ` until ${r.pausedUntil}` : ''}, ${r.sent} sent in ${r.messages} message${r.messages === 1 ? '' : 's'}` +
       `${r.retrying ? `, ${r.retrying} to retry` : ''}${r.dead ? `, ${r.dead} dead` : ''}` +
+      `${r.silenced ? `, ${r.silenced} held back by a silence` : ''}` +
       `${r.left ? `, ${r.left}${r.leftMore ? ' or more' : ''} left for the next run` : ''}`,
   );
 }

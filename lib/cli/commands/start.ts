@@ -188,7 +188,7 @@ export const startCommand: Command = {
         api.close();
       });
       lines.push(
-        `  HTTP API:             ${server.url}  (GET /health, POST /assets/{id}/toggle, GET /openapi.json)`,
+        `  HTTP API:             ${server.url}  (GET /health, POST /assets/{id}/toggle, /silences, GET /status, GET /openapi.json)`,
       );
       if (demoToken) {
         lines.push(

@@ -1,0 +1,92 @@
+/**
+ * `status [--json]` (interface.md section 8): streams, destinations, silences and quota at a
+ * glance, read from the table alone (state/status.ts: a few requests, no Scan), so it answers
+ * even where the config or the upstream is the problem.
+ */
+import { systemClock } from '../../clock.ts';
+import { SilenceStore } from '../../state/silences.ts';
+import { type Status, StatusReader } from '../../state/status.ts';
+import type { Command } from '../command.ts';
+import { terminalSafe } from '../terminal.ts';
+import { openTable } from './silences.ts';
+
+function ago(iso: string | null, now: number): string {
+  if (!iso) return 'never';
+  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  const span =
+    seconds < 120
+      ? `${seconds} s`
+      : seconds < 7_200
+        ? `${Math.round(seconds / 60)} min`
+        : `${Math.round(seconds / 3_600)} h`;
+  return `${iso} (${span} ago)`;
+}
+
+function table(rows: string[][]): string[] {
+  const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => `  ${r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd());
+}
+
+/** The status as an operator reads it. Names come from the config: made safe for the terminal. */
+export function describeStatus(status: Status, now: number): string[] {
+  const lines: string[] = [];
+  if (status.streams.length === 0 && status.destinations.length === 0) {
+    lines.push('no poller has run against this table yet: no streams or destinations are known');
+  }
+  if (status.streams.length) {
+    lines.push('streams:');
+    lines.push(
+      ...table([
+        ['STREAM', 'LAST POLLED', 'LAG', 'LAST RESULT'],
+        ...status.streams.map((s) => [
+          terminalSafe(s.stream),
+          ago(s.lastPolledAt, now),
+          s.lagSeconds === null ? '-' : `${Math.round(s.lagSeconds)} s`,
+          terminalSafe(s.lastResult ?? '-'),
+        ]),
+      ]),
+    );
+  }
+  if (status.destinations.length) {
+    lines.push('destinations:');
+    lines.push(
+      ...table([
+        ['DESTINATION', 'PENDING', 'DEAD', 'REFUSING'],
+        ...status.destinations.map((d) => [
+          terminalSafe(d.destination),
+          `${d.pending}${d.pendingMore ? '+' : ''}`,
+          `${d.dead}${d.deadMore ? '+' : ''}`,
+          d.refusing ? 'yes' : 'no',
+        ]),
+      ]),
+    );
+  }
+  lines.push(`silences: ${status.silences} active`);
+  lines.push(
+    status.quota
+      ? `quota: ${status.quota.remaining} global searches left (read at ${status.quota.at})`
+      : 'quota: no reading yet',
+  );
+  return lines;
+}
+
+export const statusCommand: Command = {
+  path: ['status'],
+  usage: 'status [--json]',
+  summary: 'streams, destinations, silences and quota at a glance',
+  options: { json: { type: 'boolean' } },
+  async run(ctx) {
+    const { io, close } = await openTable(ctx);
+    try {
+      const status = await new StatusReader(io, new SilenceStore(io)).read();
+      ctx.io.stdout(
+        ctx.values.json
+          ? `${terminalSafe(JSON.stringify(status, null, 2), { multiline: true })}\n`
+          : `${describeStatus(status, systemClock.now()).join('\n')}\n`,
+      );
+      return 0;
+    } finally {
+      close();
+    }
+  },
+};

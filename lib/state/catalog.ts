@@ -1,0 +1,52 @@
+/**
+ * What `status` needs to know of the config, kept in the table (one item, `catalog` / `config`):
+ * the API has no config (it ships with the pollers), and finding streams or destinations in the
+ * table itself would take a Scan. Every run that polls writes it once (runtime.ts), so it follows
+ * each deploy: the streams of both kinds, the destinations, and when the config's own silences end.
+ */
+
+import type { TableIo } from './io.ts';
+import { marshall } from './marshall.ts';
+import { PutItemCommand } from './sdk.ts';
+
+export interface Catalog {
+  /** Stream ids, events then credentials, in the config's order. */
+  streams: string[];
+  destinations: string[];
+  /** The `until` of each config silence: status counts those still ahead. */
+  configSilences: string[];
+  writtenAt: string;
+}
+
+export const CATALOG_KEY = { pk: 'catalog', sk: 'config' } as const;
+
+export class CatalogStore {
+  constructor(private readonly io: TableIo) {}
+
+  async write(catalog: Omit<Catalog, 'writtenAt'>): Promise<void> {
+    this.io.onRequest?.('PutItem');
+    await this.io.client.send(
+      new PutItemCommand({
+        TableName: this.io.tableName,
+        Item: marshall({
+          ...CATALOG_KEY,
+          ...catalog,
+          writtenAt: new Date(this.io.clock.now()).toISOString(),
+        }),
+      }),
+    );
+  }
+
+  /** The catalog, or undefined before any poller ran. */
+  static from(item: Record<string, unknown> | undefined): Catalog | undefined {
+    if (!item) return undefined;
+    const strings = (v: unknown) =>
+      Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : [];
+    return {
+      streams: strings(item.streams),
+      destinations: strings(item.destinations),
+      configSilences: strings(item.configSilences),
+      writtenAt: typeof item.writtenAt === 'string' ? item.writtenAt : '',
+    };
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * `status` and `GET /status` (interface.md section 8): what an operator checks first, read from the
+ * table alone (the API has no config: the streams and destinations come from the catalog the
+ * pollers write, catalog.ts).
+ *
+ * What a read costs, bounded by the config's size and never a Scan: the catalog with the quota
+ * reading (one BatchGetItem) and the active silences (one Query), at once; then, at once, every
+ * stream's and destination's state (one BatchGetItem per 100 of them) and per destination two
+ * COUNT Queries on the index (pending, dead), each one page only: a count that stops at a page
+ * says so (`pendingMore`, `deadMore`) rather than read a huge backlog. With S streams and D
+ * destinations: 2 + ceil((S + D) / 100) + 2D requests, 2 on an empty table (counted in
+ * test/state/status.test.ts).
+ *
+ * `lagSeconds` is the value the `PollLagSeconds` metric had at the stream's last poll that saw
+ * items (poll/stream.ts stores both from one computation): how old the newest item it handled was.
+ */
+import { type Holding, isActive, type SilenceSource } from '../rules/silences.ts';
+import { CATALOG_KEY, CatalogStore } from './catalog.ts';
+import { destinationKey } from './destinations.ts';
+import { batchGet, type TableIo } from './io.ts';
+import { marshall, unmarshall } from './marshall.ts';
+import { QUOTA_KEY, QuotaStore } from './quota.ts';
+import { queueKey } from './records/record.ts';
+import { QueryCommand } from './sdk.ts';
+import { streamKey } from './streams.ts';
+
+/** Items a count reads at most (one page); a page also stops at 1 MB of them. */
+export const COUNT_PAGE = 1_000;
+
+export interface StreamStatusLine {
+  stream: string;
+  lastPolledAt: string | null;
+  lagSeconds: number | null;
+  lastResult: string | null;
+}
+
+export interface DestinationStatusLine {
+  destination: string;
+  pending: number;
+  /** There are more pending than `pending`: the count stopped at one page. */
+  pendingMore?: true;
+  dead: number;
+  deadMore?: true;
+  /** It refused for good (a 4xx) and has not accepted a message since. */
+  refusing: boolean;
+}
+
+export interface Status {
+  streams: StreamStatusLine[];
+  destinations: DestinationStatusLine[];
+  /** Silences active now: run-time ones and the config's. */
+  silences: number;
+  quota: { remaining: number; at: string } | null;
+}
+
+type Stored = Record<string, unknown>;
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+export class StatusReader {
+  constructor(
+    private readonly io: TableIo,
+    private readonly silences: SilenceSource,
+  ) {}
+
+  async read(): Promise<Status> {
+    const [first, active] = await Promise.all([
+      batchGet(this.io, [marshall(CATALOG_KEY), marshall(QUOTA_KEY)]),
+      this.silences.active(),
+    ]);
+    const found = first.map((stored) => unmarshall(stored));
+    const catalog = CatalogStore.from(found.find((item) => item.pk === CATALOG_KEY.pk));
+    const quota = QuotaStore.from(found.find((item) => item.pk === QUOTA_KEY.pk));
+    const streams = catalog?.streams ?? [];
+    const destinations = catalog?.destinations ?? [];
+    const keys = [...streams.map((id) => streamKey(id)), ...destinations.map((name) => destinationKey(name))];
+    const [items, counts] = await Promise.all([
+      batchGet(
+        this.io,
+        keys.map((k) => marshall(k)),
+      ),
+      Promise.all(
+        destinations.map(async (name) => {
+          const [pending, dead] = await Promise.all([
+            this.count(queueKey('pending', name)),
+            this.count(queueKey('dead', name)),
+          ]);
+          return { pending, dead };
+        }),
+      ),
+    ]);
+    const byKey = new Map<string, Stored>();
+    for (const stored of items) {
+      const item = unmarshall(stored);
+      byKey.set(`${item.pk}\u0000${item.sk}`, item);
+    }
+    const at = (key: { pk: string; sk: string }) => byKey.get(`${key.pk}\u0000${key.sk}`);
+    const now = this.io.clock.now();
+    const configLive = (catalog?.configSilences ?? []).filter((until) => isActive({ until }, now)).length;
+    return {
+      streams: streams.map((stream) => {
+        const item = at(streamKey(stream));
+        return {
+          stream,
+          lastPolledAt: str(item?.lastPolledAt),
+          lagSeconds: typeof item?.lagSeconds === 'number' ? item.lagSeconds : null,
+          lastResult: str(item?.lastResult),
+        };
+      }),
+      destinations: destinations.map((destination, i) => {
+        const count = counts[i] as { pending: Count; dead: Count };
+        return {
+          destination,
+          pending: count.pending.n,
+          ...(count.pending.more ? { pendingMore: true as const } : {}),
+          dead: count.dead.n,
+          ...(count.dead.more ? { deadMore: true as const } : {}),
+          refusing: typeof at(destinationKey(destination))?.refusedCode === 'string',
+        };
+      }),
+      silences: active.filter((s: Holding) => isActive(s, now)).length + configLive,
+      quota: quota ?? null,
+    };
+  }
+
+  /** Items under one index partition, one page at most. */
+  private async count(partition: string): Promise<Count> {
+    this.io.onRequest?.('Query');
+    const out = await this.io.client.send(
+      new QueryCommand({
+        TableName: this.io.tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: marshall({ ':pk': partition }),
+        Select: 'COUNT',
+        Limit: COUNT_PAGE,
+      }),
+    );
+    return { n: out.Count ?? 0, more: out.LastEvaluatedKey !== undefined };
+  }
+}
+
+interface Count {
+  n: number;
+  more: boolean;
+}

@@ -1,0 +1,231 @@
+/**
+ * `silences add|list|expire` and `status` through the real CLI runner against real dynalite: the
+ * id printed, the list (and `--all` with the expired, marked), who did it (`cli:<user>`, `--by`),
+ * the audit trail, every bad input named (exit 2, one line on stderr), `deliveries list` naming
+ * the silence that held a delivery back, and `status` on an empty and on a busy table.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../lib/cli/run.ts';
+import type { Silence } from '../../lib/rules/silences.ts';
+import { DynamoSilenceAudit } from '../../lib/state/audit.ts';
+import type { Status } from '../../lib/state/status.ts';
+import { deliveryWorld, TEST_ENV } from '../deliver/seed.ts';
+import { BUSY_QUOTA, seedBusyTable } from '../helpers/busy.ts';
+import { useDynalite } from '../helpers/dynamo.ts';
+import { captureIo } from '../helpers/io.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
+
+const db = useDynalite();
+let hook: Receiver;
+beforeAll(async () => {
+  hook = await startReceiver();
+});
+afterAll(() => hook.close());
+
+async function cli(table: string, argv: string[], extra: Record<string, string> = {}) {
+  const io = captureIo({ TABLE_NAME: table, DYNAMODB_ENDPOINT: db.endpoint, ...extra });
+  const code = await runCli(argv, io);
+  return { code, out: io.out, err: io.err };
+}
+
+const MATCH = '{"kind": "event", "severity": {"gte": "high"}}';
+
+describe('silences through the CLI', () => {
+  it('add prints the id; list shows it; expire ends it; list --all keeps it, marked', async () => {
+    const table = await db.table();
+    const added = await cli(table, [
+      'silences',
+      'add',
+      '--match',
+      MATCH,
+      '--until',
+      'PT4H',
+      '--reason',
+      'incident 4711',
+    ]);
+    expect(added).toMatchObject({ code: 0, err: '' });
+    const id = added.out.trim();
+    expect(id).toMatch(/^s-[0-9a-z]{9}-[0-9a-f]{6}$/);
+
+    const listed = await cli(table, ['silences', 'list']);
+    expect(listed.code).toBe(0);
+    const user = `cli:${userInfo().username}`;
+    expect(listed.out).toContain(id);
+    expect(listed.out).toContain('match {"kind":"event","severity":{"gte":"high"}}');
+    expect(listed.out).toContain(`by ${user} at `);
+    expect(listed.out).toContain('reason: incident 4711');
+    expect(listed.out).toMatch(/until \d{4}-\d{2}-\d{2}T/);
+
+    const json = await cli(table, ['silences', 'list', '--json']);
+    const [one] = JSON.parse(json.out) as Silence[];
+    expect(one).toMatchObject({ id, createdBy: user, reason: 'incident 4711', match: { kind: 'event' } });
+
+    const expired = await cli(table, ['silences', 'expire', id, '--by', 'alice']);
+    expect(expired).toMatchObject({ code: 0, err: '' });
+    expect(expired.out).toContain(`${id} expired`);
+    expect(expired.out).toContain('expired by cli:alice at ');
+
+    expect((await cli(table, ['silences', 'list'])).out).toBe('no active silences\n');
+    const all = await cli(table, ['silences', 'list', '--all', '--json']);
+    expect(JSON.parse(all.out)).toEqual([{ ...one, expiredAt: expect.any(String), expiredBy: 'cli:alice' }]);
+
+    const again = await cli(table, ['silences', 'expire', id]);
+    expect(again.code).toBe(0);
+    expect(again.out).toContain('had ended already; nothing changed');
+
+    // Every change is in the audit trail: who, when, what.
+    const audit = (await new DynamoSilenceAudit(db.client, table).list()).reverse();
+    expect(audit.map((e) => [e.action, e.client, e.silenceId, e.outcome])).toEqual([
+      ['add', user, id, 'ok'],
+      ['expire', 'cli:alice', id, 'ok'],
+      ['expire', user, id, 'already_ended'],
+    ]);
+    expect(audit[0]?.silence?.reason).toBe('incident 4711');
+  });
+
+  it('--by names who made it; --until takes a timestamp', async () => {
+    const table = await db.table();
+    const until = new Date(Date.now() + 86_400_000).toISOString();
+    const added = await cli(table, [
+      'silences',
+      'add',
+      '--match',
+      '{"domains": ["acme.test"]}',
+      '--until',
+      until,
+      '--reason',
+      'resets',
+      '--by',
+      'bob',
+      '--json',
+    ]);
+    expect(added.code).toBe(0);
+    expect(JSON.parse(added.out)).toMatchObject({
+      until,
+      createdBy: 'cli:bob',
+      match: { domains: ['acme.test'] },
+    });
+  });
+
+  it.each([
+    [
+      ['silences', 'add', '--match', '{"severity": {"gte": "urgent"}}', '--until', 'PT1H', '--reason', 'x'],
+      /match\.severity\.gte: expected one of info, low, medium, high, critical/,
+    ],
+    [
+      ['silences', 'add', '--match', '{"colour": "red"}', '--until', 'PT1H', '--reason', 'x'],
+      /match\.colour: unknown key/,
+    ],
+    [['silences', 'add', '--match', '{}', '--until', 'PT1H', '--reason', 'x'], /match: empty/],
+    [
+      ['silences', 'add', '--match', '{types: [paste]}', '--until', 'PT1H', '--reason', 'x'],
+      /--match is not valid JSON/,
+    ],
+    [['silences', 'add', '--match', '{"types": ["paste"]}', '--reason', 'x'], /--until is required/],
+    [['silences', 'add', '--match', '{"types": ["paste"]}', '--until', 'PT1H'], /--reason is required/],
+    [['silences', 'add', '--until', 'PT1H', '--reason', 'x'], /--match is required/],
+    [
+      ['silences', 'add', '--match', '{"types": ["paste"]}', '--until', 'yesterday', '--reason', 'x'],
+      /until: expected a timestamp/,
+    ],
+    [
+      ['silences', 'add', '--match', '{"types": ["paste"]}', '--until', 'P2Y', '--reason', 'x'],
+      /until: must be at most 366 days away/,
+    ],
+    [
+      ['silences', 'add', '--match', '{"types": ["paste"]}', '--until', 'PT1H', '--reason', 'x', '--by', ''],
+      /--by must be a name/,
+    ],
+    [['silences', 'expire', 'abc'], /id must be a silence id/],
+    [['silences', 'expire', 's-000000001-abcdef'], /no silence with id s-000000001-abcdef/],
+    [['silences', 'expire'], /usage/],
+  ])('%j → exit 2: %s', async (argv, message) => {
+    const table = await db.table();
+    const out = await cli(table, argv);
+    expect(out.code).toBe(2);
+    expect(out.err).toMatch(message);
+    expect(out.err.trim().split('\n')).toHaveLength(1);
+    expect(out.out).toBe('');
+    expect((await cli(table, ['silences', 'list', '--all'])).out).toBe('no silences\n');
+  });
+
+  it('deliveries list shows which silence held a delivery back', async () => {
+    const config = {
+      sources: { tenantEvents: {} },
+      destinations: { siem: { type: 'webhook', url: hook.url } },
+      routes: [{ name: 'all', to: ['siem'] }],
+    };
+    const dir = await mkdtemp(join(tmpdir(), 'ea-silences-'));
+    const file = join(dir, 'alerts.config.json');
+    await writeFile(file, JSON.stringify(config));
+    const world = await deliveryWorld(db, config);
+    await world.seed('siem', 2);
+    const env = { ...TEST_ENV, ALERTS_CONFIG: file };
+    const id = (
+      await cli(world.table, [
+        'silences',
+        'add',
+        '--match',
+        '{"sources": ["tenant"]}',
+        '--until',
+        'PT1H',
+        '--reason',
+        'noisy tenant feed',
+      ])
+    ).out.trim();
+    const pass = await cli(world.table, ['deliver', '--once'], env);
+    expect(pass.code).toBe(0);
+    expect(pass.out).toContain('2 held back by a silence');
+    expect(hook.requests).toEqual([]);
+    const listed = await cli(world.table, ['deliveries', 'list', '--status', 'silenced'], env);
+    expect(listed.code).toBe(0);
+    const lines = listed.out.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(line).toContain(`note: silenced by ${id}: noisy tenant feed`);
+  });
+});
+
+describe('status through the CLI', () => {
+  it('on an empty table', async () => {
+    const table = await db.table();
+    const text = await cli(table, ['status']);
+    expect(text).toMatchObject({ code: 0, err: '' });
+    expect(text.out).toBe(
+      [
+        'no poller has run against this table yet: no streams or destinations are known',
+        'silences: 0 active',
+        'quota: no reading yet',
+        '',
+      ].join('\n'),
+    );
+    const json = await cli(table, ['status', '--json']);
+    expect(JSON.parse(json.out)).toEqual({ streams: [], destinations: [], silences: 0, quota: null });
+  });
+
+  it('on a busy table: a table, or JSON', async () => {
+    const world = await seedBusyTable(db);
+    const text = await cli(world.table, ['status']);
+    expect(text).toMatchObject({ code: 0, err: '' });
+    const lines = text.out.split('\n');
+    expect(lines[0]).toBe('streams:');
+    expect(lines[1]).toMatch(/^ {2}STREAM +LAST POLLED +LAG +LAST RESULT$/);
+    expect(lines.find((l) => l.includes('tenant'))).toMatch(/tenant +\d{4}-.*Z \(\d+ s ago\) +43 s +done/);
+    expect(lines.find((l) => l.includes('group:13'))).toMatch(/group:13 +never +- +-/);
+    expect(lines.find((l) => l.trim().startsWith('soc'))).toMatch(/soc +\d+\+ +0 +no/);
+    expect(lines.find((l) => l.trim().startsWith('siem'))).toMatch(/siem +0 +3 +no/);
+    expect(lines.find((l) => l.trim().startsWith('pager'))).toMatch(/pager +0 +0 +yes/);
+    expect(text.out).toContain('silences: 3 active');
+    expect(text.out).toContain(
+      `quota: ${BUSY_QUOTA.remaining} global searches left (read at ${BUSY_QUOTA.at})`,
+    );
+
+    const json = await cli(world.table, ['status', '--json']);
+    const status = JSON.parse(json.out) as Status;
+    expect(status.destinations[0]).toMatchObject({ destination: 'soc', pendingMore: true });
+    expect(status.streams).toHaveLength(4);
+    expect(status.quota).toEqual(BUSY_QUOTA);
+  }, 60_000);
+});
