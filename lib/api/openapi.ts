@@ -6,12 +6,18 @@
 import * as z from 'zod/mini';
 import { STATUS_OF } from './errors.ts';
 import {
+  allQuerySchema,
   assetIdParamSchema,
   auditLimitSchema,
   auditListSchema,
   errorBodySchema,
   healthSchema,
   MAX_BODY_BYTES,
+  silenceBodySchema,
+  silenceIdParamSchema,
+  silenceListSchema,
+  silenceResponseSchema,
+  statusSchema,
   toggleBodySchema,
   toggleResponseSchema,
 } from './schemas.ts';
@@ -74,10 +80,10 @@ function build(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: {
-      title: 'exposure-alerts asset API',
+      title: 'exposure-alerts API',
       version: '1',
       description:
-        'Toggle monitored assets upstream (endpoint 10) and read who did. Every answer is JSON; every error is `{"error": {"code", "message"}}`.',
+        'Toggle monitored assets upstream (endpoint 10) and read who did; silence alerts at run time; see the status of streams, destinations, silences and quota. Every answer is JSON; every error is `{"error": {"code", "message"}}`.',
     },
     // Relative: OpenAPI resolves "/" against the URL the document was fetched from, and this very
     // app serves it (GET /openapi.json) at the root of wherever it runs: a Lambda Function URL
@@ -145,6 +151,73 @@ function build(): Record<string, unknown> {
           responses: {
             '200': json('Who toggled the asset, when, to what, with what result', auditListSchema),
             ...errors('invalid_request', 'unauthorized', 'not_found', 'method_not_allowed', 'internal_error'),
+          },
+        },
+      },
+      '/silences': {
+        get: {
+          operationId: 'listSilences',
+          summary: 'Active silences, newest first (every one with all=true)',
+          security: [{ bearer: [] }],
+          parameters: [
+            { name: 'all', in: 'query', required: false, schema: schemaOf(allQuerySchema, 'input') },
+          ],
+          responses: {
+            '200': json('The silences', silenceListSchema),
+            ...errors('invalid_request', 'unauthorized', 'not_found', 'method_not_allowed', 'internal_error'),
+          },
+        },
+        post: {
+          operationId: 'createSilence',
+          summary: 'Silence matching alerts from the next poll cycle and delivery pass on',
+          description:
+            'Matching alerts are recorded as silenced and not sent, deliveries waiting for a retry included. `createdBy` is the API client. The change is in the audit trail.',
+          security: [{ bearer: [] }],
+          requestBody: {
+            required: true,
+            description: `At most ${MAX_BODY_BYTES} bytes. A bad \`match\` is a 400 naming its path (\`match.severity.gte\`).`,
+            content: { 'application/json': { schema: schemaOf(silenceBodySchema, 'input') } },
+          },
+          responses: {
+            '201': json('The silence made', silenceResponseSchema),
+            ...errors(
+              'invalid_request',
+              'unauthorized',
+              'not_found',
+              'method_not_allowed',
+              'payload_too_large',
+              'unsupported_media_type',
+              'internal_error',
+            ),
+          },
+        },
+      },
+      '/silences/{id}': {
+        delete: {
+          operationId: 'expireSilence',
+          summary: 'End a silence now; it is kept, marked, for the record',
+          description:
+            'Answers the silence with `expiredAt` and `expiredBy`. One that had ended already is answered as it is. What it held back is not sent. The change is in the audit trail.',
+          security: [{ bearer: [] }],
+          parameters: [
+            { name: 'id', in: 'path', required: true, schema: schemaOf(silenceIdParamSchema, 'input') },
+          ],
+          responses: {
+            '200': json('The silence, ended', silenceResponseSchema),
+            ...errors('invalid_request', 'unauthorized', 'not_found', 'method_not_allowed', 'internal_error'),
+          },
+        },
+      },
+      '/status': {
+        get: {
+          operationId: 'getStatus',
+          summary: 'Streams, destinations, silences and quota at a glance',
+          description:
+            'Read from the table in a few requests: a count stops at one page and says so (`pendingMore`, `deadMore`).',
+          security: [{ bearer: [] }],
+          responses: {
+            '200': json('The status', statusSchema),
+            ...errors('unauthorized', 'not_found', 'method_not_allowed', 'internal_error'),
           },
         },
       },

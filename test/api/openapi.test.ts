@@ -5,10 +5,12 @@
  */
 import { createConfig, lintFromString, type NormalizedProblem } from '@redocly/openapi-core';
 import { describe, expect, it } from 'vitest';
+import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { acmeAssetIds, bearer, buildApi, JSON_TYPE } from './harness.ts';
 
 const emu = useEmulator();
+const db = useDynalite();
 
 type Operation = {
   operationId: string;
@@ -62,17 +64,39 @@ describe('OpenAPI document under the recommended ruleset', () => {
   it('names every operation', async () => {
     const doc = await servedDocument();
     const ids = Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((op) => op.operationId));
-    expect(ids).toEqual(['getHealth', 'toggleAsset', 'listAssetAudit']);
+    expect(ids).toEqual([
+      'getHealth',
+      'toggleAsset',
+      'listAssetAudit',
+      'listSilences',
+      'createSilence',
+      'expireSilence',
+      'getStatus',
+    ]);
   });
 });
 
 describe('OpenAPI servers', () => {
+  /** A valid request for each documented operation, and the success status it documents. */
+  const requests: Record<string, { body?: unknown; status: string }> = {
+    getHealth: { status: '200' },
+    toggleAsset: { body: { is_disabled: false }, status: '200' },
+    listAssetAudit: { status: '200' },
+    listSilences: { status: '200' },
+    createSilence: {
+      body: { match: { types: ['paste'] }, until: 'PT1H', reason: 'servers test' },
+      status: '201',
+    },
+    expireSilence: { status: '200' },
+    getStatus: { status: '200' },
+  };
+
   // Where the document can be fetched from: a Lambda Function URL, and `serve` on another port.
   it.each([
     'https://abcdefghijklmnopqrstuvwxyz012345.lambda-url.eu-west-1.on.aws/openapi.json',
     'http://127.0.0.1:9911/openapi.json',
   ])('from %s, the server is that same origin and reaches every documented operation', async (docUrl) => {
-    const api = buildApi(emu);
+    const api = buildApi(emu, { table: { client: db.client, name: await db.table() } });
     const doc = await servedDocument();
     expect(doc.servers).toHaveLength(1);
     const server = doc.servers?.[0] as { url: string };
@@ -80,18 +104,25 @@ describe('OpenAPI servers', () => {
     const base = new URL(server.url, docUrl);
     expect(base.origin).toBe(new URL(docUrl).origin);
     const assetId = String(acmeAssetIds(emu)[0]);
+    let silenceId = '';
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(operations)) {
+        const request = requests[operation.operationId];
+        expect(request, operation.operationId).toBeDefined();
+        const { body, status } = request as { body?: unknown; status: string };
         // Path templating: the server URL without its trailing slash, then the path.
-        const url = `${base.href.replace(/\/$/, '')}${path.replace('{asset_id}', assetId)}`;
+        const url = `${base.href.replace(/\/$/, '')}${path.replace('{asset_id}', assetId).replace('{id}', silenceId)}`;
         const res = await api.app.request(url, {
           method: method.toUpperCase(),
           headers: { ...bearer(api.tokens.runbook), ...(operation.requestBody ? JSON_TYPE : {}) },
-          ...(operation.requestBody ? { body: JSON.stringify({ is_disabled: false }) } : {}),
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         });
-        expect(res.status, `${method} ${url}`).toBe(200);
-        expect(Object.keys(operation.responses)).toContain('200');
+        expect(String(res.status), `${method} ${url}`).toBe(status);
+        expect(Object.keys(operation.responses)).toContain(status);
+        if (operation.operationId === 'createSilence')
+          silenceId = ((await res.json()) as { silence: { id: string } }).silence.id;
       }
     }
+    expect(silenceId).not.toBe('');
   });
 });
