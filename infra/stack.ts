@@ -1,6 +1,7 @@
 /**
  * The whole deployment, one stack: the DynamoDB table, the secret, polling fanned out per kind
- * (events, credentials), the HTTP API behind a Function URL, and the alarms with their SNS topic.
+ * (events, credentials), the HTTP API behind a Function URL, the alarms with their SNS topic, and
+ * a dashboard (dashboard.ts).
  * `defineApp` is what `cdk synth` runs (infra/app.ts) and what the tests run, cdk-nag included,
  * so a finding fails both the same way.
  *
@@ -24,6 +25,7 @@ import {
   type StackProps,
   Validations,
 } from 'aws-cdk-lib';
+import type { Dashboard } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -38,6 +40,7 @@ import type { Construct } from 'constructs';
 import { TABLE_KEYS } from '../lib/state/table.ts';
 import { addBacklogAlarm, addDeadLetterAlarm, addMetricAlarms, quotaAlarmThreshold } from './alarms.ts';
 import { CONFIG_PATH_IN_LAMBDA, type DeployableConfig, loadDeployableConfig } from './alerts-config.ts';
+import { addDashboard } from './dashboard.ts';
 import {
   AlertsFunction,
   API_MEMORY_MB,
@@ -76,8 +79,28 @@ export const WORKER_QUEUE_ACTIONS = [
 export const DISPATCHER_TABLE_ACTIONS = ['dynamodb:BatchGetItem'] as const;
 /** Partition keys of the stream items (lib/state/streams.ts), the only ones a dispatcher reads. */
 export const STREAM_KEYS = 'stream#*';
-/** The API writes and lists its audit trail. */
+/** The API writes and lists its audit trail (toggles and silence changes). */
 export const API_TABLE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:Query'] as const;
+/**
+ * The API's run-time silences (lib/state/silences.ts): made (PutItem), listed (Query), found by id
+ * (GetItem) and ended (UpdateItem), in their one partition.
+ */
+export const API_SILENCE_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:Query',
+  'dynamodb:UpdateItem',
+] as const;
+/** The partition key of the silences. */
+export const SILENCE_KEY = 'silence';
+/**
+ * GET /status (lib/state/status.ts) reads, in batches: the catalog the pollers write, the quota
+ * reading, and the state items of the streams and destinations. Read only.
+ */
+export const API_STATUS_ACTIONS = ['dynamodb:BatchGetItem'] as const;
+export const STATUS_KEYS = ['catalog', 'quota', 'stream#*', 'dest#*'];
+/** ... and counts each destination's pending and dead deliveries on the index: counts only. */
+export const API_INDEX_ACTIONS = ['dynamodb:Query'] as const;
 /** The API takes its turns from the shared rate governor (lib/state/governor.ts): its one item. */
 export const API_GOVERNOR_ACTIONS = ['dynamodb:GetItem', 'dynamodb:UpdateItem'] as const;
 /** The partition key of the shared rate governor's item. */
@@ -97,6 +120,7 @@ export class ExposureAlertsStack extends Stack {
   readonly dispatchers: Record<PollerKind, AlertsFunction>;
   readonly workers: Record<PollerKind, AlertsFunction>;
   readonly api: AlertsFunction;
+  readonly dashboard: Dashboard;
   readonly streamQueues: Record<PollerKind, Queue>;
   readonly deadLetterQueues: Record<PollerKind, Queue>;
 
@@ -252,7 +276,7 @@ export class ExposureAlertsStack extends Stack {
 
     this.api = new AlertsFunction(this, 'Api', {
       name: 'api',
-      description: 'exposure-alerts HTTP API: asset toggles with an audit trail',
+      description: 'exposure-alerts HTTP API: asset toggles, silences and status, with an audit trail',
       // The upstream budget is 10 s; the rest is for the audit write and a cold start's secret read.
       timeout: Duration.seconds(15),
       // 256 MB is plenty and halves the cost per millisecond.
@@ -293,6 +317,12 @@ export class ExposureAlertsStack extends Stack {
       description: 'Keys the secret object must hold for this alert config',
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn });
+    this.dashboard = addDashboard(this, alerts.config);
+    new CfnOutput(this, 'DashboardName', {
+      value: this.dashboard.dashboardName,
+      description:
+        'CloudWatch dashboard: lag, new items, sent, dead, quarantined per stream and destination, and quota',
+    });
     // What the runbook in the README (Deploying to AWS) needs: function names, log groups, queues.
     for (const [label, fn] of [
       ['EventsDispatcher', events.dispatcher],
@@ -391,8 +421,31 @@ export class ExposureAlertsStack extends Stack {
       new PolicyStatement({
         actions: [...API_TABLE_ACTIONS],
         resources: [this.table.tableArn],
-        // Audit items only: the API can neither read nor overwrite cursors or deliveries.
+        // Audit items only: the API can neither read nor overwrite cursors or deliveries (status
+        // reads stream and destination state, read only, below).
         conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['audit#*'] } },
+      }),
+    );
+    fn.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: [...API_SILENCE_ACTIONS],
+        resources: [this.table.tableArn],
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SILENCE_KEY] } },
+      }),
+    );
+    fn.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: [...API_STATUS_ACTIONS],
+        resources: [this.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': STATUS_KEYS } },
+      }),
+    );
+    fn.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: [...API_INDEX_ACTIONS],
+        resources: [`${this.table.tableArn}/index/${TABLE_KEYS.index}`],
+        // A count of pending or dead deliveries, never the deliveries (their items) themselves.
+        conditions: { StringEquals: { 'dynamodb:Select': 'COUNT' } },
       }),
     );
     fn.role.addToPrincipalPolicy(

@@ -18,11 +18,15 @@ import { createDispatchHandler } from '../../functions/dispatch.ts';
 import { createWorkerHandler } from '../../functions/worker.ts';
 import {
   API_GOVERNOR_ACTIONS,
+  API_INDEX_ACTIONS,
+  API_SILENCE_ACTIONS,
+  API_STATUS_ACTIONS,
   API_TABLE_ACTIONS,
   DISPATCHER_TABLE_ACTIONS,
   GOVERNOR_KEY,
   POLLER_INDEX_ACTIONS,
   POLLER_TABLE_ACTIONS,
+  SILENCE_KEY,
 } from '../../infra/stack.ts';
 import { sha256Hex } from '../../lib/api/auth.ts';
 import { acmeAssetIds } from '../api/harness.ts';
@@ -45,6 +49,8 @@ let refusing: Receiver;
 interface Request {
   action: string;
   index?: string;
+  /** A Query's `Select` (`COUNT`), when it names one. */
+  select?: string;
   /** Partition key values the request names (items written, keys read, or the Query's `:pk`). */
   keys: string[];
 }
@@ -52,6 +58,7 @@ interface Request {
 type Item = Record<string, { S?: string }>;
 type Write = { PutRequest?: { Item: Item }; DeleteRequest?: { Key: Item } };
 interface Input {
+  Select?: string;
   Item?: Item;
   Key?: Item;
   IndexName?: string;
@@ -94,6 +101,7 @@ function describeRequest(target: string, body: string): Request {
   return {
     action: `dynamodb:${target.replace(/^DynamoDB_\d+\./, '')}`,
     ...(input.IndexName ? { index: input.IndexName } : {}),
+    ...(input.Select ? { select: input.Select } : {}),
     keys,
   };
 }
@@ -223,13 +231,16 @@ describe('DynamoDB grants match the code', () => {
     expect(keys.every((k) => k.startsWith('stream#'))).toBe(true);
   }, 60_000);
 
-  it('the API uses exactly PutItem and Query on audit items, GetItem and UpdateItem on the governor', async () => {
+  it('the API uses exactly its grants: audit items, silences, status reads, counts on gsi1, the governor', async () => {
     const token = randomBytes(24).toString('base64url');
     const dir = await mkdtemp(join(tmpdir(), 'ea-grants-'));
     const secrets = join(dir, 'secrets.json');
     await writeFile(secrets, JSON.stringify({ apiClients: { runbook: sha256Hex(token) } }));
     const vars = { ...(await variables()), SECRETS_FILE: secrets };
     const log = await withEnvironment(vars, async () => {
+      // A worker runs first, so status has streams and destinations (the catalog) to read.
+      const events = await createWorkerHandler('events');
+      await events({ Records: [sqsRecord({ kind: 'events', stream: 'tenant' })] }, context());
       proxy.take();
       vi.resetModules();
       const { app } = await import('../../functions/api.ts');
@@ -242,15 +253,42 @@ describe('DynamoDB grants match the code', () => {
       });
       expect(toggled.status).toBe(200);
       expect((await app.request(`/assets/${id}/audit`, { headers })).status).toBe(200);
+      const made = await app.request('/silences', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ match: { types: ['paste'] }, until: 'PT1H', reason: 'grants test' }),
+      });
+      expect(made.status).toBe(201);
+      const silence = ((await made.json()) as { silence: { id: string } }).silence.id;
+      expect((await app.request('/silences?all=true', { headers })).status).toBe(200);
+      expect((await app.request(`/silences/${silence}`, { method: 'DELETE', headers })).status).toBe(200);
+      // Ended already: found with GetItem.
+      expect((await app.request(`/silences/${silence}`, { method: 'DELETE', headers })).status).toBe(200);
+      const status = await app.request('/status', { headers });
+      expect(status.status).toBe(200);
+      expect(((await status.json()) as { destinations: unknown[] }).destinations.length).toBeGreaterThan(0);
       return proxy.take();
     });
 
-    expect(log.filter((r) => r.index)).toEqual([]);
-    const audit = log.filter((r) => r.keys.length > 0 && r.keys.every((k) => /^audit#/.test(k)));
-    const governor = log.filter((r) => r.keys.length > 0 && r.keys.every((k) => k === GOVERNOR_KEY));
-    // Every request is one or the other: what the two conditions of its grant allow.
-    expect(audit.length + governor.length).toBe(log.length);
+    const index = log.filter((r) => r.index);
+    // On the index: counts only, what the grant's `dynamodb:Select` condition allows.
+    expect(index.length).toBeGreaterThan(0);
+    expect(index.every((r) => r.index === 'gsi1' && r.select === 'COUNT')).toBe(true);
+    expect(actionsOn(index, () => true)).toEqual(API_INDEX_ACTIONS.map((a) => `${a} on gsi1`));
+    const table = log.filter((r) => !r.index);
+    const within = (test: (k: string) => boolean) => (r: Request) => r.keys.length > 0 && r.keys.every(test);
+    const audit = table.filter(within((k) => /^audit#/.test(k)));
+    const silences = table.filter(within((k) => k === SILENCE_KEY));
+    const status = table.filter(within((k) => /^(catalog|quota|stream#.*|dest#.*)$/.test(k)));
+    const governor = table.filter(within((k) => k === GOVERNOR_KEY));
+    // Every request is one of these: what the conditions of its grants allow.
+    expect(audit.length + silences.length + status.length + governor.length).toBe(table.length);
     expect(actionsOn(audit, () => true)).toEqual([...API_TABLE_ACTIONS].sort());
+    expect(actionsOn(silences, () => true)).toEqual([...API_SILENCE_ACTIONS].sort());
+    expect(actionsOn(status, () => true)).toEqual([...API_STATUS_ACTIONS].sort());
     expect(actionsOn(governor, () => true)).toEqual([...API_GOVERNOR_ACTIONS].sort());
+    expect(status.flatMap((r) => r.keys)).toEqual(
+      expect.arrayContaining(['catalog', 'quota', 'stream#tenant']),
+    );
   }, 60_000);
 });

@@ -2,7 +2,8 @@
  * Least privilege, read from the template: each role holds exactly the statements its function
  * needs, on exactly its resources. The workers and the API read only their own secret (a
  * dispatcher none); a dispatcher reads stream items only and sends to its own stream queue only; a worker consumes its own queue only;
- * the API touches audit items and the rate governor's item only; nothing can delete the table; the
+ * the API touches audit items, silences and the rate governor's item, reads what status needs (read
+ * only, and on the index counts only); nothing can delete the table; the
  * API function cannot invoke anything; no role carries a managed policy. (Which table actions the
  * code really uses is grants.test.ts.)
  */
@@ -10,6 +11,9 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   API_GOVERNOR_ACTIONS,
+  API_INDEX_ACTIONS,
+  API_SILENCE_ACTIONS,
+  API_STATUS_ACTIONS,
   API_TABLE_ACTIONS,
   DISPATCHER_TABLE_ACTIONS,
   POLLER_INDEX_ACTIONS,
@@ -142,7 +146,7 @@ describe('every function role', () => {
 });
 
 describe('API role', () => {
-  it('holds exactly: its log group, tracing, the secret, PutItem/Query on audit items, GetItem/UpdateItem on the governor', () => {
+  it('holds exactly: its log group, tracing, the secret, audit items, silences, status reads (counts only on the index), the governor', () => {
     const table = arn(logicalId(t, 'AWS::DynamoDB::Table', 'Table'));
     expect(bySet(statementsOf(t, 'ApiRole'))).toEqual(
       bySet([
@@ -154,6 +158,26 @@ describe('API role', () => {
           Effect: 'Allow',
           Resource: table,
           Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['audit#*'] } },
+        },
+        {
+          Action: [...API_SILENCE_ACTIONS],
+          Effect: 'Allow',
+          Resource: table,
+          Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['silence'] } },
+        },
+        {
+          Action: API_STATUS_ACTIONS[0],
+          Effect: 'Allow',
+          Resource: table,
+          Condition: {
+            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['catalog', 'quota', 'stream#*', 'dest#*'] },
+          },
+        },
+        {
+          Action: API_INDEX_ACTIONS[0],
+          Effect: 'Allow',
+          Resource: { 'Fn::Join': ['', [table, '/index/gsi1']] },
+          Condition: { StringEquals: { 'dynamodb:Select': 'COUNT' } },
         },
         {
           Action: [...API_GOVERNOR_ACTIONS],

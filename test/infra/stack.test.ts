@@ -676,6 +676,7 @@ describe('outputs', () => {
         'CredentialsStreamQueueUrl',
         'CredentialsWorkerFunctionName',
         'CredentialsWorkerLogGroup',
+        'DashboardName',
         'EventsDeadLetterQueueUrl',
         'EventsDispatcherFunctionName',
         'EventsDispatcherLogGroup',
@@ -687,5 +688,77 @@ describe('outputs', () => {
         'TableName',
       ].sort(),
     );
+  });
+});
+
+describe('dashboard', () => {
+  // The widgets' JSON, with the stack's region and the tokens CloudFormation joins resolved away.
+  const body = (): string => {
+    const raw = resource('AWS::CloudWatch::Dashboard', 'Dashboard').Properties.DashboardBody;
+    if (typeof raw === 'string') return raw;
+    return (raw['Fn::Join'][1] as unknown[]).map((p) => (typeof p === 'string' ? p : 'REGION')).join('');
+  };
+  type Widget = { properties: { title?: string; metrics?: unknown[][] } };
+  const widgets = () => (JSON.parse(body()) as { widgets: Widget[] }).widgets;
+  const titled = (title: string) => widgets().find((w) => w.properties.title === title);
+  /** Each line's metric: [namespace, name, ...dimension pairs] without the options object. */
+  const lines = (w: Widget | undefined) =>
+    (w?.properties.metrics ?? []).map((m) => m.filter((x) => typeof x === 'string' && x !== '.'));
+
+  it('is named after the stack, and the stack outputs its name', () => {
+    const dashboard = resource('AWS::CloudWatch::Dashboard', 'Dashboard');
+    expect(dashboard.Properties.DashboardName).toBe('ExposureAlerts-overview');
+    expect(t.findOutputs('*').DashboardName?.Value).toEqual({
+      Ref: logicalId(t, 'AWS::CloudWatch::Dashboard', 'Dashboard'),
+    });
+  });
+
+  it('per stream: lag, new items and quarantined items, from the metrics the workers emit', () => {
+    const streams = [
+      ['poll-events', 'tenant'],
+      ['poll-events', 'group:12'],
+      ['poll-credentials', 'credentials:example.com'],
+    ];
+    for (const [title, name] of [
+      ['Poll lag (seconds, maximum)', 'PollLagSeconds'],
+      ['New items', 'NewItems'],
+      ['Quarantined items', 'QuarantinedItems'],
+    ]) {
+      const found = lines(titled(title as string));
+      expect(found).toEqual(
+        streams.map(([service, stream]) => ['ExposureAlerts', name, 'service', service, 'stream', stream]),
+      );
+    }
+  });
+
+  it('per destination: sent and dead, both workers summed; and the quota', () => {
+    for (const [title, name] of [
+      ['Deliveries sent', 'DeliveriesSent'],
+      ['Deliveries dead', 'DeliveriesDead'],
+    ]) {
+      const metrics = titled(title as string)?.properties.metrics ?? [];
+      const expressions = metrics.filter(
+        (m) => typeof (m[0] as { expression?: string })?.expression === 'string',
+      );
+      expect(expressions.map((m) => (m[0] as { label: string }).label)).toEqual([
+        'soc',
+        'siem',
+        'socTeams',
+        'oncall',
+      ]);
+      const used = lines({ properties: { metrics: metrics.filter((m) => !expressions.includes(m)) } });
+      expect(used).toContainEqual([
+        'ExposureAlerts',
+        name,
+        'destination',
+        'oncall',
+        'service',
+        'poll-credentials',
+      ]);
+      expect(used).toContainEqual(['ExposureAlerts', name, 'destination', 'soc', 'service', 'poll-events']);
+    }
+    expect(lines(titled('Global-search quota remaining'))).toEqual([
+      ['ExposureAlerts', 'GlobalSearchQuotaRemaining', 'service', 'poll-credentials'],
+    ]);
   });
 });

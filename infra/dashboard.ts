@@ -1,0 +1,134 @@
+/**
+ * One CloudWatch dashboard, so ops can see the system without writing a query: per stream, the
+ * poll lag, new items and quarantined items; per destination, deliveries sent and dead; and the
+ * global-search quota. Only metrics the product already emits (lib/metrics.ts, EMF, namespace
+ * ExposureAlerts): each worker publishes them under its `service` (`poll-events`,
+ * `poll-credentials`), with the `stream` or `destination` dimension as well. The streams and
+ * destinations are the alert config's, known at synth; a deploy with another config redraws it.
+ *
+ * Both workers deliver, so a destination's figures are the sum of the two services'. A graph holds
+ * at most LINES_PER_GRAPH lines (more streams make more graphs), to stay readable and within
+ * CloudWatch's limits on metrics per widget.
+ */
+import { Duration, Stack } from 'aws-cdk-lib';
+import {
+  Dashboard,
+  GraphWidget,
+  type IMetric,
+  MathExpression,
+  Metric,
+  SingleValueWidget,
+  TextWidget,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import type { Construct } from 'constructs';
+import { dimensionValues, METRICS_NAMESPACE } from '../lib/metrics.ts';
+import { streamIds } from '../lib/poll/turn.ts';
+import type { AlertsConfig } from '../lib/rules/config.ts';
+import type { PollerKind } from './schedule.ts';
+
+export const LINES_PER_GRAPH = 25;
+const PERIOD = Duration.minutes(5);
+const KINDS: PollerKind[] = ['events', 'credentials'];
+
+function metric(
+  name: string,
+  service: string,
+  dimensions: Record<string, string>,
+  statistic: string,
+  label: string,
+) {
+  return new Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: name,
+    // As the product writes them: escaped to printable ASCII and cut to fit.
+    dimensionsMap: dimensionValues({ service, ...dimensions }),
+    statistic,
+    period: PERIOD,
+    label,
+  });
+}
+
+function chunks<T>(list: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}
+
+/**
+ * A destination's figure from both workers, summed (no data from one counts as zero). `n` keeps
+ * the ids of its two metrics apart from the other destinations' in the same graph.
+ */
+function bothServices(name: string, destination: string, n: number): IMetric {
+  const [events, credentials] = KINDS.map((kind) =>
+    metric(name, `poll-${kind}`, { destination }, 'Sum', `${destination} (${kind})`),
+  );
+  return new MathExpression({
+    expression: `FILL(e${n}, 0) + FILL(c${n}, 0)`,
+    usingMetrics: { [`e${n}`]: events as Metric, [`c${n}`]: credentials as Metric },
+    label: destination,
+    period: PERIOD,
+  });
+}
+
+function graphs(title: string, lines: IMetric[], width = 12): GraphWidget[] {
+  const parts = chunks(lines, LINES_PER_GRAPH);
+  return parts.map(
+    (left, i) =>
+      new GraphWidget({
+        title: parts.length > 1 ? `${title} (${i + 1}/${parts.length})` : title,
+        left,
+        width,
+        height: 6,
+      }),
+  );
+}
+
+/** The dashboard of `config`'s streams and destinations; its name is `<stack name>-overview`. */
+export function addDashboard(scope: Construct, config: AlertsConfig): Dashboard {
+  const stack = Stack.of(scope);
+  const dashboard = new Dashboard(scope, 'Dashboard', {
+    dashboardName: `${stack.stackName}-overview`,
+    defaultInterval: Duration.hours(24),
+  });
+  const streams = KINDS.flatMap((kind) => streamIds(config, kind).map((stream) => ({ kind, stream })));
+  const perStream = (name: string, statistic: string) =>
+    streams.map(({ kind, stream }) => metric(name, `poll-${kind}`, { stream }, statistic, stream));
+  const destinations = Object.keys(config.destinations);
+  dashboard.addWidgets(
+    new TextWidget({
+      markdown: [
+        '# exposure-alerts',
+        'Per stream: poll lag (how old the newest item a poll saw was), new items, quarantined items.',
+        'Per destination: deliveries sent and dead (`exposure-alerts deliveries list --status dead`).',
+        'At a glance from a terminal: `exposure-alerts status`.',
+      ].join('\n\n'),
+      width: 24,
+      height: 3,
+    }),
+  );
+  dashboard.addWidgets(...graphs('Poll lag (seconds, maximum)', perStream('PollLagSeconds', 'Maximum')));
+  dashboard.addWidgets(...graphs('New items', perStream('NewItems', 'Sum')));
+  dashboard.addWidgets(...graphs('Quarantined items', perStream('QuarantinedItems', 'Sum')));
+  dashboard.addWidgets(
+    ...graphs(
+      'Deliveries sent',
+      destinations.map((d, n) => bothServices('DeliveriesSent', d, n)),
+    ),
+    ...graphs(
+      'Deliveries dead',
+      destinations.map((d, n) => bothServices('DeliveriesDead', d, n)),
+    ),
+  );
+  const quota = metric(
+    'GlobalSearchQuotaRemaining',
+    'poll-credentials',
+    {},
+    'Minimum',
+    'global searches left',
+  );
+  dashboard.addWidgets(
+    new GraphWidget({ title: 'Global-search quota remaining', left: [quota], width: 18, height: 6 }),
+    new SingleValueWidget({ title: 'Quota now', metrics: [quota], width: 6, height: 6 }),
+  );
+  return dashboard;
+}
