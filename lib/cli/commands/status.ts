@@ -10,16 +10,14 @@ import type { Command } from '../command.ts';
 import { terminalSafe } from '../terminal.ts';
 import { openTable } from './silences.ts';
 
+/** A number of seconds as a reader takes it in: `42 s`, `12 min`, `45 h`. */
+function span(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  return s < 120 ? `${s} s` : s < 7_200 ? `${Math.round(s / 60)} min` : `${Math.round(s / 3_600)} h`;
+}
+
 function ago(iso: string | null, now: number): string {
-  if (!iso) return 'never';
-  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
-  const span =
-    seconds < 120
-      ? `${seconds} s`
-      : seconds < 7_200
-        ? `${Math.round(seconds / 60)} min`
-        : `${Math.round(seconds / 3_600)} h`;
-  return `${iso} (${span} ago)`;
+  return iso ? `${iso} (${span((now - Date.parse(iso)) / 1000)} ago)` : 'never';
 }
 
 function table(rows: string[][]): string[] {
@@ -41,7 +39,7 @@ export function describeStatus(status: Status, now: number): string[] {
         ...status.streams.map((s) => [
           terminalSafe(s.stream),
           ago(s.lastPolledAt, now),
-          s.lagSeconds === null ? '-' : `${Math.round(s.lagSeconds)} s`,
+          s.lagSeconds === null ? '-' : span(s.lagSeconds),
           terminalSafe(s.lastResult ?? '-'),
         ]),
       ]),
