@@ -37,9 +37,19 @@ export function newSilenceId(now: number): string {
   return `s-${timePart(now)}-${randomBytes(3).toString('hex')}`;
 }
 
+/** A stored silence, its fields in the documented order (id, match, until, ...). */
 function fromItem(item: Record<string, unknown>): Silence {
-  const { pk: _pk, sk: _sk, match, ...rest } = item;
-  return { ...(rest as Omit<Silence, 'match'>), match: JSON.parse(String(match)) };
+  const str = (key: string) => (typeof item[key] === 'string' ? (item[key] as string) : undefined);
+  return {
+    id: String(item.id),
+    match: JSON.parse(String(item.match)),
+    until: String(item.until),
+    reason: String(item.reason),
+    createdBy: String(item.createdBy),
+    createdAt: String(item.createdAt),
+    ...(str('expiredAt') ? { expiredAt: str('expiredAt') } : {}),
+    ...(str('expiredBy') ? { expiredBy: str('expiredBy') } : {}),
+  };
 }
 
 /** What ending a silence found: it ended now, it had ended already, or there is no such silence. */
