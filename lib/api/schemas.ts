@@ -3,7 +3,7 @@
  * into the published document, so the two cannot drift.
  */
 import * as z from 'zod/mini';
-import { matchSchema } from '../rules/schema.ts';
+import { matchSchema } from '../rules/match-schema.ts';
 import { MAX_REASON_CHARS, SILENCE_ID } from '../rules/silences.ts';
 import { assetSchema } from '../upstream/schemas.ts';
 import { describeIssues, issuesToText } from '../upstream/validate.ts';

@@ -8,16 +8,11 @@
  * validation.
  */
 import * as z from 'zod/mini';
-import {
-  EVENT_FILTER_TYPES,
-  EVENT_TYPES,
-  LEGACY_SEARCH_TYPES,
-  SEVERITIES,
-  TYPE_FAMILIES,
-} from '../upstream/event-types.ts';
+import { EVENT_FILTER_TYPES } from '../upstream/event-types.ts';
 import { parseDuration } from './duration.ts';
+import { domainName, matchSchema, nonEmpty, severity } from './match-schema.ts';
 
-const nonEmpty = z.string().check(z.minLength(1));
+export { type Match, matchSchema } from './match-schema.ts';
 
 /** `{ "secret": "NAME" }`: a value looked up in the secret object. */
 export const secretRefSchema = z.strictObject({ secret: nonEmpty });
@@ -43,17 +38,7 @@ const timestamp = z
     ),
   );
 
-const severity = z.enum(SEVERITIES);
 const firstRun = z.enum(['alert', 'baseline']);
-const knownTypes = new Set<string>([
-  ...EVENT_TYPES,
-  ...EVENT_FILTER_TYPES,
-  ...LEGACY_SEARCH_TYPES,
-  ...Object.keys(TYPE_FAMILIES),
-]);
-const eventType = z
-  .string()
-  .check(z.refine((s) => knownTypes.has(s), 'expected an event type or family from the spec'));
 
 /** The shared search body's `filters`, passed to the upstream as is. */
 export const eventFiltersSchema = z.strictObject({
@@ -71,15 +56,6 @@ export const eventFiltersSchema = z.strictObject({
   is_ignored: z.optional(z.boolean()),
   is_remediated: z.optional(z.boolean()),
 });
-
-const domainName = z
-  .string()
-  .check(
-    z.regex(
-      /^(?=.{1,253}$)([a-z0-9-]{1,63}\.)+([a-z]{2,63}|xn--[a-z0-9-]{1,59})$/i,
-      'expected a domain name such as example.com',
-    ),
-  );
 
 const sourcesSchema = z.strictObject({
   tenantEvents: z.optional(
@@ -172,31 +148,6 @@ export const destinationSchema = z.discriminatedUnion('type', [
   consoleDestination,
 ]);
 export type DestinationConfig = z.infer<typeof destinationSchema>;
-
-const sourceRef = z
-  .string()
-  .check(
-    z.regex(/^(tenant|group:\d+|credentials:.+)$/, 'expected tenant, group:<id> or credentials:<domain>'),
-  );
-
-export const matchSchema = z.strictObject({
-  kind: z.optional(z.enum(['event', 'credential'])),
-  sources: z.optional(z.array(sourceRef)),
-  severity: z.optional(
-    z.union([z.strictObject({ gte: severity }), z.strictObject({ in: z.array(severity) })]),
-  ),
-  types: z.optional(z.array(eventType)),
-  tags: z.optional(
-    z.strictObject({
-      any: z.optional(z.array(nonEmpty)),
-      all: z.optional(z.array(nonEmpty)),
-      none: z.optional(z.array(nonEmpty)),
-    }),
-  ),
-  identifiers: z.optional(z.array(z.union([z.int(), nonEmpty]))),
-  domains: z.optional(z.array(domainName)),
-});
-export type Match = z.infer<typeof matchSchema>;
 
 const routeSchema = z.strictObject({
   name: nonEmpty,

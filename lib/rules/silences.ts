@@ -19,7 +19,7 @@ import { describeIssues, type ItemIssue } from '../upstream/validate.ts';
 import { parseDuration } from './duration.ts';
 import type { Decision } from './match.ts';
 import { matches } from './match.ts';
-import { type Match, matchSchema } from './schema.ts';
+import { type Match, matchSchema } from './match-schema.ts';
 
 /** `until` is at most this far ahead (366 days). */
 export const MAX_SILENCE_MS = 366 * 86_400_000;

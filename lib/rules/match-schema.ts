@@ -1,0 +1,61 @@
+/**
+ * The route `match` shape of the config (interface.md section 3), on its own: routes, config
+ * silences and run-time silences (silences.ts, the HTTP API) all take it. Apart from the rest of
+ * the config schema (schema.ts) so the API, which checks a silence's match and has no config,
+ * bundles only this (zod schemas are built at load, so a bundler keeps every one a module makes).
+ */
+import * as z from 'zod/mini';
+import {
+  EVENT_FILTER_TYPES,
+  EVENT_TYPES,
+  LEGACY_SEARCH_TYPES,
+  SEVERITIES,
+  TYPE_FAMILIES,
+} from '../upstream/event-types.ts';
+
+export const nonEmpty = z.string().check(z.minLength(1));
+
+export const severity = z.enum(SEVERITIES);
+const knownTypes = new Set<string>([
+  ...EVENT_TYPES,
+  ...EVENT_FILTER_TYPES,
+  ...LEGACY_SEARCH_TYPES,
+  ...Object.keys(TYPE_FAMILIES),
+]);
+const eventType = z
+  .string()
+  .check(z.refine((s) => knownTypes.has(s), 'expected an event type or family from the spec'));
+
+export const domainName = z
+  .string()
+  .check(
+    z.regex(
+      /^(?=.{1,253}$)([a-z0-9-]{1,63}\.)+([a-z]{2,63}|xn--[a-z0-9-]{1,59})$/i,
+      'expected a domain name such as example.com',
+    ),
+  );
+
+const sourceRef = z
+  .string()
+  .check(
+    z.regex(/^(tenant|group:\d+|credentials:.+)$/, 'expected tenant, group:<id> or credentials:<domain>'),
+  );
+
+export const matchSchema = z.strictObject({
+  kind: z.optional(z.enum(['event', 'credential'])),
+  sources: z.optional(z.array(sourceRef)),
+  severity: z.optional(
+    z.union([z.strictObject({ gte: severity }), z.strictObject({ in: z.array(severity) })]),
+  ),
+  types: z.optional(z.array(eventType)),
+  tags: z.optional(
+    z.strictObject({
+      any: z.optional(z.array(nonEmpty)),
+      all: z.optional(z.array(nonEmpty)),
+      none: z.optional(z.array(nonEmpty)),
+    }),
+  ),
+  identifiers: z.optional(z.array(z.union([z.int(), nonEmpty]))),
+  domains: z.optional(z.array(domainName)),
+});
+export type Match = z.infer<typeof matchSchema>;
