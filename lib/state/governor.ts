@@ -41,6 +41,10 @@
  * the rates stored there, and the defaults before any poller ran. Slots are real times (the
  * governor runs on the system clock, whatever clock the rest of a run uses), on each run's own
  * machine: Lambda clocks agree within milliseconds.
+ *
+ * Longer than 300 lines on purpose: a fifth of it is the explanation above, and the rest is one
+ * mechanism (a lane's item, its bookings and the blocks of them); split, each half would need the
+ * other's invariants to be read.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
