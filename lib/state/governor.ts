@@ -4,6 +4,10 @@
  * within the organization's rate tiers: `requestsPerSecond` for every endpoint, and
  * `searchRequestsPerSecond` for the global searches (endpoints 9 and 11), which count in both.
  *
+ * Longer than 300 lines on purpose: a fifth of it is the explanation below, and the rest is one
+ * mechanism (a lane's item, its bookings and the blocks of them); split, each half would need the
+ * other's invariants to be read.
+ *
  * Two lanes. A global search takes a turn in the search lane only; every other request in the
  * basic lane, whose rate is `requestsPerSecond` less `searchRequestsPerSecond` when the deployment
  * searches at all (a search rate above half the whole is held to half, so both lanes can run). The
@@ -41,10 +45,6 @@
  * the rates stored there, and the defaults before any poller ran. Slots are real times (the
  * governor runs on the system clock, whatever clock the rest of a run uses), on each run's own
  * machine: Lambda clocks agree within milliseconds.
- *
- * Longer than 300 lines on purpose: a fifth of it is the explanation above, and the rest is one
- * mechanism (a lane's item, its bookings and the blocks of them); split, each half would need the
- * other's invariants to be read.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
