@@ -34,7 +34,7 @@
  *
  * Blocks. Where slots are closer together than a write takes (high rates), a run books the slots of
  * about BLOCK_MS at once, with the same one write, and uses them in turn; a slot it does not use in
- * time stays unused. At the real tiers a block is one slot.
+ * time stays unused. At the real tiers (and up to five times them) a block is one slot.
  *
  * Priority. Each run holds at most one booking at a time (it books, waits, sends, then books
  * again), so an interactive call (the API, `assets toggle`) waits behind at most one block (at the
@@ -66,10 +66,10 @@ export const PACE_SHARE = 0.9;
 export const LATE_MS = 80;
 /**
  * A run books the slots of about this long at once (one write; at most MAX_BLOCK): one slot at the
- * real tiers (their slots are 278 ms and more apart), several at high rates, where a write per
- * request would cost more time than the wait.
+ * real tiers and up to five times them (slots 20 ms and more apart), several only at rates where a
+ * write per request would cost more time than the wait.
  */
-export const BLOCK_MS = 100;
+export const BLOCK_MS = 20;
 export const MAX_BLOCK = 32;
 const blockSize = (interval: number) => Math.max(1, Math.min(MAX_BLOCK, Math.floor(BLOCK_MS / interval)));
 /** After a 429, the shared rate is divided by this for SLOW_MS. */
