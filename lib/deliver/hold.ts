@@ -1,13 +1,16 @@
 /**
  * Holding back deliveries that wait for a retry (interface.md section 6): a silence made while a
  * delivery waits for its next attempt holds it back too, exactly as if the silence had been there
- * when the item was polled. The delivery pass asks this of what is due, with the silences it read
- * at its start; a held delivery is recorded `silenced`, with the silence named in its note, and is
- * never sent, even after the silence ends: it was silenced on purpose.
+ * when the item was polled. With the silences it read at its start, the delivery pass first looks
+ * at everything that waits (due or not: a retry due after the silence ends waited during it), then
+ * at what is due; a held delivery is recorded `silenced`, with the silence named in its note, and
+ * is never sent, even after the silence ends: it was silenced on purpose.
  */
+import type { Logger } from '../log.ts';
 import type { Alert } from '../model.ts';
 import { type Holding, silencedNote, silenceFor } from '../rules/silences.ts';
 import type { DeliveryRecord } from '../state/records/record.ts';
+import type { DeliverDeps, DestinationResult } from './types.ts';
 
 /** `records` split into those a silence holds back (as their silenced records) and the rest. */
 export function holdBack(
@@ -34,4 +37,30 @@ export function holdBack(
     held.push({ ...kept, status: 'silenced', note: silencedNote(hit) });
   }
   return { held, rest };
+}
+
+/** The most waiting deliveries one pass looks at for a silence, per destination: the rest, next pass. */
+export const HOLD_SWEEP_LIMIT = 2_000;
+
+/** Records silenced every waiting delivery of `destination` a silence matches (one index read, bounded). */
+export async function holdWaiting(
+  deps: Pick<DeliverDeps, 'deliveries' | 'clock'>,
+  destination: string,
+  silences: readonly Holding[],
+  result: DestinationResult,
+  log: Logger,
+): Promise<void> {
+  const waiting = await deps.deliveries.waiting(destination, HOLD_SWEEP_LIMIT);
+  if (waiting.length === 0) return;
+  // The index may lag behind the table: hold only what a consistent read still calls pending.
+  const current = await deps.deliveries.getMany(waiting.map((r) => r.id));
+  const pending = waiting.flatMap((r) => {
+    const now = current.get(r.id);
+    return now && now.status === 'pending' ? [now] : [];
+  });
+  const { held } = holdBack(pending, silences, deps.clock.now());
+  if (held.length === 0) return;
+  await deps.deliveries.save(held);
+  result.silenced = (result.silenced ?? 0) + held.length;
+  log.info('waiting deliveries held back by a silence', { deliveries: held.length });
 }

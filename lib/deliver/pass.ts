@@ -26,7 +26,7 @@ import type { Holding } from '../rules/silences.ts';
 import { keepAlive, LeaseLostError, LeaseRenewalError } from '../state/lease.ts';
 import type { DeliveryRecord } from '../state/records/record.ts';
 import type { ResolvedDestination } from './destinations.ts';
-import { holdBack } from './hold.ts';
+import { holdBack, holdWaiting } from './hold.ts';
 import { bodyBytes, halves, renderSafely } from './messages.ts';
 import { pausedAlready } from './pause.ts';
 import { type Payload, send, sendContext, sendTimeoutMs } from './senders.ts';
@@ -147,6 +147,9 @@ async function deliverTo(
   let lastSentAt = lease.lastSentAt ?? 0;
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
   try {
+    // Before anything is sent, and even while the destination is paused: a silence holds back
+    // every matching delivery that waits for a retry, not only those due now (hold.ts).
+    if (silences.length) await holdWaiting(deps, destination.name, silences, result, log);
     if (await pausedAlready(deps, lease, result, log)) return result;
     // Ids already handled in this pass (sent, failed, or found not pending): each is tried at most once a pass.
     const handled = new Set<string>();

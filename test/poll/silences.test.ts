@@ -148,4 +148,40 @@ describe('deliveries waiting for a retry', () => {
     expect(hook.requests).toHaveLength(tried);
     expect(await world.runtime.deliveries.list({ status: 'pending', destinations: ['siem'] })).toEqual([]);
   }, 30_000);
+
+  it('a silence holds back a waiting delivery whose retry falls after it ends: it waited during it', async () => {
+    const clock = fakeClock();
+    const world = await deliveryWorld(
+      db,
+      {
+        sources: { tenantEvents: {} },
+        destinations: { siem: { type: 'webhook', url: hook.url } },
+        routes: [{ name: 'all', to: ['siem'] }],
+      },
+      { clock },
+    );
+    const ids = await world.seed('siem', 2);
+    // A 429 asking for an hour pauses the destination and moves the retries past the silence
+    // below, which lasts half an hour.
+    hook.fallback = { status: 429, body: 'slow down', headers: { 'Retry-After': '3600' } };
+    await world.pass();
+    const tried = hook.requests.length;
+    const silence = {
+      ...silenceOf(clock.now(), { kind: 'event' }, 'change freeze'),
+      until: new Date(clock.now() + 30 * 60_000).toISOString(),
+    };
+    await world.runtime.silences.create(silence);
+    // A pass during the silence, before any retry is due, while the destination is paused.
+    clock.advance(60_000);
+    const during = await world.pass();
+    expect(during.destinations[0]?.silenced).toBe(2);
+    const records = await world.runtime.deliveries.getMany(ids);
+    expect([...records.values()].map((r) => r.status)).toEqual(['silenced', 'silenced']);
+    // After the silence and the pause: nothing is sent.
+    hook.fallback = { status: 200, body: 'ok' };
+    clock.advance(2 * HOUR);
+    const after = await world.pass();
+    expect(after.sent).toBe(0);
+    expect(hook.requests).toHaveLength(tried);
+  }, 30_000);
 });

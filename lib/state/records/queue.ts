@@ -75,6 +75,20 @@ export class DeliveryQueue {
     return items.map(fromStored);
   }
 
+  /** Pending records of `destination`, due or not, soonest first (index read): what a silence may hold back. */
+  async waiting(destination: string, limit: number): Promise<DeliveryRecord[]> {
+    const items = await queryAll(
+      this.io,
+      {
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: marshall({ ':pk': queueKey('pending', destination) }),
+      },
+      limit,
+    );
+    return items.map(fromStored);
+  }
+
   /** Writes records whose status the delivery pass changed (under the destination's lease). */
   async save(records: readonly DeliveryRecord[]): Promise<void> {
     const now = new Date(this.io.clock.now()).toISOString();
