@@ -5,12 +5,12 @@
  * `until` is read (a timestamp, or a duration from now), and which silence holds an alert back.
  * Pure, like the rest of rules/: the time comes in as an argument; the table is state/silences.ts.
  *
- * Choices where the contract is silent:
- * - An empty `match`, or one whose keys impose nothing (`tags: {}`), is refused: it would silence
- *   every alert, which is never what a tired operator meant. An empty list is refused too: it
- *   would match nothing, so the silence would do nothing.
- * - A timestamp must name its time zone (`Z` or `+02:00`): an operator's local time and the
- *   Lambda's UTC differ, and a silence that ends hours off is worse than a refusal.
+ * Choices where the contract is silent (it allows all of these, so they are warnings, not refusals):
+ * - An empty `match` silences every alert (an empty route `match` matches everything, section 3),
+ *   and an empty list or `tags: {}` imposes nothing or matches nothing: accepted, with a warning
+ *   naming the path, as `config validate` warns of the same in a config.
+ * - A timestamp without a time zone is read as UTC (the Lambda's zone, whatever the operator's),
+ *   with a warning that says so.
  * - `reason` must hold more than blanks.
  */
 import * as z from 'zod/mini';
@@ -78,7 +78,7 @@ export interface SilenceRequest {
   reason: string;
 }
 
-export type Checked<T> = { ok: true; value: T } | { ok: false; issues: ItemIssue[] };
+export type Checked<T> = { ok: true; value: T; warnings: string[] } | { ok: false; issues: ItemIssue[] };
 
 const ZONED_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i;
 
@@ -89,17 +89,25 @@ const ZONED_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\
  * @example
  * parseUntil('PT4H', Date.parse('2026-11-23T00:00:00Z')) // { until: '2026-11-23T04:00:00.000Z' }
  */
-export function parseUntil(text: string, now: number): { until: string } | { error: string } {
+export function parseUntil(
+  text: string,
+  now: number,
+): { until: string; warning?: string } | { error: string } {
   const trimmed = text.trim();
   let at: number;
+  let warning: string | undefined;
   if (/^P/i.test(trimmed)) {
     const ms = parseDuration(trimmed);
     if (ms === undefined) return { error: `expected a duration such as PT4H or P1D, got ${shown(text)}` };
     at = now + ms;
   } else if (ZONED_TIMESTAMP.test(trimmed) && !Number.isNaN(Date.parse(trimmed))) {
     at = Date.parse(trimmed);
-  } else if (/^\d{4}-\d{2}-\d{2}/.test(trimmed) && !Number.isNaN(Date.parse(trimmed))) {
-    return { error: `a timestamp needs its time zone (2026-12-31T18:00:00Z or +02:00), got ${shown(text)}` };
+  } else if (
+    /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/.test(trimmed) &&
+    !Number.isNaN(Date.parse(`${trimmed.length === 10 ? `${trimmed}T00:00` : trimmed}Z`))
+  ) {
+    at = Date.parse(`${trimmed.length === 10 ? `${trimmed}T00:00` : trimmed}Z`);
+    warning = `no time zone given; read as UTC (${new Date(at).toISOString()})`;
   } else {
     return {
       error: `expected a timestamp such as 2026-12-31T18:00:00Z or a duration such as PT4H, got ${shown(text)}`,
@@ -107,16 +115,16 @@ export function parseUntil(text: string, now: number): { until: string } | { err
   }
   if (at <= now) return { error: `must be in the future, got ${shown(text)}` };
   if (at - now > MAX_SILENCE_MS) return { error: `must be at most 366 days away, got ${shown(text)}` };
-  return { until: new Date(at).toISOString() };
+  return { until: new Date(at).toISOString(), ...(warning ? { warning } : {}) };
 }
 
 function shown(text: string): string {
   return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
 }
 
-/** Problems the schema cannot see: a match that silences everything, or nothing. */
-function matchProblems(match: Match): ItemIssue[] {
-  const issues: ItemIssue[] = [];
+/** What the schema lets through but an operator should hear of: a match that silences everything, or nothing. */
+function matchWarnings(match: Match): string[] {
+  const warnings: string[] = [];
   const lists: Record<string, unknown[] | undefined> = {
     sources: match.sources,
     'severity.in': match.severity && 'in' in match.severity ? match.severity.in : undefined,
@@ -129,18 +137,12 @@ function matchProblems(match: Match): ItemIssue[] {
   };
   for (const [key, list] of Object.entries(lists)) {
     if (list?.length === 0)
-      issues.push({ path: `match.${key}`, message: 'an empty list matches nothing; leave the key out' });
+      warnings.push(`match.${key}: an empty list matches nothing, so this silence holds nothing back`);
   }
   if (match.tags && !match.tags.any?.length && !match.tags.all?.length && !match.tags.none?.length)
-    issues.push({ path: 'match.tags', message: 'names no tag (give any, all or none)' });
-  if (Object.keys(match).length === 0) {
-    issues.push({
-      path: 'match',
-      message:
-        'empty: it would silence every alert; name at least one of kind, sources, severity, types, tags, identifiers, domains',
-    });
-  }
-  return issues;
+    warnings.push('match.tags: names no tag, so it imposes nothing');
+  if (Object.keys(match).length === 0) warnings.push('match: empty, so this silence holds back every alert');
+  return warnings;
 }
 
 /**
@@ -153,11 +155,13 @@ function matchProblems(match: Match): ItemIssue[] {
 export function checkSilenceRequest(input: unknown, now: number): Checked<SilenceRequest> {
   const parsed = silenceRequestSchema.safeParse(input);
   if (!parsed.success) return { ok: false, issues: describeIssues(parsed.error.issues, input) };
-  const issues = matchProblems(parsed.data.match);
   const until = parseUntil(parsed.data.until, now);
-  if ('error' in until) issues.push({ path: 'until', message: until.error });
-  if (issues.length || 'error' in until) return { ok: false, issues };
-  return { ok: true, value: { match: parsed.data.match, until: until.until, reason: parsed.data.reason } };
+  if ('error' in until) return { ok: false, issues: [{ path: 'until', message: until.error }] };
+  return {
+    ok: true,
+    value: { match: parsed.data.match, until: until.until, reason: parsed.data.reason },
+    warnings: [...matchWarnings(parsed.data.match), ...(until.warning ? [`until: ${until.warning}`] : [])],
+  };
 }
 
 /** Whether `silence` holds alerts back at `now`: not ended by hand, and `until` still ahead. */

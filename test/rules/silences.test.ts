@@ -28,13 +28,19 @@ describe('until', () => {
     expect(parseUntil(text, NOW)).toEqual({ until });
   });
 
+  it('a timestamp without a time zone is read as UTC, and says so', () => {
+    expect(parseUntil('2026-12-31T18:00', NOW)).toEqual({
+      until: '2026-12-31T18:00:00.000Z',
+      warning: 'no time zone given; read as UTC (2026-12-31T18:00:00.000Z)',
+    });
+    expect(parseUntil('2026-12-31', NOW)).toMatchObject({ until: '2026-12-31T00:00:00.000Z' });
+  });
+
   it.each([
     ['PT0S', /in the future/],
     ['2026-11-22T23:59:59Z', /in the future/],
     ['P367D', /at most 366 days/],
     ['2028-01-01T00:00:00Z', /at most 366 days/],
-    ['2026-12-31T18:00:00', /time zone/],
-    ['2026-12-31', /time zone/],
     ['tomorrow', /timestamp such as .* or a duration such as PT4H/],
     ['P4X', /duration such as PT4H/],
     ['', /timestamp/],
@@ -51,7 +57,24 @@ describe('a request for a silence', () => {
     expect(checkSilenceRequest(ok, NOW)).toEqual({
       ok: true,
       value: { match: { types: ['paste'] }, until: '2026-11-23T04:00:00.000Z', reason: ok.reason },
+      warnings: [],
     });
+  });
+
+  it.each([
+    [{ ...ok, match: {} }, 'match: empty, so this silence holds back every alert'],
+    [
+      { ...ok, match: { types: [] } },
+      'match.types: an empty list matches nothing, so this silence holds nothing back',
+    ],
+    [{ ...ok, match: { tags: {} } }, 'match.tags: names no tag, so it imposes nothing'],
+    [
+      { ...ok, until: '2026-12-31T18:00' },
+      'until: no time zone given; read as UTC (2026-12-31T18:00:00.000Z)',
+    ],
+  ])('what the contract allows is accepted, with a warning: %j', (input, warning) => {
+    const out = checkSilenceRequest(input, NOW);
+    expect(out.ok && out.warnings).toEqual([warning]);
   });
 
   it.each([
@@ -63,9 +86,6 @@ describe('a request for a silence', () => {
     [{ ...ok, match: { types: ['no_such_type'] } }, 'match.types[0]: expected an event type or family'],
     [{ ...ok, match: { domains: ['not a domain'] } }, 'match.domains[0]: expected a domain name'],
     [{ ...ok, match: { sources: ['mars'] } }, 'match.sources[0]: expected tenant, group:<id>'],
-    [{ ...ok, match: {} }, 'match: empty: it would silence every alert'],
-    [{ ...ok, match: { types: [] } }, 'match.types: an empty list matches nothing'],
-    [{ ...ok, match: { tags: {} } }, 'match.tags: names no tag'],
     [{ ...ok, match: 'paste' }, 'match: expected an object, got a string'],
     [{ until: 'PT4H', reason: 'x' }, 'match: expected an object, got missing'],
     [{ ...ok, until: 'PT0S' }, 'until: must be in the future'],

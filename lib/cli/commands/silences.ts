@@ -116,6 +116,7 @@ export const silencesAddCommand: Command = {
     // Checked before the table is opened: a bad request touches nothing.
     const checked = checkSilenceRequest(body, Date.now());
     if (!checked.ok) throw new UsageError(`the silence is invalid: ${issuesToText(checked.issues)}`);
+    for (const warning of checked.warnings) ctx.io.stderr(`warning: ${warning}\n`);
     const silence = await withSilences(ctx, (deps) =>
       addSilence(deps, { client, requestId: randomUUID(), body }),
     );
