@@ -18,6 +18,7 @@ import type { PollKind } from '../lib/poll/streams.ts';
 import { dispatchStreams, type LastPolled, type StreamJob } from '../lib/poll/turn.ts';
 import type { AlertsConfig } from '../lib/rules/config.ts';
 import { loadAlertsConfig } from '../lib/rules/source.ts';
+import { syncedClock } from '../lib/state/clock-sync.ts';
 import { StreamStore } from '../lib/state/streams.ts';
 import { createDynamoClient, ensureTable } from '../lib/state/table.ts';
 
@@ -111,7 +112,7 @@ export async function createDispatchHandler(kind: PollKind, options: DispatchOpt
     ));
     const dynamo = createDynamoClient({ endpoint: env.dynamodbEndpoint });
     if (env.dynamodbEndpoint) await ensureTable(dynamo, env.tableName);
-    store = new StreamStore(dynamo, env.tableName, systemClock);
+    store = new StreamStore(dynamo, env.tableName, syncedClock(systemClock, dynamo));
     send = options.send ?? sqsSender();
   } catch (error) {
     throw startFailure(logger, name, error);

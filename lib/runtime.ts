@@ -42,6 +42,7 @@ import { applyPasswordPolicy, maskRawItem } from './rules/passwords.ts';
 import { loadAlertsConfig } from './rules/source.ts';
 import { loadSecrets, type SecretObject } from './secrets.ts';
 import { CatalogStore } from './state/catalog.ts';
+import { describeSkew, syncedClock } from './state/clock-sync.ts';
 import { DestinationStateStore } from './state/destinations.ts';
 import { DynamoRateGovernor, type UpstreamRates } from './state/governor.ts';
 import { QuarantineStore } from './state/quarantine.ts';
@@ -138,7 +139,6 @@ export function runOwner(): string {
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { env, logger } = options;
   const warn = options.warn ?? ((text: string) => logger.warn(text));
-  const clock = options.clock ?? systemClock;
   const loaded = options.config
     ? { config: options.config, source: 'given' }
     : await loadAlertsConfig(env, (text) => warn(`config: ${text}`));
@@ -149,8 +149,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   let quotaWarned = false;
   const dynamo = options.dynamo ?? createDynamoClient({ endpoint: env.dynamodbEndpoint });
   if (env.dynamodbEndpoint && !options.dynamo) await ensureTable(dynamo, env.tableName);
+  // The times this run writes for others (leases, pauses, when a stream was polled) are on the
+  // table's timeline, whatever this host's clock says (state/clock-sync.ts). A test's own clock
+  // is used as it is.
+  const real = syncedClock(systemClock, dynamo, (ms) =>
+    warn(
+      `this machine's clock is ${describeSkew(ms)} DynamoDB's; this run corrects for it, but fix the clock (NTP): other tools trust it`,
+    ),
+  );
+  const clock = options.clock ?? real;
   // Real time, whatever clock the rest runs on: slots are shared with other processes.
-  const governor = new DynamoRateGovernor(dynamo, env.tableName, systemClock, {
+  const governor = new DynamoRateGovernor(dynamo, env.tableName, real, {
     rates: options.rates ?? config.upstream,
     searching: (config.sources.credentials?.domains.length ?? 0) > 0,
     onRequest: options.onDynamoRequest,

@@ -14,6 +14,7 @@ import type { Environment } from '../env.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadSecrets, type SecretObject } from '../secrets.ts';
 import { DynamoAuditStore, DynamoSilenceAudit } from '../state/audit.ts';
+import { describeSkew, syncedClock } from '../state/clock-sync.ts';
 import { DynamoRateGovernor } from '../state/governor.ts';
 import { SilenceStore } from '../state/silences.ts';
 import { StatusReader } from '../state/status.ts';
@@ -58,7 +59,6 @@ export async function createApiDeps(
   options: ApiDepsOptions = {},
 ): Promise<ApiRuntime> {
   const logger = options.logger ?? createLogger({ level: env.logLevel, name: 'api' });
-  const clock = options.clock ?? systemClock;
   // Under IAM auth there are no bearer tokens, so no apiClients to check.
   const check = (options.checkApiClients ?? true) && env.apiAuth !== 'aws_iam';
   // Checked now, so a malformed map fails the cold start instead of every request.
@@ -69,9 +69,14 @@ export async function createApiDeps(
     );
   }
   const dynamo = createDynamoClient({ endpoint: env.dynamodbEndpoint });
+  // Audit times and silences on the table's timeline (state/clock-sync.ts).
+  const real = syncedClock(systemClock, dynamo, (ms) =>
+    logger.warn(`this machine's clock is ${describeSkew(ms)} DynamoDB's; correcting for it`),
+  );
+  const clock = options.clock ?? real;
   // The API takes its turns from the shared governor (one booking at a time per run keeps its wait
   // short), at the rates the pollers stored: it has no config of its own.
-  const governor = new DynamoRateGovernor(dynamo, env.tableName, systemClock);
+  const governor = new DynamoRateGovernor(dynamo, env.tableName, real);
   const upstream = createUpstreamClient(env, secrets, {
     logger,
     clock,

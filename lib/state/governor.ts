@@ -42,14 +42,22 @@
  *
  * After a 429 the shared rate halves for a minute, for every run (`slowDown`). The rates: pollers
  * write the configured `upstream` rates into the item with every booking; the API and the CLI use
- * the rates stored there, and the defaults before any poller ran. Slots are real times (the
- * governor runs on the system clock, whatever clock the rest of a run uses), on each run's own
- * machine: Lambda clocks agree within milliseconds.
+ * the rates stored there, and the defaults before any poller ran.
+ *
+ * Clocks. Slots are real times on one timeline, the table's: the governor corrects its run's
+ * clock by the `Date` headers of DynamoDB's answers (clock-sync.ts), and reads once before its
+ * first booking when its client has seen no answer yet, so a laptop minutes off neither sends
+ * early nor books the lane into the others' future. Two bounds keep any writer honest, corrected
+ * or not: no slot is booked more than `ahead` (AHEAD_MS, or three intervals at a slow rate) past
+ * now (a run whose turn would come later waits until it no longer would, then books), and a lane
+ * found booked further ahead than that by RECLAIM_SLACK_MS is taken back to now. A slowdown that
+ * ends absurdly far ahead is ignored, and overwritten by the next.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import type { RateGovernor, RateTier } from '../upstream/rate.ts';
+import { SKEW_SLACK_MS, type SyncedClock, syncedClock } from './clock-sync.ts';
 import { marshall, unmarshall } from './marshall.ts';
 import { ConditionalCheckFailedException, GetItemCommand, UpdateItemCommand } from './sdk.ts';
 
@@ -75,6 +83,10 @@ const blockSize = (interval: number) => Math.max(1, Math.min(MAX_BLOCK, Math.flo
 /** After a 429, the shared rate is divided by this for SLOW_MS. */
 export const SLOW_FACTOR = 2;
 export const SLOW_MS = 60_000;
+/** No slot is booked further past now than this (or three intervals, at a slow rate). */
+export const AHEAD_MS = 10_000;
+/** A lane (or a slowdown) further ahead than its bound by this was written on a wrong clock: reclaimed. */
+export const RECLAIM_SLACK_MS = SKEW_SLACK_MS;
 
 const KEY = { pk: 'governor', sk: 'rate' };
 const LANE: Record<RateTier, 'basicAt' | 'searchAt'> = { basic: 'basicAt', search: 'searchAt' };
@@ -110,14 +122,19 @@ export class DynamoRateGovernor implements RateGovernor {
   private booked: Partial<Record<'basicAt' | 'searchAt', 'busy' | 'idle'>> = {};
   private loaded = false;
   /** Upstream requests that took a turn, and DynamoDB requests made for them (the bench's figure). */
-  readonly stats = { turns: 0, reads: 0, writes: 0, failedWrites: 0, late: 0 };
+  readonly stats = { turns: 0, reads: 0, writes: 0, failedWrites: 0, late: 0, reclaimed: 0 };
+  /** The run's clock on the table's timeline (see Clocks above). */
+  private readonly clock: SyncedClock;
 
+  /** `clock` is the run's own (real time; deadlines are given on it); the governor corrects it. */
   constructor(
     private readonly client: DynamoDBClient,
     private readonly tableName: string,
-    private readonly clock: Clock,
+    clock: Clock,
     private readonly options: GovernorOptions = {},
-  ) {}
+  ) {
+    this.clock = syncedClock(clock, client);
+  }
 
   /** The rates in force: a poller's own, else the ones a poller stored, else the defaults. */
   rates(): UpstreamRates {
@@ -127,9 +144,12 @@ export class DynamoRateGovernor implements RateGovernor {
   /** Waits for this run's turn to send one request of `tier`; throws rate_limited when none comes before `deadline`. */
   async take(tier: RateTier, options: { deadline?: number; signal?: AbortSignal } = {}): Promise<void> {
     this.stats.turns += 1;
-    const deadline = options.deadline ?? Number.POSITIVE_INFINITY;
     // A run that does not set the rates learns them before its first booking.
     if (!this.loaded && !this.options.rates) await this.read();
+    // The deadline is on the run's own clock; slots are on the table's.
+    const given = options.deadline ?? Number.POSITIVE_INFINITY;
+    const skew = await this.clock.settle(() => this.read(), given);
+    const deadline = given + skew.correction;
     const held = this.held[tier];
     for (;;) {
       const now = this.clock.now();
@@ -188,7 +208,8 @@ export class DynamoRateGovernor implements RateGovernor {
 
   /** After a 429: every run paces at half the rate for a minute. */
   async slowDown(): Promise<void> {
-    const until = this.clock.now() + SLOW_MS;
+    const now = this.clock.now();
+    const until = now + SLOW_MS;
     this.known.slowUntil = until;
     // Slots held at the old pace are given up.
     this.held.basic.length = 0;
@@ -201,8 +222,9 @@ export class DynamoRateGovernor implements RateGovernor {
           TableName: this.tableName,
           Key: marshall(KEY),
           UpdateExpression: 'SET slowUntil = :u',
-          ConditionExpression: 'attribute_not_exists(slowUntil) OR slowUntil < :u',
-          ExpressionAttributeValues: marshall({ ':u': until }),
+          // A longer slowdown stands, unless it ends absurdly far ahead (a wrong clock wrote it).
+          ConditionExpression: 'attribute_not_exists(slowUntil) OR slowUntil < :u OR slowUntil > :absurd',
+          ExpressionAttributeValues: marshall({ ':u': until, ':absurd': until + RECLAIM_SLACK_MS }),
         }),
       )
       .catch((error: unknown) => {
@@ -217,8 +239,14 @@ export class DynamoRateGovernor implements RateGovernor {
     // The lanes add up to the whole rate; a search rate above half of it is held to half.
     const search = Math.min(searches, all / 2);
     const rate = tier === 'search' ? search : searching ? all - search : all;
-    const slow = (this.known.slowUntil ?? 0) > now ? SLOW_FACTOR : 1;
+    const until = this.known.slowUntil ?? 0;
+    const slow = until > now && until <= now + SLOW_MS + RECLAIM_SLACK_MS ? SLOW_FACTOR : 1;
     return (1000 / (rate * PACE_SHARE)) * slow;
+  }
+
+  /** How far past now a slot may be booked at `interval` (see Clocks above). */
+  private ahead(interval: number): number {
+    return Math.max(AHEAD_MS, 3 * interval);
   }
 
   /**
@@ -239,45 +267,61 @@ export class DynamoRateGovernor implements RateGovernor {
     count: number,
   ): Promise<number> {
     const lane = LANE[tier];
-    const bounded = Number.isFinite(deadline);
-    const floor = now - interval;
     const rest = (count - 1) * interval;
-    // Busy: the next `count` slots after the last one booked, if the first comes by the deadline.
-    const busy = async () => {
-      const item = await this.update(
-        `SET ${lane} = ${lane} + :span`,
-        `${lane} >= :floor${bounded ? ` AND ${lane} <= :last` : ''}`,
-        {
-          ':span': count * interval,
-          ':floor': floor,
-          ...(bounded ? { ':last': deadline - interval } : {}),
-        },
-      );
-      return item ? (item[lane] as number) - rest : undefined;
-    };
-    // Idle (or never used): start again at now, unless another run just did.
-    const restart = async () =>
-      (await this.update(`SET ${lane} = :end`, `attribute_not_exists(${lane}) OR ${lane} < :floor`, {
-        ':end': now + rest,
-        ':floor': floor,
-      }))
-        ? now
-        : undefined;
-    let idleFirst = this.booked[lane] !== 'busy' && (this.seen[lane] ?? Number.NEGATIVE_INFINITY) < floor;
+    let idleFirst =
+      this.booked[lane] !== 'busy' && (this.seen[lane] ?? Number.NEGATIVE_INFINITY) < now - interval;
     for (;;) {
+      const floor = now - interval;
+      const ahead = this.ahead(interval);
+      // Busy: the next `count` slots after the last one booked, if the first comes by the
+      // deadline and no further than `ahead` past now.
+      const busy = async () => {
+        const item = await this.update(
+          `SET ${lane} = ${lane} + :span`,
+          `${lane} >= :floor AND ${lane} <= :last`,
+          {
+            ':span': count * interval,
+            ':floor': floor,
+            ':last': Math.min(deadline, now + ahead) - interval,
+          },
+        );
+        return item ? (item[lane] as number) - rest : undefined;
+      };
+      // Idle (or never used): start again at now, unless another run just did.
+      const restart = async () =>
+        (await this.update(`SET ${lane} = :end`, `attribute_not_exists(${lane}) OR ${lane} < :floor`, {
+          ':end': now + rest,
+          ':floor': floor,
+        }))
+          ? now
+          : undefined;
       const first = await (idleFirst ? restart() : busy());
       const slot = first ?? (await (idleFirst ? busy() : restart()));
       if (slot !== undefined) {
         this.booked[lane] = (first !== undefined) === idleFirst ? 'idle' : 'busy';
         return slot;
       }
-      // Both refused: the lane is busy past the deadline, or another run restarted it meanwhile.
-      if (bounded) {
-        const at = await this.laneAt(lane);
-        if (at !== undefined && at + interval > deadline) return at + interval;
+      // Both refused: the lane is booked past a bound, or another run restarted it meanwhile.
+      const at = await this.laneAt(lane);
+      if (at !== undefined && at > now + ahead + RECLAIM_SLACK_MS) {
+        // No run on a right clock books that far ahead: a wrong one did. Take the lane back.
+        if (await this.reclaim(lane, at, now + rest)) return now;
+      } else if (at !== undefined && at + interval > deadline) {
+        return at + interval;
+      } else if (at !== undefined && at + interval > now + ahead) {
+        // Other runs hold the next `ahead` of turns: wait until this one would be within reach.
+        await this.clock.sleep(at + interval - ahead - now);
       }
       idleFirst = false;
+      now = this.clock.now();
     }
+  }
+
+  /** Sets a lane found absurdly far ahead back to now, unless another run changed it meanwhile. */
+  private async reclaim(lane: 'basicAt' | 'searchAt', at: number, end: number): Promise<boolean> {
+    const item = await this.update(`SET ${lane} = :end`, `${lane} = :at`, { ':end': end, ':at': at });
+    if (item) this.stats.reclaimed += 1;
+    return item !== undefined;
   }
 
   /** One conditional UpdateItem (with the rates when this run sets them); the item after it, or undefined. */

@@ -6,13 +6,19 @@
  * that matters is conditioned on `leaseOwner = me AND fence = my fence`: a holder whose lease
  * expired and was taken over can no longer move anything. A lease lapses `ttlMs` after its last
  * renewal (60 s by default: a run that died frees its streams within a minute).
+ *
+ * Expiries are times other runs read: the stores get the run's clock corrected onto the table's
+ * timeline (state/clock-sync.ts, wired in runtime.ts), and a lease that expires further ahead than
+ * any holder could have set it (its length plus SKEW_SLACK_MS) was written on a wrong clock and is
+ * free to take.
  */
 
 import type { DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
 import { describeError } from '../errors.ts';
+import { SKEW_SLACK_MS, SyncedClock } from './clock-sync.ts';
 import { marshall, unmarshall } from './marshall.ts';
-import { ConditionalCheckFailedException, UpdateItemCommand } from './sdk.ts';
+import { ConditionalCheckFailedException, GetItemCommand, UpdateItemCommand } from './sdk.ts';
 
 export const LEASE_TTL_MS = 60_000;
 
@@ -60,6 +66,17 @@ export class LeaseStore {
     owner: string,
     unless?: { condition: string; values: Record<string, unknown> },
   ): Promise<Lease | undefined> {
+    // An expiry is a time for others: not written before the clock was set by an answer.
+    if (this.clock instanceof SyncedClock)
+      await this.clock.settle(() =>
+        this.client.send(
+          new GetItemCommand({
+            TableName: this.tableName,
+            Key: marshall({ pk, sk }),
+            ProjectionExpression: 'pk',
+          }),
+        ),
+      );
     const now = this.clock.now();
     const expiresAt = now + this.ttlMs;
     try {
@@ -69,13 +86,14 @@ export class LeaseStore {
           Key: marshall({ pk, sk }),
           UpdateExpression:
             'SET leaseOwner = :owner, leaseExpires = :exp, fence = if_not_exists(fence, :zero) + :one',
-          ConditionExpression: `(attribute_not_exists(leaseOwner) OR leaseExpires < :now)${unless ? ` AND (${unless.condition})` : ''}`,
+          ConditionExpression: `(attribute_not_exists(leaseOwner) OR leaseExpires < :now OR leaseExpires > :absurd)${unless ? ` AND (${unless.condition})` : ''}`,
           ExpressionAttributeValues: marshall({
             ':owner': owner,
             ':exp': expiresAt,
             ':zero': 0,
             ':one': 1,
             ':now': now,
+            ':absurd': now + Math.max(this.ttlMs, LEASE_TTL_MS) + SKEW_SLACK_MS,
             ...unless?.values,
           }),
           ReturnValues: 'ALL_NEW',

@@ -6,6 +6,7 @@
 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
+import { SKEW_SLACK_MS } from './clock-sync.ts';
 import { batchGet, type TableIo } from './io.ts';
 import { type Lease, LeaseStore } from './lease.ts';
 import { marshall, unmarshall } from './marshall.ts';
@@ -109,7 +110,8 @@ export class StreamStore {
   /**
    * Takes the stream's lease and reads its state; undefined when another run holds it, or, with
    * `notPolledSince`, when another run polled it since then (runs started together share a sweep:
-   * a stream another has just polled is not polled again).
+   * a stream another has just polled is not polled again). A `lastPolledAt` in the future beyond
+   * SKEW_SLACK_MS was written on a wrong clock: it does not stop this run.
    */
   async acquire(streamId: string, owner: string, notPolledSince?: string): Promise<StreamLease | undefined> {
     const { pk, sk } = streamKey(streamId);
@@ -119,8 +121,12 @@ export class StreamStore {
       owner,
       notPolledSince
         ? {
-            condition: 'attribute_not_exists(lastPolledAt) OR lastPolledAt <= :since',
-            values: { ':since': notPolledSince },
+            condition:
+              'attribute_not_exists(lastPolledAt) OR lastPolledAt <= :since OR lastPolledAt > :future',
+            values: {
+              ':since': notPolledSince,
+              ':future': new Date(this.clock.now() + SKEW_SLACK_MS).toISOString(),
+            },
           }
         : undefined,
     );

@@ -14,6 +14,7 @@
  * - `catalog` / `config`: the streams and destinations of the config, for `status` (catalog.ts).
  * - `quota` / `global-search`: the last quota reading; `governor`: the shared rate.
  */
+import { clockSyncOf } from './clock-sync.ts';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -65,6 +66,19 @@ export function createDynamoClient(options: DynamoOptions = {}): DynamoDBClient 
       }
     },
     { step: 'initialize', name: 'nameTheRequestOnErrors' },
+  );
+  // Every answer's `Date` header places this host's clock against the table's (clock-sync.ts).
+  // Below the deserializer, so refusals (a failed condition is an HTTP 400) count too.
+  const sync = clockSyncOf(client);
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const sent = sync.mono();
+      const out = await next(args);
+      const headers = (out.response as { headers?: Record<string, string> } | undefined)?.headers;
+      sync.observe(headers?.date ?? headers?.Date, sent, sync.mono());
+      return out;
+    },
+    { step: 'deserialize', priority: 'low', name: 'clockFromDateHeader' },
   );
   return client;
 }

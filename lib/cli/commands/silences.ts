@@ -13,7 +13,9 @@ import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import { checkSilenceRequest, MAX_BY_CHARS, type Silence } from '../../rules/silences.ts';
 import { DynamoSilenceAudit } from '../../state/audit.ts';
+import { syncedClock } from '../../state/clock-sync.ts';
 import type { TableIo } from '../../state/io.ts';
+import { GetItemCommand } from '../../state/sdk.ts';
 import { SilenceStore } from '../../state/silences.ts';
 import { createDynamoClient, ensureTable } from '../../state/table.ts';
 import { issuesToText } from '../../upstream/validate.ts';
@@ -25,14 +27,21 @@ import { cliClientName } from './api.ts';
 export async function openTable(ctx: CommandContext): Promise<{ io: TableIo; close: () => void }> {
   const env = readEnvironment(ctx.io.env);
   const client = createDynamoClient({ endpoint: env.dynamodbEndpoint });
+  // A silence's times are read by every run: set this host's clock by the table's first.
+  const clock = syncedClock(systemClock, client);
   try {
     if (env.dynamodbEndpoint) await ensureTable(client, env.tableName);
+    await clock.settle(() =>
+      client.send(
+        new GetItemCommand({ TableName: env.tableName, Key: { pk: { S: 'silence' }, sk: { S: 'clock' } } }),
+      ),
+    );
   } catch (error) {
     client.destroy();
     throw error;
   }
   return {
-    io: { client, tableName: env.tableName, clock: systemClock },
+    io: { client, tableName: env.tableName, clock },
     close: () => client.destroy(),
   };
 }
