@@ -198,9 +198,10 @@ export function syncedClock(
 /** Says a skew the way an operator reads it: "10 min 3 s ahead". */
 export function describeSkew(correctionMs: number): string {
   const ms = Math.abs(correctionMs);
+  const seconds = Math.round(ms / 1000);
   const text =
-    ms >= 60_000
-      ? `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`
+    seconds >= 60
+      ? `${Math.floor(seconds / 60)} min ${seconds % 60} s`
       : ms >= 10_000
         ? `${Math.round(ms / 1000)} s`
         : `${(ms / 1000).toFixed(1)} s`;

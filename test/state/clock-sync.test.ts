@@ -133,6 +133,7 @@ describe('clock sync', () => {
 
   it('says the skew the way an operator reads it', () => {
     expect(describeSkew(-603_000)).toBe('10 min 3 s ahead of');
+    expect(describeSkew(-599_700)).toBe('10 min 0 s ahead of');
     expect(describeSkew(2_000)).toBe('2.0 s behind');
   });
 });
