@@ -140,7 +140,57 @@ function httpUrl(key: ContextKey, value: string | undefined): string | undefined
   return value;
 }
 
+/**
+ * Context keys that are the CDK's own, not settings of this stack: feature flags and toolkit keys
+ * (`@aws-cdk/...`, `aws:cdk:...`, lookups like `availability-zones:account=...`) hold `:` or `@`;
+ * these few do not.
+ */
+const CDK_KEYS: ReadonlySet<string> = new Set(['cli-telemetry', 'acknowledged-issue-numbers']);
+
+/** Edit distance between two names (insertions, deletions, substitutions, swaps of neighbours). */
+function distance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [
+    i,
+    ...Array<number>(b.length).fill(0),
+  ]) as number[][];
+  for (let j = 1; j <= b.length; j++) (d[0] as number[])[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    const row = d[i] as number[];
+    const up = d[i - 1] as number[];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      row[j] = Math.min((up[j] as number) + 1, (row[j - 1] as number) + 1, (up[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        row[j] = Math.min(row[j] as number, ((d[i - 2] as number[])[j - 2] as number) + 1);
+    }
+  }
+  return (d[a.length] as number[])[b.length] as number;
+}
+
+/**
+ * Refuses a context key that is neither a setting of this stack nor the CDK's own: a misspelt
+ * setting (`pollerConcurency`) would otherwise be ignored, and its default deployed in silence.
+ *
+ * @example
+ * checkContextKeys({ pollerConcurency: '4' }) // throws: ... did you mean pollerConcurrency?
+ */
+export function checkContextKeys(context: Record<string, unknown>): void {
+  const ours = Object.keys(CONTEXT_DEFAULTS);
+  for (const key of Object.keys(context)) {
+    if (ours.includes(key) || CDK_KEYS.has(key) || /[:@]/.test(key)) continue;
+    const [closest] = ours
+      .map((name) => ({ name, d: distance(key.toLowerCase(), name.toLowerCase()) }))
+      .sort((a, b) => a.d - b.d);
+    const hint =
+      closest && closest.d <= Math.max(2, Math.floor(key.length / 3))
+        ? `did you mean ${closest.name}?`
+        : `the settings are ${ours.join(', ')}`;
+    throw new SettingsError(key, `context ${key} is not a setting of this stack; ${hint}`);
+  }
+}
+
 export function readSettings(node: Node): Settings {
+  checkContextKeys(node.getAllContext() as Record<string, unknown>);
   const eventsIntervalSeconds = parseRate('eventsRate', text(node, 'eventsRate') ?? '');
   const credentialsIntervalSeconds = parseRate('credentialsRate', text(node, 'credentialsRate') ?? '');
 

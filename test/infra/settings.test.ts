@@ -131,6 +131,58 @@ describe('context validation', () => {
     }
   }, 60_000);
 
+  it('an unknown setting fails synth, naming the closest one; the CDK own keys pass', () => {
+    const typo = thrown(() => settings({ pollerConcurency: '4' }));
+    expect(typo).toBeInstanceOf(SettingsError);
+    expect((typo as SettingsError).key).toBe('pollerConcurency');
+    expect((typo as Error).message).toBe(
+      'context pollerConcurency is not a setting of this stack; did you mean pollerConcurrency?',
+    );
+    expect((thrown(() => settings({ eventrate: 'rate(1 minute)' })) as Error).message).toMatch(
+      /did you mean eventsRate\?$/,
+    );
+    // Nothing close: the list of settings.
+    expect((thrown(() => settings({ colour: 'blue' })) as Error).message).toMatch(
+      /^context colour is not a setting of this stack; the settings are eventsRate, credentialsRate, /,
+    );
+    // Feature flags, toolkit keys, lookups and the CLI's own switches are the CDK's business.
+    expect(() =>
+      settings({
+        '@aws-cdk/aws-lambda:recognizeLayerVersion': true,
+        'aws:cdk:bundling-stacks': [],
+        'availability-zones:account=123456789012:region=eu-west-1': ['eu-west-1a'],
+        'cli-telemetry': false,
+        'acknowledged-issue-numbers': [32775],
+      }),
+    ).not.toThrow();
+  });
+
+  it('through the real app as cdk synth runs it: -c pollerConcurency=4 ends synth with the closest setting', () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'ea-settings-'));
+    try {
+      const run = spawnSync(join(PROJECT_ROOT, 'node_modules/.bin/tsx'), ['infra/app.ts'], {
+        cwd: PROJECT_ROOT,
+        env: {
+          ...process.env,
+          CDK_CONTEXT_JSON: JSON.stringify({
+            ...CONTEXT_DEFAULTS,
+            'cli-telemetry': false,
+            pollerConcurency: '4',
+          }),
+          CDK_OUTDIR: outdir,
+        },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(run.stderr).toBe(
+        'exposure-alerts: context pollerConcurency is not a setting of this stack; did you mean pollerConcurrency?\n',
+      );
+      expect(run.status).toBe(1);
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('accepts -c strings for numbers, "none" for no reserved concurrency, and trims', () => {
     const s = settings({
       logRetentionDays: '90',
