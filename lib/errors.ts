@@ -7,6 +7,29 @@ export class UsageError extends Error {
   readonly code = 'usage';
 }
 
+/** What the command was asked to act on does not exist (a silence id, a delivery id): exit code 1. */
+export class NotFoundError extends Error {
+  override readonly name = 'NotFoundError';
+  readonly code = 'not_found';
+}
+
+/**
+ * An AWS SDK failure that is the caller's setup, not the service: no region, no credentials. Said
+ * as one line naming what to set (exit code 2), never as the SDK's own message alone.
+ *
+ * @example
+ * awsSetupProblem(new Error('Region is missing')) // 'no AWS region: set AWS_REGION ...'
+ */
+export function awsSetupProblem(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const local = 'or run the command in the folder of npm start to use its local DynamoDB';
+  if (error.message === 'Region is missing' || error.name === 'RegionMissing')
+    return `no AWS region: set AWS_REGION (or AWS_PROFILE naming a profile with a region), ${local}`;
+  if (error.name === 'CredentialsProviderError' || /Could not load credentials/.test(error.message))
+    return `no AWS credentials: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, ${local}`;
+  return undefined;
+}
+
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
   readonly code = 'config';

@@ -28,6 +28,7 @@ import { type ResolvedDestination, resolveDestinations } from './deliver/destina
 import { type HttpPost, httpPost } from './deliver/post.ts';
 import type { DeliverDeps } from './deliver/types.ts';
 import type { Environment } from './env.ts';
+import { ConfigError } from './errors.ts';
 import type { Logger } from './log.ts';
 import { MemoryMetrics, type Metrics } from './metrics.ts';
 import type { Alert } from './model.ts';
@@ -51,8 +52,15 @@ import { type DeliveryQueue, DeliveryRecords } from './state/records/index.ts';
 import { SilenceStore, silenceSource } from './state/silences.ts';
 import { StreamStore } from './state/streams.ts';
 import { createDynamoClient, ensureTable } from './state/table.ts';
+import type { TokenProvider } from './upstream/auth.ts';
 import type { UpstreamClient } from './upstream/client.ts';
 import { createUpstreamClient } from './upstream/index.ts';
+
+/** The credentials of a run that does not poll: any request would be a mistake, said plainly. */
+const NO_UPSTREAM_CREDENTIALS: TokenProvider = {
+  getToken: () => Promise.reject(new ConfigError('this command does not call the upstream')),
+  invalidate: () => false,
+};
 
 export interface Optimisations {
   /** Final records of positioned items written as packs (state/records/packs.ts). */
@@ -88,6 +96,11 @@ export interface RuntimeOptions {
    * emulator allows more than the real service).
    */
   rates?: UpstreamRates;
+  /**
+   * Whether this run polls (default true). A run that only delivers (`deliver --once`) needs no
+   * upstream credentials: its client says so only if it is ever asked to send.
+   */
+  polls?: boolean;
   /** Optimisations the bench turns off one at a time, to show what each is worth. All on by default. */
   optimisations?: Optimisations;
   /**
@@ -168,6 +181,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const upstream =
     options.upstream ??
     createUpstreamClient(env, secrets, {
+      ...(options.polls === false ? { auth: NO_UPSTREAM_CREDENTIALS } : {}),
       logger: logger.child({ component: 'upstream' }),
       fetch: options.fetch,
       clock,

@@ -35,6 +35,11 @@ export interface Command {
   options?: NonNullable<ParseArgsConfig['options']>;
   /** Runs until stopped, writing its log to stdout (interface.md: one line on stderr is for failures). */
   service?: boolean;
+  /**
+   * What it uses of a deployment. Run in the folder of `npm start` with nothing set to say
+   * otherwise, it uses that local deployment (cli/local.ts).
+   */
+  uses?: { table?: boolean; upstream?: boolean };
   /** Positional arguments after the command words: [min, max]. */
   positionals?: [number, number];
   /** Returns the exit code (0 when omitted). */

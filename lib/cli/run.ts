@@ -5,11 +5,12 @@
  * with LOG_LEVEL=debug.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, describeError, UsageError } from '../errors.ts';
+import { awsSetupProblem, ConfigError, describeError, NotFoundError, UsageError } from '../errors.ts';
 import { createLogger, isLogLevel } from '../log.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import { type Command, credentialsRejected, type Io } from './command.ts';
 import { commands } from './commands/index.ts';
+import { useLocalDeployment } from './local.ts';
 import { terminalSafe } from './terminal.ts';
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, unauthorized: 3 } as const;
@@ -37,6 +38,9 @@ function findCommand(args: string[]): { command: Command; rest: string[] } | und
 export function describeFailure(error: unknown): { code: number; line: string } {
   if (error instanceof ConfigError) return { code: EXIT.usage, line: error.detail };
   if (error instanceof UsageError) return { code: EXIT.usage, line: error.message };
+  if (error instanceof NotFoundError) return { code: EXIT.failure, line: error.message };
+  const setup = awsSetupProblem(error);
+  if (setup) return { code: EXIT.usage, line: setup };
   if (error instanceof UpstreamError) {
     if (error.code === 'unauthorized') {
       return { code: EXIT.unauthorized, line: credentialsRejected(error.message) };
@@ -90,15 +94,20 @@ export async function runCli(
     if (parsed.positionals.length < min || parsed.positionals.length > max) {
       throw new UsageError(`usage: exposure-alerts ${command.usage}`);
     }
-    const code = await command.run({
-      values: parsed.values as Record<string, string | boolean | undefined>,
-      positionals: parsed.positionals,
-      io,
-      logger,
-      warn,
-      signal,
-    });
-    return code ?? EXIT.ok;
+    const local = await useLocalDeployment(io.env, command.uses ?? {}, io.stderr);
+    try {
+      const code = await command.run({
+        values: parsed.values as Record<string, string | boolean | undefined>,
+        positionals: parsed.positionals,
+        io: local ? { ...io, env: local.env } : io,
+        logger,
+        warn,
+        signal,
+      });
+      return code ?? EXIT.ok;
+    } finally {
+      await local?.close();
+    }
   } catch (error) {
     const { code, line } = describeFailure(error);
     // The line can quote the upstream or a file; `multiline` keeps a config error's list of problems.

@@ -5,19 +5,18 @@
  * lease expiries, `lastPolledAt` and governor slots lay ten minutes in the real future, and the
  * run on time skipped every stream, or was refused every turn, with exit 0.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../lib/cli/run.ts';
+import { runCliProcess } from '../helpers/cli-process.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { captureIo } from '../helpers/io.ts';
 
 const emu = useEmulator({ eventsPerTenant: 8, credentials: 5 });
 const db = useDynalite();
-const BIN = resolve(import.meta.dirname, '../../lib/cli/bin.js');
 const SKEW = resolve(import.meta.dirname, '../helpers/skew.mjs');
 let config: string;
 
@@ -42,20 +41,9 @@ beforeAll(async () => {
 
 /** The real CLI in its own process, its clock `skewMs` off. */
 function fastCli(argv: string[], env: Record<string, string>, skewMs: number) {
-  return new Promise<{ code: number | null; out: string; err: string }>((done) => {
-    const child = spawn(process.execPath, ['--import', SKEW, BIN, ...argv], {
-      env: { ...process.env, ...env, EA_TEST_CLOCK_SKEW_MS: String(skewMs), LOG_LEVEL: 'warn', NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      err += d;
-    });
-    child.on('close', (code) => done({ code, out, err }));
+  return runCliProcess(argv, {
+    env: { ...env, EA_TEST_CLOCK_SKEW_MS: String(skewMs), LOG_LEVEL: 'warn', NO_COLOR: '1' },
+    node: ['--import', SKEW],
   });
 }
 

@@ -3,11 +3,11 @@
  * rate-limited emulator and dynalite over HTTP: together they keep within both rate tiers (no
  * 429), split the streams between them, and send every credential once.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCliProcess } from '../helpers/cli-process.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
@@ -26,25 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => hook.close());
 
-const BIN = resolve(import.meta.dirname, '../../lib/cli/bin.js');
-
-function run(env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [BIN, 'poll', 'credentials', '--once'], {
-      env: { ...process.env, ...env, LOG_LEVEL: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      err += d;
-    });
-    child.on('close', (code) => done({ code, out, err }));
-  });
-}
+const run = (env: Record<string, string>) => runCliProcess(['poll', 'credentials', '--once'], { env });
 
 describe('poll credentials --once, three processes at once', () => {
   it('keep within the shared rate, split the streams, and send every credential once', async () => {

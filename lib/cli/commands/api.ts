@@ -34,6 +34,7 @@ export async function listenApi(fetch: FetchHandler, port: number, hostname = '1
 
 export const serveCommand: Command = {
   path: ['serve'],
+  uses: { table: true, upstream: true },
   service: true,
   usage: 'serve [--host ADDRESS]',
   summary: 'the HTTP API alone, on PORT (default 8787; loopback unless --host says otherwise)',
@@ -78,6 +79,7 @@ export function cliClientName(): string {
 
 export const assetsToggleCommand: Command = {
   path: ['assets', 'toggle'],
+  uses: { table: true, upstream: true },
   usage: 'assets toggle <asset_id> --disable|--enable',
   summary: 'endpoint 10: disable or enable a monitored asset, through the API code path and its audit trail',
   options: { disable: { type: 'boolean' }, enable: { type: 'boolean' } },

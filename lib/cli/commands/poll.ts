@@ -7,14 +7,17 @@
 import { runDeliveryPass } from '../../deliver/pass.ts';
 import type { DeliverySummary } from '../../deliver/types.ts';
 import { readEnvironment } from '../../env.ts';
-import { UsageError } from '../../errors.ts';
+import { NotFoundError, UsageError } from '../../errors.ts';
 import { runPollCycle } from '../../poll/cycle.ts';
 import type { PollKind } from '../../poll/streams.ts';
 import type { StreamResult } from '../../poll/types.ts';
+import { loadAlertsConfig } from '../../rules/source.ts';
 import { createRuntime, type Runtime } from '../../runtime.ts';
+import { type DeliveryQueue, DeliveryRecords } from '../../state/records/index.ts';
 import type { DeliveryStatus } from '../../state/records/record.ts';
 import { type Command, type CommandContext, credentialsRejected } from '../command.ts';
 import { terminalSafe } from '../terminal.ts';
+import { openTable } from './silences.ts';
 
 export const DEFAULT_MAX_SECONDS = 300;
 
@@ -26,14 +29,32 @@ function maxSeconds(value: unknown): number {
   return Number(value);
 }
 
-export async function runtimeFor(ctx: CommandContext): Promise<Runtime> {
+export async function runtimeFor(ctx: CommandContext, polls = true): Promise<Runtime> {
   return createRuntime({
+    polls,
     env: readEnvironment(ctx.io.env),
     logger: ctx.logger,
     warn: ctx.warn,
     write: (text) => ctx.io.stdout(text.endsWith('\n') ? text : `${text}\n`),
     color: ctx.io.isTTY,
   });
+}
+
+/**
+ * The delivery records and the config's destination names, for commands that only read and
+ * re-queue records: no upstream credentials and no destination secrets are needed for that.
+ */
+async function deliveryQueueFor(
+  ctx: CommandContext,
+): Promise<{ queue: DeliveryQueue; destinations: string[]; close: () => void }> {
+  const env = readEnvironment(ctx.io.env);
+  const { config } = await loadAlertsConfig(env, (text) => ctx.warn(`config: ${text}`));
+  const { io, close } = await openTable(ctx);
+  return {
+    queue: new DeliveryRecords(io.client, io.tableName, io.clock).queue,
+    destinations: Object.keys(config.destinations),
+    close,
+  };
 }
 
 export function describeStream(s: StreamResult): string {
@@ -62,6 +83,7 @@ export function describeDelivery(d: DeliverySummary): string[] {
 function pollCommand(kind: PollKind): Command {
   return {
     path: ['poll', kind],
+    uses: { table: true, upstream: true },
     usage: `poll ${kind} --once [--max-seconds N] [--json]`,
     summary:
       kind === 'events'
@@ -103,13 +125,14 @@ export const pollCredentialsCommand = pollCommand('credentials');
 
 export const deliverCommand: Command = {
   path: ['deliver'],
+  uses: { table: true },
   usage: 'deliver --once [--max-seconds N]',
   summary: 'one delivery pass over pending deliveries whose retry time has come',
   options: { once: { type: 'boolean' }, 'max-seconds': { type: 'string' } },
   async run(ctx) {
     if (!ctx.values.once) throw new UsageError('deliver runs one pass: pass --once');
     const seconds = maxSeconds(ctx.values['max-seconds']);
-    const runtime = await runtimeFor(ctx);
+    const runtime = await runtimeFor(ctx, false);
     // --max-seconds bounds when sends may start; one in flight then keeps its full timeout.
     const summary = await runDeliveryPass(runtime.deliver, { deadline: Date.now() + seconds * 1000 });
     const stopped = summary.destinations.filter((d) => d.status === 'budget');
@@ -135,6 +158,7 @@ const STATUSES: DeliveryStatus[] = ['pending', 'sent', 'dead', 'silenced', 'base
 
 export const deliveriesListCommand: Command = {
   path: ['deliveries', 'list'],
+  uses: { table: true },
   usage: 'deliveries list [--status pending|sent|dead|silenced|baseline] [--limit N] [--json]',
   summary: 'inspect delivery records',
   options: { status: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
@@ -147,12 +171,10 @@ export const deliveriesListCommand: Command = {
     if (limitText !== undefined && (typeof limitText !== 'string' || !/^\d+$/.test(limitText))) {
       throw new UsageError('--limit must be a whole number');
     }
-    const runtime = await runtimeFor(ctx);
-    const records = await runtime.deliveries.list({
-      status,
-      destinations: [...runtime.destinations.keys()],
-      limit: limitText ? Number(limitText) : 100,
-    });
+    const { queue, destinations, close } = await deliveryQueueFor(ctx);
+    const records = await queue
+      .list({ status, destinations, limit: limitText ? Number(limitText) : 100 })
+      .finally(close);
     if (ctx.values.json) {
       ctx.io.stdout(
         `${terminalSafe(
@@ -191,6 +213,7 @@ export const deliveriesListCommand: Command = {
 
 export const deliveriesRetryCommand: Command = {
   path: ['deliveries', 'retry'],
+  uses: { table: true },
   usage: 'deliveries retry <id> | --all-dead',
   summary: 're-queue a dead delivery (or every dead one) to be sent on the next pass',
   options: { 'all-dead': { type: 'boolean' } },
@@ -199,23 +222,21 @@ export const deliveriesRetryCommand: Command = {
     const [id] = ctx.positionals;
     if (Boolean(id) === Boolean(ctx.values['all-dead']))
       throw new UsageError('usage: deliveries retry <id> | --all-dead');
-    const runtime = await runtimeFor(ctx);
-    const ids = id
-      ? [id]
-      : (
-          await runtime.deliveries.list({
-            status: 'dead',
-            destinations: [...runtime.destinations.keys()],
-            limit: 100_000,
-          })
-        ).map((r) => r.id);
+    const { queue, destinations, close } = await deliveryQueueFor(ctx);
     let requeued = 0;
-    for (const one of ids) {
-      if (await runtime.deliveries.requeue(one)) requeued += 1;
-      else if (id)
-        throw new UsageError(
-          `no dead or pending delivery with id ${one} (see: deliveries list --status dead)`,
-        );
+    try {
+      const ids = id
+        ? [id]
+        : (await queue.list({ status: 'dead', destinations, limit: 100_000 })).map((r) => r.id);
+      for (const one of ids) {
+        if (await queue.requeue(one)) requeued += 1;
+        else if (id)
+          throw new NotFoundError(
+            `no dead or pending delivery with id ${one} (see: deliveries list --status dead)`,
+          );
+      }
+    } finally {
+      close();
     }
     ctx.io.stdout(
       `${requeued} deliver${requeued === 1 ? 'y' : 'ies'} re-queued; they go out on the next delivery pass\n`,

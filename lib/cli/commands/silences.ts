@@ -99,6 +99,7 @@ function required(ctx: CommandContext, name: string): string {
 
 export const silencesAddCommand: Command = {
   path: ['silences', 'add'],
+  uses: { table: true },
   usage: "silences add --match '<json>' --until <timestamp|duration> --reason <text> [--by NAME] [--json]",
   summary: 'silence matching alerts now, until a time or for a duration (PT4H); prints its id',
   options: {
@@ -140,6 +141,7 @@ export const silencesAddCommand: Command = {
 
 export const silencesListCommand: Command = {
   path: ['silences', 'list'],
+  uses: { table: true },
   usage: 'silences list [--all] [--json]',
   summary: 'the active silences (with --all, the ended ones too): id, match, until, reason, by whom, when',
   options: { all: { type: 'boolean' }, json: { type: 'boolean' } },
@@ -162,6 +164,7 @@ export const silencesListCommand: Command = {
 
 export const silencesExpireCommand: Command = {
   path: ['silences', 'expire'],
+  uses: { table: true },
   usage: 'silences expire <id> [--by NAME]',
   summary: 'end a silence now; it is kept, marked expired, for the record',
   options: { by: { type: 'string' } },

@@ -16,8 +16,8 @@
  * refuses the credentials stops it too, with exit code 3.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { createApiApp } from '../../api/app.ts';
 import { sha256Hex } from '../../api/auth.ts';
 import { createApiDeps } from '../../api/deps.ts';
@@ -34,6 +34,7 @@ import { loadSecrets, type SecretObject } from '../../secrets.ts';
 import { startDynalite } from '../../state/local.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { type Command, untilAborted } from '../command.ts';
+import { DATA_DIR, LOCAL_EMULATOR, type LocalDeployment, lockDataDir, recordLocal } from '../local.ts';
 import { listenApi } from './api.ts';
 import { describeDelivery, describeStream } from './poll.ts';
 
@@ -45,48 +46,6 @@ export const SCHEDULE = { events: 30_000, credentials: 300_000 } as const;
 export const LOCAL_RATES = { requestsPerSecond: 40, searchRequestsPerSecond: 10 } as const;
 /** Workers `start` runs in the process, as the deployment's worker functions run concurrently. */
 export const LOCAL_WORKERS = 3;
-export const DATA_DIR = '.data';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * Takes `.data/lock` for this process, or says who holds it. A lock left by a process that is gone
- * is taken over. Returns the release.
- */
-export function lockDataDir(dir: string): () => void {
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, 'lock');
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(file, 'wx');
-      writeSync(fd, JSON.stringify({ pid: process.pid, since: new Date().toISOString() }));
-      closeSync(fd);
-      return () => rmSync(file, { force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    let pid = Number.NaN;
-    try {
-      pid = Number((JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown }).pid);
-    } catch {
-      // Unreadable: written by a process that died mid-write. Taken over below.
-    }
-    if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
-      throw new Error(
-        `another exposure-alerts start (pid ${pid}) holds ${DATA_DIR}/ in ${dirname(dir)}: stop it first, or start this one in another folder`,
-      );
-    }
-    rmSync(file, { force: true });
-  }
-  throw new Error(`cannot take the lock ${file}; remove it if no exposure-alerts start is running`);
-}
 
 /**
  * One delivery pass at a time in this process: a pass asked for while one runs waits for it, and
@@ -143,13 +102,19 @@ export const startCommand: Command = {
         lines.push(`  DynamoDB:             ${base.dynamodbEndpoint}`);
       }
       if (!base.apiUrlSet) {
-        const emulator = await startEmulator({ seed: 42, stateFile: join(data, 'emulator.json') });
-        const stopLive = emulator.emulator.startLiveEvents({ tenant: 'acme', everyMs: 20_000 });
+        const emulator = await startEmulator({
+          seed: LOCAL_EMULATOR.seed,
+          stateFile: join(data, LOCAL_EMULATOR.stateFile),
+        });
+        const stopLive = emulator.emulator.startLiveEvents({
+          tenant: LOCAL_EMULATOR.tenant,
+          everyMs: 20_000,
+        });
         cleanup.unshift(async () => {
           stopLive();
           await emulator.close();
         });
-        const tenant = emulator.emulator.dataset.tenant('acme');
+        const tenant = emulator.emulator.dataset.tenant(LOCAL_EMULATOR.tenant);
         overrides.EXPOSURE_API_URL = emulator.url;
         overrides.EXPOSURE_API_TOKEN = tenant.token;
         lines.push(
@@ -195,6 +160,18 @@ export const startCommand: Command = {
           `  API demo token:       (no apiClients configured) curl -H "Authorization: Bearer ${demoToken}" ${server.url}/assets/10011/audit`,
         );
       }
+      // For the other commands run in this folder (cli/local.ts); removed when this one stops.
+      const deployment: LocalDeployment = {
+        pid: process.pid,
+        dynamodb: env.dynamodbEndpoint ?? '',
+        tableName: env.tableName,
+        ...(overrides.EXPOSURE_API_URL
+          ? { upstream: { url: overrides.EXPOSURE_API_URL, token: overrides.EXPOSURE_API_TOKEN ?? '' } }
+          : {}),
+        api: { url: server.url, ...(demoToken ? { token: demoToken } : {}) },
+      };
+      const forget = recordLocal(data, deployment);
+      cleanup.unshift(async () => forget());
       lines.push(`  Alert config:         ${runtime.configSource}`);
       lines.push(
         `  Pollers:              events every ${SCHEDULE.events / 1000} s, credentials every ${SCHEDULE.credentials / 60_000} min`,

@@ -70,6 +70,7 @@ export function describeStatus(status: Status, now: number): string[] {
 
 export const statusCommand: Command = {
   path: ['status'],
+  uses: { table: true },
   usage: 'status [--json]',
   summary: 'streams, destinations, silences and quota at a glance',
   options: { json: { type: 'boolean' } },

@@ -7,6 +7,7 @@ import { terminalSafe } from '../terminal.ts';
 
 export const tokenTestCommand: Command = {
   path: ['token', 'test'],
+  uses: { upstream: true },
   usage: 'token test [--json]',
   summary: 'endpoint 1: print the tenant, user and scopes of the configured credentials',
   options: { json: { type: 'boolean' } },

@@ -1,0 +1,187 @@
+/**
+ * The local deployment of `npm start` in a folder (`.data/`), found by the other commands run in
+ * that folder, so a newcomer's second terminal works with no variable to set:
+ * - a running `npm start` records where its DynamoDB, emulator and HTTP API listen in
+ *   `.data/local.json` (written when it is up, removed when it stops);
+ * - a command that uses the table (or the upstream) and is run where `.data/` is, with none of
+ *   DYNAMODB_ENDPOINT, TABLE_NAME or AWS_REGION set, uses that deployment; when `npm start` is not
+ *   running, it opens `.data/` itself for its own run (taking the folder's lock: only one process
+ *   may hold the data) and closes it after;
+ * - either way it says so in one line on stderr.
+ * The upstream follows the same rule with EXPOSURE_API_URL, EXPOSURE_API_TOKEN and
+ * EXPOSURE_API_KEY: when none is set, a command talks to the local emulator.
+ */
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { startEmulator } from '../emulator/index.ts';
+import { startDynalite } from '../state/local.ts';
+
+export const DATA_DIR = '.data';
+/** The emulator `npm start` runs: its seed and where its state persists. */
+export const LOCAL_EMULATOR = { seed: 42, stateFile: 'emulator.json', tenant: 'acme' } as const;
+
+/** What a running `npm start` writes to `.data/local.json`. */
+export interface LocalDeployment {
+  pid: number;
+  /** DynamoDB (dynalite) endpoint, and the table. */
+  dynamodb: string;
+  tableName: string;
+  /** The emulator and its demo token, when `npm start` runs it. */
+  upstream?: { url: string; token: string };
+  /** The HTTP API, and the demo bearer token made for this run when no apiClients are configured. */
+  api?: { url: string; token?: string };
+}
+
+export interface Needs {
+  table?: boolean;
+  upstream?: boolean;
+}
+
+type Env = Record<string, string | undefined>;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes `<dir>/lock` for this process, or says who holds it. A lock left by a process that is gone
+ * is taken over. Returns the release.
+ */
+export function lockDataDir(dir: string, holder = 'exposure-alerts start'): () => void {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(file, 'wx');
+      writeSync(fd, JSON.stringify({ pid: process.pid, holder, since: new Date().toISOString() }));
+      closeSync(fd);
+      return () => rmSync(file, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    let held: { pid?: unknown; holder?: unknown } = {};
+    try {
+      held = JSON.parse(readFileSync(file, 'utf8')) as typeof held;
+    } catch {
+      // Unreadable: written by a process that died mid-write. Taken over below.
+    }
+    const pid = Number(held.pid);
+    if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
+      const who = typeof held.holder === 'string' ? held.holder : 'exposure-alerts start';
+      const what = who === 'exposure-alerts start' ? 'stop it first' : 'wait for it to finish';
+      throw new Error(
+        `another ${who} (pid ${pid}) holds ${DATA_DIR}/ in ${dirname(dir)}: ${what}${holder === 'exposure-alerts start' ? ', or start this one in another folder' : ''}`,
+      );
+    }
+    rmSync(file, { force: true });
+  }
+  throw new Error(`cannot take the lock ${file}; remove it if no exposure-alerts process is running`);
+}
+
+/** Records the running deployment for the folder's other commands (readable by its owner only). */
+export function recordLocal(dir: string, deployment: LocalDeployment): () => void {
+  const file = join(dir, 'local.json');
+  writeFileSync(file, `${JSON.stringify(deployment, null, 2)}\n`, { mode: 0o600 });
+  return () => rmSync(file, { force: true });
+}
+
+/** The running `npm start` of `dir`, if there is one. */
+export function runningLocal(dir: string): LocalDeployment | undefined {
+  try {
+    const found = JSON.parse(readFileSync(join(dir, 'local.json'), 'utf8')) as LocalDeployment;
+    return Number.isInteger(found.pid) && alive(found.pid) ? found : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const set = (env: Env, name: string) => (env[name]?.trim() ?? '') !== '';
+
+/**
+ * The environment a command runs with in the current folder (see the module comment), and what to
+ * close after it; undefined when nothing local applies.
+ */
+export async function useLocalDeployment(
+  env: Env,
+  needs: Needs,
+  say: (line: string) => void,
+  cwd: string = process.cwd(),
+): Promise<{ env: Env; close: () => Promise<void> } | undefined> {
+  const table = needs.table && !['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'AWS_REGION'].some((n) => set(env, n));
+  const upstream =
+    needs.upstream &&
+    !['EXPOSURE_API_URL', 'EXPOSURE_API_TOKEN', 'EXPOSURE_API_KEY'].some((n) => set(env, n));
+  const dir = resolve(cwd, DATA_DIR);
+  if ((!table && !upstream) || !existsSync(dir)) return undefined;
+  const running = runningLocal(dir);
+  const out: Env = { ...env };
+  if (running) {
+    const uses: string[] = [];
+    if (table) {
+      Object.assign(out, { DYNAMODB_ENDPOINT: running.dynamodb, TABLE_NAME: running.tableName });
+      uses.push(`DynamoDB at ${running.dynamodb}`);
+    }
+    if (upstream && running.upstream) {
+      Object.assign(out, {
+        EXPOSURE_API_URL: running.upstream.url,
+        EXPOSURE_API_TOKEN: running.upstream.token,
+      });
+      uses.push(`the emulator at ${running.upstream.url}`);
+    }
+    if (!uses.length) return undefined;
+    say(`using the npm start running in this folder (pid ${running.pid}): ${uses.join(', ')}\n`);
+    return { env: out, close: async () => {} };
+  }
+  // Stopped: this command opens the folder's data itself, for its own run.
+  const unlock = lockDataDir(dir, 'exposure-alerts command');
+  const closers: (() => Promise<void>)[] = [async () => unlock()];
+  const close = async () => {
+    for (const c of closers) await c().catch(() => {});
+  };
+  try {
+    const uses: string[] = [];
+    if (table) {
+      mkdirSync(join(dir, 'dynamodb'), { recursive: true });
+      const dynamo = await startDynalite({ path: join(dir, 'dynamodb') });
+      closers.unshift(() => dynamo.close());
+      Object.assign(out, {
+        DYNAMODB_ENDPOINT: dynamo.endpoint,
+        TABLE_NAME: out.TABLE_NAME ?? 'exposure-alerts',
+      });
+      uses.push('its DynamoDB');
+    }
+    if (upstream) {
+      const emulator = await startEmulator({
+        seed: LOCAL_EMULATOR.seed,
+        stateFile: join(dir, LOCAL_EMULATOR.stateFile),
+      });
+      closers.unshift(() => emulator.close());
+      Object.assign(out, {
+        EXPOSURE_API_URL: emulator.url,
+        EXPOSURE_API_TOKEN: emulator.emulator.dataset.tenant(LOCAL_EMULATOR.tenant).token,
+      });
+      uses.push('its emulator');
+    }
+    say(
+      `npm start is not running in this folder: this command opened ${uses.join(' and ')} from ${DATA_DIR}/\n`,
+    );
+    return { env: out, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * A second terminal beside `npm start`, through the real CLI: commands run in its folder use its
+ * local deployment with no variable set, and say so on stderr; with `npm start` stopped they open
+ * `.data/` themselves; elsewhere a missing region or missing credentials is one line naming what
+ * to set, exit 2. Read-only commands need no upstream credentials and no destination secrets.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../lib/cli/run.ts';
+import { runCliProcess } from '../helpers/cli-process.ts';
+import { captureIo } from '../helpers/io.ts';
+
+/** A newcomer's shell: none of the variables that point a command anywhere. */
+const BARE = {
+  DYNAMODB_ENDPOINT: undefined,
+  TABLE_NAME: undefined,
+  AWS_REGION: undefined,
+  AWS_DEFAULT_REGION: undefined,
+  AWS_PROFILE: undefined,
+  AWS_ACCESS_KEY_ID: undefined,
+  AWS_SECRET_ACCESS_KEY: undefined,
+  EXPOSURE_API_URL: undefined,
+  EXPOSURE_API_TOKEN: undefined,
+  EXPOSURE_API_KEY: undefined,
+  ALERTS_CONFIG: undefined,
+  SECRETS_FILE: undefined,
+  SECRET_ID: undefined,
+  // No shared AWS config or instance metadata to fall back on.
+  AWS_CONFIG_FILE: '/nonexistent/aws-config',
+  AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/aws-credentials',
+  AWS_EC2_METADATA_DISABLED: 'true',
+};
+
+const home = process.cwd();
+let dir: string;
+let stop: () => Promise<number>;
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end && !check()) await new Promise((r) => setTimeout(r, 50));
+  return check();
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ea-local-'));
+  process.chdir(dir);
+  const io = captureIo({ PORT: '0', LOG_LEVEL: 'warn' });
+  const controller = new AbortController();
+  const done = runCli(['start'], io, controller.signal);
+  if (!(await until(() => io.out.includes('Ctrl-C stops it'), 15_000))) throw new Error(io.out + io.err);
+  stop = async () => {
+    controller.abort();
+    return done;
+  };
+}, 20_000);
+afterAll(async () => {
+  await stop?.().catch(() => 0);
+  process.chdir(home);
+});
+
+describe('a second terminal beside npm start', () => {
+  it('silences and status use the running npm start, and say so in one line', async () => {
+    const add = await runCliProcess(
+      ['silences', 'add', '--match', '{"types":["paste"]}', '--until', 'PT1H', '--reason', 'noise'],
+      { cwd: dir, env: BARE },
+    );
+    expect(add.code, add.err).toBe(0);
+    expect(add.err).toMatch(/^using the npm start running in this folder \(pid \d+\): DynamoDB at http:\/\/127\.0\.0\.1:\d+\n$/);
+    const id = /s-[0-9a-z-]+/.exec(add.out)?.[0];
+    expect(id).toBeDefined();
+    const status = await runCliProcess(['status', '--json'], { cwd: dir, env: BARE });
+    expect(status.code, status.err).toBe(0);
+    expect(JSON.parse(status.out).silences).toBe(1);
+  });
+
+  it('deliveries list needs no upstream token and no destination secrets', async () => {
+    await writeFile(
+      join(dir, 'other.config.json'),
+      JSON.stringify({
+        destinations: { soc: { type: 'slack', url: { secret: 'socSlackWebhook' } } },
+        routes: [{ name: 'all', to: ['soc'] }],
+      }),
+    );
+    const list = await runCliProcess(['deliveries', 'list', '--status', 'dead'], {
+      cwd: dir,
+      env: { ...BARE, ALERTS_CONFIG: 'other.config.json' },
+    });
+    expect(list.code, list.err).toBe(0);
+    expect(list.out).toBe('no deliveries with status dead\n');
+  });
+
+  it('with npm start stopped, a command opens .data/ itself and says so; the silence is still there', async () => {
+    expect(await stop()).toBe(0);
+    const list = await runCliProcess(['silences', 'list'], { cwd: dir, env: BARE });
+    expect(list.code, list.err).toBe(0);
+    expect(list.err).toBe('npm start is not running in this folder: this command opened its DynamoDB from .data/\n');
+    expect(list.out).toContain('noise');
+  });
+
+  it('anywhere else: no region, then no credentials, each one line naming what to set, exit 2', async () => {
+    const elsewhere = await mkdtemp(join(tmpdir(), 'ea-elsewhere-'));
+    const region = await runCliProcess(['status'], { cwd: elsewhere, env: BARE });
+    expect(region.code).toBe(2);
+    expect(region.err).toMatch(/^exposure-alerts: no AWS region: set AWS_REGION .*npm start.*\n$/);
+    const credentials = await runCliProcess(['silences', 'list'], {
+      cwd: elsewhere,
+      env: { ...BARE, AWS_REGION: 'eu-west-1' },
+    });
+    expect(credentials.code).toBe(2);
+    expect(credentials.err).toMatch(/^exposure-alerts: no AWS credentials: set AWS_PROFILE, or AWS_ACCESS_KEY_ID/);
+    expect(credentials.err.split('\n').filter(Boolean)).toHaveLength(1);
+  });
+});
