@@ -5,7 +5,7 @@
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliProcess } from '../helpers/cli-process.ts';
 import { useDynalite } from '../helpers/dynamo.ts';

@@ -67,7 +67,9 @@ describe('a second terminal beside npm start', () => {
       { cwd: dir, env: BARE },
     );
     expect(add.code, add.err).toBe(0);
-    expect(add.err).toMatch(/^using the npm start running in this folder \(pid \d+\): DynamoDB at http:\/\/127\.0\.0\.1:\d+\n$/);
+    expect(add.err).toMatch(
+      /^using the npm start running in this folder \(pid \d+\): DynamoDB at http:\/\/127\.0\.0\.1:\d+\n$/,
+    );
     const id = /s-[0-9a-z-]+/.exec(add.out)?.[0];
     expect(id).toBeDefined();
     const status = await runCliProcess(['status', '--json'], { cwd: dir, env: BARE });
@@ -95,7 +97,9 @@ describe('a second terminal beside npm start', () => {
     expect(await stop()).toBe(0);
     const list = await runCliProcess(['silences', 'list'], { cwd: dir, env: BARE });
     expect(list.code, list.err).toBe(0);
-    expect(list.err).toBe('npm start is not running in this folder: this command opened its DynamoDB from .data/\n');
+    expect(list.err).toBe(
+      'npm start is not running in this folder: this command opened its DynamoDB from .data/\n',
+    );
     expect(list.out).toContain('noise');
   });
 
@@ -109,7 +113,9 @@ describe('a second terminal beside npm start', () => {
       env: { ...BARE, AWS_REGION: 'eu-west-1' },
     });
     expect(credentials.code).toBe(2);
-    expect(credentials.err).toMatch(/^exposure-alerts: no AWS credentials: set AWS_PROFILE, or AWS_ACCESS_KEY_ID/);
+    expect(credentials.err).toMatch(
+      /^exposure-alerts: no AWS credentials: set AWS_PROFILE, or AWS_ACCESS_KEY_ID/,
+    );
     expect(credentials.err.split('\n').filter(Boolean)).toHaveLength(1);
   });
 });
