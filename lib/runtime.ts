@@ -24,7 +24,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type Clock, systemClock } from './clock.ts';
-import { type ResolvedDestination, resolveDestinations } from './deliver/destinations.ts';
+import { dryRunDestinations, type ResolvedDestination, resolveDestinations } from './deliver/destinations.ts';
 import { type HttpPost, httpPost } from './deliver/post.ts';
 import type { DeliverDeps } from './deliver/types.ts';
 import type { Environment } from './env.ts';
@@ -101,6 +101,11 @@ export interface RuntimeOptions {
    * upstream credentials: its client says so only if it is ever asked to send.
    */
   polls?: boolean;
+  /**
+   * Print what every destination would receive instead of sending it (`npm start -- --dry-run`):
+   * no destination secret is needed.
+   */
+  dryRun?: boolean;
   /** Optimisations the bench turns off one at a time, to show what each is worth. All on by default. */
   optimisations?: Optimisations;
   /**
@@ -157,7 +162,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     : await loadAlertsConfig(env, (text) => warn(`config: ${text}`));
   const config = loaded.config;
   const secrets = options.secrets ?? (await loadSecrets(env));
-  const destinations = resolveDestinations(config, secrets);
+  const destinations = options.dryRun ? dryRunDestinations(config) : resolveDestinations(config, secrets);
   const metrics = options.metrics ?? new MemoryMetrics();
   let quotaWarned = false;
   const dynamo = options.dynamo ?? createDynamoClient({ endpoint: env.dynamodbEndpoint });

@@ -46,7 +46,12 @@ export type ResolvedDestination =
       /** Destinations of this config using the same routing key: the pace is per key (pass.ts). */
       sharing: number;
     }
-  | { name: string; type: 'console' };
+  | {
+      name: string;
+      type: 'console';
+      /** A dry run (`npm start -- --dry-run`): the kind this destination really is, printed, not sent. */
+      standsFor?: DestinationConfig['type'];
+    };
 
 function resolveValue(
   value: string | SecretRef,
@@ -148,6 +153,19 @@ function countSharing(destinations: Map<string, ResolvedDestination>): void {
   }
 }
 
+/**
+ * Every destination of the config as a console that says what it stands for: a dry run prints
+ * each destination's alerts in the terminal, needs none of their secrets, and sends nothing.
+ */
+export function dryRunDestinations(config: AlertsConfig): Map<string, ResolvedDestination> {
+  return new Map(
+    Object.entries(config.destinations).map(([name, d]) => [
+      name,
+      { name, type: 'console', ...(d.type === 'console' ? {} : { standsFor: d.type }) },
+    ]),
+  );
+}
+
 /** Every destination of the config, resolved; a ConfigError lists each missing secret. */
 export function resolveDestinations(
   config: AlertsConfig,
@@ -162,7 +180,10 @@ export function resolveDestinations(
   if (problems.length)
     throw new ConfigError(
       `${problems.length === 1 ? 'a destination secret is' : `${problems.length} destination secrets are`} missing`,
-      problems,
+      [
+        ...problems,
+        'to send for real, put the secrets in a JSON file and set SECRETS_FILE=<that file> (SECRET_ID on AWS); to try this config locally with nothing sent, run npm start -- --dry-run',
+      ],
     );
   return out;
 }

@@ -251,7 +251,12 @@ export async function send(
   ctx: SendContext,
 ): Promise<SendOutcome> {
   if (destination.type === 'console') {
-    ctx.write(typeof payload === 'string' ? payload : JSON.stringify(payload, null, 2));
+    const text = typeof payload === 'string' ? payload : JSON.stringify(payload, null, 2);
+    ctx.write(
+      destination.standsFor
+        ? `── ${destination.name} (${destination.standsFor}, dry run: not sent) ──\n${text}`
+        : text,
+    );
     return { ok: true };
   }
   const request = buildRequest(destination, payload, deliveryIds, ctx.now()) as HttpRequest;

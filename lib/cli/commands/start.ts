@@ -46,6 +46,8 @@ export const SCHEDULE = { events: 30_000, credentials: 300_000 } as const;
 export const LOCAL_RATES = { requestsPerSecond: 40, searchRequestsPerSecond: 10 } as const;
 /** Workers `start` runs in the process, as the deployment's worker functions run concurrently. */
 export const LOCAL_WORKERS = 3;
+/** The table of `start --dry-run`, apart from the real run's. */
+export const DRY_RUN_TABLE = 'exposure-alerts-dry-run';
 
 /**
  * One delivery pass at a time in this process: a pass asked for while one runs waits for it, and
@@ -75,10 +77,12 @@ export function serialPasses(
 export const startCommand: Command = {
   path: ['start'],
   service: true,
-  usage: 'start',
+  usage: 'start [--dry-run]',
   summary:
-    'everything locally: DynamoDB, the emulator (unless EXPOSURE_API_URL is set), both pollers, the HTTP API',
-  async run({ io, logger, signal: outside }) {
+    'everything locally: DynamoDB, the emulator (unless EXPOSURE_API_URL is set), both pollers, the HTTP API; --dry-run prints what each destination of your config would get, sending nothing',
+  options: { 'dry-run': { type: 'boolean' } },
+  async run({ io, logger, signal: outside, values }) {
+    const dryRun = values['dry-run'] === true;
     const cleanup: (() => Promise<void>)[] = [];
     const lines: string[] = ['exposure-alerts is running locally:'];
     // Stops on Ctrl-C, or on a failure no later cycle can mend (refused credentials).
@@ -87,6 +91,8 @@ export const startCommand: Command = {
     let fatal: unknown;
     try {
       const overrides: Record<string, string> = {};
+      // A dry run keeps its records apart: what it "sent" must not count as sent for a real run.
+      if (dryRun && !io.env.TABLE_NAME?.trim()) overrides.TABLE_NAME = DRY_RUN_TABLE;
       const base = readEnvironment(io.env);
       // Absolute, so the data stays where it was started whatever the process's directory becomes.
       const data = resolve(DATA_DIR);
@@ -136,6 +142,7 @@ export const startCommand: Command = {
         secrets,
         // Our own emulator takes LOCAL_RATES; the real service takes what the config says.
         ...(base.apiUrlSet ? {} : { rates: LOCAL_RATES }),
+        dryRun,
         write: (text) => io.stdout(text.endsWith('\n') ? text : `${text}\n`),
         color: io.isTTY,
       });
@@ -173,6 +180,10 @@ export const startCommand: Command = {
       const forget = recordLocal(data, deployment);
       cleanup.unshift(async () => forget());
       lines.push(`  Alert config:         ${runtime.configSource}`);
+      if (dryRun)
+        lines.push(
+          `  Dry run:              nothing is sent: each destination's alerts are printed here instead (records in table ${env.tableName})`,
+        );
       lines.push(
         `  Pollers:              events every ${SCHEDULE.events / 1000} s, credentials every ${SCHEDULE.credentials / 60_000} min`,
       );

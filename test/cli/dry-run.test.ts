@@ -1,0 +1,57 @@
+/**
+ * Trying one's own config locally: the deploy guide's example config in a fresh folder. Without
+ * its secrets `npm start` says how to run it either way; with `--dry-run` every destination's
+ * alerts are printed in the terminal, named, and nothing is sent.
+ */
+import { copyFile, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../infra/alerts-config.ts';
+import { runCli } from '../../lib/cli/run.ts';
+import { captureIo } from '../helpers/io.ts';
+
+const home = process.cwd();
+beforeAll(async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ea-dry-'));
+  await copyFile(join(PROJECT_ROOT, 'infra/alerts.config.example.json'), join(dir, 'alerts.config.json'));
+  process.chdir(dir);
+});
+afterAll(() => process.chdir(home));
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end && !check()) await new Promise((r) => setTimeout(r, 50));
+  return check();
+}
+
+describe('npm start with the example config', () => {
+  it('without its secrets: exit 2, each missing secret named, and both ways forward said', async () => {
+    const io = captureIo({ PORT: '0' });
+    expect(await runCli(['start'], io)).toBe(2);
+    expect(io.err).toContain('exposure-alerts: 4 destination secrets are missing:');
+    expect(io.err).toContain('destinations.soc.url: secret "socSlackWebhook"');
+    expect(io.err).toContain('set SECRETS_FILE=<that file>');
+    expect(io.err).toContain('run npm start -- --dry-run');
+  });
+
+  it('--dry-run: each destination printed here under its name and kind, nothing sent, records apart', async () => {
+    const io = captureIo({ PORT: '0', LOG_LEVEL: 'error' });
+    const controller = new AbortController();
+    const done = runCli(['start', '--dry-run'], io, controller.signal);
+    expect(await until(() => io.out.includes('Ctrl-C stops it'), 15_000)).toBe(true);
+    expect(io.out).toContain(
+      "Dry run:              nothing is sent: each destination's alerts are printed here instead (records in table exposure-alerts-dry-run)",
+    );
+    expect(await until(() => /── \w+ \(\w+, dry run: not sent\) ──/.test(io.out), 20_000)).toBe(true);
+    controller.abort();
+    expect(await done).toBe(0);
+    const shown = new Set(
+      [...io.out.matchAll(/── (\w+) \((\w+), dry run: not sent\) ──/g)].map((m) => `${m[1]}:${m[2]}`),
+    );
+    // Every shown destination is the config's, under its own kind.
+    for (const name of shown)
+      expect(['soc:slack', 'siem:webhook', 'socTeams:teams', 'oncall:pagerduty']).toContain(name);
+    expect(shown.size).toBeGreaterThanOrEqual(2);
+  }, 40_000);
+});
