@@ -32,7 +32,11 @@ export interface Command {
   path: string[];
   usage: string;
   summary: string;
+  /** One example, as a user types it (`<command> --help` prints it). */
+  example: string;
   options?: NonNullable<ParseArgsConfig['options']>;
+  /** What each option does, for `<command> --help`: one entry per option (a test checks). */
+  optionHelp?: Record<string, string>;
   /** Runs until stopped, writing its log to stdout (interface.md: one line on stderr is for failures). */
   service?: boolean;
   /**

@@ -4,6 +4,7 @@
  * rejected the credentials, 1 anything else. A failure prints one line to stderr; the stack only
  * with LOG_LEVEL=debug.
  */
+import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { awsSetupProblem, ConfigError, describeError, NotFoundError, UsageError } from '../errors.ts';
 import { createLogger, isLogLevel } from '../log.ts';
@@ -21,9 +22,70 @@ function helpText(): string {
     '',
     ...commands.flatMap((c) => [`  ${c.usage}`, `      ${c.summary}`]),
     '',
+    '`exposure-alerts <command> --help` says more of one command; --version prints the version.',
     'Exit codes: 0 ok, 1 failure, 2 usage or configuration error, 3 upstream rejected the credentials.',
     '',
   ].join('\n');
+}
+
+/** `<command> --help`: its usage, what it does, each option, and one example. */
+export function commandHelp(command: Command): string {
+  const options = Object.entries(command.options ?? {}).map(([name, o]) => {
+    const flag = `--${name}${o.type === 'string' ? ' <value>' : ''}`;
+    return [flag, command.optionHelp?.[name] ?? ''] as const;
+  });
+  const width = Math.max(0, ...options.map(([flag]) => flag.length));
+  return [
+    `usage: exposure-alerts ${command.usage}`,
+    '',
+    command.summary,
+    ...(options.length
+      ? ['', 'options:', ...options.map(([flag, text]) => `  ${flag.padEnd(width)}  ${text}`)]
+      : []),
+    '',
+    'example:',
+    `  ${command.example}`,
+    '',
+  ].join('\n');
+}
+
+/** The package's version (package.json), for --version. */
+export function version(): string {
+  const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
+  return pkg.version;
+}
+
+/**
+ * Options parsed as a user means them: `--limit -3` is the value -3 (for the command to judge),
+ * not a missing value; a parse error names the option and the command's usage, in one line.
+ */
+function parseOptions(command: Command, rest: string[]): ReturnType<typeof parseArgs> {
+  const options = command.options ?? {};
+  const args = rest.flatMap((arg, i) => {
+    const name = /^--([\w-]+)$/.exec(rest[i - 1] ?? '')?.[1];
+    if (name && options[name]?.type === 'string' && /^-\d/.test(arg)) return [];
+    const next = rest[i + 1];
+    const own = /^--([\w-]+)$/.exec(arg)?.[1];
+    return own && options[own]?.type === 'string' && next !== undefined && /^-\d/.test(next)
+      ? [`${arg}=${next}`]
+      : [arg];
+  });
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const usage = `usage: exposure-alerts ${command.usage}`;
+    const option = /'(-[^' ]+)/.exec((error as Error).message)?.[1];
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION')
+      throw new UsageError(`unknown option ${option ?? ''} for ${command.path.join(' ')} (${usage})`);
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE')
+      throw new UsageError(
+        option && options[option.replace(/^--?/, '')]?.type === 'boolean'
+          ? `${option} takes no value (${usage})`
+          : `${option ?? 'an option'} needs a value (${usage})`,
+      );
+    throw new UsageError(`${(error as Error).message.split('\n')[0]} (${usage})`);
+  }
 }
 
 function findCommand(args: string[]): { command: Command; rest: string[] } | undefined {
@@ -56,6 +118,15 @@ export async function runCli(
   signal: AbortSignal = new AbortController().signal,
 ): Promise<number> {
   const level = io.env.LOG_LEVEL?.toLowerCase();
+  if (argv[0] === '--version' || argv[0] === '-V' || argv[0] === 'version') {
+    io.stdout(`exposure-alerts ${version()}\n`);
+    return EXIT.ok;
+  }
+  const asked = argv[0] === 'help' ? findCommand(argv.slice(1)) : undefined;
+  if (asked) {
+    io.stdout(commandHelp(asked.command));
+    return EXIT.ok;
+  }
   if (argv.length === 0 || argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') {
     (argv.length === 0 ? io.stderr : io.stdout)(helpText());
     return argv.length === 0 ? EXIT.usage : EXIT.ok;
@@ -64,6 +135,10 @@ export async function runCli(
     const found = findCommand(argv);
     if (!found) throw new UsageError(`unknown command "${argv.join(' ')}"; run exposure-alerts help`);
     const { command, rest } = found;
+    if (rest.includes('--help') || rest.includes('-h')) {
+      io.stdout(commandHelp(command));
+      return EXIT.ok;
+    }
     const logger = createLogger({
       level: isLogLevel(level) ? level : 'info',
       format: io.isTTY ? 'pretty' : 'json',
@@ -77,19 +152,7 @@ export async function runCli(
     const warn = command.service
       ? (text: string) => logger.warn(text)
       : (text: string) => io.stderr(`warning: ${terminalSafe(text)}\n`);
-    let parsed: ReturnType<typeof parseArgs>;
-    try {
-      parsed = parseArgs({
-        args: rest,
-        options: command.options ?? {},
-        allowPositionals: true,
-        strict: true,
-      });
-    } catch (error) {
-      throw new UsageError(
-        `${(error as Error).message.split('\n')[0]} (usage: exposure-alerts ${command.usage})`,
-      );
-    }
+    const parsed = parseOptions(command, rest);
     const [min, max] = command.positionals ?? [0, 0];
     if (parsed.positionals.length < min || parsed.positionals.length > max) {
       throw new UsageError(`usage: exposure-alerts ${command.usage}`);

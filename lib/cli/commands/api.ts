@@ -34,6 +34,8 @@ export async function listenApi(fetch: FetchHandler, port: number, hostname = '1
 
 export const serveCommand: Command = {
   path: ['serve'],
+  example: 'PORT=8080 exposure-alerts serve',
+  optionHelp: { host: 'the address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)' },
   uses: { table: true, upstream: true },
   service: true,
   usage: 'serve [--host ADDRESS]',
@@ -79,9 +81,11 @@ export function cliClientName(): string {
 
 export const assetsToggleCommand: Command = {
   path: ['assets', 'toggle'],
+  example: 'exposure-alerts assets toggle 10011 --disable',
+  optionHelp: { disable: 'stop monitoring the asset', enable: 'monitor the asset again' },
   uses: { table: true, upstream: true },
   usage: 'assets toggle <asset_id> --disable|--enable',
-  summary: 'endpoint 10: disable or enable a monitored asset, through the API code path and its audit trail',
+  summary: 'stop or resume monitoring an asset upstream, recorded in its audit trail as the HTTP API does',
   options: { disable: { type: 'boolean' }, enable: { type: 'boolean' } },
   positionals: [1, 1],
   async run({ values, positionals, io, logger }) {

@@ -31,6 +31,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export const configValidateCommand: Command = {
   path: ['config', 'validate'],
+  example: 'exposure-alerts config validate alerts.config.json',
   usage: 'config validate [file]',
   summary: 'validate an alert config (path-precise errors) and render samples through every destination',
   positionals: [0, 1],
@@ -73,6 +74,7 @@ export const configValidateCommand: Command = {
 
 export const configSchemaCommand: Command = {
   path: ['config', 'schema'],
+  example: 'exposure-alerts config schema > alerts.schema.json',
   usage: 'config schema',
   summary: 'print the JSON Schema of the alert config',
   async run({ io }) {

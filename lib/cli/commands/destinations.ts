@@ -19,6 +19,7 @@ import { terminalSafe } from '../terminal.ts';
 
 export const destinationsTestCommand: Command = {
   path: ['destinations', 'test'],
+  example: 'SECRETS_FILE=secrets.json exposure-alerts destinations test soc',
   usage: 'destinations test [name]',
   summary: 'send a clearly marked test message to each (or one) destination',
   positionals: [0, 1],

@@ -15,6 +15,22 @@ function intOption(name: string, value: unknown, fallback: number): number {
 
 export const emulatorCommand: Command = {
   path: ['emulator'],
+  example: 'exposure-alerts emulator --port 8790 --rate-limits real',
+  optionHelp: {
+    port: 'the port (default 8790; 0 for any free one)',
+    seed: 'the dataset seed (default 42): the same seed, the same data',
+    'latency-ms': 'added to every answer (default 0)',
+    events: 'events per tenant (default 120)',
+    'late-matches': 'per tenant, events of old content matched in the hours before the start (default 3)',
+    credentials: 'leaked credentials in the store (default 400)',
+    groups: 'identifier groups per tenant (default 2)',
+    live: 'add a few new events every 20 s',
+    'rate-limits':
+      'real: the upstream limits (4 requests/s, 1 search/s per organization); off: none (default)',
+    'basic-per-second': 'requests a second per organization on every endpoint (0: unlimited)',
+    'search-per-second': 'global searches a second per organization (0: unlimited)',
+    quota: 'global searches each organization has left this month (default 10000)',
+  },
   service: true,
   // --late-matches: per tenant, events of years-old content matched in the hours before the start
   // (default 3, the dataset's); 0 leaves a feed of exactly --events, as benchmarks count them.

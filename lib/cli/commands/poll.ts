@@ -83,6 +83,12 @@ export function describeDelivery(d: DeliverySummary): string[] {
 function pollCommand(kind: PollKind): Command {
   return {
     path: ['poll', kind],
+    example: `exposure-alerts poll ${kind} --once --max-seconds 60`,
+    optionHelp: {
+      once: 'run one cycle and exit (required: schedules run it, npm start loops for you)',
+      'max-seconds': 'the time budget in seconds (default 300): streams left unpolled go first next time',
+      json: 'print the summary as JSON',
+    },
     uses: { table: true, upstream: true },
     usage: `poll ${kind} --once [--max-seconds N] [--json]`,
     summary:
@@ -125,6 +131,11 @@ export const pollCredentialsCommand = pollCommand('credentials');
 
 export const deliverCommand: Command = {
   path: ['deliver'],
+  example: 'exposure-alerts deliver --once',
+  optionHelp: {
+    once: 'run one delivery pass and exit (required)',
+    'max-seconds': 'the time budget in seconds (default 300): what is left goes out next time',
+  },
   uses: { table: true },
   usage: 'deliver --once [--max-seconds N]',
   summary: 'one delivery pass over pending deliveries whose retry time has come',
@@ -158,6 +169,12 @@ const STATUSES: DeliveryStatus[] = ['pending', 'sent', 'dead', 'silenced', 'base
 
 export const deliveriesListCommand: Command = {
   path: ['deliveries', 'list'],
+  example: 'exposure-alerts deliveries list --status dead',
+  optionHelp: {
+    status: 'only records with this status: pending, sent, dead, silenced or baseline',
+    limit: 'at most this many records (default 100)',
+    json: 'print the records as JSON',
+  },
   uses: { table: true },
   usage: 'deliveries list [--status pending|sent|dead|silenced|baseline] [--limit N] [--json]',
   summary: 'inspect delivery records',
@@ -168,8 +185,11 @@ export const deliveriesListCommand: Command = {
       throw new UsageError(`--status must be one of ${STATUSES.join(', ')}`);
     }
     const limitText = ctx.values.limit;
-    if (limitText !== undefined && (typeof limitText !== 'string' || !/^\d+$/.test(limitText))) {
-      throw new UsageError('--limit must be a whole number');
+    if (
+      limitText !== undefined &&
+      (typeof limitText !== 'string' || !/^\d+$/.test(limitText) || Number(limitText) < 1)
+    ) {
+      throw new UsageError(`--limit must be a whole number, at least 1 (got ${JSON.stringify(limitText)})`);
     }
     const { queue, destinations, close } = await deliveryQueueFor(ctx);
     const records = await queue
@@ -213,6 +233,8 @@ export const deliveriesListCommand: Command = {
 
 export const deliveriesRetryCommand: Command = {
   path: ['deliveries', 'retry'],
+  example: 'exposure-alerts deliveries retry --all-dead',
+  optionHelp: { 'all-dead': 're-queue every dead delivery instead of one id' },
   uses: { table: true },
   usage: 'deliveries retry <id> | --all-dead',
   summary: 're-queue a dead delivery (or every dead one) to be sent on the next pass',

@@ -151,6 +151,11 @@ function renderForPreview(
 
 export const previewCommand: Command = {
   path: ['preview'],
+  example: 'exposure-alerts preview test/fixtures/event.json',
+  optionHelp: {
+    source:
+      'the stream it came from, for routes that match sources: tenant, group:<id> or credentials:<domain>',
+  },
   usage: 'preview <event-or-credential.json> [--source tenant|group:<id>|credentials:<domain>]',
   summary: 'print what each destination would receive for one event or credential',
   options: { source: { type: 'string' } },

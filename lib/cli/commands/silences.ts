@@ -99,6 +99,15 @@ function required(ctx: CommandContext, name: string): string {
 
 export const silencesAddCommand: Command = {
   path: ['silences', 'add'],
+  example: `exposure-alerts silences add --match '{"types":["paste"]}' --until 4h --reason "paste noise during the migration"`,
+  optionHelp: {
+    match:
+      'which alerts, as a route match in JSON (kind, sources, severity, types, tags, identifiers, domains)',
+    until: 'when it ends: a timestamp (2026-12-31T00:00:00Z) or a duration from now (PT4H, 4h, 30m, 1d)',
+    reason: 'why, for the record (1 to 500 characters)',
+    by: 'who made it (default: your user name)',
+    json: 'print the silence as JSON',
+  },
   uses: { table: true },
   usage: "silences add --match '<json>' --until <timestamp|duration> --reason <text> [--by NAME] [--json]",
   summary: 'silence matching alerts now, until a time or for a duration (PT4H); prints its id',
@@ -141,6 +150,8 @@ export const silencesAddCommand: Command = {
 
 export const silencesListCommand: Command = {
   path: ['silences', 'list'],
+  example: 'exposure-alerts silences list --all',
+  optionHelp: { all: 'the ended silences too', json: 'print the silences as JSON' },
   uses: { table: true },
   usage: 'silences list [--all] [--json]',
   summary: 'the active silences (with --all, the ended ones too): id, match, until, reason, by whom, when',
@@ -164,6 +175,8 @@ export const silencesListCommand: Command = {
 
 export const silencesExpireCommand: Command = {
   path: ['silences', 'expire'],
+  example: 'exposure-alerts silences expire s-20261124-ab12cd',
+  optionHelp: { by: 'who ended it (default: your user name)' },
   uses: { table: true },
   usage: 'silences expire <id> [--by NAME]',
   summary: 'end a silence now; it is kept, marked expired, for the record',

@@ -76,6 +76,11 @@ export function serialPasses(
 
 export const startCommand: Command = {
   path: ['start'],
+  example: 'exposure-alerts start --dry-run',
+  optionHelp: {
+    'dry-run':
+      'print what each destination of your config would receive, in this terminal, and send nothing (no destination secrets needed)',
+  },
   service: true,
   usage: 'start [--dry-run]',
   summary:

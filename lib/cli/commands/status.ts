@@ -70,6 +70,8 @@ export function describeStatus(status: Status, now: number): string[] {
 
 export const statusCommand: Command = {
   path: ['status'],
+  example: 'exposure-alerts status',
+  optionHelp: { json: 'print the status as JSON' },
   uses: { table: true },
   usage: 'status [--json]',
   summary: 'streams, destinations, silences and quota at a glance',

@@ -7,9 +7,11 @@ import { terminalSafe } from '../terminal.ts';
 
 export const tokenTestCommand: Command = {
   path: ['token', 'test'],
+  example: 'exposure-alerts token test',
+  optionHelp: { json: 'print the answer as JSON' },
   uses: { upstream: true },
   usage: 'token test [--json]',
-  summary: 'endpoint 1: print the tenant, user and scopes of the configured credentials',
+  summary: 'check the API token (or key): print the tenant, user and scopes it is for',
   options: { json: { type: 'boolean' } },
   async run({ values, io, logger }) {
     const env = readEnvironment(io.env);
