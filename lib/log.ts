@@ -69,6 +69,20 @@ function errorFields(value: unknown): unknown {
   return value;
 }
 
+/**
+ * Fields as a person scans them on a terminal: `status=200 path=/health`; a value with a space,
+ * a quote or an `=` is JSON-quoted, an object or array is JSON.
+ */
+function logfmt(fields: LogFields): string {
+  return Object.entries(fields)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => {
+      if (typeof v === 'string') return `${k}=${/^[^\s"=]+$/.test(v) ? v : JSON.stringify(v)}`;
+      return `${k}=${typeof v === 'number' || typeof v === 'boolean' || v === null ? String(v) : JSON.stringify(v)}`;
+    })
+    .join(' ');
+}
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? 'info';
   const format = options.format ?? 'json';
@@ -83,7 +97,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     for (const [k, v] of Object.entries(merged)) merged[k] = errorFields(v);
     let line: string;
     if (format === 'pretty') {
-      const extra = Object.keys(merged).length ? ` ${JSON.stringify(merged)}` : '';
+      const extra = Object.keys(merged).length ? ` ${logfmt(merged)}` : '';
       line = `${now().toISOString().slice(11, 19)} ${lvl.toUpperCase().padEnd(5)} ${message}${extra}`;
     } else {
       line = JSON.stringify({ time: now().toISOString(), level: lvl, message, ...merged });

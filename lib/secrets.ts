@@ -3,9 +3,11 @@
  * name the config refers to), from Secrets Manager (`SECRET_ID`) or a local JSON file
  * (`SECRETS_FILE`). Every string value read is registered with the log redactor at once.
  */
+
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from './errors.ts';
 import { redactor as globalRedactor, type Redactor } from './log.ts';
+import { parseJson } from './rules/json.ts';
 import { secretsManager } from './state/sdk.ts';
 
 export type SecretObject = Record<string, unknown>;
@@ -24,9 +26,10 @@ function registerAll(value: unknown, red: Redactor): void {
 function parseSecretObject(text: string, where: string): SecretObject {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new ConfigError(`${where} is not valid JSON`);
+    parsed = parseJson(text);
+  } catch (error) {
+    // The position only: the text is secrets.
+    throw new ConfigError(`${where} is not valid JSON: ${(error as Error).message}`);
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ConfigError(`${where} must hold a JSON object of named secrets`);

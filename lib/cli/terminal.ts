@@ -22,6 +22,37 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-
 const UNSAFE_BUT_LINES =
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
+/**
+ * Whether to colour what goes to the terminal: only on a terminal, and never when NO_COLOR is set
+ * to anything but an empty string (no-color.org).
+ */
+export function useColor(io: { isTTY: boolean; env: Record<string, string | undefined> }): boolean {
+  return io.isTTY && !io.env.NO_COLOR;
+}
+
+/**
+ * Rows as a table that fits `width` columns (80, a terminal's least): a header row first, two
+ * spaces between columns, indented by two; when too wide, the `shrink` column (the one with the
+ * longest free text) is cut with `…`. Cells are made terminal-safe first.
+ *
+ * @example
+ * formatTable([['ID', 'REASON'], ['s-1', 'paste noise']], { shrink: 1 })
+ * // ['  ID   REASON', '  s-1  paste noise']
+ */
+export function formatTable(rows: string[][], options: { shrink: number; width?: number }): string[] {
+  const safe = rows.map((r) => r.map((cell) => terminalSafe(cell)));
+  const widths = (safe[0] ?? []).map((_, i) => Math.max(...safe.map((r) => [...(r[i] ?? '')].length)));
+  const total = 2 + widths.reduce((n, w) => n + w, 0) + 2 * (widths.length - 1);
+  const over = total - (options.width ?? 80);
+  const header = [...(safe[0]?.[options.shrink] ?? '')].length;
+  if (over > 0) widths[options.shrink] = Math.max(header, (widths[options.shrink] ?? 0) - over, 8);
+  const fit = (cell: string, w: number) => {
+    const chars = [...cell];
+    return chars.length > w ? `${chars.slice(0, Math.max(0, w - 1)).join('')}…` : cell.padEnd(w);
+  };
+  return safe.map((r) => `  ${r.map((cell, i) => fit(cell, widths[i] ?? 0)).join('  ')}`.trimEnd());
+}
+
 export interface TerminalSafeOptions {
   /**
    * Keep `\n` and `\t`. Off by default, so a field cannot start a line of its own that looks

@@ -72,6 +72,8 @@ export interface DestinationResult {
   leftMore?: boolean;
   pausedUntil?: string;
   error?: string;
+  /** Delivery passes this result adds up, when more than one (`npm start`'s workers share a few). */
+  passes?: number;
 }
 
 export interface DeliverySummary {

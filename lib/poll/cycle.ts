@@ -69,6 +69,8 @@ export function streamsInTurn(deps: Pick<CycleDeps, 'config' | 'upstream' | 'pol
 export interface CycleOptions {
   /** Only these streams (a worker handed them by a dispatcher); default every stream of the kind. */
   streams?: readonly string[];
+  /** Told of each stream's result as soon as it is known (the CLI shows progress with it). */
+  onStream?: (result: StreamResult) => void;
 }
 
 export async function runPollCycle(
@@ -78,6 +80,10 @@ export async function runPollCycle(
   options: CycleOptions = {},
 ): Promise<CycleSummary> {
   const streams: StreamResult[] = [];
+  const done = (result: StreamResult) => {
+    streams.push(result);
+    options.onStream?.(result);
+  };
   const total = budget.deadline - deps.poll.clock.now();
   // Poll until the delivery reserve, but never give polling less than half the budget; and stop
   // starting pages a little before that (a quarter of a small budget), to write what was fetched.
@@ -97,8 +103,7 @@ export async function runPollCycle(
     const gate = kind === 'credentials' && turn.length ? await quotaGate(deps, reserve) : 'open';
     if (gate !== 'open') {
       const paused = turn.slice(gate === 'probe' ? 1 : 0);
-      for (const spec of paused)
-        streams.push(pausedResult(spec.id, deps.quota?.latest()?.remaining, reserve));
+      for (const spec of paused) done(pausedResult(spec.id, deps.quota?.latest()?.remaining, reserve));
       turn = turn.slice(0, gate === 'probe' ? 1 : 0);
     }
     for (const [i, spec] of turn.entries()) {
@@ -106,7 +111,7 @@ export async function runPollCycle(
       if (now >= pollDeadline) break; // the rest waited longest next time: they come first then
       if (kind === 'credentials' && gate === 'open' && deps.quota?.below(reserve)) {
         for (const rest of turn.slice(i))
-          streams.push(pausedResult(rest.id, deps.quota.latest()?.remaining, reserve));
+          done(pausedResult(rest.id, deps.quota.latest()?.remaining, reserve));
         break;
       }
       // Each stream gets its share of what is left, so one with a backlog takes its turn and
@@ -119,7 +124,7 @@ export async function runPollCycle(
           ? Number.POSITIVE_INFINITY
           : (budget.reserveMs ?? Math.min(PAGE_RESERVE_MS, Math.max(0, (deadline - now) / 4)));
       const result = await pollStream(poll, spec, { ...budget, deadline, reserveMs, notPolledSince }, inline);
-      streams.push(result);
+      done(result);
       if (result.status === 'unauthorized') break; // every other stream would meet the same refusal
       // No turn came in time for even one page: the budget is spent for every stream after it too.
       if ((result.status === 'rate_limited' || result.status === 'budget') && result.pages === 0) break;

@@ -9,6 +9,7 @@
  * second skips it), a destination's lease keeps one pass per destination at a time, and the shared
  * governor keeps every worker together within the organization's rate.
  */
+import type { DestinationResult } from '../deliver/types.ts';
 import { type CycleDeps, type CycleSummary, runPollCycle } from './cycle.ts';
 import type { PollKind } from './streams.ts';
 import type { StreamJob } from './turn.ts';
@@ -30,7 +31,7 @@ export function workStreams(
  */
 export function combineSummaries(kind: PollKind, summaries: readonly CycleSummary[]): CycleSummary {
   const passes = [...new Set(summaries.map((s) => s.delivery))];
-  const destinations = passes.flatMap((p) => p.destinations);
+  const destinations = mergeByDestination(passes.flatMap((p) => p.destinations));
   const sum = (key: 'sent' | 'retrying' | 'dead' | 'left') => passes.reduce((n, p) => n + (p[key] ?? 0), 0);
   const codes = summaries.map((s) => s.exitCode);
   return {
@@ -45,6 +46,31 @@ export function combineSummaries(kind: PollKind, summaries: readonly CycleSummar
     },
     exitCode: codes.includes(3) ? 3 : codes.includes(1) ? 1 : 0,
   };
+}
+
+/** One result per destination: the counts of its passes added up, the last pass's state. */
+function mergeByDestination(results: readonly DestinationResult[]): DestinationResult[] {
+  const merged = new Map<string, DestinationResult>();
+  for (const r of results) {
+    const seen = merged.get(r.destination);
+    if (!seen) {
+      merged.set(r.destination, { ...r });
+      continue;
+    }
+    const add = (key: 'messages' | 'sent' | 'retrying' | 'dead' | 'silenced') =>
+      (seen[key] ?? 0) + (r[key] ?? 0);
+    merged.set(r.destination, {
+      ...r,
+      status: seen.status === 'failed' ? 'failed' : r.status,
+      messages: add('messages'),
+      sent: add('sent'),
+      retrying: add('retrying'),
+      dead: add('dead'),
+      ...(seen.silenced || r.silenced ? { silenced: add('silenced') } : {}),
+      passes: (seen.passes ?? 1) + 1,
+    });
+  }
+  return [...merged.values()];
 }
 
 /**

@@ -77,8 +77,9 @@ const RETENTION_MS = RECORD_RETENTION_DAYS * 86_400_000;
 /** Pages of 100 cost one global search each, as smaller ones do (upstream-facts.md). */
 const QUOTA_PAGE = 100;
 
-/** Teams' retired Office 365 connector and old Logic Apps URLs (destinations-facts.md). */
-const RETIRED_TEAMS_URL = /^https?:\/\/[^/]*(webhook\.office\.com|logic\.azure\.com)(:\d+)?\//i;
+/** Teams' retired Office 365 connector URLs, and the retired first Workflows URLs (Logic Apps). */
+const OFFICE_CONNECTOR_URL = /^https?:\/\/[^/]*webhook\.office\.com(:\d+)?\//i;
+const LOGIC_APPS_URL = /^https?:\/\/[^/]*logic\.azure\.com(:\d+)?\//i;
 
 /** What is allowed but probably not meant. */
 export function checkWarnings(config: AlertsConfig, now: Date, warnings: string[]): void {
@@ -110,9 +111,11 @@ export function checkWarnings(config: AlertsConfig, now: Date, warnings: string[
     if (!used.has(name)) warnings.push(`destinations.${name}: no route sends to it`);
     if (destination.type === 'teams' && typeof destination.url === 'string') {
       warnings.push(
-        RETIRED_TEAMS_URL.test(destination.url)
+        OFFICE_CONNECTOR_URL.test(destination.url)
           ? `destinations.${name}.url: an Office 365 connector URL; connectors are retired: create a Workflows webhook for the channel and use its URL, kept in the secret object`
-          : `destinations.${name}.url: a Workflows URL carries its signature (sig=), so anyone who has it can post: keep it in the secret object ({ "secret": "NAME" })`,
+          : LOGIC_APPS_URL.test(destination.url)
+            ? `destinations.${name}.url: a Workflows URL of the old form (logic.azure.com), which Teams has retired: create the channel's Workflows webhook again and use its new URL (…powerplatform.com…), kept in the secret object`
+            : `destinations.${name}.url: a Workflows URL carries its signature (sig=), so anyone who has it can post: keep it in the secret object ({ "secret": "NAME" })`,
       );
     }
   }

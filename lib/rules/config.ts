@@ -3,10 +3,12 @@
  * zod schema) and what a schema cannot check (config-checks.ts), in one pass, every problem named
  * by its path, e.g. `routes[1].match.colour: unknown key`.
  */
+
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from '../errors.ts';
 import { describeIssues, type ItemIssue } from '../upstream/validate.ts';
 import { checkReferences, checkWarnings } from './config-checks.ts';
+import { parseJson } from './json.ts';
 import { type AlertsConfig, configSchema } from './schema.ts';
 
 export * from './schema.ts';
@@ -45,7 +47,7 @@ export function parseConfig(
 ): { config: AlertsConfig; warnings: string[] } {
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = parseJson(text);
   } catch (error) {
     throw new ConfigError(`${where} is not valid JSON: ${(error as Error).message}`);
   }

@@ -46,13 +46,14 @@ describe('assets toggle', () => {
   it('disables then enables an asset, prints it as JSON, and leaves an audit trail', async () => {
     const id = ids[0] as number;
     const off = captureIo(env());
-    expect(await runCli(['assets', 'toggle', String(id), '--disable'], off)).toBe(0);
+    expect(await runCli(['assets', 'toggle', String(id), '--disable', '--json'], off)).toBe(0);
     expect(JSON.parse(off.out)).toMatchObject({ id, is_disabled: true });
     expect(isDisabled(id)).toBe(true);
 
+    // Without --json, one line that says what happened.
     const on = captureIo(env());
     expect(await runCli(['assets', 'toggle', String(id), '--enable'], on)).toBe(0);
-    expect(JSON.parse(on.out)).toMatchObject({ id, is_disabled: false });
+    expect(on.out).toMatch(new RegExp(`^asset ${id} \\(.+\\) is now enabled: monitored\\n$`));
     expect(isDisabled(id)).toBe(false);
 
     const trail = await new DynamoAuditStore(dynamo.client, table).list(id);

@@ -189,10 +189,15 @@ describe('upstream text', () => {
     const name = asset.name;
     asset.name = EVIL;
     try {
-      const r = await cli(['assets', 'toggle', String(id), '--disable']);
+      const r = await cli(['assets', 'toggle', String(id), '--disable', '--json']);
       expect(r.code).toBe(0);
       expectNoRawControls(r.out, r.err);
       expect(JSON.parse(r.out)).toMatchObject({ id, name: EVIL, is_disabled: true });
+      // The one-line summary quotes the name too: escaped, on one line.
+      const line = await cli(['assets', 'toggle', String(id), '--enable']);
+      expect(line.code).toBe(0);
+      expectNoRawControls(line.out, line.err);
+      expect(line.out.split('\n')).toHaveLength(2);
     } finally {
       asset.name = name;
     }

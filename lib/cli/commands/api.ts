@@ -82,11 +82,15 @@ export function cliClientName(): string {
 export const assetsToggleCommand: Command = {
   path: ['assets', 'toggle'],
   example: 'exposure-alerts assets toggle 10011 --disable',
-  optionHelp: { disable: 'stop monitoring the asset', enable: 'monitor the asset again' },
+  optionHelp: {
+    disable: 'stop monitoring the asset',
+    enable: 'monitor the asset again',
+    json: 'print the asset as the upstream answered it, as JSON',
+  },
   uses: { table: true, upstream: true },
-  usage: 'assets toggle <asset_id> --disable|--enable',
+  usage: 'assets toggle <asset_id> --disable|--enable [--json]',
   summary: 'stop or resume monitoring an asset upstream, recorded in its audit trail as the HTTP API does',
-  options: { disable: { type: 'boolean' }, enable: { type: 'boolean' } },
+  options: { disable: { type: 'boolean' }, enable: { type: 'boolean' }, json: { type: 'boolean' } },
   positionals: [1, 1],
   async run({ values, positionals, io, logger }) {
     if (Boolean(values.disable) === Boolean(values.enable)) {
@@ -110,7 +114,13 @@ export const assetsToggleCommand: Command = {
         requestId: randomUUID(),
       });
       // The asset's name and fields are the upstream's words.
-      io.stdout(`${terminalSafe(JSON.stringify(asset, null, 2), { multiline: true })}\n`);
+      if (values.json) io.stdout(`${terminalSafe(JSON.stringify(asset, null, 2), { multiline: true })}\n`);
+      else
+        io.stdout(
+          `${terminalSafe(
+            `asset ${asset.id}${asset.name ? ` (${asset.name}${asset.type ? `, ${asset.type}` : ''})` : ''} is now ${asset.is_disabled ? 'disabled: no longer monitored' : 'enabled: monitored'}`,
+          )}\n`,
+        );
       return 0;
     } catch (error) {
       // The upstream's own error gives the CLI its exit code (3 when it refused the credentials).

@@ -6,12 +6,14 @@
  * failure or a Slack-limit breach shows up here, named by destination, and not at run time.
  * schema: the JSON Schema of the config, for editors.
  */
+
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import { checkRendering } from '../../render/check.ts';
 import { checkConfig, configJsonSchema } from '../../rules/config.ts';
+import { parseJson } from '../../rules/json.ts';
 import { DEFAULT_CONFIG_FILE } from '../../rules/source.ts';
 import type { Command } from '../command.ts';
 
@@ -45,7 +47,7 @@ export const configValidateCommand: Command = {
     }
     let json: unknown;
     try {
-      json = JSON.parse(text);
+      json = parseJson(text);
     } catch (error) {
       io.stderr(`exposure-alerts: ${file} is not valid JSON: ${(error as Error).message}\n`);
       return 2;

@@ -16,7 +16,7 @@ import { createRuntime, type Runtime } from '../../runtime.ts';
 import { type DeliveryQueue, DeliveryRecords } from '../../state/records/index.ts';
 import type { DeliveryStatus } from '../../state/records/record.ts';
 import { type Command, type CommandContext, credentialsRejected } from '../command.ts';
-import { terminalSafe } from '../terminal.ts';
+import { terminalSafe, useColor } from '../terminal.ts';
 import { openTable } from './silences.ts';
 
 export const DEFAULT_MAX_SECONDS = 300;
@@ -36,7 +36,7 @@ export async function runtimeFor(ctx: CommandContext, polls = true): Promise<Run
     logger: ctx.logger,
     warn: ctx.warn,
     write: (text) => ctx.io.stdout(text.endsWith('\n') ? text : `${text}\n`),
-    color: ctx.io.isTTY,
+    color: useColor(ctx.io),
   });
 }
 
@@ -76,6 +76,7 @@ export function describeDelivery(d: DeliverySummary): string[] {
       `  ${r.destination}: ${r.status}${r.pausedUntil ? ` until ${r.pausedUntil}` : ''}, ${r.sent} sent in ${r.messages} message${r.messages === 1 ? '' : 's'}` +
       `${r.retrying ? `, ${r.retrying} to retry` : ''}${r.dead ? `, ${r.dead} dead` : ''}` +
       `${r.silenced ? `, ${r.silenced} held back by a silence` : ''}` +
+      `${r.passes && r.passes > 1 ? ` (${r.passes} passes)` : ''}` +
       `${r.left ? `, ${r.left}${r.leftMore ? ' or more' : ''} left for the next run` : ''}`,
   );
 }
@@ -101,20 +102,25 @@ function pollCommand(kind: PollKind): Command {
         throw new UsageError(`poll ${kind} runs one cycle: pass --once (npm start runs them on a schedule)`);
       const seconds = maxSeconds(ctx.values['max-seconds']);
       const runtime = await runtimeFor(ctx);
-      const summary = await runPollCycle(runtime.cycle, kind, { deadline: Date.now() + seconds * 1000 });
-      if (ctx.values.json)
-        ctx.io.stdout(`${terminalSafe(JSON.stringify(summary, null, 2), { multiline: true })}\n`);
-      else {
+      const json = ctx.values.json === true;
+      // Each stream's line as soon as it is polled: a long cycle shows its progress.
+      if (!json) ctx.io.stdout(`poll ${kind}:\n`);
+      const summary = await runPollCycle(
+        runtime.cycle,
+        kind,
+        { deadline: Date.now() + seconds * 1000 },
+        json ? {} : { onStream: (result) => ctx.io.stdout(`${describeStream(result)}\n`) },
+      );
+      if (json) ctx.io.stdout(`${terminalSafe(JSON.stringify(summary, null, 2), { multiline: true })}\n`);
+      else
         ctx.io.stdout(
           [
-            `poll ${kind}:`,
-            ...summary.streams.map(describeStream),
+            ...(summary.streams.length ? [] : ['  (no streams)']),
             'delivery:',
             ...describeDelivery(summary.delivery),
             '',
           ].join('\n'),
         );
-      }
       const failed = summary.streams.find((s) => s.status === 'unauthorized' || s.status === 'failed');
       if (failed?.error) {
         const detail = `${failed.stream}: ${failed.error.message}`;

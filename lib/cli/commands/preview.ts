@@ -20,7 +20,7 @@ import { loadAlertsConfig } from '../../rules/source.ts';
 import { credentialSchema, eventItemSchema } from '../../upstream/schemas.ts';
 import { describeIssues } from '../../upstream/validate.ts';
 import type { Command } from '../command.ts';
-import { terminalSafe } from '../terminal.ts';
+import { terminalSafe, useColor } from '../terminal.ts';
 
 type Kind = 'event' | 'credential';
 
@@ -230,7 +230,7 @@ export const previewCommand: Command = {
         ),
       );
     }
-    const color = io.isTTY && !io.env.NO_COLOR;
+    const color = useColor(io);
     for (const [name, routes] of decision.destinations) {
       const destination = config.destinations[name];
       out.push(

@@ -35,6 +35,7 @@ import { startDynalite } from '../../state/local.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { type Command, untilAborted } from '../command.ts';
 import { DATA_DIR, LOCAL_EMULATOR, type LocalDeployment, lockDataDir, recordLocal } from '../local.ts';
+import { terminalSafe, useColor } from '../terminal.ts';
 import { listenApi } from './api.ts';
 import { describeDelivery, describeStream } from './poll.ts';
 
@@ -149,7 +150,7 @@ export const startCommand: Command = {
         ...(base.apiUrlSet ? {} : { rates: LOCAL_RATES }),
         dryRun,
         write: (text) => io.stdout(text.endsWith('\n') ? text : `${text}\n`),
-        color: io.isTTY,
+        color: useColor(io),
       });
       const fixedSecrets = secrets;
       const api = await createApiDeps(env, secrets, {
@@ -223,13 +224,16 @@ export const startCommand: Command = {
               summary.delivery.sent ||
               summary.delivery.dead;
             if (busy || summary.exitCode !== 0) {
-              logger.info(
-                [
-                  `poll ${kind} cycle:`,
-                  ...summary.streams.map(describeStream),
-                  ...describeDelivery(summary.delivery),
-                ].join('\n'),
-              );
+              const lines = [
+                ...summary.streams.map(describeStream),
+                ...describeDelivery(summary.delivery).map((line) => terminalSafe(line)),
+              ];
+              // On a terminal, a block of lines as they read; in a log, one entry (JSON keeps its newlines).
+              if (io.isTTY && (logger.level === 'info' || logger.level === 'debug'))
+                io.stdout(
+                  `${new Date().toISOString().slice(11, 19)} INFO  poll ${kind} cycle:\n${lines.join('\n')}\n`,
+                );
+              else logger.info([`poll ${kind} cycle:`, ...lines].join('\n'));
             } else {
               logger.debug(`poll ${kind} cycle: nothing new`);
             }

@@ -7,7 +7,7 @@ import { systemClock } from '../../clock.ts';
 import { SilenceStore } from '../../state/silences.ts';
 import { type Status, StatusReader } from '../../state/status.ts';
 import type { Command } from '../command.ts';
-import { terminalSafe } from '../terminal.ts';
+import { formatTable, terminalSafe } from '../terminal.ts';
 import { openTable } from './silences.ts';
 
 /** A number of seconds as a reader takes it in: `42 s`, `12 min`, `45 h`. */
@@ -17,12 +17,7 @@ function span(seconds: number): string {
 }
 
 function ago(iso: string | null, now: number): string {
-  return iso ? `${iso} (${span((now - Date.parse(iso)) / 1000)} ago)` : 'never';
-}
-
-function table(rows: string[][]): string[] {
-  const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => `  ${r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd());
+  return iso ? `${span((now - Date.parse(iso)) / 1000)} ago` : 'never';
 }
 
 /** The status as an operator reads it. Names come from the config: made safe for the terminal. */
@@ -34,29 +29,35 @@ export function describeStatus(status: Status, now: number): string[] {
   if (status.streams.length) {
     lines.push('streams:');
     lines.push(
-      ...table([
-        ['STREAM', 'LAST POLLED', 'LAG', 'LAST RESULT'],
-        ...status.streams.map((s) => [
-          terminalSafe(s.stream),
-          ago(s.lastPolledAt, now),
-          s.lagSeconds === null ? '-' : span(s.lagSeconds),
-          terminalSafe(s.lastResult ?? '-'),
-        ]),
-      ]),
+      ...formatTable(
+        [
+          ['STREAM', 'LAST POLLED', 'LAG', 'LAST RESULT'],
+          ...status.streams.map((s) => [
+            s.stream,
+            ago(s.lastPolledAt, now),
+            s.lagSeconds === null ? '-' : span(s.lagSeconds),
+            s.lastResult ?? '-',
+          ]),
+        ],
+        { shrink: 0 },
+      ),
     );
   }
   if (status.destinations.length) {
     lines.push('destinations:');
     lines.push(
-      ...table([
-        ['DESTINATION', 'PENDING', 'DEAD', 'REFUSING'],
-        ...status.destinations.map((d) => [
-          terminalSafe(d.destination),
-          `${d.pending}${d.pendingMore ? '+' : ''}`,
-          `${d.dead}${d.deadMore ? '+' : ''}`,
-          d.refusing ? 'yes' : 'no',
-        ]),
-      ]),
+      ...formatTable(
+        [
+          ['DESTINATION', 'PENDING', 'DEAD', 'REFUSING'],
+          ...status.destinations.map((d) => [
+            d.destination,
+            `${d.pending}${d.pendingMore ? '+' : ''}`,
+            `${d.dead}${d.deadMore ? '+' : ''}`,
+            d.refusing ? 'yes' : 'no',
+          ]),
+        ],
+        { shrink: 0 },
+      ),
     );
   }
   lines.push(`silences: ${status.silences} active`);
