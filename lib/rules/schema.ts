@@ -11,6 +11,7 @@ import * as z from 'zod/mini';
 import { EVENT_FILTER_TYPES } from '../upstream/event-types.ts';
 import { parseDuration } from './duration.ts';
 import { domainName, matchSchema, nonEmpty, severity } from './match-schema.ts';
+import { checkTimestamp } from './timestamp.ts';
 
 export { type Match, matchSchema } from './match-schema.ts';
 
@@ -25,18 +26,20 @@ const httpUrl = z
 
 const duration = z
   .string()
-  .check(
-    z.refine((s) => parseDuration(s) !== undefined, 'expected an ISO 8601 duration such as PT24H or P7D'),
-  );
+  .check(z.refine((s) => parseDuration(s) !== undefined, 'expected a duration such as PT24H, P7D or 24h'));
 
-const timestamp = z
-  .string()
-  .check(
-    z.refine(
-      (s) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)),
-      'expected an ISO 8601 timestamp',
-    ),
-  );
+/** A timestamp with its time, checked field by field: a date that does not exist is refused. */
+const timestamp = z.string().check(
+  z.superRefine((s, ctx) => {
+    const checked = /T/i.test(s) ? checkTimestamp(s) : undefined;
+    if (!checked?.ok)
+      ctx.addIssue({
+        code: 'custom',
+        message: checked ? checked.reason : 'expected an ISO 8601 timestamp such as 2026-12-31T00:00:00Z',
+        input: s,
+      });
+  }),
+);
 
 const firstRun = z.enum(['alert', 'baseline']);
 

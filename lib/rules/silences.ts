@@ -20,6 +20,7 @@ import { parseDuration } from './duration.ts';
 import type { Decision } from './match.ts';
 import { matches } from './match.ts';
 import { type Match, matchSchema } from './match-schema.ts';
+import { checkTimestamp } from './timestamp.ts';
 
 /** `until` is at most this far ahead (366 days). */
 export const MAX_SILENCE_MS = 366 * 86_400_000;
@@ -80,8 +81,6 @@ export interface SilenceRequest {
 
 export type Checked<T> = { ok: true; value: T; warnings: string[] } | { ok: false; issues: ItemIssue[] };
 
-const ZONED_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i;
-
 /**
  * `until` as an ISO time in UTC: a timestamp with its zone, or an ISO 8601 duration from `now`;
  * in the future, and at most 366 days away. Otherwise a message saying what was wrong.
@@ -96,21 +95,19 @@ export function parseUntil(
   const trimmed = text.trim();
   let at: number;
   let warning: string | undefined;
-  if (/^P/i.test(trimmed)) {
-    const ms = parseDuration(trimmed);
-    if (ms === undefined) return { error: `expected a duration such as PT4H or P1D, got ${shown(text)}` };
+  const ms = parseDuration(trimmed);
+  if (ms !== undefined) {
     at = now + ms;
-  } else if (ZONED_TIMESTAMP.test(trimmed) && !Number.isNaN(Date.parse(trimmed))) {
-    at = Date.parse(trimmed);
-  } else if (
-    /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/.test(trimmed) &&
-    !Number.isNaN(Date.parse(`${trimmed.length === 10 ? `${trimmed}T00:00` : trimmed}Z`))
-  ) {
-    at = Date.parse(`${trimmed.length === 10 ? `${trimmed}T00:00` : trimmed}Z`);
-    warning = `no time zone given; read as UTC (${new Date(at).toISOString()})`;
+  } else if (/^P/i.test(trimmed)) {
+    return { error: `expected a duration such as PT4H, 4h or 1d, got ${shown(text)}` };
+  } else if (/^\d{4}-/.test(trimmed)) {
+    const checked = checkTimestamp(trimmed);
+    if (!checked.ok) return { error: `${checked.reason}, got ${shown(text)}` };
+    at = checked.ms;
+    if (!checked.zoned) warning = `no time zone given; read as UTC (${new Date(at).toISOString()})`;
   } else {
     return {
-      error: `expected a timestamp such as 2026-12-31T18:00:00Z or a duration such as PT4H, got ${shown(text)}`,
+      error: `expected a timestamp such as 2026-12-31T18:00:00Z or a duration such as 4h or PT4H, got ${shown(text)}`,
     };
   }
   if (at <= now) return { error: `must be in the future, got ${shown(text)}` };

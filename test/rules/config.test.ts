@@ -39,6 +39,11 @@ describe('values the contract allows are accepted', () => {
       'the largest page the upstream takes',
       { sources: { credentials: { domains: ['example.com'], pageSize: 10_000 } } },
     ],
+    ['a short-form lookback', { sources: { tenantEvents: { lookback: '24h' } } }],
+    [
+      'a silence until a leap day',
+      { silences: [{ match: {}, until: '2028-02-29T12:00:00Z', reason: 'leap' }] },
+    ],
   ])('%s', (_name, extra) => {
     const check = checkConfig(base(extra));
     expect(check.errors).toEqual([]);
@@ -100,7 +105,7 @@ describe('values the contract allows are accepted', () => {
         'destinations.soc.url: expected an http(s) URL',
         'destinations.mail.from: expected an e-mail address',
         'sources.credentials.domains[0]: expected a domain name such as example.com',
-        'sources.credentials.lookback: expected an ISO 8601 duration such as PT24H or P7D',
+        'sources.credentials.lookback: expected a duration such as PT24H, P7D or 24h',
       ]),
     );
   });
@@ -151,5 +156,23 @@ describe('what is wrong, said exactly', () => {
       ]),
     );
     expect(check.config).toBeUndefined();
+  });
+});
+
+describe('dates that do not exist', () => {
+  it('are refused with their path, not rolled over to the next month', () => {
+    const check = checkConfig(
+      base({
+        silences: [{ match: {}, until: '2027-02-30T00:00:00Z', reason: 'x' }],
+        sources: {
+          tenantEvents: { filters: { estimated_created_at: { gte: '2026-04-31T00:00:00Z' } } },
+        },
+      }),
+      new Date('2026-11-24T00:00:00Z'),
+    );
+    expect(check.errors).toEqual([
+      'sources.tenantEvents.filters.estimated_created_at.gte: 2026-04-31 does not exist: April 2026 has 30 days',
+      'silences[0].until: 2027-02-30 does not exist: February 2027 has 28 days',
+    ]);
   });
 });

@@ -24,7 +24,19 @@ describe('until', () => {
     ['2026-12-31T18:00:00Z', '2026-12-31T18:00:00.000Z'],
     ['2026-12-31T20:00:00+02:00', '2026-12-31T18:00:00.000Z'],
     ['P366D', '2027-11-24T00:00:00.000Z'],
+    // The short forms operators type from habit.
+    ['4h', '2026-11-23T04:00:00.000Z'],
+    ['30m', '2026-11-23T00:30:00.000Z'],
+    ['1d', '2026-11-24T00:00:00.000Z'],
+    ['1w', '2026-11-30T00:00:00.000Z'],
+    ['1h30m', '2026-11-23T01:30:00.000Z'],
+    ['2028-02-29T00:00:00Z', undefined],
   ])('%s → %s', (text, until) => {
+    if (until === undefined) {
+      // A leap day that exists, but beyond 366 days: refused for its distance, not its date.
+      expect(parseUntil(text, NOW)).toEqual({ error: expect.stringMatching(/at most 366 days/) });
+      return;
+    }
     expect(parseUntil(text, NOW)).toEqual({ until });
   });
 
@@ -41,8 +53,15 @@ describe('until', () => {
     ['2026-11-22T23:59:59Z', /in the future/],
     ['P367D', /at most 366 days/],
     ['2028-01-01T00:00:00Z', /at most 366 days/],
-    ['tomorrow', /timestamp such as .* or a duration such as PT4H/],
+    ['tomorrow', /timestamp such as .* or a duration such as 4h or PT4H/],
     ['P4X', /duration such as PT4H/],
+    // Dates that do not exist are refused, not rolled over (30 February is not 2 March).
+    ['2027-02-30T00:00:00Z', /2027-02-30 does not exist: February 2027 has 28 days/],
+    ['2026-11-31T00:00:00Z', /2026-11-31 does not exist: November 2026 has 30 days/],
+    ['2026-12-31T24:00:00Z', /not a time of day/],
+    ['2026-13-01T00:00:00Z', /13 is not a month/],
+    ['2026-12-31T18:00:00+25:00', /not a time zone offset/],
+    ['1M', /timestamp such as .* or a duration/],
     ['', /timestamp/],
   ])('%s is refused: %s', (text, message) => {
     const out = parseUntil(text, NOW);

@@ -4,15 +4,18 @@
  * validate: every schema and cross-reference error with its path, one per line (exit 2), then the
  * built-in samples rendered through every destination (no sending, no secrets), so a renderer
  * failure or a Slack-limit breach shows up here, named by destination, and not at run time.
- * schema: the JSON Schema of the config, for editors.
+ * schema: the JSON Schema of the config, for editors, every key described (rules/config-docs.ts).
+ * reference: the same descriptions as the Markdown reference, docs/config.md.
  */
 
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import { checkRendering } from '../../render/check.ts';
-import { checkConfig, configJsonSchema } from '../../rules/config.ts';
+import { checkConfig } from '../../rules/config.ts';
+import { configReference, documentedJsonSchema } from '../../rules/config-docs.ts';
 import { parseJson } from '../../rules/json.ts';
 import { DEFAULT_CONFIG_FILE } from '../../rules/source.ts';
 import type { Command } from '../command.ts';
@@ -74,13 +77,28 @@ export const configValidateCommand: Command = {
   },
 };
 
+/** The example config of the deploy guide, shipped with the package. */
+const EXAMPLE_CONFIG = fileURLToPath(new URL('../../../infra/alerts.config.example.json', import.meta.url));
+
+export const configReferenceCommand: Command = {
+  path: ['config', 'reference'],
+  example: 'exposure-alerts config reference > docs/config.md',
+  usage: 'config reference',
+  summary: 'print the config reference (every key: type, default, meaning, example) as Markdown',
+  async run({ io }) {
+    const example = JSON.parse(await readFile(EXAMPLE_CONFIG, 'utf8')) as unknown;
+    io.stdout(configReference(example));
+    return 0;
+  },
+};
+
 export const configSchemaCommand: Command = {
   path: ['config', 'schema'],
   example: 'exposure-alerts config schema > alerts.schema.json',
   usage: 'config schema',
   summary: 'print the JSON Schema of the alert config',
   async run({ io }) {
-    io.stdout(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
+    io.stdout(`${JSON.stringify(documentedJsonSchema(), null, 2)}\n`);
     return 0;
   },
 };

@@ -1,7 +1,7 @@
 /** Every CLI command, in the order `help` lists them. */
 import type { Command } from '../command.ts';
 import { assetsToggleCommand, serveCommand } from './api.ts';
-import { configSchemaCommand, configValidateCommand } from './config.ts';
+import { configReferenceCommand, configSchemaCommand, configValidateCommand } from './config.ts';
 import { destinationsTestCommand } from './destinations.ts';
 import { emulatorCommand } from './emulator.ts';
 import {
@@ -33,6 +33,7 @@ export const commands: Command[] = [
   tokenTestCommand,
   configValidateCommand,
   configSchemaCommand,
+  configReferenceCommand,
   destinationsTestCommand,
   previewCommand,
   emulatorCommand,
