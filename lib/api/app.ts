@@ -196,12 +196,12 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
   app.post('/silences', requireClient, async (c) => {
     const text = await readJsonText(c.req.raw, MAX_BODY_BYTES);
     const body = parseJson(text, '{"match": {...}, "until": "PT4H", "reason": "..."}');
-    const silence = await addSilence(deps, {
+    const made = await addSilence(deps, {
       client: c.get('client') as string,
       requestId: c.get('requestId'),
       body,
     });
-    return c.json({ silence }, 201);
+    return c.json(made, 201);
   });
 
   app.delete('/silences/:id', requireClient, async (c) => {

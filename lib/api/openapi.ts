@@ -14,6 +14,7 @@ import {
   healthSchema,
   MAX_BODY_BYTES,
   silenceBodySchema,
+  silenceCreatedSchema,
   silenceIdParamSchema,
   silenceListSchema,
   silenceResponseSchema,
@@ -179,7 +180,7 @@ function build(): Record<string, unknown> {
             content: { 'application/json': { schema: schemaOf(silenceBodySchema, 'input') } },
           },
           responses: {
-            '201': json('The silence made', silenceResponseSchema),
+            '201': json('The silence made, and any warnings about it', silenceCreatedSchema),
             ...errors(
               'invalid_request',
               'unauthorized',

@@ -131,6 +131,13 @@ export const silenceSchema = z
 
 export const silenceListSchema = z.object({ items: z.array(silenceSchema) });
 export const silenceResponseSchema = z.object({ silence: silenceSchema });
+export const silenceCreatedSchema = z.object({
+  silence: silenceSchema,
+  warnings: z.array(z.string()).register(z.globalRegistry, {
+    description:
+      'What config validate would warn about this silence (an empty match holds back every alert); empty when nothing.',
+  }),
+});
 
 export const statusSchema = z
   .object({

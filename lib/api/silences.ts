@@ -92,11 +92,15 @@ async function audited<T>(
   return done.result;
 }
 
-/** Makes a silence from `body` (`{match, until, reason}`); a bad body is a 400 naming each problem. */
+/**
+ * Makes a silence from `body` (`{match, until, reason}`); a bad body is a 400 naming each problem.
+ * Answers the silence and what `config validate` would warn about it (an empty match holds every
+ * alert back), so the API says what the CLI says.
+ */
 export async function addSilence(
   deps: SilenceDeps,
   request: SilenceChange & { body: unknown },
-): Promise<Silence> {
+): Promise<{ silence: Silence; warnings: string[] }> {
   const now = deps.now();
   const checked = checkSilenceRequest(request.body, now);
   if (!checked.ok) {
@@ -120,7 +124,7 @@ export async function addSilence(
     },
     async () => {
       await deps.silences.create(silence);
-      return { result: silence, outcome: 'ok', status: 201 };
+      return { result: { silence, warnings: checked.warnings }, outcome: 'ok', status: 201 };
     },
   );
 }

@@ -30,6 +30,8 @@ export interface CommandContext {
 export interface Command {
   /** Words that select it, e.g. `['token', 'test']`. */
   path: string[];
+  /** Other words that select it, as people type them from habit (`silence query`). */
+  aliases?: string[][];
   usage: string;
   summary: string;
   /** One example, as a user types it (`<command> --help` prints it). */

@@ -90,11 +90,17 @@ function parseOptions(command: Command, rest: string[]): ReturnType<typeof parse
 
 function findCommand(args: string[]): { command: Command; rest: string[] } | undefined {
   let best: Command | undefined;
+  let words = 0;
   for (const command of commands) {
-    const matches = command.path.every((word, i) => args[i] === word);
-    if (matches && (!best || command.path.length > best.path.length)) best = command;
+    for (const path of [command.path, ...(command.aliases ?? [])]) {
+      const matches = path.every((word, i) => args[i] === word);
+      if (matches && path.length > words) {
+        best = command;
+        words = path.length;
+      }
+    }
   }
-  return best ? { command: best, rest: args.slice(best.path.length) } : undefined;
+  return best ? { command: best, rest: args.slice(words) } : undefined;
 }
 
 export function describeFailure(error: unknown): { code: number; line: string } {

@@ -39,13 +39,20 @@ export function useColor(io: { isTTY: boolean; env: Record<string, string | unde
  * formatTable([['ID', 'REASON'], ['s-1', 'paste noise']], { shrink: 1 })
  * // ['  ID   REASON', '  s-1  paste noise']
  */
-export function formatTable(rows: string[][], options: { shrink: number; width?: number }): string[] {
+export function formatTable(
+  rows: string[][],
+  options: { shrink: number | number[]; width?: number },
+): string[] {
   const safe = rows.map((r) => r.map((cell) => terminalSafe(cell)));
   const widths = (safe[0] ?? []).map((_, i) => Math.max(...safe.map((r) => [...(r[i] ?? '')].length)));
-  const total = 2 + widths.reduce((n, w) => n + w, 0) + 2 * (widths.length - 1);
-  const over = total - (options.width ?? 80);
-  const header = [...(safe[0]?.[options.shrink] ?? '')].length;
-  if (over > 0) widths[options.shrink] = Math.max(header, (widths[options.shrink] ?? 0) - over, 8);
+  // Cut the shrinkable columns in turn, each no narrower than its header (and 8), until it fits.
+  for (const column of typeof options.shrink === 'number' ? [options.shrink] : options.shrink) {
+    const total = 2 + widths.reduce((n, w) => n + w, 0) + 2 * (widths.length - 1);
+    const over = total - (options.width ?? 80);
+    if (over <= 0) break;
+    const header = [...(safe[0]?.[column] ?? '')].length;
+    widths[column] = Math.max(header, (widths[column] ?? 0) - over, 8);
+  }
   const fit = (cell: string, w: number) => {
     const chars = [...cell];
     return chars.length > w ? `${chars.slice(0, Math.max(0, w - 1)).join('')}…` : cell.padEnd(w);

@@ -42,6 +42,7 @@ describe('silences through the API', () => {
       reason: 'incident 4711: a flood of reposts',
     });
     expect(made.status).toBe(201);
+    expect(made.json.warnings).toEqual([]);
     const silence = made.json.silence as Silence;
     expect(silence).toMatchObject({
       match: { kind: 'event', severity: { gte: 'high' }, sources: ['tenant'] },
@@ -84,6 +85,31 @@ describe('silences through the API', () => {
     });
     expect(made.status).toBe(201);
     expect((made.json.silence as Silence).until).toBe(at.toISOString());
+  });
+
+  it('a silence of everything for a year is made, and the answer says what it holds back; 30 February is refused', async () => {
+    const made = await call('POST', '/silences', api.tokens.runbook, {
+      match: {},
+      until: 'P366D',
+      reason: 'change freeze',
+    });
+    expect(made.status).toBe(201);
+    expect(made.json.warnings).toEqual(['match: empty, so this silence holds back every alert']);
+    const short = await call('POST', '/silences', api.tokens.runbook, {
+      match: { types: ['paste'] },
+      until: '2h',
+      reason: 'short form',
+    });
+    expect(short.status).toBe(201);
+    const impossible = await call('POST', '/silences', api.tokens.runbook, {
+      match: { types: ['paste'] },
+      until: '2027-02-30T00:00:00Z',
+      reason: 'x',
+    });
+    expect(impossible.status).toBe(400);
+    expect((impossible.json.error as { message: string }).message).toContain(
+      'until: 2027-02-30 does not exist: February 2027 has 28 days',
+    );
   });
 
   it('an unknown id is a 404 not_found', async () => {

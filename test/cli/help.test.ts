@@ -61,7 +61,7 @@ describe('help', () => {
     const { code, err } = await run(['silences', 'list', '--colour']);
     expect(code).toBe(2);
     expect(err).toBe(
-      'exposure-alerts: unknown option --colour for silences list (usage: exposure-alerts silences list [--all] [--json])\n',
+      'exposure-alerts: unknown option --colour for silences list (usage: exposure-alerts silences list|query [key=value...] [--all] [-q] [--json])\n',
     );
     const value = await run(['status', '--json=yes']);
     expect(value.err).toBe(

@@ -10,7 +10,9 @@ import { ApiError } from '../../api/errors.ts';
 import { addSilence, expireSilence, parseSilenceId, type SilenceDeps } from '../../api/silences.ts';
 import { systemClock } from '../../clock.ts';
 import { readEnvironment } from '../../env.ts';
-import { UsageError } from '../../errors.ts';
+import { NotFoundError, UsageError } from '../../errors.ts';
+import { parseJson } from '../../rules/json.ts';
+import { covers, describeMatch, parseMatchers } from '../../rules/matchers.ts';
 import { checkSilenceRequest, MAX_BY_CHARS, type Silence } from '../../rules/silences.ts';
 import { DynamoSilenceAudit } from '../../state/audit.ts';
 import { syncedClock } from '../../state/clock-sync.ts';
@@ -20,7 +22,7 @@ import { SilenceStore } from '../../state/silences.ts';
 import { createDynamoClient, ensureTable } from '../../state/table.ts';
 import { issuesToText } from '../../upstream/validate.ts';
 import type { Command, CommandContext } from '../command.ts';
-import { terminalSafe } from '../terminal.ts';
+import { formatTable, terminalSafe } from '../terminal.ts';
 import { cliClientName } from './api.ts';
 
 /** The table of TABLE_NAME (created first when DYNAMODB_ENDPOINT points at a local DynamoDB). */
@@ -64,81 +66,134 @@ async function withSilences<T>(ctx: CommandContext, work: (deps: SilenceDeps) =>
       silences: new SilenceStore(table.io),
       silenceAudit: new DynamoSilenceAudit(table.io.client, table.io.tableName),
       logger: ctx.logger,
-      now: () => Date.now(),
+      now: () => table.io.clock.now(),
     });
   } catch (error) {
-    // What the API answers 400 or 404 is a usage error here (exit 2), with the same message.
-    if (error instanceof ApiError && (error.code === 'invalid_request' || error.code === 'not_found'))
-      throw new UsageError(error.message);
+    // What the API answers 400 is a usage error here (exit 2), 404 a thing not found (exit 1).
+    if (error instanceof ApiError && error.code === 'invalid_request') throw new UsageError(error.message);
+    if (error instanceof ApiError && error.code === 'not_found') throw new NotFoundError(error.message);
     throw error;
   } finally {
     table.close();
   }
 }
 
-/** One silence on one line: user text (reason, names) made safe for the terminal. */
+/** How far away a time is, as a reader takes it in: `in 3 h`, `ended 12 min ago`. */
+function when(iso: string, now: number): string {
+  const s = Math.round((Date.parse(iso) - now) / 1000);
+  const span = (x: number) =>
+    x < 120
+      ? `${x} s`
+      : x < 7_200
+        ? `${Math.round(x / 60)} min`
+        : x < 172_800
+          ? `${Math.round(x / 3_600)} h`
+          : `${Math.round(x / 86_400)} d`;
+  return s > 0 ? `in ${span(s)}` : `${span(-s)} ago`;
+}
+
+/** One silence on one line, for the outcome of `expire`: user text made safe for the terminal. */
 export function describeSilence(s: Silence, now: number): string {
   const state = s.expiredAt
     ? `expired by ${s.expiredBy ?? '?'} at ${s.expiredAt}`
     : Date.parse(s.until) <= now
       ? `ended at ${s.until}`
       : `until ${s.until}`;
-  return terminalSafe(
-    `${s.id}  ${state}  match ${JSON.stringify(s.match)}  by ${s.createdBy} at ${s.createdAt}  reason: ${s.reason}`,
+  return terminalSafe(`${s.id}  ${state}  ${describeMatch(s.match)}  by ${s.createdBy}  reason: ${s.reason}`);
+}
+
+/** Silences as a table that fits 80 columns: the match in matcher words, the reason cut to fit. */
+export function silencesTable(items: readonly Silence[], now: number): string[] {
+  return formatTable(
+    [
+      ['ID', 'ENDS', 'BY', 'MATCH', 'REASON'],
+      ...items.map((s) => [
+        s.id,
+        s.expiredAt ? 'expired' : when(s.until, now),
+        s.createdBy,
+        describeMatch(s.match),
+        s.reason,
+      ]),
+    ],
+    { shrink: [4, 3, 2] },
   );
 }
 
-function required(ctx: CommandContext, name: string): string {
-  const value = ctx.values[name];
-  if (typeof value !== 'string' || value === '')
-    throw new UsageError(
-      `--${name} is required (usage: exposure-alerts silences add --match '<json>' --until <timestamp or duration> --reason <text>)`,
-    );
-  return value;
+/** The first of several options given (`--reason` or amtool's `--comment`), or undefined. */
+function option(ctx: CommandContext, ...names: string[]): string | undefined {
+  const given = names.filter((n) => ctx.values[n] !== undefined);
+  if (given.length > 1) throw new UsageError(`--${given[0]} and --${given[1]} say the same: give one`);
+  const value = given[0] === undefined ? undefined : ctx.values[given[0]];
+  return typeof value === 'string' ? value : undefined;
 }
+
+const ADD_USAGE =
+  "silences add --match '<json>' | <key=value>... --until <time|duration> --reason <text> [--by NAME] [--json]";
 
 export const silencesAddCommand: Command = {
   path: ['silences', 'add'],
-  example: `exposure-alerts silences add --match '{"types":["paste"]}' --until 4h --reason "paste noise during the migration"`,
+  aliases: [['silence', 'add']],
+  example: `exposure-alerts silences add types=paste severity>=high --duration 4h --comment "paste noise during the migration"`,
   optionHelp: {
     match:
-      'which alerts, as a route match in JSON (kind, sources, severity, types, tags, identifiers, domains)',
-    until: 'when it ends: a timestamp (2026-12-31T00:00:00Z) or a duration from now (PT4H, 4h, 30m, 1d)',
+      'which alerts, as a route match in JSON; or give key=value matchers instead (types=paste severity>=high tags=vip)',
+    until: 'when it ends: a timestamp (2026-12-31T00:00:00Z) or a duration from now (4h, 30m, 1d, PT4H)',
+    duration: 'the same as --until, as amtool users type it',
     reason: 'why, for the record (1 to 500 characters)',
+    comment: 'the same as --reason',
     by: 'who made it (default: your user name)',
+    author: 'the same as --by',
     json: 'print the silence as JSON',
   },
   uses: { table: true },
-  usage: "silences add --match '<json>' --until <timestamp|duration> --reason <text> [--by NAME] [--json]",
-  summary: 'silence matching alerts now, until a time or for a duration (PT4H); prints its id',
+  usage: ADD_USAGE,
+  summary:
+    'silence matching alerts from the next poll cycle on, until a time or for a duration; prints its id',
   options: {
     match: { type: 'string' },
     until: { type: 'string' },
+    duration: { type: 'string' },
     reason: { type: 'string' },
+    comment: { type: 'string' },
     by: { type: 'string' },
+    author: { type: 'string' },
     json: { type: 'boolean' },
   },
+  positionals: [0, 100],
   async run(ctx) {
-    const text = required(ctx, 'match');
-    const until = required(ctx, 'until');
-    const reason = required(ctx, 'reason');
-    const client = cliActor(ctx.values.by);
+    const text = option(ctx, 'match');
+    const until = option(ctx, 'until', 'duration');
+    const reason = option(ctx, 'reason', 'comment');
+    const missing = [!until && '--until (or --duration)', !reason && '--reason (or --comment)'].filter(
+      Boolean,
+    );
+    if (missing.length)
+      throw new UsageError(`${missing.join(' and ')} required (usage: exposure-alerts ${ADD_USAGE})`);
+    if (text !== undefined && ctx.positionals.length)
+      throw new UsageError('give --match or key=value matchers, not both');
+    if (text === undefined && !ctx.positionals.length)
+      throw new UsageError(
+        `say what to silence: key=value matchers (types=paste severity>=high) or --match '<json>' (usage: exposure-alerts ${ADD_USAGE})`,
+      );
+    const client = cliActor(option(ctx, 'by', 'author'));
     let match: unknown;
     try {
-      match = JSON.parse(text);
+      match = text === undefined ? parseMatchers(ctx.positionals) : parseJson(text);
     } catch (error) {
       throw new UsageError(
-        `--match is not valid JSON (${(error as Error).message}); give the route match shape, e.g. '{"types": ["paste"]}'`,
+        text === undefined
+          ? (error as Error).message
+          : `--match is not valid JSON (${(error as Error).message}); give the route match shape, e.g. '{"types": ["paste"]}'`,
       );
     }
     const body = { match, until, reason };
     // Checked before the table is opened: a bad request touches nothing.
     const checked = checkSilenceRequest(body, Date.now());
     if (!checked.ok) throw new UsageError(`the silence is invalid: ${issuesToText(checked.issues)}`);
-    for (const warning of checked.warnings) ctx.io.stderr(`warning: ${warning}\n`);
-    const silence = await withSilences(ctx, (deps) =>
+    const { silence, warnings } = await withSilences(ctx, (deps) =>
       addSilence(deps, { client, requestId: randomUUID(), body }),
     );
+    for (const warning of warnings) ctx.io.stderr(`warning: ${warning}\n`);
     ctx.io.stdout(
       ctx.values.json
         ? `${terminalSafe(JSON.stringify(silence, null, 2), { multiline: true })}\n`
@@ -150,15 +205,37 @@ export const silencesAddCommand: Command = {
 
 export const silencesListCommand: Command = {
   path: ['silences', 'list'],
-  example: 'exposure-alerts silences list --all',
-  optionHelp: { all: 'the ended silences too', json: 'print the silences as JSON' },
+  aliases: [
+    ['silences', 'query'],
+    ['silence', 'list'],
+    ['silence', 'query'],
+  ],
+  example: 'exposure-alerts silences list types=paste --all',
+  optionHelp: {
+    all: 'the ended silences too',
+    quiet: 'ids only, one a line (for silences expire $(silences query -q ...))',
+    json: 'print the silences as JSON',
+  },
   uses: { table: true },
-  usage: 'silences list [--all] [--json]',
-  summary: 'the active silences (with --all, the ended ones too): id, match, until, reason, by whom, when',
-  options: { all: { type: 'boolean' }, json: { type: 'boolean' } },
+  usage: 'silences list|query [key=value...] [--all] [-q] [--json]',
+  summary:
+    'the active silences (with --all, the ended ones too): id, when it ends, by whom, match, reason; key=value matchers keep those whose match holds them',
+  options: { all: { type: 'boolean' }, quiet: { type: 'boolean', short: 'q' }, json: { type: 'boolean' } },
+  positionals: [0, 100],
   async run(ctx) {
     const all = Boolean(ctx.values.all);
-    const items = await withSilences(ctx, (deps) => (all ? deps.silences.all() : deps.silences.active()));
+    let query: Record<string, unknown>;
+    try {
+      query = parseMatchers(ctx.positionals);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const found = await withSilences(ctx, (deps) => (all ? deps.silences.all() : deps.silences.active()));
+    const items = found.filter((s) => covers(s.match as Record<string, unknown>, query));
+    if (ctx.values.quiet) {
+      ctx.io.stdout(items.map((s) => `${s.id}\n`).join(''));
+      return 0;
+    }
     if (ctx.values.json) {
       ctx.io.stdout(`${terminalSafe(JSON.stringify(items, null, 2), { multiline: true })}\n`);
       return 0;
@@ -167,35 +244,49 @@ export const silencesListCommand: Command = {
       ctx.io.stdout(all ? 'no silences\n' : 'no active silences\n');
       return 0;
     }
-    const now = Date.now();
-    for (const s of items) ctx.io.stdout(`${describeSilence(s, now)}\n`);
+    ctx.io.stdout(`${silencesTable(items, Date.now()).join('\n')}\n`);
     return 0;
   },
 };
 
 export const silencesExpireCommand: Command = {
   path: ['silences', 'expire'],
-  example: 'exposure-alerts silences expire s-20261124-ab12cd',
-  optionHelp: { by: 'who ended it (default: your user name)' },
+  aliases: [['silence', 'expire']],
+  example: 'exposure-alerts silences expire $(exposure-alerts silences query -q types=paste)',
+  optionHelp: {
+    by: 'who ended it (default: your user name)',
+    author: 'the same as --by',
+  },
   uses: { table: true },
-  usage: 'silences expire <id> [--by NAME]',
-  summary: 'end a silence now; it is kept, marked expired, for the record',
-  options: { by: { type: 'string' } },
-  positionals: [1, 1],
+  usage: 'silences expire <id>... [--by NAME]',
+  summary: 'end silences now; each is kept, marked expired, for the record',
+  options: { by: { type: 'string' }, author: { type: 'string' } },
+  positionals: [1, 1000],
   async run(ctx) {
-    const client = cliActor(ctx.values.by);
-    let id: string;
-    try {
-      id = parseSilenceId(ctx.positionals[0]);
-    } catch (error) {
-      throw new UsageError((error as Error).message);
+    const client = cliActor(option(ctx, 'by', 'author'));
+    const ids = ctx.positionals.map((raw) => {
+      try {
+        return parseSilenceId(raw);
+      } catch (error) {
+        throw new UsageError((error as Error).message);
+      }
+    });
+    let missing = 0;
+    for (const id of ids) {
+      try {
+        const { silence, already } = await withSilences(ctx, (deps) =>
+          expireSilence(deps, { client, requestId: randomUUID(), id }),
+        );
+        ctx.io.stdout(
+          `${already ? `${silence.id} had ended already; nothing changed` : `${silence.id} expired`}\n`,
+        );
+      } catch (error) {
+        // One unknown id ends none of the others: each is said, and the exit code is 1.
+        if (!(error instanceof NotFoundError)) throw error;
+        missing += 1;
+        ctx.io.stderr(`exposure-alerts: ${terminalSafe(error.message)}\n`);
+      }
     }
-    const { silence, already } = await withSilences(ctx, (deps) =>
-      expireSilence(deps, { client, requestId: randomUUID(), id }),
-    );
-    ctx.io.stdout(
-      `${already ? `${silence.id} had ended already; nothing changed` : `${silence.id} expired`}\n${describeSilence(silence, Date.now())}\n`,
-    );
-    return 0;
+    return missing ? 1 : 0;
   },
 };
