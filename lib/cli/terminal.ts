@@ -53,11 +53,11 @@ export function formatTable(
     const header = [...(safe[0]?.[column] ?? '')].length;
     widths[column] = Math.max(header, (widths[column] ?? 0) - over, 8);
   }
-  const fit = (cell: string, w: number) => {
+  const cut = (cell: string, w: number) => {
     const chars = [...cell];
     return chars.length > w ? `${chars.slice(0, Math.max(0, w - 1)).join('')}…` : cell.padEnd(w);
   };
-  return safe.map((r) => `  ${r.map((cell, i) => fit(cell, widths[i] ?? 0)).join('  ')}`.trimEnd());
+  return safe.map((r) => `  ${r.map((cell, i) => cut(cell, widths[i] ?? 0)).join('  ')}`.trimEnd());
 }
 
 export interface TerminalSafeOptions {

@@ -39,7 +39,10 @@ export function isMatcher(arg: string): boolean {
  */
 export function parseMatchers(matchers: readonly string[]): Record<string, unknown> {
   const match: Record<string, unknown> = {};
-  const list = (key: string) => (match[key] ??= []) as unknown[];
+  const list = (key: string): unknown[] => {
+    if (!Array.isArray(match[key])) match[key] = [];
+    return match[key] as unknown[];
+  };
   for (const raw of matchers) {
     const m = MATCHER.exec(raw.trim());
     if (!m) throw new Error(`${JSON.stringify(raw)} is not a matcher: write key=value, as types=paste`);
@@ -58,8 +61,10 @@ export function parseMatchers(matchers: readonly string[]): Record<string, unkno
       const target = LIST_KEYS[key] as string;
       for (const v of values) list(target).push(target === 'identifiers' && /^\d+$/.test(v) ? Number(v) : v);
     } else if ((key === 'tags' || key === 'tag') && (op === '=' || op === '!=')) {
-      const tags = (match.tags ??= {}) as Record<string, string[]>;
-      (tags[op === '=' ? 'any' : 'none'] ??= []).push(...values);
+      const tags = (match.tags ?? {}) as Record<string, string[]>;
+      const which = op === '=' ? 'any' : 'none';
+      tags[which] = [...(tags[which] ?? []), ...values];
+      match.tags = tags;
     } else if (key === 'kind' && op === '=' && values.length === 1) {
       match.kind = values[0];
     } else if (key === 'severity' && op === '>=' && values.length === 1) {
