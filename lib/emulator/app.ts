@@ -238,7 +238,7 @@ export class Emulator {
           return c.json(RATE_LIMITED_BODY, 429, wait === undefined ? {} : { 'Retry-After': String(wait) });
         }
         if (unreadable) throw unreadable;
-        const fault = this.control.takeFault(name);
+        const fault = this.control.takeFault(name, c.req.path);
         if (fault) faultName = JSON.stringify(fault);
         if (fault && 'delayMs' in fault) await new Promise((r) => setTimeout(r, fault.delayMs));
         if (fault && 'hang' in fault) {

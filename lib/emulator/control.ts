@@ -34,6 +34,8 @@ export type FaultAction =
 export type Fault = FaultAction & {
   /** Which endpoint it hits; every endpoint when absent. */
   endpoint?: EndpointName;
+  /** Only requests whose path contains this (one identifier group: `/identifier_groups/12/`). */
+  path?: string;
   /** How many requests it hits; default 1. */
   times?: number;
 };
@@ -93,9 +95,13 @@ export class EmulatorControl {
     return this.faults;
   }
 
-  /** The next fault that applies to `endpoint`, consuming one of its uses. */
-  takeFault(endpoint: EndpointName): Fault | undefined {
-    const index = this.faults.findIndex((f) => f.endpoint === undefined || f.endpoint === endpoint);
+  /** The next fault that applies to `endpoint` (and `path`), consuming one of its uses. */
+  takeFault(endpoint: EndpointName, path = ''): Fault | undefined {
+    const index = this.faults.findIndex(
+      (f) =>
+        (f.endpoint === undefined || f.endpoint === endpoint) &&
+        (f.path === undefined || path.includes(f.path)),
+    );
     if (index < 0) return undefined;
     const fault = this.faults[index] as Fault;
     fault.times = (fault.times ?? 1) - 1;

@@ -126,8 +126,9 @@ export async function runPollCycle(
       const result = await pollStream(poll, spec, { ...budget, deadline, reserveMs, notPolledSince }, inline);
       done(result);
       if (result.status === 'unauthorized') break; // every other stream would meet the same refusal
-      // No turn came in time for even one page: the budget is spent for every stream after it too.
-      if ((result.status === 'rate_limited' || result.status === 'budget') && result.pages === 0) break;
+      // A stream that outlasted its share stopped only itself. Only the governor's word that no
+      // turn is left before the polling deadline ends the cycle early: the rest go first next time.
+      if (result.nextTurnAt !== undefined && result.nextTurnAt > pollDeadline) break;
     }
     delivery = withInline(
       await (deps.pass ?? ((options) => runDeliveryPass(deps.deliver, options)))({

@@ -117,6 +117,14 @@ interface Slot {
   done?: boolean;
 }
 
+/**
+ * Whether the stream was tried: it goes to the back of the order whether or not it read a page,
+ * unless the shared rate had no turn for its first request (it sent nothing, and keeps its place).
+ */
+function tried(result: StreamResult): boolean {
+  return result.pages > 0 || result.nextTurnAt === undefined;
+}
+
 /** Polls one stream; with `inline`, its new webhook deliveries are sent as pages are written. */
 export async function pollStream(
   deps: PollDeps,
@@ -140,22 +148,23 @@ export async function pollStream(
   const measure = () => (lag = state.lagSeconds(clock.now()));
   try {
     await walkPages({ deps, spec, budget, inline, lease, state, result, log, signal: alive.signal });
-    await deps.streams.release(lease, result.status, result.pages > 0, measure());
+    await deps.streams.release(lease, result.status, tried(result), measure());
     released = true;
   } catch (thrown) {
     // Work aborted by the lease's keeper fails with what the keeper found, not with the abort.
     const reason = alive.signal.reason;
-    const failure = statusOf(
-      reason instanceof LeaseRenewalError || reason instanceof LeaseLostError ? reason : thrown,
-    );
+    const cause = reason instanceof LeaseRenewalError || reason instanceof LeaseLostError ? reason : thrown;
+    const failure = statusOf(cause);
     result.status = failure.status;
     result.error = failure.error;
+    if (cause instanceof UpstreamError && cause.noTurn)
+      result.nextTurnAt = clock.now() + (cause.retryAfterMs ?? 0);
     log[failure.level](failure.log, failure.fields);
   } finally {
     alive.stop();
     if (!released && result.status !== 'lease_lost') {
       await deps.streams
-        .release(lease, result.status, result.pages > 0, measure())
+        .release(lease, result.status, tried(result), measure())
         .catch((error: unknown) => log.warn('could not release the lease', { error }));
     }
   }

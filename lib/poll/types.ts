@@ -86,6 +86,12 @@ export interface StreamResult extends PageCounts {
   status: StreamStatus;
   pages: number;
   error?: { code: string; message: string };
+  /**
+   * The stream stopped because the shared governor had no turn for it before its deadline: when
+   * the next turn is (ms since the epoch, on the run's clock). The cycle ends early only when that
+   * is past its own deadline.
+   */
+  nextTurnAt?: number;
 }
 
 /** Every count at zero: a page's before its work, and a stream's before its first page. */

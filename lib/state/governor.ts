@@ -402,8 +402,6 @@ function tooLate(waitMs: number): UpstreamError {
   return new UpstreamError(
     'rate_limited',
     'the shared upstream rate has no free turn before the time budget ends',
-    {
-      retryAfterMs: waitMs,
-    },
+    { retryAfterMs: waitMs, noTurn: true },
   );
 }

@@ -161,16 +161,18 @@ export class StreamStore {
   }
 
   /**
-   * Frees the lease, noting in the same request how the poll went and, when it read a page, that
-   * it was polled now: cycles visit the least recently polled first, so a stream that got no page
-   * (its turn came too late in a cycle) keeps its place at the front. `lagSeconds`, when the poll
-   * saw items, is kept for `status`.
+   * Frees the lease, noting in the same request how the poll went and, when it was `tried`, that
+   * it was polled now: cycles visit the least recently polled first, so a stream that was tried
+   * goes to the back of the order whether or not it read a page (one whose request outlasts its
+   * share cannot keep its place at the front and starve the others). A stream the shared rate had
+   * no turn for sent nothing: it keeps its place, and comes first next time.
+   * `lagSeconds`, when the poll saw items, is kept for `status`.
    */
-  release(lease: StreamLease, lastResult: string, polled = true, lagSeconds?: number): Promise<boolean> {
+  release(lease: StreamLease, lastResult: string, tried = true, lagSeconds?: number): Promise<boolean> {
     return this.leases.release(lease, {
       set: {
         lastResult,
-        ...(polled ? { lastPolledAt: new Date(this.clock.now()).toISOString() } : {}),
+        ...(tried ? { lastPolledAt: new Date(this.clock.now()).toISOString() } : {}),
         // The PollLagSeconds value of this poll, for `status` (state/status.ts).
         lagSeconds,
       },

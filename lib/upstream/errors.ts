@@ -25,6 +25,11 @@ export interface UpstreamErrorDetails {
    * was in flight with a timeout the budget had cut short. Nothing failed; the next run goes on.
    */
   budgetSpent?: boolean;
+  /**
+   * The shared governor's word: no turn is free before the deadline (`retryAfterMs` says when the
+   * next one is). Not the upstream's refusal: nothing was sent.
+   */
+  noTurn?: boolean;
   cause?: unknown;
 }
 
@@ -36,6 +41,7 @@ export class UpstreamError extends Error {
   readonly retryAfterMs?: number;
   readonly attempts?: number;
   readonly budgetSpent: boolean;
+  readonly noTurn: boolean;
 
   constructor(code: UpstreamErrorCode, message: string, details: UpstreamErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -45,6 +51,7 @@ export class UpstreamError extends Error {
     this.retryAfterMs = details.retryAfterMs;
     this.attempts = details.attempts;
     this.budgetSpent = details.budgetSpent === true;
+    this.noTurn = details.noTurn === true;
   }
 
   /** Worth another attempt: the same request may succeed later. */
