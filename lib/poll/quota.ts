@@ -7,9 +7,11 @@
  *
  * While paused nothing searches, so nothing would tell when the quota came back (it renews
  * monthly): once the stored reading is an hour old, a cycle spends one search on one page of one
- * stream to read it again, and goes on if the quota allows.
+ * stream to read it again, and goes on if the quota allows. The probe is claimed in the table
+ * first, so however many workers run, the deployment spends one probe search an hour.
  */
 import type { Clock } from '../clock.ts';
+import { SKEW_SLACK_MS } from '../state/clock-sync.ts';
 import type { QuotaReading, QuotaStore } from '../state/quota.ts';
 
 /** How old a paused reading may get before a cycle spends one search to read it again. */
@@ -43,7 +45,11 @@ export class QuotaGate {
     this.stored = await this.store.read();
     const reading = this.latest();
     if (!reading || reading.remaining >= reserve) return 'open';
-    return this.clock.now() - Date.parse(reading.at) >= QUOTA_PROBE_MS ? 'probe' : 'paused';
+    const now = this.clock.now();
+    // A reading dated ahead of now (a wrong clock wrote it) is as good as an old one.
+    const age = now - Date.parse(reading.at);
+    if (age < QUOTA_PROBE_MS && age > -SKEW_SLACK_MS) return 'paused';
+    return (await this.store.claimProbe(now, QUOTA_PROBE_MS)) ? 'probe' : 'paused';
   }
 
   /** Mid-cycle: whether the last reading fell below the reserve. */

@@ -38,7 +38,7 @@ import { WalkState, walkFields } from './walk.ts';
 export const PIPELINE_DEPTH = 4;
 
 export interface StreamFailure {
-  status: Exclude<StreamStatus, 'done' | 'skipped' | 'paused'>;
+  status: Exclude<StreamStatus, 'done' | 'skipped'>;
   error: { code: string; message: string };
   /** How the log says it. */
   level: 'warn' | 'error';
@@ -76,6 +76,17 @@ export function statusOf(error: unknown): StreamFailure {
       level: 'warn',
       log: 'rate limited by the upstream beyond the time budget; stopping cleanly, the next run resumes',
       fields: { retryAfterMs: error.retryAfterMs },
+    };
+  }
+  if (error instanceof UpstreamError && error.code === 'quota_exceeded') {
+    // The month's global searches are spent: credential polling pauses (cycle.ts, quota.ts), and
+    // the stream goes on from its cursor once the quota is back. Nothing failed.
+    return {
+      status: 'paused',
+      error: { code: error.code, message: error.message },
+      level: 'warn',
+      log: 'the monthly global-search quota is used up; credential polling pauses until it comes back',
+      fields: {},
     };
   }
   if (error instanceof UpstreamError && error.code === 'unauthorized') {

@@ -5,6 +5,7 @@
  * it. One item, written at most once a cycle.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SKEW_SLACK_MS } from './clock-sync.ts';
 import { marshall, unmarshall } from './marshall.ts';
 import { GetItemCommand, UpdateItemCommand } from './sdk.ts';
 
@@ -34,6 +35,33 @@ export class QuotaStore {
       new GetItemCommand({ TableName: this.tableName, Key: marshall(QUOTA_KEY), ConsistentRead: true }),
     );
     return QuotaStore.from(out.Item ? unmarshall(out.Item) : undefined);
+  }
+
+  /**
+   * Claims the one probe search of the hour for this run, for the whole deployment: true when no
+   * run probed in the last `everyMs` (a claim dated further ahead than a few seconds was written
+   * on a wrong clock, and does not count).
+   */
+  async claimProbe(now: number, everyMs: number): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: marshall(QUOTA_KEY),
+          UpdateExpression: 'SET probeAt = :now',
+          ConditionExpression: 'attribute_not_exists(probeAt) OR probeAt <= :due OR probeAt > :future',
+          ExpressionAttributeValues: marshall({
+            ':now': now,
+            ':due': now - everyMs,
+            ':future': now + SKEW_SLACK_MS,
+          }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as { name?: string })?.name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
   }
 
   /** Stores `reading` unless a later one is stored already (another run read the quota since). */

@@ -16,6 +16,7 @@ import type { CallOptions, QueryValue, RawResponse, RequestSpec, UpstreamHttpOpt
 import { UpstreamHttp } from './http.ts';
 import type { Fetched, IdPage } from './paging.ts';
 import { pagesById, pagesByNext } from './paging.ts';
+import { SEARCH_TIER_ENDPOINTS } from './rate.ts';
 import {
   type Asset,
   assetResponseSchema,
@@ -38,6 +39,7 @@ import {
 } from './schemas.ts';
 import type { InvalidItem, SplitItems } from './validate.ts';
 import { credentialKeyOf, describeIssues, eventKeyOf, issuesToText, splitValid } from './validate.ts';
+import { upstreamCode } from './wire.ts';
 
 export const LIMITS = {
   tenantEventsSize: 10,
@@ -201,9 +203,25 @@ export class UpstreamClient {
   private readonly onQuota?: (quota: Quota, endpoint: string) => void;
 
   constructor(options: UpstreamClientOptions) {
-    this.http = new UpstreamHttp(options);
-    this.logger = options.logger ?? silentLogger;
     this.onQuota = options.onQuota;
+    // The quota headers of every global-search answer, refusals included: a 403 QUOTA_EXCEEDED
+    // is a reading of 0 whether or not it carries the header (interface.md section 7).
+    this.http = new UpstreamHttp({
+      ...options,
+      onAnswer: (answer) => {
+        options.onAnswer?.(answer);
+        if (!SEARCH_TIER_ENDPOINTS.has(answer.endpoint)) return;
+        const quota = readQuota(answer.headers);
+        if (
+          answer.status === 403 &&
+          upstreamCode(answer.body) === 'QUOTA_EXCEEDED' &&
+          quota.remaining === null
+        )
+          quota.remaining = 0;
+        if (quota.remaining !== null || quota.batchReached !== null) this.onQuota?.(quota, answer.endpoint);
+      },
+    });
+    this.logger = options.logger ?? silentLogger;
   }
 
   private send(spec: RequestSpec, options?: CallOptions): Promise<RawResponse> {
@@ -216,10 +234,9 @@ export class UpstreamClient {
     this.logger.warn(`upstream endpoint ${endpoint} is deprecated; ${replacement}`, { endpoint });
   }
 
-  private quota(headers: Headers, endpoint: string): Quota {
-    const quota = readQuota(headers);
-    if (quota.remaining !== null || quota.batchReached !== null) this.onQuota?.(quota, endpoint);
-    return quota;
+  /** The quota an answer reported (onQuota has heard of it already, as of every search answer). */
+  private quota(headers: Headers): Quota {
+    return readQuota(headers);
   }
 
   private parseNextPage<T>(
@@ -412,7 +429,7 @@ export class UpstreamClient {
       { endpoint, method: 'POST', path: '/{core}/v4/credentials/global/_search', body },
       options,
     );
-    const quota = this.quota(res.headers, endpoint);
+    const quota = this.quota(res.headers);
     const page = this.parseNextPage(endpoint, res.body, (raw) =>
       splitValid(credentialSchema, raw, credentialKeyOf),
     );
@@ -450,7 +467,7 @@ export class UpstreamClient {
     this.deprecated(endpoint, 'the upstream replaces it with the v4 global event search');
     const query: Record<string, QueryValue> = { ...params };
     const res = await this.send({ endpoint, method: 'POST', path: '/{core}/v2/search/', query }, options);
-    const quota = this.quota(res.headers, endpoint);
+    const quota = this.quota(res.headers);
     const envelope = legacySearchEnvelopeSchema.safeParse(res.body);
     if (!envelope.success) {
       throw invalidResponse(endpoint, issuesToText(describeIssues(envelope.error.issues, res.body)));

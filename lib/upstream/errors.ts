@@ -11,7 +11,9 @@ export type UpstreamErrorCode =
   | 'bad_request'
   | 'upstream_unavailable'
   | 'invalid_response'
-  | 'timeout';
+  | 'timeout'
+  /** A global search refused for the monthly quota (403 QUOTA_EXCEEDED): a pause, not a failure. */
+  | 'quota_exceeded';
 
 export interface UpstreamErrorDetails {
   /** Logical endpoint name, e.g. `tenantEvents`; never a URL with a secret in it. */

@@ -13,7 +13,7 @@ import { silentLogger } from '../log.ts';
 import type { TokenProvider } from './auth.ts';
 import { codeForStatus, UpstreamError } from './errors.ts';
 import { type RateGovernor, SEARCH_TIER_ENDPOINTS } from './rate.ts';
-import { parseRetryAfter, readBody, upstreamMessage } from './wire.ts';
+import { parseRetryAfter, readBody, upstreamCode, upstreamMessage } from './wire.ts';
 
 export type QueryValue = string | number | boolean | readonly string[] | readonly number[] | undefined | null;
 
@@ -59,6 +59,11 @@ export interface UpstreamHttpOptions {
   random?: () => number;
   /** The shared rate governor; none for a run that uses no table (`token test`). */
   governor?: RateGovernor;
+  /**
+   * Every answer, refusals included (the client reads the quota headers of every global search,
+   * a 403 for the quota among them).
+   */
+  onAnswer?: (answer: { endpoint: string; status: number; headers: Headers; body: unknown }) => void;
 }
 
 export function buildUrl(baseUrl: string, coreSegment: string, spec: RequestSpec): string {
@@ -86,6 +91,7 @@ export class UpstreamHttp {
   private readonly backoffMaxMs: number;
   private readonly random: () => number;
   private readonly governor?: RateGovernor;
+  private readonly onAnswer?: UpstreamHttpOptions['onAnswer'];
 
   constructor(options: UpstreamHttpOptions) {
     if (!/^https?:\/\//.test(options.baseUrl)) {
@@ -104,6 +110,7 @@ export class UpstreamHttp {
     this.backoffMaxMs = options.backoffMaxMs ?? 8_000;
     this.random = options.random ?? Math.random;
     this.governor = options.governor;
+    this.onAnswer = options.onAnswer;
   }
 
   private backoff(attempt: number): number {
@@ -175,7 +182,7 @@ export class UpstreamHttp {
       waitMs =
         failure.code === 'rate_limited'
           ? (failure.retryAfterMs ?? this.rateLimitWaitMs)
-          : this.backoff(attempt);
+          : (failure.retryAfterMs ?? this.backoff(attempt));
       if (attempt >= this.maxAttempts) {
         throw new UpstreamError(failure.code, `${failure.message} (gave up after ${attempt} attempts)`, {
           endpoint: spec.endpoint,
@@ -245,6 +252,7 @@ export class UpstreamHttp {
         ),
       };
     }
+    this.onAnswer?.({ endpoint: spec.endpoint, status: res.status, headers: res.headers, body: body.json });
     if (res.status >= 200 && res.status < 300) {
       if (!body.ok) {
         return {
@@ -257,15 +265,23 @@ export class UpstreamHttp {
       }
       return { kind: 'ok', response: { status: res.status, headers: res.headers, body: body.json } };
     }
-    const code = codeForStatus(res.status);
+    const code =
+      res.status === 403 && upstreamCode(body.json) === 'QUOTA_EXCEEDED'
+        ? 'quota_exceeded'
+        : codeForStatus(res.status);
+    // A 429's wait, and a 5xx's when it says one (a 503 in maintenance): honoured, capped as every wait is.
     const retryAfterMs =
-      code === 'rate_limited' ? parseRetryAfter(res.headers.get('retry-after'), this.clock.now()) : undefined;
+      code === 'rate_limited' || res.status >= 500
+        ? parseRetryAfter(res.headers.get('retry-after'), this.clock.now())
+        : undefined;
     const what =
       code === 'unauthorized'
         ? 'the upstream refused the credentials'
         : code === 'rate_limited'
           ? 'rate limited by the upstream'
-          : `HTTP ${res.status}`;
+          : code === 'quota_exceeded'
+            ? 'the monthly global-search quota is used up'
+            : `HTTP ${res.status}`;
     return {
       kind: 'error',
       token,

@@ -36,6 +36,12 @@ export async function readBody(res: Response): Promise<{ json: unknown; ok: bool
   }
 }
 
+/** The upstream's own error code (`{"error": {"code": "QUOTA_EXCEEDED"}}`), if its body has one. */
+export function upstreamCode(body: unknown): string | undefined {
+  const code = ((body as { error?: unknown } | null)?.error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 /** The upstream's own error message, if its body has one, cut short. */
 export function upstreamMessage(body: unknown): string {
   const error = (body as { error?: unknown } | null)?.error;

@@ -158,6 +158,32 @@ describe('createWorkerHandler', () => {
     expect(calls('globalCredentials', from)).toEqual([]);
   }, 60_000);
 
+  it('a spent quota (403 QUOTA_EXCEEDED) pauses credential polling: no batch failure, a reading of 0 stored and published', async () => {
+    const { vars, table } = await setup();
+    emu.running.emulator.setQuotaRemaining(0);
+    const lines: string[] = [];
+    try {
+      const records = [message('credentials:acme.test', {}, 'credentials')];
+      const response = await withEnvironment(vars, async () => {
+        const handler = await createWorkerHandler('credentials', { emfWrite: (line) => lines.push(line) });
+        return handler({ Records: records }, context());
+      });
+      // Before: the 403 failed the stream, every run, and SQS dead-lettered the message.
+      expect(response).toEqual({ batchItemFailures: [] });
+      expect((await new QuotaStore(db.client, table).read())?.remaining).toBe(0);
+      const published = lines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((m) => 'GlobalSearchQuotaRemaining' in m);
+      expect(published.map((m) => m.GlobalSearchQuotaRemaining)).toContain(0);
+      const polled = await new StreamStore(db.client, table, systemClock).lastPolled([
+        'credentials:acme.test',
+      ]);
+      expect(polled.get('credentials:acme.test')?.result).toBe('paused');
+    } finally {
+      emu.running.emulator.setQuotaRemaining(10_000);
+    }
+  }, 60_000);
+
   it('a message whose stream was polled since it was sent is deleted unpolled; an older poll does not count', async () => {
     const { vars } = await setup();
     const sentBefore = Date.now() - 60_000;
