@@ -9,10 +9,17 @@ import { redactor } from '../log.ts';
 import { UpstreamError } from './errors.ts';
 import type { RateGovernor } from './rate.ts';
 import { generatedTokenSchema } from './schemas.ts';
+import { parseRetryAfter } from './wire.ts';
+
+/** A caller's time: the exchange's turn and request end by its deadline (on the provider's clock). */
+export interface TokenOptions {
+  deadline?: number;
+  signal?: AbortSignal;
+}
 
 export interface TokenProvider {
   /** The token to send now. */
-  getToken(): Promise<string>;
+  getToken(options?: TokenOptions): Promise<string>;
   /**
    * Called when `token` met a 401. Returns true when a different token is worth a retry (the
    * provider renewed), false when nothing would change (a static token).
@@ -50,9 +57,21 @@ export function apiKeyExchange(options: ApiKeyExchangeOptions): TokenProvider {
   const url = `${options.baseUrl.replace(/\/+$/, '')}/tokens/generate`;
   let current: { token: string; renewAt: number } | undefined;
   let inflight: Promise<string> | undefined;
+  const spent = () =>
+    new UpstreamError('timeout', 'generateToken: the time budget ran out before the token exchange', {
+      endpoint: 'generateToken',
+      budgetSpent: true,
+    });
 
-  const exchange = async (): Promise<string> => {
-    await options.governor?.take('basic', {});
+  const exchange = async (deadline: number, signal?: AbortSignal): Promise<string> => {
+    // A turn like every request, by the caller's deadline (the governor counts in real time).
+    await options.governor?.take('basic', {
+      deadline: Number.isFinite(deadline) ? Date.now() + (deadline - clock.now()) : undefined,
+      signal,
+    });
+    const left = deadline - clock.now();
+    if (left <= 0) throw spent();
+    const limit = options.timeoutMs ?? 15_000;
     let res: Response;
     try {
       res = await doFetch(url, {
@@ -63,14 +82,15 @@ export function apiKeyExchange(options: ApiKeyExchangeOptions): TokenProvider {
           Accept: 'application/json',
         },
         body: JSON.stringify(options.tenantId === undefined ? {} : { tenant_id: options.tenantId }),
-        signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
+        signal: AbortSignal.timeout(Math.max(1, Math.floor(Math.min(limit, left)))),
       });
     } catch (error) {
       const timedOut = (error as Error)?.name === 'TimeoutError';
       throw new UpstreamError(
         timedOut ? 'timeout' : 'upstream_unavailable',
         `token exchange failed: ${timedOut ? 'timed out' : 'network error'}`,
-        { endpoint: 'generateToken', cause: error },
+        // Cut short by the budget rather than given up on: nothing failed, the budget is spent.
+        { endpoint: 'generateToken', cause: error, budgetSpent: timedOut && left < limit },
       );
     }
     if (res.status === 401 || res.status === 403) {
@@ -80,12 +100,27 @@ export function apiKeyExchange(options: ApiKeyExchangeOptions): TokenProvider {
         status: res.status,
       });
     }
+    if (res.status === 429) {
+      await res.body?.cancel();
+      // A rate limit like any other: its Retry-After (else the usual wait) and the shared slowdown.
+      throw new UpstreamError('rate_limited', 'generateToken: rate limited by the upstream', {
+        endpoint: 'generateToken',
+        status: 429,
+        retryAfterMs: parseRetryAfter(res.headers.get('retry-after'), clock.now()),
+      });
+    }
     if (!res.ok) {
       await res.body?.cancel();
       throw new UpstreamError(
-        res.status >= 500 || res.status === 429 ? 'upstream_unavailable' : 'bad_request',
+        res.status >= 500 ? 'upstream_unavailable' : 'bad_request',
         `token exchange failed with HTTP ${res.status}`,
-        { endpoint: 'generateToken', status: res.status },
+        {
+          endpoint: 'generateToken',
+          status: res.status,
+          ...(res.status >= 500
+            ? { retryAfterMs: parseRetryAfter(res.headers.get('retry-after'), clock.now()) }
+            : {}),
+        },
       );
     }
     const parsed = generatedTokenSchema.safeParse(await res.json().catch(() => undefined));
@@ -101,12 +136,25 @@ export function apiKeyExchange(options: ApiKeyExchangeOptions): TokenProvider {
   };
 
   return {
-    async getToken() {
+    async getToken(wanted = {}) {
       if (current && clock.now() < current.renewAt) return current.token;
-      inflight ??= exchange().finally(() => {
+      const deadline = wanted.deadline ?? Number.POSITIVE_INFINITY;
+      inflight ??= exchange(deadline, wanted.signal).finally(() => {
         inflight = undefined;
       });
-      return inflight;
+      // Callers share one exchange, but each waits for it only until its own deadline.
+      if (!Number.isFinite(deadline)) return inflight;
+      const left = deadline - clock.now();
+      if (left <= 0) throw spent();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(spent()), left);
+      });
+      try {
+        return await Promise.race([inflight, late]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
     invalidate(token) {
       if (current?.token === token) current = undefined;

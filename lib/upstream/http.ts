@@ -138,7 +138,7 @@ export class UpstreamHttp {
       // The token before the turn: an exchange (a round trip, with a turn of its own) must not sit
       // between this request's slot and its sending, or the request would reach the upstream late
       // and crowd the next second.
-      const token = await this.auth.getToken().catch((error: unknown) => {
+      const token = await this.auth.getToken({ deadline, signal: options.signal }).catch((error: unknown) => {
         if (error instanceof UpstreamError) return error;
         throw error;
       });
@@ -205,7 +205,8 @@ export class UpstreamHttp {
         );
       }
       this.logger.warn('upstream request failed; retrying', {
-        endpoint: spec.endpoint,
+        // The request that failed: the token exchange's own, when it was the exchange.
+        endpoint: failure.endpoint ?? spec.endpoint,
         code: failure.code,
         status: failure.status,
         attempt,
