@@ -87,13 +87,29 @@ function operationOf(context: { commandName?: string }): string {
   return (context.commandName ?? 'request').replace(/Command$/, '');
 }
 
-/** Creates the table (and its index) when it does not exist, then waits until it is active. */
+/**
+ * Creates the table (and its index) when it does not exist, then waits until it is active. Runs
+ * started together on a fresh local table race to create it: the losers are told it is in use,
+ * and wait for it like the winner.
+ */
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<'created' | 'exists'> {
   try {
     const out = await client.send(new DescribeTableCommand({ TableName: tableName }));
     if (out.Table?.TableStatus === 'ACTIVE') return 'exists';
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
+    await createTable(client, tableName);
+  }
+  for (let i = 0; i < 60; i++) {
+    const out = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (out.Table?.TableStatus === 'ACTIVE') return 'created';
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`table ${tableName} did not become active`);
+}
+
+async function createTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  try {
     await client.send(
       new CreateTableCommand({
         TableName: tableName,
@@ -120,11 +136,8 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
         ],
       }),
     );
+  } catch (error) {
+    // Another run created it a moment ago: it is there, or about to be.
+    if ((error as { name?: string })?.name !== 'ResourceInUseException') throw error;
   }
-  for (let i = 0; i < 60; i++) {
-    const out = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    if (out.Table?.TableStatus === 'ACTIVE') return 'created';
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`table ${tableName} did not become active`);
 }
