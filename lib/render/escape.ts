@@ -18,6 +18,8 @@
  * is a security boundary: escaping `&`, `<`, `>` is what stops pings and forged links.
  */
 
+import { wellFormed } from '../text.ts';
+
 /** Slack mrkdwn: only `&`, `<` and `>` are special (destinations-facts.md). */
 export function escapeSlack(text: string): string {
   return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
@@ -32,17 +34,34 @@ export function escapeHtml(text: string): string {
     .replaceAll("'", '&#39;');
 }
 
-// C0 and C1 controls (ESC, and the 8-bit CSI U+009B among them), DEL, and the bidi controls that
-// can make a terminal, a subject line or a chat message lie about what it shows (U+202E turns
-// `exe.txt` into `txt.exe`). Zero-width joiners stay: emoji need them and they reorder nothing.
+// C0 and C1 controls (ESC, and the 8-bit CSI U+009B among them), DEL, the bidi controls that can
+// make a terminal, a subject line or a chat message lie about what it shows (U+202E turns
+// `exe.txt` into `txt.exe`), and the invisible characters that make look-alike names
+// (`exa\u200bmple.com`): zero-width space and non-joiner, word joiner and invisible operators,
+// the byte-order mark, the soft hyphen, the Mongolian vowel separator. The zero-width joiner is
+// kept where it joins emoji (`visible`) and removed everywhere else.
 // On one line, whitespace controls become a space so an upstream newline cannot forge a line.
 const LINE_BREAKING = /[\t\n\v\f\r\u0085\u2028\u2029]/g;
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL =
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
 // Where the format allows line breaks: CR goes (CRLF becomes LF), the rarer breaks become LF, and
 // LF and tab are the only controls left.
 const OTHER_BREAKS = /[\v\f\u0085\u2028\u2029]/g;
 const CONTROL_BUT_LINES =
-  /[\u0000-\u0008\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  /[\u0000-\u0008\u000e-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+// A zero-width joiner that does not join two emoji (👩🏽‍💻 keeps its own).
+const STRAY_JOINER =
+  /(?<!\p{Extended_Pictographic}\ufe0f?[\u{1F3FB}-\u{1F3FF}]?)\u200d|\u200d(?!\p{Extended_Pictographic})/gu;
+
+/**
+ * Upstream text as it may be shown at all: well-formed (a lone UTF-16 surrogate, which a strict
+ * JSON parser at a destination may refuse, becomes U+FFFD) and without a zero-width joiner that
+ * joins no emoji. Whole text only: whether a joiner joins emoji depends on its neighbours.
+ */
+export function visible(text: string): string {
+  const formed = wellFormed(text);
+  return formed.includes('\u200d') ? formed.replace(STRAY_JOINER, '') : formed;
+}
 
 /**
  * Upstream text with its control and bidi characters removed: one line (line breaks become
@@ -51,8 +70,9 @@ const CONTROL_BUT_LINES =
  * renderer goes through this one function, whatever it escapes afterwards.
  */
 export function stripControl(text: string, { lines = false }: { lines?: boolean } = {}): string {
-  if (!lines) return text.replace(LINE_BREAKING, ' ').replace(CONTROL, '');
-  return text.replaceAll('\r', '').replace(OTHER_BREAKS, '\n').replace(CONTROL_BUT_LINES, '');
+  const formed = wellFormed(text);
+  if (!lines) return formed.replace(LINE_BREAKING, ' ').replace(CONTROL, '');
+  return formed.replaceAll('\r', '').replace(OTHER_BREAKS, '\n').replace(CONTROL_BUT_LINES, '');
 }
 
 /** `1234567` -> `1,234,567`, without relying on the runtime's locale data. */
@@ -73,7 +93,7 @@ export interface Segment {
 export function parseHighlight(text: string): Segment[] {
   const segments: Segment[] = [];
   let depth = 0;
-  for (const part of text.split(/(<\/?mark\s*>)/i)) {
+  for (const part of visible(text).split(/(<\/?mark\s*>)/i)) {
     if (/^<mark\s*>$/i.test(part)) depth++;
     else if (/^<\/mark\s*>$/i.test(part)) depth = Math.max(0, depth - 1);
     else if (part) {
@@ -137,6 +157,11 @@ export function renderSegments(
     return `${lead}${style.open}${core}${style.close}${trail}`;
   };
   const overhead = style.open.length + style.close.length;
+  // Joiners are judged on the whole text, before it is walked a character at a time.
+  segments = segments.map((s) => {
+    const text = visible(s.text);
+    return text === s.text ? s : { ...s, text };
+  });
   // Renders until the next character would pass `budget`; stops early, so a 10,000-character
   // highlight clipped to 150 costs about 150 steps, not 10,000.
   const fill = (budget: number) => {

@@ -13,8 +13,10 @@
  * masked or hidden here too. The routing key is a secret the sender adds; a rendered event never
  * holds it.
  */
+
 import { createHash } from 'node:crypto';
 import { eventSeverity } from '../model.ts';
+import { wellFormedDeep } from '../text.ts';
 import type { Severity } from '../upstream/event-types.ts';
 import { highlightPlain, lineText } from './escape.ts';
 import { hashKind, identifierNames, plural } from './format.ts';
@@ -105,7 +107,7 @@ function eventTrigger(alert: EventDelivery, opts: RenderOptions): PagerDutyEvent
       severity: PAGERDUTY_SEVERITY[severity],
       timestamp: timestampOf(item.metadata.matched_at, opts.now),
       class: lineText(item.metadata.type, 200, () => '…'),
-      custom_details: item,
+      custom_details: wellFormedDeep(item),
     },
     eventLink(item, opts.appUrl),
   );
@@ -128,7 +130,7 @@ function credentialTrigger(
       severity: pd.credentialSeverity,
       timestamp: timestampOf(item.imported_at, opts.now),
       class: 'leaked_credential',
-      custom_details: item,
+      custom_details: wellFormedDeep(item),
     },
     credentialLink(item, opts.appUrl),
   );
@@ -167,7 +169,7 @@ function digestTrigger(
         severity: PAGERDUTY_SEVERITY[highestSeverity(batch.alerts) ?? 'info'],
         timestamp: opts.now.toISOString(),
         class: 'exposure_digest',
-        custom_details: { kind: 'events', count: total, notListed, items },
+        custom_details: wellFormedDeep({ kind: 'events', count: total, notListed, items }),
       },
       undefined,
     );
@@ -181,7 +183,7 @@ function digestTrigger(
       severity: pd.credentialSeverity,
       timestamp: opts.now.toISOString(),
       class: 'leaked_credentials_digest',
-      custom_details: { kind: 'credentials', count: total, notListed, items },
+      custom_details: wellFormedDeep({ kind: 'credentials', count: total, notListed, items }),
     },
     undefined,
   );

@@ -15,7 +15,7 @@
  *   quotes fits as surely as one of ASCII; a clipped text ends with a note saying how much went.
  */
 import type { Severity } from '../upstream/event-types.ts';
-import { ellipsis, formatCount, lineText, type Segment, stripControl } from './escape.ts';
+import { ellipsis, formatCount, lineText, type Segment, stripControl, visible } from './escape.ts';
 import { joinList } from './format.ts';
 import type { CardElement, TeamsPayload } from './types.ts';
 
@@ -106,7 +106,7 @@ function cleanChar(c: string): string {
 }
 
 function clean(text: string): string {
-  return stripControl(text);
+  return stripControl(visible(text));
 }
 
 /** Bytes one (already cleaned) character takes inside a JSON string. */
@@ -184,6 +184,8 @@ export function upstreamRuns(segments: Segment[], maxBytes: number, note: ClipNo
 }
 
 function clipSegments(segments: Segment[], maxBytes: number, note: ClipNote) {
+  // Joiners are judged on the whole text, before it is walked a character at a time (escape.ts).
+  segments = segments.map((s) => ({ ...s, text: visible(s.text) }));
   const whole = fill(segments, maxBytes);
   if (whole.complete) return { runs: whole.runs };
   const total = codePoints(segments);

@@ -10,7 +10,9 @@
  * const body = JSON.stringify(first.payload);
  * headers['X-Signature-256'] = signWebhook(secret, timestamp, body);
  */
+
 import { createHash, createHmac } from 'node:crypto';
+import { wellFormedDeep } from '../text.ts';
 import { deliveryIdsOf, routesOf } from './group.ts';
 import type { DeliveryAlert, Rendered, RenderOptions, WebhookBody } from './types.ts';
 
@@ -37,7 +39,7 @@ export function renderWebhook(alerts: DeliveryAlert[], opts: RenderOptions): Ren
           kind: bodyKind,
           destination: opts.destination,
           routes: routesOf(chunk),
-          items: chunk.map((a) => a.item),
+          items: chunk.map((a) => wellFormedDeep(a.item)),
           sentAt: webhookTimestamp(opts.now),
         },
         summary: `webhook ${bodyKind} x${chunk.length}${ofKind.length > WEBHOOK_MAX_ITEMS ? ` (part ${start / WEBHOOK_MAX_ITEMS + 1} of ${Math.ceil(ofKind.length / WEBHOOK_MAX_ITEMS)})` : ''}`,

@@ -4,6 +4,8 @@
  * upstream's own error message.
  */
 
+import { parseWellFormed } from '../text.ts';
+
 /**
  * Parses `Retry-After` as seconds or an HTTP date into a wait in ms, at most an hour: every caller
  * turns it into a time or a timer, and a wait of days would stall a stream or a destination on one
@@ -30,7 +32,8 @@ export async function readBody(res: Response): Promise<{ json: unknown; ok: bool
   const text = await res.text();
   if (text === '') return { json: undefined, ok: true, text };
   try {
-    return { json: JSON.parse(text), ok: true, text };
+    // Strings as text can be: a lone surrogate from a `\ud800` escape becomes U+FFFD (text.ts).
+    return { json: parseWellFormed(text), ok: true, text };
   } catch {
     return { json: undefined, ok: false, text };
   }

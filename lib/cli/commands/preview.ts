@@ -5,6 +5,7 @@
  * destination's payload printed exactly (the webhook with the headers it would carry; values that
  * are secrets, or computed with one at send time, are described instead of shown).
  */
+
 import { readFile } from 'node:fs/promises';
 import { PAGERDUTY_URL } from '../../deliver/destinations.ts';
 import { readEnvironment } from '../../env.ts';
@@ -17,6 +18,7 @@ import type { AlertsConfig, DestinationConfig, SecretRef } from '../../rules/con
 import { decide, domainWithin } from '../../rules/match.ts';
 import { applyPasswordPolicy } from '../../rules/passwords.ts';
 import { loadAlertsConfig } from '../../rules/source.ts';
+import { parseWellFormed } from '../../text.ts';
 import { credentialSchema, eventItemSchema } from '../../upstream/schemas.ts';
 import { describeIssues } from '../../upstream/validate.ts';
 import type { Command } from '../command.ts';
@@ -164,7 +166,7 @@ export const previewCommand: Command = {
     const file = positionals[0]!;
     let raw: unknown;
     try {
-      raw = JSON.parse(await readFile(file, 'utf8'));
+      raw = parseWellFormed(await readFile(file, 'utf8'));
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       throw new UsageError(
