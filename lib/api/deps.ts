@@ -38,7 +38,7 @@ export interface ApiDepsOptions {
   upstream?: Partial<UpstreamClientOptions>;
   /** Total upstream budget; default API_UPSTREAM_BUDGET.totalMs. */
   upstreamTimeoutMs?: number;
-  /** Reads the secret object afresh; default: SECRET_ID or SECRETS_FILE again. */
+  /** Reads the secret object afresh; default: SECRET_ID or SECRETS_FILE again, or the secrets given when neither is set. */
   readSecrets?: () => Promise<SecretObject>;
   /**
    * Check `apiClients` now and warn when there is none; default true. The CLI, which
@@ -91,7 +91,10 @@ export async function createApiDeps(
     dynamo.destroy();
     throw error;
   }
-  const readSecrets = options.readSecrets ?? (() => loadSecrets(env));
+  // The secret object is read again for new or removed clients; secrets given with no source to
+  // read them from (a bench, an embedding program) are all there is, and stay what they were.
+  const readSecrets =
+    options.readSecrets ?? (env.secretId || env.secretsFile ? () => loadSecrets(env) : async () => secrets);
   let first = true;
   const io = { client: dynamo, tableName: env.tableName, clock };
   const silences = new SilenceStore(io);

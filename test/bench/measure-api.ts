@@ -1,13 +1,22 @@
 /**
  * 6. API: `POST /assets/{id}/toggle` against the emulator with no added latency, 2,000 requests one
  * after another, then 2,000 with 32 in flight. The API runs in a bench worker (the app as
- * functions/api.ts builds it: bearer auth, audit records in dynalite before and after, the upstream
- * call); this process sends the requests. The API's own time is measured inside the worker: the
- * time `app.fetch` takes for each request (and, shown beside it, that time less the wait for the
- * upstream's answer). p50 and p99 by nearest rank.
+ * functions/api.ts builds it: bearer auth, audit records in dynalite before and after, its turn
+ * from the shared governor, the upstream call); this process sends the requests. The API's own
+ * time is measured inside the worker: the time `app.fetch` takes for each request (and, shown
+ * beside it, that time less the wait for the upstream's answer). p50 and p99 by nearest rank.
+ *
+ * Unpaced, as the other sections run: the API paces at the rates pollers store in the table, so a
+ * poller's unlimited rates are stored first (at the real tiers 4,000 toggles would take 1,000 s).
+ * The pacing itself is the second figure: how long an API call waits for its turn while three
+ * pollers keep the shared lanes busy at the real tiers (4 requests and 1 search a second), in this
+ * process, against the same dynalite.
  */
 import { createHash } from 'node:crypto';
 import { API_MEMORY_MB } from '../../infra/function.ts';
+import { systemClock } from '../../lib/clock.ts';
+import { DEFAULT_RATES, DynamoRateGovernor } from '../../lib/state/governor.ts';
+import { createDynamoClient } from '../../lib/state/table.ts';
 import type { ApiSetup, ApiTimings } from './api-server.ts';
 import {
   createTable,
@@ -23,6 +32,59 @@ const REQUESTS = 2_000;
 const IN_FLIGHT = 32;
 /** An asset of the emulator's demo tenant. */
 const ASSET = 10011;
+/** A poller's rates where nothing limits them: the emulator here has no rate limit. */
+const UNPACED = { requestsPerSecond: 100_000, searchRequestsPerSecond: 10_000 };
+/** API turns measured behind the busy pollers, one every 250 ms. */
+const API_TURNS = 20;
+
+/** Stores `rates` in the table's governor item, as a poller's first booking does. */
+async function storeRates(endpoint: string, table: string, rates: typeof UNPACED): Promise<void> {
+  const client = createDynamoClient({ endpoint });
+  try {
+    await new DynamoRateGovernor(client, table, systemClock, { rates, searching: false }).take('basic', {});
+  } finally {
+    client.destroy();
+  }
+}
+
+/**
+ * Three pollers booking turns back to back at the real tiers (basic and search alike), and the API
+ * taking a turn every 250 ms: how long each API turn waited, in ms.
+ */
+async function waitBehindPollers(endpoint: string): Promise<number[]> {
+  const table = await createTable(endpoint, 'api-turns');
+  const clients = Array.from({ length: 4 }, () => createDynamoClient({ endpoint }));
+  const [apiClient, ...pollerClients] = clients as [
+    ReturnType<typeof createDynamoClient>,
+    ...ReturnType<typeof createDynamoClient>[],
+  ];
+  let busy = true;
+  const pollers = pollerClients.map((client) => {
+    const g = new DynamoRateGovernor(client, table, systemClock, { rates: DEFAULT_RATES, searching: true });
+    return Promise.all(
+      (['basic', 'search'] as const).map(async (tier) => {
+        while (busy) await g.take(tier, {});
+      }),
+    );
+  });
+  const api = new DynamoRateGovernor(apiClient, table, systemClock);
+  const waits: number[] = [];
+  try {
+    // Let the pollers fill the lanes first.
+    await new Promise((r) => setTimeout(r, 2_000));
+    for (let i = 0; i < API_TURNS; i++) {
+      const t0 = performance.now();
+      await api.take('basic', {});
+      waits.push(performance.now() - t0);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    busy = false;
+    await Promise.all(pollers);
+    for (const c of clients) c.destroy();
+  }
+  return waits;
+}
 
 async function toggle(url: string, token: string, i: number): Promise<number> {
   const res = await fetch(`${url}/assets/${ASSET}/toggle`, {
@@ -48,6 +110,7 @@ export async function measureApi(): Promise<{ figures: Figure[]; raw: unknown }>
       table: await createTable(db.url, 'api'),
       clientDigest: createHash('sha256').update(token).digest('hex'),
     };
+    await storeRates(db.url, setup.table, UNPACED);
     worker = await startWorker('api', setup, { memorySize: API_MEMORY_MB });
     const url = (worker.ready as { url: string }).url;
     const phases: Record<string, ApiTimings & { wallS: number }> = {};
@@ -85,6 +148,19 @@ export async function measureApi(): Promise<{ figures: Figure[]; raw: unknown }>
           }),
         );
       }
+    }
+    const waits = await waitBehindPollers(db.url);
+    for (const p of [50, 99]) {
+      figures.push(
+        figure({
+          section: 'api',
+          id: `api.turnWait.p${p}Ms`,
+          label: `an API call's wait for its turn behind 3 busy pollers at the real tiers, p${p}`,
+          value: round(percentile(waits, p)),
+          unit: 'ms',
+          detail: `${API_TURNS} calls; each poller holds at most one booking at a time`,
+        }),
+      );
     }
     return {
       figures,
