@@ -32,8 +32,9 @@ export function useColor(io: { isTTY: boolean; env: Record<string, string | unde
 
 /**
  * Rows as a table that fits `width` columns (80, a terminal's least): a header row first, two
- * spaces between columns, indented by two; when too wide, the `shrink` column (the one with the
- * longest free text) is cut with `…`. Cells are made terminal-safe first.
+ * spaces between columns, indented by two. When too wide, the `shrink` columns (those with free
+ * text), in turn, are narrowed: their cells cut with `…`, or with `wrap`, folded onto as many
+ * lines as they need, so nothing is lost (a silence's reason). Cells are made terminal-safe first.
  *
  * @example
  * formatTable([['ID', 'REASON'], ['s-1', 'paste noise']], { shrink: 1 })
@@ -41,23 +42,48 @@ export function useColor(io: { isTTY: boolean; env: Record<string, string | unde
  */
 export function formatTable(
   rows: string[][],
-  options: { shrink: number | number[]; width?: number },
+  options: { shrink: number | number[]; width?: number; wrap?: boolean },
 ): string[] {
   const safe = rows.map((r) => r.map((cell) => terminalSafe(cell)));
   const widths = (safe[0] ?? []).map((_, i) => Math.max(...safe.map((r) => [...(r[i] ?? '')].length)));
-  // Cut the shrinkable columns in turn, each no narrower than its header (and 8), until it fits.
+  const least = options.wrap ? 16 : 8;
   for (const column of typeof options.shrink === 'number' ? [options.shrink] : options.shrink) {
     const total = 2 + widths.reduce((n, w) => n + w, 0) + 2 * (widths.length - 1);
     const over = total - (options.width ?? 80);
     if (over <= 0) break;
     const header = [...(safe[0]?.[column] ?? '')].length;
-    widths[column] = Math.max(header, (widths[column] ?? 0) - over, 8);
+    widths[column] = Math.max(header, (widths[column] ?? 0) - over, least);
   }
   const cut = (cell: string, w: number) => {
     const chars = [...cell];
-    return chars.length > w ? `${chars.slice(0, Math.max(0, w - 1)).join('')}…` : cell.padEnd(w);
+    return chars.length > w ? `${chars.slice(0, Math.max(0, w - 1)).join('')}…` : cell;
   };
-  return safe.map((r) => `  ${r.map((cell, i) => cut(cell, widths[i] ?? 0)).join('  ')}`.trimEnd());
+  const lines: string[] = [];
+  for (const row of safe) {
+    const cells = row.map((cell, i) =>
+      options.wrap ? fold(cell, widths[i] ?? 0) : [cut(cell, widths[i] ?? 0)],
+    );
+    const height = Math.max(...cells.map((c) => c.length));
+    for (let k = 0; k < height; k++)
+      lines.push(`  ${cells.map((c, i) => (c[k] ?? '').padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd());
+  }
+  return lines;
+}
+
+/** `text` folded into lines of at most `width` characters, at spaces where it can be. */
+function fold(text: string, width: number): string[] {
+  const chars = [...text];
+  if (chars.length <= width) return [text];
+  const out: string[] = [];
+  let rest = chars;
+  while (rest.length > width) {
+    const space = rest.slice(0, width + 1).lastIndexOf(' ');
+    const at = space > 0 ? space : width;
+    out.push(rest.slice(0, at).join('').trimEnd());
+    rest = rest.slice(space > 0 ? at + 1 : at);
+  }
+  if (rest.length) out.push(rest.join(''));
+  return out;
 }
 
 export interface TerminalSafeOptions {

@@ -27,8 +27,8 @@ export const FUNCTIONS = [
 ] as const;
 const RUNS = 10;
 const MAX_BUNDLE_KB = 150;
-/** Workers deliver, so they hold every renderer (Teams and PagerDuty added about 12 KB; test/infra/synth.test.ts). */
-const MAX_WORKER_BUNDLE_KB = 170;
+/** Workers deliver, so they hold every renderer (test/infra/synth.test.ts says how they grew). */
+const MAX_WORKER_BUNDLE_KB = 200;
 const MAX_INIT_MS = 150;
 
 interface InitTiming {

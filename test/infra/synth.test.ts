@@ -16,10 +16,11 @@ import { build, EXAMPLE_CONFIG, logicalId } from './harness.ts';
 /** Minified, without the AWS SDK (provided by the Lambda runtime). */
 const BUDGET_BYTES = 150 * 1024;
 /**
- * The workers deliver, so they hold every renderer: the Teams and PagerDuty ones (issue 15) added
- * about 12 KB minified to the 148 KB they had (measured with esbuild at the commit before them).
+ * The workers deliver, so they hold every renderer: 148 KB, then 166 KB with Teams and PagerDuty,
+ * then 177 KB with the clock correction, the shared quota probe and the text-safety rules. The
+ * budget is the one every bundle will keep as the other destination kinds come: 200 KB.
  */
-const WORKER_BUDGET_BYTES = 170 * 1024;
+const WORKER_BUDGET_BYTES = 200 * 1024;
 const budgetOf = (name: string) => (name.startsWith('work-') ? WORKER_BUDGET_BYTES : BUDGET_BYTES);
 
 let outdir: string;
@@ -52,7 +53,7 @@ const FUNCTIONS = [
 
 describe('real synth with esbuild', () => {
   it.each(FUNCTIONS)(
-    '%s: minified ESM with a source map, the AWS SDK external, within its budget (150 KB, workers 170 KB)',
+    '%s: minified ESM with a source map, the AWS SDK external, within its budget (150 KB, workers 200 KB)',
     (name, prefix) => {
       const dir = assetDir('AWS::Lambda::Function', prefix, 'Code');
       const code = readFileSync(join(dir, 'index.mjs'), 'utf8');

@@ -102,7 +102,7 @@ export function describeSilence(s: Silence, now: number): string {
   return terminalSafe(`${s.id}  ${state}  ${describeMatch(s.match)}  by ${s.createdBy}  reason: ${s.reason}`);
 }
 
-/** Silences as a table that fits 80 columns: the match in matcher words, the reason cut to fit. */
+/** Silences as a table that fits 80 columns: the match in matcher words, long cells folded. */
 export function silencesTable(items: readonly Silence[], now: number): string[] {
   return formatTable(
     [
@@ -115,7 +115,7 @@ export function silencesTable(items: readonly Silence[], now: number): string[] 
         s.reason,
       ]),
     ],
-    { shrink: [4, 3, 2] },
+    { shrink: [4, 3, 2], wrap: true },
   );
 }
 
@@ -133,10 +133,10 @@ const ADD_USAGE =
 export const silencesAddCommand: Command = {
   path: ['silences', 'add'],
   aliases: [['silence', 'add']],
-  example: `exposure-alerts silences add types=paste severity>=high --duration 4h --comment "paste noise during the migration"`,
+  example: `exposure-alerts silences add types=paste 'severity>=high' --duration 4h --comment "paste noise during the migration"`,
   optionHelp: {
     match:
-      'which alerts, as a route match in JSON; or give key=value matchers instead (types=paste severity>=high tags=vip)',
+      "which alerts, as a route match in JSON; or give key=value matchers instead (types=paste 'severity>=high' tags=vip; quote a >= for the shell)",
     until: 'when it ends: a timestamp (2026-12-31T00:00:00Z) or a duration from now (4h, 30m, 1d, PT4H)',
     duration: 'the same as --until, as amtool users type it',
     reason: 'why, for the record (1 to 500 characters)',
@@ -173,7 +173,7 @@ export const silencesAddCommand: Command = {
       throw new UsageError('give --match or key=value matchers, not both');
     if (text === undefined && !ctx.positionals.length)
       throw new UsageError(
-        `say what to silence: key=value matchers (types=paste severity>=high) or --match '<json>' (usage: exposure-alerts ${ADD_USAGE})`,
+        `say what to silence: key=value matchers (types=paste 'severity>=high') or --match '<json>' (usage: exposure-alerts ${ADD_USAGE})`,
       );
     const client = cliActor(option(ctx, 'by', 'author'));
     let match: unknown;
