@@ -25,7 +25,7 @@ interface Command {
 }
 
 /** The `sh` blocks of `sections`, in order: their commands (continuations joined), and the skipped blocks. */
-export function readmeCommands(
+function readmeCommands(
   readme: string,
   sections: readonly string[],
 ): { commands: Command[]; skipped: number } {
