@@ -123,7 +123,12 @@ export async function runPollCycle(
         gate === 'probe'
           ? Number.POSITIVE_INFINITY
           : (budget.reserveMs ?? Math.min(PAGE_RESERVE_MS, Math.max(0, (deadline - now) / 4)));
-      const result = await pollStream(poll, spec, { ...budget, deadline, reserveMs, notPolledSince }, inline);
+      const result = await pollStream(
+        poll,
+        spec,
+        { ...budget, deadline, reserveMs, notPolledSince, ownShare: deadline < pollDeadline },
+        inline,
+      );
       done(result);
       if (result.status === 'unauthorized') break; // every other stream would meet the same refusal
       // A stream that outlasted its share stopped only itself. Only the governor's word that no

@@ -16,97 +16,19 @@
  * it) and moves the cursor no further.
  */
 import type { InlineDelivery } from '../deliver/inline.ts';
-import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { keepAlive, LeaseLostError, LeaseRenewalError } from '../state/lease.ts';
 import type { StreamLease } from '../state/streams.ts';
 import { RequestLimitError, UpstreamError } from '../upstream/errors.ts';
 import { isEndOfFeed } from '../upstream/paging.ts';
+import { statusOf } from './failure.ts';
 import { processPage } from './page.ts';
 import type { StreamPage, StreamSpec } from './streams.ts';
-import {
-  type PageCounts,
-  type PollBudget,
-  type PollDeps,
-  type StreamResult,
-  type StreamStatus,
-  zeroCounts,
-} from './types.ts';
+import { type PageCounts, type PollBudget, type PollDeps, type StreamResult, zeroCounts } from './types.ts';
 import { WalkState, walkFields } from './walk.ts';
 
 /** Pages being written at once (besides the one being fetched). */
 export const PIPELINE_DEPTH = 4;
-
-export interface StreamFailure {
-  status: Exclude<StreamStatus, 'done' | 'skipped'>;
-  error: { code: string; message: string };
-  /** How the log says it. */
-  level: 'warn' | 'error';
-  log: string;
-  fields: Record<string, unknown>;
-}
-
-/** What a stream's failure makes of its result, and of its log line. Pure. */
-export function statusOf(error: unknown): StreamFailure {
-  if (error instanceof LeaseLostError) {
-    const message = 'the stream lease was lost; another run took over';
-    return {
-      status: 'lease_lost',
-      error: { code: 'lease_lost', message },
-      level: 'warn',
-      log: message,
-      fields: {},
-    };
-  }
-  if (error instanceof UpstreamError && error.budgetSpent) {
-    // The budget ended before the request could start, or cut it short: nothing failed, the next
-    // run goes on from the saved cursor.
-    return {
-      status: 'budget',
-      error: { code: 'budget', message: error.message },
-      level: 'warn',
-      log: 'time budget spent before the next request; the next run resumes from the saved cursor',
-      fields: {},
-    };
-  }
-  if (error instanceof UpstreamError && error.code === 'rate_limited') {
-    return {
-      status: 'rate_limited',
-      error: { code: error.code, message: error.message },
-      level: 'warn',
-      log: 'rate limited by the upstream beyond the time budget; stopping cleanly, the next run resumes',
-      fields: { retryAfterMs: error.retryAfterMs },
-    };
-  }
-  if (error instanceof UpstreamError && error.code === 'quota_exceeded') {
-    // The month's global searches are spent: credential polling pauses (cycle.ts, quota.ts), and
-    // the stream goes on from its cursor once the quota is back. Nothing failed.
-    return {
-      status: 'paused',
-      error: { code: error.code, message: error.message },
-      level: 'warn',
-      log: 'the monthly global-search quota is used up; credential polling pauses until it comes back',
-      fields: {},
-    };
-  }
-  if (error instanceof UpstreamError && error.code === 'unauthorized') {
-    return {
-      status: 'unauthorized',
-      error: { code: error.code, message: error.message },
-      level: 'error',
-      log: 'the upstream rejected the credentials; fix EXPOSURE_API_TOKEN / EXPOSURE_API_KEY',
-      fields: { code: error.code },
-    };
-  }
-  const code = error instanceof UpstreamError ? error.code : ((error as { code?: string })?.code ?? 'error');
-  return {
-    status: 'failed',
-    error: { code, message: describeError(error) },
-    level: 'error',
-    log: 'stream poll failed; the next run resumes from the saved cursor',
-    fields: { code, error },
-  };
-}
 
 /** A 400 answered to the stream's own search (not the token exchange's, not a limit checked locally). */
 function refusedRequest(error: unknown, spec: StreamSpec): boolean {
@@ -130,10 +52,13 @@ interface Slot {
 
 /**
  * Whether the stream was tried: it goes to the back of the order whether or not it read a page,
- * unless the shared rate had no turn for its first request (it sent nothing, and keeps its place).
+ * unless it read none because the shared rate had no turn for it (it sent nothing) or the cycle
+ * ended while its first request was on its way (it was not slow, only last): those keep their place.
  */
-function tried(result: StreamResult): boolean {
-  return result.pages > 0 || result.nextTurnAt === undefined;
+function tried(result: StreamResult, budget: PollBudget): boolean {
+  if (result.pages > 0) return true;
+  if (result.nextTurnAt !== undefined) return false;
+  return result.status !== 'budget' || budget.ownShare === true;
 }
 
 /** Polls one stream; with `inline`, its new webhook deliveries are sent as pages are written. */
@@ -159,7 +84,7 @@ export async function pollStream(
   const measure = () => (lag = state.lagSeconds(clock.now()));
   try {
     await walkPages({ deps, spec, budget, inline, lease, state, result, log, signal: alive.signal });
-    await deps.streams.release(lease, result.status, tried(result), measure());
+    await deps.streams.release(lease, result.status, tried(result, budget), measure());
     released = true;
   } catch (thrown) {
     // Work aborted by the lease's keeper fails with what the keeper found, not with the abort.
@@ -175,7 +100,7 @@ export async function pollStream(
     alive.stop();
     if (!released && result.status !== 'lease_lost') {
       await deps.streams
-        .release(lease, result.status, tried(result), measure())
+        .release(lease, result.status, tried(result, budget), measure())
         .catch((error: unknown) => log.warn('could not release the lease', { error }));
     }
   }

@@ -48,6 +48,11 @@ export interface PollBudget {
   /** Skip a stream another run polled after this (ISO time): the cycle's start. */
   notPolledSince?: string;
   /**
+   * The deadline is this stream's share of the cycle, shorter than the cycle's own: a stream cut
+   * short by it was slow, and goes to the back of the order (a stream cut by the cycle's end was not).
+   */
+  ownShare?: boolean;
+  /**
    * The last moment the cycle's delivery pass may start a send (default `deadline`): a send in
    * flight keeps its full timeout, so a Lambda gives the moment that leaves room for one.
    */

@@ -1,6 +1,6 @@
-/** statusOf (lib/poll/stream.ts): what a stream's failure makes of its result. Pure. */
+/** statusOf (lib/poll/failure.ts): what a stream's failure makes of its result. Pure. */
 import { describe, expect, it } from 'vitest';
-import { statusOf } from '../../lib/poll/stream.ts';
+import { statusOf } from '../../lib/poll/failure.ts';
 import { LeaseLostError, LeaseRenewalError } from '../../lib/state/lease.ts';
 import { UpstreamError } from '../../lib/upstream/errors.ts';
 

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/alerts-config.ts';
 import { runCli } from '../../lib/cli/run.ts';
-import { CONFIG_DOCS, docFor, documentedJsonSchema, schemaKeys } from '../../lib/rules/config-docs.ts';
+import { CONFIG_DOCS } from '../../lib/rules/config-docs.ts';
+import { docFor, documentedJsonSchema, schemaKeys } from '../../lib/rules/config-reference.ts';
 import { configJsonSchema } from '../../lib/rules/schema.ts';
 import { captureIo } from '../helpers/io.ts';
 

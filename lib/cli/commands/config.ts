@@ -15,7 +15,7 @@ import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import { checkRendering } from '../../render/check.ts';
 import { checkConfig } from '../../rules/config.ts';
-import { configReference, documentedJsonSchema } from '../../rules/config-docs.ts';
+import { configReference, documentedJsonSchema } from '../../rules/config-reference.ts';
 import { parseJson } from '../../rules/json.ts';
 import { DEFAULT_CONFIG_FILE } from '../../rules/source.ts';
 import type { Command } from '../command.ts';
