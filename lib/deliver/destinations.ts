@@ -16,9 +16,27 @@ export const PROVIDER_URLS = {
 } as const;
 
 export const PAGERDUTY_URL = 'https://events.pagerduty.com/v2/enqueue';
+export const SLACK_API_URL = 'https://slack.com/api';
+
+/** A Slack app's side of a destination: what every Web API call it makes needs. */
+export interface SlackApp {
+  /** The bot token (`xoxb-…`), a secret. */
+  token: string;
+  /** The channel as configured (an id or `#name`); answers give its id. */
+  channel: string;
+  /** The Web API's base, `https://slack.com/api` (tests point it at a stand-in). */
+  apiUrl: string;
+}
 
 export type ResolvedDestination =
-  | { name: string; type: 'slack'; url: string }
+  | {
+      name: string;
+      type: 'slack';
+      /** Where a message is POSTed: the incoming webhook, or the app's `chat.postMessage`. */
+      url: string;
+      /** The Slack app form: its bot token, the channel, and the Web API's base URL. */
+      app?: SlackApp;
+    }
   | {
       name: string;
       type: 'email';
@@ -83,8 +101,12 @@ export function resolveDestination(
     return resolved;
   };
   switch (config.type) {
-    case 'slack':
-      return { name, type: 'slack', url: get(config.url, 'url') };
+    case 'slack': {
+      if (config.url !== undefined) return { name, type: 'slack', url: get(config.url, 'url') };
+      const apiUrl = (config.apiUrl ?? SLACK_API_URL).replace(/\/+$/, '');
+      const app = { token: get(config.token ?? '', 'token'), channel: config.channel ?? '', apiUrl };
+      return { name, type: 'slack', url: `${apiUrl}/chat.postMessage`, app };
+    }
     case 'email': {
       const url =
         config.url !== undefined

@@ -46,9 +46,15 @@ export function retryAt(now: number, delayMs: number): string {
 }
 
 /** Records `records` as accepted by their destination at `now`. */
-export function markSent(records: readonly DeliveryRecord[], now: number): void {
+export function markSent(
+  records: readonly DeliveryRecord[],
+  now: number,
+  posted?: { channel: string; ts: string },
+): void {
   const at = new Date(now).toISOString();
   for (const r of records) {
+    // Where the message is, for a later edit or thread reply; an item of a digest shares its parent.
+    if (posted) r.posted = { ...posted, ...(records.length > 1 ? { digest: true } : {}) };
     r.status = 'sent';
     r.sentAt = at;
     // Inline delivery creates a record as it is, with no save to stamp it.

@@ -23,31 +23,11 @@ import type {
 import { signWebhook, webhookIdempotencyKey } from '../render/webhook.ts';
 import { parseRetryAfter } from '../upstream/wire.ts';
 import type { ResolvedDestination } from './destinations.ts';
+import type { HttpRequest, SendOutcome } from './outcome.ts';
 import type { HttpPost } from './post.ts';
+import { postMessage, readSlackAnswer } from './slack-app.ts';
 
-export type SendOutcome =
-  | { ok: true; status?: number }
-  | {
-      ok: false;
-      permanent: boolean;
-      status?: number;
-      /** The answer's `Retry-After`, in ms, at most an hour. */
-      retryAfterMs?: number;
-      /** A 429: the destination limits our rate (the pass pauses it; no attempt counted). */
-      rateLimited?: true;
-      /** A 413: this body is too large for the destination. */
-      tooLarge?: true;
-      error: string;
-    };
-
-/** An answer that was not an acceptance. */
-export type SendFailure = Extract<SendOutcome, { ok: false }>;
-
-export interface HttpRequest {
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-}
+export type { HttpRequest, SendFailure, SendOutcome } from './outcome.ts';
 
 export type Payload =
   | SlackPayload
@@ -112,6 +92,8 @@ export function buildRequest(
     case 'console':
       return undefined;
     case 'slack':
+      if (destination.app) return postMessage(destination.app, payload as SlackPayload);
+      return { url: destination.url, headers: json, body: JSON.stringify(payload) };
     case 'teams':
       return { url: destination.url, headers: json, body: JSON.stringify(payload) };
     case 'pagerduty': {
@@ -199,6 +181,7 @@ export function classify(
   retryAfter: string | null,
   now: number,
 ): SendOutcome {
+  if (destination.type === 'slack' && destination.app) return readSlackAnswer(status, body, retryAfter, now);
   const detail = body.trim().slice(0, 120).replace(/\s+/g, ' ');
   if (status >= 200 && status < 300) {
     if (destination.type === 'email' && destination.provider === 'postmark') {

@@ -83,8 +83,20 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     example: 'socSlackWebhook',
   },
   'destinations.<name>{slack}.url': {
-    text: `the Slack incoming webhook URL, itself a credential: ${SECRET_OR}`,
+    text: `the webhook form: the Slack incoming webhook URL, itself a credential (${SECRET_OR}); or give token and channel instead`,
     example: { secret: 'socSlackWebhook' },
+  },
+  'destinations.<name>{slack}.token': {
+    text: `the app form: the Slack app's bot token (xoxb-…, scope chat:write), with channel; the app can edit what it posted and reply in its threads (${SECRET_OR})`,
+    example: { secret: 'socSlackBotToken' },
+  },
+  'destinations.<name>{slack}.channel': {
+    text: 'the app form: the channel, by its id (C…, in the channel details) or its name (#soc); invite the bot to it',
+    example: 'C0123ABCD',
+  },
+  'destinations.<name>{slack}.apiUrl': {
+    text: 'the app form: the Slack Web API (default https://slack.com/api)',
+    example: 'https://slack.com/api',
   },
   'destinations.<name>{email}.provider': {
     text: '`generic` (POST of from, to, subject, text, html to `url`), `sendgrid` or `postmark`',

@@ -98,10 +98,50 @@ const emailAddress = z
   .string()
   .check(z.regex(/^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/, 'expected an e-mail address'));
 
-const slackDestination = z.strictObject({
-  type: z.literal('slack'),
-  url: secretOr(httpUrl),
-});
+/**
+ * A Slack channel: its id (C…, G… or D…, shown in its details), or its name (`#soc`). Either is
+ * posted to; `chat.update` takes only ids, which every answer gives, so the answer's is kept.
+ */
+const slackChannel = z
+  .string()
+  .check(
+    z.regex(
+      /^([CGD][A-Z0-9]{6,}|#[a-z0-9][a-z0-9._-]{0,79})$/,
+      'expected a Slack channel id such as C0123ABCD (its details show it) or a name such as #soc',
+    ),
+  );
+
+/**
+ * Slack in one of two forms: an incoming webhook (`url`), or an app's bot token posting to a channel
+ * (`token` and `channel`), which can also edit what it posted and reply in its threads.
+ */
+const slackDestination = z
+  .strictObject({
+    type: z.literal('slack'),
+    url: z.optional(secretOr(httpUrl)),
+    token: z.optional(secretOr(nonEmpty)),
+    channel: z.optional(slackChannel),
+    apiUrl: z.optional(httpUrl),
+  })
+  .check(
+    z.superRefine((d, ctx) => {
+      const app = d.token !== undefined || d.channel !== undefined || d.apiUrl !== undefined;
+      if (d.url !== undefined && app)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['url'],
+          message: 'give url (an incoming webhook) or token and channel (a Slack app), not both',
+          input: d,
+        });
+      else if (d.url === undefined && (d.token === undefined || d.channel === undefined))
+        ctx.addIssue({
+          code: 'custom',
+          path: [d.token === undefined ? 'token' : 'channel'],
+          message: 'expected url (an incoming webhook), or token and channel (a Slack app)',
+          input: d,
+        });
+    }),
+  );
 
 const emailDestination = z.strictObject({
   type: z.literal('email'),

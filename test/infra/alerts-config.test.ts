@@ -59,7 +59,13 @@ describe('alert config at synth', () => {
     expect(readFileSync(join(loaded.layerDir, 'alerts.config.json'), 'utf8')).toBe(
       readFileSync(EXAMPLE_CONFIG, 'utf8'),
     );
-    expect(loaded.secretNames).toEqual(['oncallRoutingKey', 'siemKey', 'socSlackWebhook', 'socTeamsWebhook']);
+    expect(loaded.secretNames).toEqual([
+      'oncallRoutingKey',
+      'siemKey',
+      'socSlackBotToken',
+      'socSlackWebhook',
+      'socTeamsWebhook',
+    ]);
   });
 
   it('finds every secret reference, wherever the schema allows one', () => {

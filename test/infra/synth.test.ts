@@ -97,6 +97,7 @@ describe('real synth with esbuild', () => {
           apiToken: 'smoke-token',
           apiClients: { smoke: 'a'.repeat(64) },
           socSlackWebhook: 'https://hooks.slack.example/T000/B000/xyz',
+          socSlackBotToken: 'xoxb-smoke-token',
           siemKey: 'smoke-signing-key',
           socTeamsWebhook: 'https://prod.environment.api.powerplatform.example/workflows/x',
           oncallRoutingKey: 'R0ut1ngKeyForTestsOnly0123456789',

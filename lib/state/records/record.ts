@@ -51,6 +51,11 @@ export interface DeliveryRecord {
   /** Epoch seconds after which the record no longer counts (DynamoDB TTL attribute). */
   expiresAt?: number;
   note?: string;
+  /**
+   * Where the message that carried it is, when the destination says (a Slack app): the channel id
+   * and the message's `ts`, and whether it was a digest's parent. A follow-up edits or replies there.
+   */
+  posted?: { channel: string; ts: string; digest?: boolean };
   /** Where the item sorts in its feed (packs.ts); held in memory, not stored on the record. */
   position?: string;
 }
