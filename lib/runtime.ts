@@ -52,6 +52,7 @@ import { type DeliveryQueue, DeliveryRecords } from './state/records/index.ts';
 import { SilenceStore, silenceSource } from './state/silences.ts';
 import { StreamStore } from './state/streams.ts';
 import { createDynamoClient, ensureTable } from './state/table.ts';
+import { ThreadStore } from './state/threads.ts';
 import type { TokenProvider } from './upstream/auth.ts';
 import type { UpstreamClient } from './upstream/client.ts';
 import { createUpstreamClient } from './upstream/index.ts';
@@ -270,6 +271,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     owner,
     write,
     silences: silenceSource(config.silences, silences),
+    threads: new ThreadStore(io),
   };
   return {
     env,

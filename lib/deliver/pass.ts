@@ -1,8 +1,10 @@
 /**
  * The delivery pass: for every destination at once, take its lease, read the pending deliveries
  * that are due (from the sparse index, then confirmed with a consistent read, since an index can
- * lag), render them (digests over the threshold; messages.ts), send at the destination's pace, and
- * record the outcome (settle.ts): sent, retry later, or dead, by the rule in retry.ts.
+ * lag), render them (digests over the threshold; messages.ts), send at the destination's pace
+ * (queue.ts), and record the outcome (settle.ts): sent, retry later, or dead, by the rule in
+ * retry.ts. A Slack app's digest a crash left half posted as a thread is resumed first, with
+ * exactly its records (thread.ts).
  *
  * - Rate limits: a 429 (which costs no attempt), or a 5xx with `Retry-After` (which counts one),
  *   pauses the destination for every run (pause.ts), and the pass sends it nothing more meanwhile.
@@ -21,16 +23,15 @@
  * every request has a timeout.
  */
 
-import type { Rendered } from '../render/types.ts';
 import type { Holding } from '../rules/silences.ts';
 import { keepAlive, LeaseLostError, LeaseRenewalError } from '../state/lease.ts';
-import type { DeliveryRecord } from '../state/records/record.ts';
 import type { ResolvedDestination } from './destinations.ts';
 import { holdBack, holdWaiting } from './hold.ts';
-import { bodyBytes, halves, renderSafely } from './messages.ts';
+import { renderSafely } from './messages.ts';
 import { pausedAlready } from './pause.ts';
-import { type Payload, send, sendContext, sendTimeoutMs } from './senders.ts';
-import { settle } from './settle.ts';
+import { passState, sendAll, stopEarly } from './queue.ts';
+import { sendTimeoutMs } from './senders.ts';
+import { openThreads } from './thread.ts';
 import type { DeliverDeps, DeliveryPassOptions, DeliverySummary, DestinationResult } from './types.ts';
 
 /**
@@ -43,33 +44,6 @@ import type { DeliverDeps, DeliveryPassOptions, DeliverySummary, DestinationResu
  * config whose threshold is 5,000 or more gets single messages per chunk: a bound, not a loss.
  */
 export const DEFAULT_CHUNK_SIZE = 5_000;
-
-/**
- * Minimum spacing between two messages to one destination: Slack and Teams take about one a second
- * per URL, PagerDuty 120 events a minute per routing key (destinations-facts.md). Destinations that
- * share a Teams URL or a routing key each keep that many times the spacing, so together they keep
- * within the one limit. The spacing runs from the end of one send to the start of the next.
- */
-export function paceFor(destination: ResolvedDestination): number {
-  switch (destination.type) {
-    case 'slack':
-      return 1_000;
-    case 'teams':
-      return 1_000 * destination.sharing;
-    case 'pagerduty':
-      return 500 * destination.sharing;
-    default:
-      return 0;
-  }
-}
-
-/**
- * How long to wait before the next send to keep `pace`. `lastSentAt` may come from another run on
- * a clock ahead of ours: the wait is never longer than the pace itself.
- */
-export function paceWait(lastSentAt: number, pace: number, now: number): number {
-  return Math.min(pace, Math.max(0, lastSentAt + pace - now));
-}
 
 /** Time kept after a send's timeout for recording its outcome and releasing the lease. */
 export const SETTLE_MARGIN_MS = 2_000;
@@ -142,9 +116,7 @@ async function deliverTo(
     return result;
   }
   const alive = keepAlive(deps.destinationState.leases, lease, undefined, clock);
-  const ctx = sendContext(deps, alive.signal);
-  const pace = paceFor(destination);
-  let lastSentAt = lease.lastSentAt ?? 0;
+  const state = passState(deps, destination, lease, result, log, options, alive.signal);
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
   try {
     // Before anything is sent, and even while the destination is paused: a silence holds back
@@ -153,6 +125,25 @@ async function deliverTo(
     if (await pausedAlready(deps, lease, result, log)) return result;
     // Ids already handled in this pass (sent, failed, or found not pending): each is tried at most once a pass.
     const handled = new Set<string>();
+    // A digest a crash left half posted as a Slack thread goes on first, with exactly its records.
+    if (state.threads) {
+      const { resume } = await openThreads(state.threads.threads, destination.name, (ids) =>
+        deps.deliveries.getMany(ids),
+      );
+      for (const records of resume) {
+        for (const r of records) handled.add(r.id);
+        const byId = new Map(records.map((r) => [r.id, r]));
+        if (
+          (await sendAll(
+            state,
+            await renderSafely({ deps, destination, log, byId }, records),
+            byId,
+            false,
+          )) === 'stop'
+        )
+          break;
+      }
+    }
     while (result.status === 'done') {
       const read = await deps.deliveries.due(destination.name, chunkSize);
       // A full read may not be all that is due.
@@ -179,52 +170,11 @@ async function deliverTo(
         break;
       }
       const byId = new Map(live.map((r) => [r.id, r]));
-      const chunk = { deps, destination, log, byId };
-      const queue = await renderSafely(chunk, live);
-      while (queue.length > 0) {
-        const message = queue.shift() as Rendered<Payload>;
-        const records = message.deliveryIds.flatMap((id) => byId.get(id) ?? []);
-        if (records.length === 0) continue;
-        if (
-          records.length > 1 &&
-          lease.tooLarge &&
-          bodyBytes(destination, message, clock.now()) >= lease.tooLarge.bytes
-        ) {
-          // As big as a body this destination refused: split it now rather than after another 413.
-          queue.unshift(...(await halves(chunk, records)));
-          continue;
-        }
-        const wait = paceWait(lastSentAt, pace, clock.now());
-        // A send may start up to the deadline, not after: a wait that ends later ends the pass here.
-        if (clock.now() + wait > options.deadline) {
-          stopEarly(result, 'budget', pendingIn([message, ...queue], byId), full);
-          break;
-        }
-        if (wait > 0) await clock.sleep(wait, alive.signal);
-        const outcome = await send(destination, message.payload, message.deliveryIds, ctx);
-        lastSentAt = clock.now();
-        result.messages += 1;
-        if (outcome.ok) await deps.checkpoint?.('accepted', message.deliveryIds);
-        else if (outcome.tooLarge && records.length > 1) {
-          // Too large is about this body, not its items: no attempt counted, the halves go instead.
-          const bytes = bodyBytes(destination, message, clock.now());
-          await deps.destinationState.noteTooLarge(lease, bytes, clock.now());
-          log.info('destination refused a message as too large; splitting it', {
-            status: outcome.status,
-            bytes,
-            deliveries: records.length,
-          });
-          queue.unshift(...(await halves(chunk, records)));
-          continue;
-        }
-        const paused = await settle(deps, destination, lease, records, outcome, result, log);
-        if (paused) {
-          // The rest waits for the pause, in the queue of every run: not sent, not touched.
-          stopEarly(result, 'paused', pendingIn(queue, byId), full);
-          result.pausedUntil = new Date(paused.until).toISOString();
-          break;
-        }
-      }
+      if (
+        (await sendAll(state, await renderSafely({ deps, destination, log, byId }, live), byId, full)) ===
+        'stop'
+      )
+        break;
     }
   } catch (error) {
     if (error instanceof LeaseLostError || alive.signal.reason instanceof LeaseLostError) {
@@ -236,22 +186,8 @@ async function deliverTo(
     }
   } finally {
     alive.stop();
-    if (result.status !== 'lease_lost') await deps.destinationState.release(lease, lastSentAt || undefined);
+    if (result.status !== 'lease_lost')
+      await deps.destinationState.release(lease, state.lastSentAt || undefined);
   }
   return result;
-}
-
-/** Marks the pass as ended early for this destination, with what it leaves for the next. */
-function stopEarly(result: DestinationResult, status: 'budget' | 'paused', left: number, more: boolean) {
-  result.status = status;
-  result.left = left;
-  if (more) result.leftMore = true;
-}
-
-/** How many still-pending deliveries `messages` carry. */
-function pendingIn(messages: readonly Rendered<Payload>[], byId: Map<string, DeliveryRecord>): number {
-  const ids = new Set<string>();
-  for (const m of messages)
-    for (const id of m.deliveryIds) if (byId.get(id)?.status === 'pending') ids.add(id);
-  return ids.size;
 }

@@ -242,7 +242,22 @@ export async function send(
     );
     return { ok: true };
   }
-  const request = buildRequest(destination, payload, deliveryIds, ctx.now()) as HttpRequest;
+  return sendRequest(
+    destination,
+    buildRequest(destination, payload, deliveryIds, ctx.now()) as HttpRequest,
+    ctx,
+  );
+}
+
+/**
+ * Sends one request made for `destination` (a thread reply, an edit) and reads its answer as the
+ * destination's own.
+ */
+export async function sendRequest(
+  destination: ResolvedDestination,
+  request: HttpRequest,
+  ctx: SendContext,
+): Promise<SendOutcome> {
   const timeout = AbortSignal.timeout(ctx.timeoutMs);
   const signal = ctx.signal ? AbortSignal.any([timeout, ctx.signal]) : timeout;
   try {

@@ -11,6 +11,7 @@ import type { Notice, Rendered } from '../render/types.ts';
 import type { SilenceSource } from '../rules/silences.ts';
 import type { DestinationStateStore } from '../state/destinations.ts';
 import type { DeliveryQueue } from '../state/records/queue.ts';
+import type { ThreadStore } from '../state/threads.ts';
 import type { ResolvedDestination } from './destinations.ts';
 import type { HttpPost } from './post.ts';
 import type { Payload } from './senders.ts';
@@ -39,6 +40,10 @@ export interface DeliverDeps {
   checkpoint?(step: 'accepted', deliveryIds: string[]): void | Promise<void>;
   /** The silences (config and run-time), read once at the start of each pass (hold.ts). */
   silences?: SilenceSource;
+  /** Digests posted to a Slack app as threads, while they are being posted (thread.ts). */
+  threads: ThreadStore;
+  /** Test hook: after Slack accepted a message of a thread, before it is written down. */
+  threadCheckpoint?(step: 'parent-posted' | 'reply-posted'): void | Promise<void>;
 }
 
 export interface DeliveryPassOptions {

@@ -10,6 +10,7 @@ import { renderConsole } from './console.ts';
 import { renderEmail } from './email.ts';
 import { renderPagerDuty } from './pagerduty.ts';
 import { renderSlack } from './slack.ts';
+import { renderSlackThreads } from './slack-thread.ts';
 import { renderTeams } from './teams.ts';
 import type { AlertPayload, DeliveryAlert, PagerDutySeverity, Rendered, RenderOptions } from './types.ts';
 import { renderWebhook } from './webhook.ts';
@@ -37,6 +38,7 @@ export {
 } from './pagerduty.ts';
 export { renderSlack } from './slack.ts';
 export { fitSlackPayload, SLACK_LIMITS, slackLimitProblems } from './slack-limits.ts';
+export { MAX_REPLIES, renderSlackThreads } from './slack-thread.ts';
 export { renderTeams } from './teams.ts';
 export { TEAMS_LABELS, TEAMS_MAX_BYTES } from './teams-card.ts';
 export { fitTeamsPayload, teamsProblems } from './teams-limits.ts';
@@ -49,9 +51,13 @@ export {
   webhookTimestamp,
 } from './webhook.ts';
 
-/** A destination as configured or resolved: its type, and what PagerDuty's rendering needs of it. */
+/**
+ * A destination as configured or resolved: its type, what PagerDuty's rendering needs of it, and
+ * whether a Slack destination is an app (a bot token: digests become threads).
+ */
 export type RenderTarget =
-  | { type: Exclude<DestinationConfig['type'], 'pagerduty'> }
+  | { type: Exclude<DestinationConfig['type'], 'pagerduty' | 'slack'> }
+  | { type: 'slack'; app?: unknown; token?: unknown }
   | { type: 'pagerduty'; credentialSeverity?: PagerDutySeverity };
 
 /** The messages `destination` (as configured, or resolved) receives for `alerts`, by its type. */
@@ -63,7 +69,10 @@ export function renderFor(
 ): Rendered<AlertPayload>[] {
   switch (destination.type) {
     case 'slack':
-      return renderSlack(alerts, opts);
+      // The app form (resolved: `app`; as configured: `token`) threads its digests.
+      return destination.app || destination.token
+        ? renderSlackThreads(alerts, opts)
+        : renderSlack(alerts, opts);
     case 'email':
       return renderEmail(alerts, opts);
     case 'webhook':

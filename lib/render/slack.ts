@@ -48,34 +48,34 @@ import { credentialLink, eventLink } from './link.ts';
 import { fitSlackPayload } from './slack-limits.ts';
 import type { DeliveryAlert, Rendered, RenderOptions, SlackPayload } from './types.ts';
 
-type Block = Record<string, unknown>;
+export type Block = Record<string, unknown>;
 
 /** Room for lines in one section: under the 3,000 limit, leaving space for a closing note. */
 const SECTION_BUDGET = 2_800;
 /** Characters of listed lines per message: keeps the whole message well under ~12,000. */
-const LINES_BUDGET = 7_500;
+export const LINES_BUDGET = 7_500;
 const HIGHLIGHT_MAX = 1_000;
 const URL_MAX = 1_500;
 
-const header = (text: string): Block => ({
+export const header = (text: string): Block => ({
   type: 'header',
   text: { type: 'plain_text', text: slackPlain(text, 150), emoji: true },
 });
-const section = (text: string): Block => ({ type: 'section', text: { type: 'mrkdwn', text } });
-const context = (text: string): Block => ({ type: 'context', elements: [{ type: 'mrkdwn', text }] });
+export const section = (text: string): Block => ({ type: 'section', text: { type: 'mrkdwn', text } });
+export const context = (text: string): Block => ({ type: 'context', elements: [{ type: 'mrkdwn', text }] });
 const fields = (pairs: [string, string][]): Block => ({
   type: 'section',
   fields: pairs.map(([label, value]) => ({ type: 'mrkdwn', text: `*${label}*\n${value || '–'}` })),
 });
 
 /** `<url|label>`, or nothing when the URL is too long to be worth a link. */
-function slackLink(url: string | undefined, label: string): string | undefined {
+export function slackLink(url: string | undefined, label: string): string | undefined {
   if (!url || url.length > URL_MAX) return undefined;
   return `<${escapeSlack(url)}|${slackText(label, 200)}>`;
 }
 
 /** Lines packed into as few sections as fit, each under the section limit. */
-function packSections(lines: string[]): Block[] {
+export function packSections(lines: string[]): Block[] {
   const blocks: Block[] = [];
   let current = '';
   for (const line of lines) {
@@ -89,7 +89,8 @@ function packSections(lines: string[]): Block[] {
   return blocks;
 }
 
-const listOf = (values: string[], max: number) => joinList(values, max, (v) => slackText(v, 120, ellipsis));
+export const listOf = (values: string[], max: number) =>
+  joinList(values, max, (v) => slackText(v, 120, ellipsis));
 
 function eventMessage(alert: EventDelivery, opts: RenderOptions): SlackPayload {
   const item = alert.item;
@@ -194,7 +195,7 @@ function credentialMessages(
   });
 }
 
-function eventDigestLine(alert: EventDelivery, opts: RenderOptions): string {
+export function eventDigestLine(alert: EventDelivery, opts: RenderOptions): string {
   const severity = eventSeverity(alert.item);
   const names = listOf(identifierNames(alert.item), 120);
   const first = highlightsOf(alert)[0];
@@ -204,7 +205,7 @@ function eventDigestLine(alert: EventDelivery, opts: RenderOptions): string {
   return `${SEVERITY_EMOJI[severity]} *${severity.toUpperCase()}* ${slackText(alert.item.metadata.type, 60, ellipsis)}${names ? ` · ${names}` : ''}${excerpt}${link}`;
 }
 
-function credentialDigestLine(alert: CredentialDelivery): string {
+export function credentialDigestLine(alert: CredentialDelivery): string {
   const leak = alert.item.source?.name ?? alert.item.source_id;
   return `• ${slackText(alert.item.identity_name, 120, ellipsis)} — ${slackText(alert.item.domain, 80, ellipsis)} — ${slackText(leak, 80, ellipsis)} (${slackText(hashKind(alert.item), 30, ellipsis)})`;
 }
@@ -213,7 +214,7 @@ function credentialDigestLine(alert: CredentialDelivery): string {
  * Lines for at most `maxItems` alerts, and no more than fit the budget; the rest are counted, not
  * listed. Lines are made only until the budget is full: a digest of 5,000 shows about 40 of them.
  */
-function digestLines<T>(alerts: T[], line: (alert: T) => string, maxItems: number) {
+export function digestLines<T>(alerts: T[], line: (alert: T) => string, maxItems: number) {
   const shown: string[] = [];
   let size = 0;
   for (const alert of alerts.slice(0, maxItems)) {
@@ -265,16 +266,15 @@ function digestMessage(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOp
  * alerts). Each Rendered lists exactly the alerts its message shows or, for a digest, counts.
  */
 export function renderSlack(alerts: DeliveryAlert[], opts: RenderOptions): Rendered<SlackPayload>[] {
-  return planBatches(alerts, opts.digest).flatMap((batch): Rendered<SlackPayload>[] => {
-    if (batch.type === 'credentials') return credentialMessages(batch, opts);
-    const payload = batch.type === 'event' ? eventMessage(batch.alert, opts) : digestMessage(batch, opts);
-    const covered = batch.type === 'event' ? [batch.alert] : batch.alerts;
-    return [
-      {
-        deliveryIds: deliveryIdsOf(covered),
-        payload: fitSlackPayload(payload),
-        summary: batchSummary(batch),
-      },
-    ];
-  });
+  return planBatches(alerts, opts.digest).flatMap((batch) => renderSlackBatch(batch, opts));
+}
+
+/** The messages of one batch (render/group.ts): an event, a credential group, or a digest. */
+export function renderSlackBatch(batch: Batch, opts: RenderOptions): Rendered<SlackPayload>[] {
+  if (batch.type === 'credentials') return credentialMessages(batch, opts);
+  const payload = batch.type === 'event' ? eventMessage(batch.alert, opts) : digestMessage(batch, opts);
+  const covered = batch.type === 'event' ? [batch.alert] : batch.alerts;
+  return [
+    { deliveryIds: deliveryIdsOf(covered), payload: fitSlackPayload(payload), summary: batchSummary(batch) },
+  ];
 }

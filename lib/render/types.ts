@@ -20,6 +20,11 @@ export interface Rendered<P> {
   payload: P;
   /** A short human line for logs and `deliveries list`, free of secrets and passwords. */
   summary: string;
+  /**
+   * Replies in the thread of `payload` (a digest to a Slack app): together with it they show
+   * every item of `deliveryIds` once. Sent after it, in order (deliver/thread.ts).
+   */
+  thread?: P[];
 }
 
 export interface SlackPayload {

@@ -17,6 +17,7 @@ export const {
   BatchGetItemCommand,
   BatchWriteItemCommand,
   ConditionalCheckFailedException,
+  DeleteItemCommand,
   CreateTableCommand,
   DescribeTableCommand,
   GetItemCommand,

@@ -1,0 +1,108 @@
+/**
+ * Sending a digest to a Slack app as a thread (render/slack-thread.ts plans it): the parent, then
+ * each reply in its thread, at the destination's pace, with the thread's progress written after
+ * every message Slack accepts (state/threads.ts). A crash between Slack's answer and that write
+ * repeats that one message, parent or reply; nothing else repeats, because the next pass resumes
+ * the open threads of the destination first, with exactly their delivery records, before it reads
+ * anything new (a new digest of other records would be a new thread). The digest's records are
+ * marked sent only when the last reply is in; then the thread is forgotten.
+ */
+import type { Rendered, SlackPayload } from '../render/types.ts';
+import { webhookIdempotencyKey } from '../render/webhook.ts';
+import type { DeliveryRecord } from '../state/records/record.ts';
+import type { ThreadState, ThreadStore } from '../state/threads.ts';
+import type { ResolvedDestination, SlackApp } from './destinations.ts';
+import type { Posted, SendOutcome } from './outcome.ts';
+import type { Payload, SendContext } from './senders.ts';
+import { sendRequest } from './senders.ts';
+import { postMessage } from './slack-app.ts';
+
+export interface ThreadSend {
+  destination: Extract<ResolvedDestination, { type: 'slack' }> & { app: SlackApp };
+  threads: ThreadStore;
+  ctx: SendContext;
+  /** Waits for the next message's turn at the destination's pace; false when none comes in time. */
+  turn(): Promise<boolean>;
+  /** Counts a message sent (the pace's last send, the result's messages). */
+  sent(): void;
+  /** Test hook: after Slack accepted a message of a thread, before it is written down. */
+  checkpoint?(step: 'parent-posted' | 'reply-posted'): void | Promise<void>;
+}
+
+/** How a thread's sending ended: all in, stopped by the budget, or refused at one message. */
+export type ThreadOutcome =
+  | { ok: true; posted: Posted; key: string }
+  | { ok: false; outcome: Extract<SendOutcome, { ok: false }>; key: string; parentRefused: boolean }
+  | { budget: true; key: string };
+
+/** The key a digest's thread is kept under: the Idempotency-Key its records would give a webhook. */
+export function threadKey(destination: string, deliveryIds: readonly string[]): string {
+  return webhookIdempotencyKey(destination, [...deliveryIds]);
+}
+
+/** Sends `message` (a digest with `thread`) as a thread, from where an earlier run left it. */
+export async function sendThread(t: ThreadSend, message: Rendered<Payload>): Promise<ThreadOutcome> {
+  const { destination, threads } = t;
+  const app = destination.app;
+  const key = threadKey(destination.name, message.deliveryIds);
+  const state: ThreadState = await threads.begin(destination.name, key, message.deliveryIds);
+  let parent = state.parent;
+  if (!parent) {
+    if (!(await t.turn())) return { budget: true, key };
+    const outcome = await sendRequest(destination, postMessage(app, message.payload as SlackPayload), t.ctx);
+    t.sent();
+    if (!outcome.ok || !outcome.posted) {
+      // Nothing of the thread is in Slack: forget it, and the records retry as any others.
+      await threads.finish(destination.name, key);
+      const failed: Extract<SendOutcome, { ok: false }> = outcome.ok
+        ? { ok: false, permanent: false, error: 'slack answered ok without channel and ts' }
+        : outcome;
+      return { ok: false, outcome: failed, key, parentRefused: true };
+    }
+    parent = outcome.posted;
+    await t.checkpoint?.('parent-posted');
+    await threads.parentPosted(destination.name, key, parent);
+  }
+  const replies = (message.thread ?? []) as SlackPayload[];
+  for (let i = state.repliesSent; i < replies.length; i++) {
+    if (!(await t.turn())) return { budget: true, key };
+    const outcome = await sendRequest(
+      destination,
+      postMessage(app, replies[i] as SlackPayload, parent),
+      t.ctx,
+    );
+    t.sent();
+    if (!outcome.ok) return { ok: false, outcome, key, parentRefused: false };
+    await t.checkpoint?.('reply-posted');
+    await threads.replied(destination.name, key, i + 1);
+  }
+  return { ok: true, posted: parent, key };
+}
+
+/**
+ * The open threads of a destination, each with its records as they are now: those whose records
+ * are all still pending are resumed (the caller renders them again, in the thread's order); one
+ * whose records were settled otherwise (sent, and the thread not yet forgotten; dead) is forgotten
+ * here, and what is still pending of it goes the usual way.
+ */
+export async function openThreads(
+  threads: ThreadStore,
+  destination: string,
+  getMany: (ids: string[]) => Promise<Map<string, DeliveryRecord>>,
+): Promise<{ resume: DeliveryRecord[][]; loose: DeliveryRecord[] }> {
+  const resume: DeliveryRecord[][] = [];
+  const loose: DeliveryRecord[] = [];
+  for (const open of await threads.open(destination)) {
+    const current = await getMany(open.ids);
+    const pending = open.ids.flatMap((id) => {
+      const r = current.get(id);
+      return r && r.status === 'pending' ? [r] : [];
+    });
+    if (pending.length === open.ids.length && pending.length > 0) resume.push(pending);
+    else {
+      await threads.finish(destination, open.key);
+      loose.push(...pending);
+    }
+  }
+  return { resume, loose };
+}

@@ -1,0 +1,162 @@
+/**
+ * Slack as an app: a digest becomes a thread, so a busy pass keeps the channel readable. The
+ * parent is one short message (events: the first `maxItems` listed and the rest counted; leaked
+ * logins: counts by domain and source and one link, no logins); the replies in its thread list
+ * every item the parent did not, in order, as many replies as Slack's limits need (at most
+ * MAX_REPLIES; the last then counts what it could not list). Every item of the digest appears once
+ * across the parent and its thread. Single events and credential groups are as in slack.ts.
+ *
+ * Rendering is deterministic for the same alerts in the same order: a thread a crash interrupted
+ * is rendered again and resumed at the reply it had reached (deliver/thread.ts).
+ */
+import { ellipsis, slackText } from './escape.ts';
+import { plural } from './format.ts';
+import {
+  type Batch,
+  batchSummary,
+  type CredentialDelivery,
+  countBy,
+  deliveryIdsOf,
+  digestTypes,
+  type EventDelivery,
+  mostSevereFirst,
+  planBatches,
+  routesOf,
+  severityCounts,
+} from './group.ts';
+import { credentialLink } from './link.ts';
+import {
+  type Block,
+  context,
+  credentialDigestLine,
+  digestLines,
+  eventDigestLine,
+  header,
+  LINES_BUDGET,
+  listOf,
+  packSections,
+  renderSlackBatch,
+  section,
+  slackLink,
+} from './slack.ts';
+import { fitSlackPayload } from './slack-limits.ts';
+import type { DeliveryAlert, Rendered, RenderOptions, SlackPayload } from './types.ts';
+
+/** Replies a thread holds at most: past them the last reply counts the rest. */
+export const MAX_REPLIES = 50;
+
+/** Lines in chunks of at most LINES_BUDGET characters (at least one line each). */
+function chunks(lines: string[]): string[][] {
+  const out: string[][] = [];
+  let current: string[] = [];
+  let size = 0;
+  for (const line of lines) {
+    if (current.length && size + line.length + 1 > LINES_BUDGET) {
+      out.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(line);
+    size += line.length + 1;
+  }
+  if (current.length) out.push(current);
+  return out;
+}
+
+/** The replies listing `lines`, numbered from `first` of `total`; at most MAX_REPLIES. */
+function replies(lines: string[], first: number, total: number): SlackPayload[] {
+  const parts = chunks(lines);
+  const kept = parts.slice(0, MAX_REPLIES);
+  let at = first;
+  return kept.map((part, i) => {
+    const from = at + 1;
+    at += part.length;
+    const unlisted = i === kept.length - 1 ? total - at : 0;
+    const blocks: Block[] = [
+      ...packSections(part),
+      ...(unlisted > 0
+        ? [section(`_… and ${plural(unlisted, 'more item')} not listed (${total} in all)._`)]
+        : []),
+      context(`${from}–${at} of ${total}`),
+    ];
+    return fitSlackPayload({ text: slackText(`items ${from} to ${at} of ${total}`, 200), blocks });
+  });
+}
+
+function eventThread(batch: Extract<Batch, { type: 'digest'; kind: 'event' }>, opts: RenderOptions) {
+  const total = batch.alerts.length;
+  const sorted = mostSevereFirst(batch.alerts);
+  const { shown } = digestLines(sorted, (a) => eventDigestLine(a, opts), opts.digest.maxItems);
+  const rest = sorted.slice(shown.length).map((a) => eventDigestLine(a, opts));
+  const title = `Exposure digest · ${plural(total, 'event')}`;
+  const blocks: Block[] = [
+    header(title),
+    section(
+      `*${plural(total, 'event')}*: ${severityCounts(batch.alerts)}\n*Types:* ${listOf(digestTypes(batch.alerts), 1_000)}`,
+    ),
+    ...packSections(shown),
+    ...(rest.length ? [section(`_… and ${rest.length} more in the thread._`)] : []),
+    context(`routes ${slackText(routesOf(batch.alerts).join(', '), 400)}`),
+  ];
+  const parent = fitSlackPayload({
+    text: slackText(`${title}: ${severityCounts(batch.alerts)}`, 500),
+    blocks,
+  });
+  return { parent, thread: replies(rest, shown.length, total) };
+}
+
+function credentialThread(
+  batch: Extract<Batch, { type: 'digest'; kind: 'credential' }>,
+  opts: RenderOptions,
+) {
+  const total = batch.alerts.length;
+  const groups = countBy(
+    batch.alerts.map(
+      (a: CredentialDelivery) =>
+        `${slackText(a.item.domain, 80, ellipsis)} · ${slackText(a.item.source?.name ?? a.item.source_id, 80, ellipsis)}`,
+    ),
+  );
+  const link = slackLink(
+    credentialLink((batch.alerts[0] as CredentialDelivery).item, opts.appUrl),
+    'open in the web app',
+  );
+  const title = `Leaked credentials digest · ${plural(total, 'login')}`;
+  const blocks: Block[] = [
+    header(title),
+    section(
+      `*${plural(total, 'leaked login')}* by domain and leak:\n${groups
+        .slice(0, 40)
+        .map(([group, n]) => `• ${group}: ${n}`)
+        .join('\n')}${groups.length > 40 ? `\n_… and ${plural(groups.length - 40, 'more group')}._` : ''}`,
+    ),
+    section(`_The logins are in the thread._${link ? ` ${link}` : ''}`),
+    context(
+      `routes ${slackText(routesOf(batch.alerts).join(', '), 400)} · passwords are never sent to Slack`,
+    ),
+  ];
+  const parent = fitSlackPayload({
+    text: slackText(`${title} across ${plural(groups.length, 'group')}`, 500),
+    blocks,
+  });
+  return { parent, thread: replies(batch.alerts.map(credentialDigestLine), 0, total) };
+}
+
+/**
+ * One Slack message per event or credential group, as slack.ts renders them, and a thread per
+ * digest: its parent, and its replies in `thread`.
+ */
+export function renderSlackThreads(alerts: DeliveryAlert[], opts: RenderOptions): Rendered<SlackPayload>[] {
+  return planBatches(alerts, opts.digest).flatMap((batch): Rendered<SlackPayload>[] => {
+    if (batch.type !== 'digest') return renderSlackBatch(batch, opts);
+    const { parent, thread } =
+      batch.kind === 'event' ? eventThread(batch, opts) : credentialThread(batch, opts);
+    return [
+      {
+        deliveryIds: deliveryIdsOf(batch.alerts as (EventDelivery | CredentialDelivery)[]),
+        payload: parent,
+        summary: `${batchSummary(batch)}, as a thread of ${plural(thread.length, 'reply')}`,
+        thread,
+      },
+    ];
+  });
+}
