@@ -64,7 +64,7 @@ export function postMessage(
       channel: thread?.channel ?? app.channel,
       ...(thread ? { thread_ts: thread.ts } : {}),
       text: payload.text,
-      ...(payload.blocks ? { blocks: payload.blocks } : {}),
+      ...(payload.blocks?.length ? { blocks: payload.blocks } : {}),
       unfurl_links: false,
       unfurl_media: false,
     }),

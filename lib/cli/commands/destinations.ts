@@ -1,17 +1,19 @@
 /**
  * `destinations test [name]`: sends a clearly marked test message to each destination (or one),
  * through the same senders as real alerts, and says what each answered. A PagerDuty test is a
- * `trigger` followed by a `resolve` with the same dedup_key, so no incident stays open. It needs no
- * upstream and no DynamoDB: only the config and its secrets.
+ * `trigger` followed by a `resolve` with the same dedup_key, so no incident stays open. A Slack app
+ * posts its test message, edits it, and replies in its thread: the three things its alerts and
+ * follow-ups do. It needs no upstream and no DynamoDB: only the config and its secrets.
  */
 
 import { resolveDestinations } from '../../deliver/destinations.ts';
 import { httpPost } from '../../deliver/post.ts';
-import { DEFAULT_SEND_TIMEOUT_MS, type SendOutcome, send } from '../../deliver/senders.ts';
+import { DEFAULT_SEND_TIMEOUT_MS, type SendOutcome, send, sendRequest } from '../../deliver/senders.ts';
+import { postMessage, updateMessage } from '../../deliver/slack-app.ts';
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import { renderNotice, resolveOf } from '../../render/index.ts';
-import type { Notice, PagerDutyEvent } from '../../render/types.ts';
+import type { Notice, PagerDutyEvent, SlackPayload } from '../../render/types.ts';
 import { loadAlertsConfig } from '../../rules/source.ts';
 import { loadSecrets } from '../../secrets.ts';
 import type { Command } from '../command.ts';
@@ -72,7 +74,27 @@ export const destinationsTestCommand: Command = {
         );
       };
       const outcome = await send(destination, payload, [], ctx);
-      report(outcome);
+      report(outcome, destination.type === 'slack' && destination.app ? 'post ' : '');
+      // A Slack app edits what it posted and replies in its thread: both are tried on the test message.
+      if (outcome.ok && destination.type === 'slack' && destination.app) {
+        const posted = outcome.posted;
+        if (!posted) {
+          failures += 1;
+          io.stdout(`${name} (slack app): the answer named no channel and ts; nothing to edit\n`);
+        } else {
+          const slack = payload as SlackPayload;
+          const edited = { ...slack, text: `${slack.text} (edited)` };
+          report(
+            await sendRequest(destination, updateMessage(destination.app, posted, edited), ctx),
+            'edit ',
+          );
+          const reply = { text: 'exposure-alerts test: a reply in the thread', blocks: [] };
+          report(
+            await sendRequest(destination, postMessage(destination.app, reply, posted), ctx),
+            'thread reply ',
+          );
+        }
+      }
       // PagerDuty: the test trigger is resolved at once with the same dedup_key, so no incident stays open.
       if (outcome.ok && destination.type === 'pagerduty')
         report(await send(destination, resolveOf(payload as PagerDutyEvent), [], ctx), 'resolve ');
