@@ -44,6 +44,23 @@ export type DeliveryAlert = Alert & {
   routes: string[];
 };
 
+/**
+ * What changed about an item that was alerted, and who changed it: an action on it (ignore,
+ * remediate, their undo, or any later kind), which every destination that got the item hears of
+ * once (deliver/follow-up.ts).
+ */
+export interface FollowUpAction {
+  /** Unique per action: a follow-up's record is keyed by (destination, item key, this id). */
+  id: string;
+  /** `ignore`, `remediate`, `unignore`, `unremediate`, or another word for a later kind of action. */
+  type: string;
+  /** Who acted: `slack:<user id>`, an API client's name, `cli:<user>`. */
+  by: string;
+  /** ISO time of the action. */
+  at: string;
+  reason?: string;
+}
+
 export function eventSeverity(item: EventItem): NonNullable<EventItem['metadata']['severity']> {
   return item.tenant_metadata?.severity?.override ?? item.metadata.severity;
 }

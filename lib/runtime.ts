@@ -25,6 +25,7 @@ import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type Clock, systemClock } from './clock.ts';
 import { dryRunDestinations, type ResolvedDestination, resolveDestinations } from './deliver/destinations.ts';
+import { keepsItems } from './deliver/follow-up.ts';
 import { type HttpPost, httpPost } from './deliver/post.ts';
 import type { DeliverDeps } from './deliver/types.ts';
 import type { Environment } from './env.ts';
@@ -208,6 +209,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const tuning = options.optimisations ?? {};
   const records = new DeliveryRecords(dynamo, env.tableName, clock, {
     onRequest: options.onDynamoRequest,
+    keepItems: (name) => keepsItems(destinations.get(name)),
     packs: tuning.packs,
     claimMark: tuning.claimMark,
   });
@@ -263,6 +265,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       }),
     renderNotice: (destination, notice, now) =>
       renderNotice(destination.type, notice, renderOptions(destination, now)),
+    renderOptions,
     opsDestinations: config.ops?.to ?? [],
     post: options.post ?? httpPost,
     clock,

@@ -47,7 +47,15 @@ export type ResolvedDestination =
       to: string[];
       messageStream?: string;
     }
-  | { name: string; type: 'webhook'; url: string; signingSecret?: string; headers: Record<string, string> }
+  | {
+      name: string;
+      type: 'webhook';
+      url: string;
+      signingSecret?: string;
+      headers: Record<string, string>;
+      /** Hears of actions on what it was sent (deliver/follow-up.ts). */
+      followUps?: boolean;
+    }
   | {
       name: string;
       type: 'teams';
@@ -130,6 +138,7 @@ export function resolveDestination(
         name,
         type: 'webhook',
         url: get(config.url, 'url'),
+        ...(config.followUps ? { followUps: true } : {}),
         ...(config.signingSecret !== undefined
           ? { signingSecret: get(config.signingSecret, 'signingSecret') }
           : {}),

@@ -23,7 +23,8 @@ export function holdBack(
   const rest: DeliveryRecord[] = [];
   for (const record of records) {
     // A pending record always holds its item; one that somehow does not is left to be sent as is.
-    if (record.item === null || typeof record.item !== 'object') {
+    // A follow-up is news of what someone did about an item already sent: no silence holds it.
+    if (record.followUp || record.item === null || typeof record.item !== 'object') {
       rest.push(record);
       continue;
     }

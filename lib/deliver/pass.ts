@@ -16,7 +16,8 @@
  *   wait never exceeds the pace, whatever `lastSentAt` another run's clock wrote.
  *
  * - Silences: the pass reads the active ones once, at its start; a due delivery one of them matches
- *   is recorded silenced instead of sent (hold.ts).
+ *   is recorded silenced instead of sent (hold.ts). A follow-up (news of an action on an item that
+ *   was sent) is never held: it is sent first, alone (follow-up.ts).
  *
  * A destination that refuses permanently is reported to operators once (notify.ts), until a later
  * send succeeds. A slow or dead destination holds up nobody: each has its own lease and loop, and
@@ -26,6 +27,7 @@
 import type { Holding } from '../rules/silences.ts';
 import { keepAlive, LeaseLostError, LeaseRenewalError } from '../state/lease.ts';
 import type { ResolvedDestination } from './destinations.ts';
+import { sendFollowUps } from './follow-up.ts';
 import { holdBack, holdWaiting } from './hold.ts';
 import { renderSafely } from './messages.ts';
 import { pausedAlready } from './pause.ts';
@@ -169,9 +171,14 @@ async function deliverTo(
         stopEarly(result, 'budget', live.length, full);
         break;
       }
-      const byId = new Map(live.map((r) => [r.id, r]));
+      // Follow-ups first: someone just acted and is looking at the message (follow-up.ts).
+      const followUps = live.filter((r) => r.followUp);
+      if (followUps.length && (await sendFollowUps(state, followUps, full)) === 'stop') break;
+      const alerts = live.filter((r) => !r.followUp);
+      if (alerts.length === 0) continue;
+      const byId = new Map(alerts.map((r) => [r.id, r]));
       if (
-        (await sendAll(state, await renderSafely({ deps, destination, log, byId }, live), byId, full)) ===
+        (await sendAll(state, await renderSafely({ deps, destination, log, byId }, alerts), byId, full)) ===
         'stop'
       )
         break;

@@ -44,7 +44,6 @@ export function passState(
   options: DeliveryPassOptions,
   signal: AbortSignal,
 ): PassState {
-  const { clock } = deps;
   const state: PassState = {
     deps,
     destination,
@@ -62,20 +61,30 @@ export function passState(
       destination: { ...destination, app: destination.app },
       threads: deps.threads,
       ctx: state.ctx,
-      turn: async () => {
-        const wait = paceWait(state.lastSentAt, state.pace, clock.now());
-        if (clock.now() + wait > options.deadline) return false;
-        if (wait > 0) await clock.sleep(wait, signal);
-        return true;
-      },
-      sent: () => {
-        state.lastSentAt = clock.now();
-        result.messages += 1;
-      },
+      turn: () => takeTurn(state),
+      sent: () => noteSent(state),
       checkpoint: deps.threadCheckpoint,
     };
   }
   return state;
+}
+
+/**
+ * Waits for the destination's pace before a message. False, without waiting, when the wait would
+ * end past the deadline: the message is left for the next pass.
+ */
+export async function takeTurn(state: PassState): Promise<boolean> {
+  const { clock } = state.deps;
+  const wait = paceWait(state.lastSentAt, state.pace, clock.now());
+  if (clock.now() + wait > state.options.deadline) return false;
+  if (wait > 0) await clock.sleep(wait, state.signal);
+  return true;
+}
+
+/** Notes that a message went: the pace runs from now. */
+export function noteSent(state: PassState): void {
+  state.lastSentAt = state.deps.clock.now();
+  state.result.messages += 1;
 }
 
 /**

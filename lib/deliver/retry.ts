@@ -54,7 +54,10 @@ export function markSent(
   const at = new Date(now).toISOString();
   for (const r of records) {
     // Where the message is, for a later edit or thread reply; an item of a digest shares its parent.
-    if (posted) r.posted = { ...posted, ...(records.length > 1 ? { digest: true } : {}) };
+    // A follow-up keeps the place of the message it follows up.
+    if (posted && !r.followUp) r.posted = { ...posted, ...(records.length > 1 ? { digest: true } : {}) };
+    // A PagerDuty follow-up resolves only an item's own incident, not a digest's.
+    if (records.length > 1) r.inDigest = true;
     r.status = 'sent';
     r.sentAt = at;
     // Inline delivery creates a record as it is, with no save to stamp it.

@@ -12,6 +12,7 @@
  * A timed-out request may already have been delivered; it is retried anyway (at-least-once then).
  */
 import type { Clock } from '../clock.ts';
+import type { WebhookActionBody } from '../render/follow-up.ts';
 import type {
   EmailContent,
   PagerDutyEvent,
@@ -34,6 +35,7 @@ export type Payload =
   | EmailContent
   | WebhookBody
   | WebhookNoticeBody
+  | WebhookActionBody
   | TeamsPayload
   | PagerDutyEvent
   | string;

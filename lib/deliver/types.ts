@@ -7,7 +7,7 @@ import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { DeliveryAlert } from '../model.ts';
-import type { Notice, Rendered } from '../render/types.ts';
+import type { Notice, Rendered, RenderOptions } from '../render/types.ts';
 import type { SilenceSource } from '../rules/silences.ts';
 import type { DestinationStateStore } from '../state/destinations.ts';
 import type { DeliveryQueue } from '../state/records/queue.ts';
@@ -24,6 +24,8 @@ export interface DeliverDeps {
   /** Renders the due alerts of one destination into messages (lib/render). */
   render(destination: ResolvedDestination, alerts: DeliveryAlert[], now: Date): Rendered<Payload>[];
   renderNotice(destination: ResolvedDestination, notice: Notice, now: Date): Payload;
+  /** What the renderers are told for `destination` (follow-ups render with it: follow-up.ts). */
+  renderOptions(destination: ResolvedDestination, now: Date): RenderOptions;
   /** Destinations that hear about a destination refusing for good. */
   opsDestinations: string[];
   /** The POST every send makes (post.ts). */

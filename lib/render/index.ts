@@ -26,6 +26,15 @@ export {
   parseHighlight,
   stripControl,
 } from './escape.ts';
+export {
+  actionWords,
+  pagerDutyResolve,
+  RESOLVING_ACTIONS,
+  type SlackFollowUp,
+  slackFollowUp,
+  type WebhookActionBody,
+  webhookAction,
+} from './follow-up.ts';
 export { alertLink, credentialLink, eventLink, uidLink } from './link.ts';
 export { type NoticeTarget, renderNotice, TEST_MARK } from './notice.ts';
 export {

@@ -128,6 +128,10 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     text: `extra request headers, name to value (${SECRET_OR})`,
     example: { Authorization: { secret: 'siemAuthHeader' } },
   },
+  'destinations.<name>{webhook}.followUps': {
+    text: 'also POST a signed body of kind `action` when someone acts on an item this webhook was sent (ignore, remediate, their undo): `{version, kind, destination, action: {type, by, at, reason?}, items, sentAt}` (default false)',
+    example: true,
+  },
   'destinations.<name>{teams}.url': {
     text: 'the channel’s Workflows webhook URL; it carries its signature, so keep it in the secret object',
     example: { secret: 'socTeamsWebhook' },

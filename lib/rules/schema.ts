@@ -163,6 +163,8 @@ const webhookDestination = z.strictObject({
   headers: z.optional(
     z.record(z.string().check(z.regex(/^[A-Za-z0-9-]+$/, 'expected a header name')), secretOr(z.string())),
   ),
+  /** Also POST a body of kind `action` when someone acts on an item it was sent (default false). */
+  followUps: z.optional(z.boolean()),
 });
 
 /** A Teams Workflows webhook: its URL carries a signature (`sig=`), so it is a secret in practice. */

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { DeliveryAlert } from '../../lib/model.ts';
 import { renderSlack } from '../../lib/render/slack.ts';
 import { fitSlackPayload, SLACK_LIMITS, slackLimitProblems } from '../../lib/render/slack-limits.ts';
-import type { Rendered, SlackPayload } from '../../lib/render/types.ts';
+import type { Rendered } from '../../lib/render/types.ts';
 import {
   credentialAlert,
   eventAlert,
@@ -12,56 +12,9 @@ import {
   renderOptions,
   toDelivery,
 } from './fixtures.ts';
-import { hostileCredential, hostileEvent, slackTexts, withoutOwnLinks } from './hostile.ts';
+import { expectNothingHostile, expectWithinSlackLimits, hostileCredential, hostileEvent } from './hostile.ts';
 
 const APP = 'https://app.example.test';
-
-/** Measures every limit directly, independently of slackLimitProblems. */
-function expectWithinSlackLimits(payload: SlackPayload) {
-  expect(payload.text.length, 'top-level text present').toBeGreaterThan(0);
-  expect(payload.text.length, 'top-level text').toBeLessThanOrEqual(40_000);
-  expect(payload.blocks.length, 'block count').toBeLessThanOrEqual(50);
-  let total = 0;
-  for (const block of payload.blocks) {
-    if (typeof block.block_id === 'string')
-      expect(block.block_id.length, 'block_id').toBeLessThanOrEqual(255);
-    if (block.type === 'header') {
-      const text = block.text as { type: string; text: string };
-      expect(text.type, 'header is plain_text').toBe('plain_text');
-      expect(text.text.length, 'header text').toBeLessThanOrEqual(150);
-      total += text.text.length;
-    }
-    if (block.type === 'section') {
-      const text = block.text as { text: string } | undefined;
-      if (text) {
-        expect(text.text.length, 'section text').toBeLessThanOrEqual(3_000);
-        total += text.text.length;
-      }
-      const fields = (block.fields as { text: string }[] | undefined) ?? [];
-      expect(fields.length, 'section fields').toBeLessThanOrEqual(10);
-      for (const f of fields) {
-        expect(f.text.length, 'field text').toBeLessThanOrEqual(2_000);
-        total += f.text.length;
-      }
-    }
-    if (block.type === 'context') {
-      for (const e of block.elements as { text: string }[]) total += e.text.length;
-    }
-  }
-  expect(total, 'total characters of block text').toBeLessThan(12_000);
-  expect(slackLimitProblems(payload)).toEqual([]);
-}
-
-function expectNothingHostile(payload: SlackPayload) {
-  for (const { path, text } of slackTexts(payload)) {
-    const rest = withoutOwnLinks(text, APP);
-    expect(rest, `${path} keeps no raw <`).not.toContain('<');
-    expect(rest, `${path} keeps no raw >`).not.toContain('>');
-    expect(text, `${path} has no <!`).not.toMatch(/<!/);
-    expect(text, `${path} has no <@`).not.toMatch(/<@/);
-    expect(text, `${path} has no link to evil.example`).not.toMatch(/<https?:\/\/evil/);
-  }
-}
 
 function expectCoversEachOnce(rendered: Rendered<unknown>[], alerts: DeliveryAlert[]) {
   const ids = rendered.flatMap((r) => r.deliveryIds);

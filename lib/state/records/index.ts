@@ -69,6 +69,11 @@ export interface DeliveryRecordsOptions {
   packs?: boolean;
   /** Claim positions, and skip reading above the mark (default true; the bench turns it off). */
   claimMark?: boolean;
+  /**
+   * Destinations whose sent records keep their item and are never packed: they take follow-ups,
+   * which show the item again and need to know where its message went (deliver/follow-up.ts).
+   */
+  keepItems?: (destination: string) => boolean;
 }
 
 /** Concurrent conditional puts of a shared stream's page. */
@@ -87,7 +92,11 @@ export class DeliveryRecords {
     private readonly options: DeliveryRecordsOptions = {},
   ) {
     this.io = { client, tableName, clock, onRequest: options.onRequest };
-    this.queue = new DeliveryQueue(this.io, (options.retentionDays ?? DEFAULT_RETENTION_DAYS) * 86_400);
+    this.queue = new DeliveryQueue(
+      this.io,
+      (options.retentionDays ?? DEFAULT_RETENTION_DAYS) * 86_400,
+      options.keepItems,
+    );
     this.packs = new PackStore(this.io);
   }
 
@@ -137,7 +146,7 @@ export class DeliveryRecords {
     const single: DeliveryRecord[] = [];
     const packs = new Map<string, DeliveryRecord[]>();
     for (const r of records) {
-      if (this.options.packs === false || !packable(r)) {
+      if (this.options.packs === false || !packable(r) || this.queue.keepsItems(r.destination)) {
         single.push(this.queue.withExpiry(r));
         continue;
       }
@@ -147,7 +156,10 @@ export class DeliveryRecords {
       packs.set(group, list);
     }
     await Promise.all([
-      batchPut(this.io, single.map(toStored)),
+      batchPut(
+        this.io,
+        single.map((r) => toStored(r, this.queue.keepsItems(r.destination))),
+      ),
       ...[...packs.values()].map((pack) =>
         this.packs.write(pack, this.queue.expiresFor((pack[0] as DeliveryRecord).status) as number),
       ),
@@ -247,6 +259,14 @@ export class DeliveryRecords {
     return found;
   }
 
+  /**
+   * Creates each of `records` that does not exist yet (or has expired), with a conditional put:
+   * two runs never both create one. Returns those created.
+   */
+  createOnce(records: readonly DeliveryRecord[]): Promise<DeliveryRecord[]> {
+    return this.putEach(records);
+  }
+
   /** Conditional puts: each record is created only if no live one exists. Returns those created. */
   private async putEach(records: readonly DeliveryRecord[]): Promise<DeliveryRecord[]> {
     const created: DeliveryRecord[] = [];
@@ -257,7 +277,7 @@ export class DeliveryRecords {
         await this.io.client.send(
           new PutItemCommand({
             TableName: this.io.tableName,
-            Item: toStored(record),
+            Item: toStored(record, this.queue.keepsItems(record.destination)),
             ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now',
             ExpressionAttributeValues: marshall({ ':now': now }),
           }),

@@ -27,6 +27,8 @@ export class DeliveryQueue {
   constructor(
     private readonly io: TableIo,
     private readonly retentionSeconds: number,
+    /** Destinations whose sent records keep their item (they take follow-ups). */
+    readonly keepsItems: (destination: string) => boolean = () => false,
   ) {}
 
   private nowSeconds(): number {
@@ -94,7 +96,7 @@ export class DeliveryQueue {
     const now = new Date(this.io.clock.now()).toISOString();
     await batchPut(
       this.io,
-      records.map((r) => toStored(this.withExpiry({ ...r, updatedAt: now }))),
+      records.map((r) => toStored(this.withExpiry({ ...r, updatedAt: now }), this.keepsItems(r.destination))),
     );
   }
 
@@ -159,7 +161,7 @@ export class DeliveryQueue {
       await this.io.client.send(
         new UpdateItemCommand({
           TableName: this.io.tableName,
-          Key: marshall(recordKey(parsed.destination, parsed.kind, parsed.key)),
+          Key: marshall(recordKey(parsed.destination, parsed.kind, parsed.key, parsed.action)),
           UpdateExpression:
             'SET #status = :pending, attempts = :zero, nextAttemptAt = :now, updatedAt = :now, gsi1pk = :gpk, gsi1sk = :gsk REMOVE lastError',
           ConditionExpression: '#status = :dead OR #status = :pending',

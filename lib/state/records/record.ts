@@ -13,7 +13,7 @@
  * never), so an expired record is treated as absent in code.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { type ItemKind, RECORD_RETENTION_DAYS } from '../../model.ts';
+import { type FollowUpAction, type ItemKind, RECORD_RETENTION_DAYS } from '../../model.ts';
 import { fitKey, nameFromKey, nameInKey, PARTITION_KEY_BYTES, SORT_KEY_BYTES } from '../limits.ts';
 import { marshall, unmarshall } from '../marshall.ts';
 
@@ -56,6 +56,14 @@ export interface DeliveryRecord {
    * and the message's `ts`, and whether it was a digest's parent. A follow-up edits or replies there.
    */
   posted?: { channel: string; ts: string; digest?: boolean };
+  /** It went inside a digest (a message of several items), not in a message of its own. */
+  inDigest?: boolean;
+  /**
+   * A follow-up (deliver/follow-up.ts): not the item's alert but news of an action on it, with an id
+   * of its own. `posted` is then where the item's message is; `edited`, that the edit is done (a
+   * Slack app's follow-up is an edit, then a reply).
+   */
+  followUp?: { action: FollowUpAction; edited?: boolean };
   /** Where the item sorts in its feed (packs.ts); held in memory, not stored on the record. */
   position?: string;
 }
@@ -73,26 +81,54 @@ export function deliveryId(destination: string, kind: ItemKind, key: string): st
   return `${nameInKey(destination)}~${kind}~${key}`;
 }
 
-export function parseDeliveryId(
-  id: string,
-): { destination: string; kind: ItemKind; key: string } | undefined {
-  const first = id.indexOf('~');
-  const second = id.indexOf('~', first + 1);
-  if (first <= 0 || second < 0) return undefined;
-  const kind = id.slice(first + 1, second);
-  if (kind !== 'event' && kind !== 'credential') return undefined;
-  const key = id.slice(second + 1);
-  return key ? { destination: nameFromKey(id.slice(0, first)), kind, key } : undefined;
+/** A follow-up's id: `<destination>~followup~<action id>~<kind>~<key>`, one per (destination, item, action). */
+export function followUpId(destination: string, kind: ItemKind, key: string, action: string): string {
+  return `${nameInKey(destination)}~followup~${nameInKey(action)}~${kind}~${key}`;
 }
 
-export function recordKey(destination: string, kind: ItemKind, key: string) {
-  return { pk: fitKey(`dlv#${nameInKey(destination)}#${kind}#${key}`, PARTITION_KEY_BYTES), sk: 'dlv' };
+/** The id of `record`: its item's delivery, or a follow-up of it. */
+export function idOf(record: Pick<DeliveryRecord, 'destination' | 'kind' | 'key' | 'followUp'>): string {
+  return record.followUp
+    ? followUpId(record.destination, record.kind, record.key, record.followUp.action.id)
+    : deliveryId(record.destination, record.kind, record.key);
+}
+
+export function parseDeliveryId(
+  id: string,
+): { destination: string; kind: ItemKind; key: string; action?: string } | undefined {
+  const first = id.indexOf('~');
+  if (first <= 0) return undefined;
+  const destination = nameFromKey(id.slice(0, first));
+  let at = first + 1;
+  let action: string | undefined;
+  if (id.startsWith('followup~', at)) {
+    const end = id.indexOf('~', at + 9);
+    if (end < 0) return undefined;
+    action = nameFromKey(id.slice(at + 9, end));
+    at = end + 1;
+  }
+  const second = id.indexOf('~', at);
+  if (second < 0) return undefined;
+  const kind = id.slice(at, second);
+  if (kind !== 'event' && kind !== 'credential') return undefined;
+  const key = id.slice(second + 1);
+  if (!key || action === '') return undefined;
+  return { destination, kind, key, ...(action !== undefined ? { action } : {}) };
+}
+
+/** The stored key of a delivery record (or, with `action`, of a follow-up). */
+export function recordKey(destination: string, kind: ItemKind, key: string, action?: string) {
+  const pk =
+    action === undefined
+      ? `dlv#${nameInKey(destination)}#${kind}#${key}`
+      : `fu#${nameInKey(destination)}#${nameInKey(action)}#${kind}#${key}`;
+  return { pk: fitKey(pk, PARTITION_KEY_BYTES), sk: 'dlv' };
 }
 
 /** The stored key of the record `id` names; undefined for an id that is not one of ours. */
 export function keyOfId(id: string): Record<string, AttributeValue> | undefined {
   const parsed = parseDeliveryId(id);
-  return parsed ? marshall(recordKey(parsed.destination, parsed.kind, parsed.key)) : undefined;
+  return parsed ? marshall(recordKey(parsed.destination, parsed.kind, parsed.key, parsed.action)) : undefined;
 }
 
 /** The index partition of a destination's pending or dead records. */
@@ -110,17 +146,22 @@ export function isLive(expiresAt: unknown, nowSeconds: number): boolean {
   return typeof expiresAt !== 'number' || expiresAt > nowSeconds;
 }
 
-/** The stored form: the item as a JSON string (no nesting limits, one attribute to read back). */
-export function toStored(record: DeliveryRecord): Record<string, AttributeValue> {
+/**
+ * The stored form: the item as a JSON string (no nesting limits, one attribute to read back). A
+ * final record keeps its item only when `keepItem` says so (its destination takes follow-ups, which
+ * show the item again: deliver/follow-up.ts).
+ */
+export function toStored(record: DeliveryRecord, keepItem = false): Record<string, AttributeValue> {
   const { item, position: _position, ...rest } = record;
   if (FINAL_STATUSES.has(record.status)) {
     const { id, status, expiresAt, ...meta } = rest;
     return marshall({
-      ...recordKey(record.destination, record.kind, record.key),
+      ...recordKey(record.destination, record.kind, record.key, record.followUp?.action.id),
       id,
       status,
       ...(expiresAt !== undefined ? { expiresAt } : {}),
       meta: JSON.stringify(meta),
+      ...(keepItem && !record.followUp ? { itemJson: JSON.stringify(item) } : {}),
     });
   }
   const indexed =
@@ -133,7 +174,7 @@ export function toStored(record: DeliveryRecord): Record<string, AttributeValue>
         ? { gsi1pk: queueKey('dead', record.destination), gsi1sk: indexSortKey(record.updatedAt, record.id) }
         : {};
   return marshall({
-    ...recordKey(record.destination, record.kind, record.key),
+    ...recordKey(record.destination, record.kind, record.key, record.followUp?.action.id),
     ...rest,
     ...indexed,
     itemJson: JSON.stringify(item),
