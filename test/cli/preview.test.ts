@@ -256,3 +256,49 @@ describe('preview refuses bad input with exit 2', () => {
     expect(r.err).toMatch(/bad\.json is not valid JSON/);
   });
 });
+
+describe('preview of several items due together', () => {
+  const appConfig = {
+    sources: { tenantEvents: { enabled: true }, credentials: { domains: ['example.com'] } },
+    destinations: {
+      app: { type: 'slack', token: { secret: 'socSlackBotToken' }, channel: 'C0123ABCD' },
+      hook: { type: 'webhook', url: 'https://siem.example.com/in', followUps: true },
+    },
+    routes: [{ name: 'all', to: ['app', 'hook'] }],
+    digest: { threshold: 3, maxItems: 2 },
+    passwords: 'hidden',
+  };
+  const logins = Array.from({ length: 30 }, (_, i) => ({
+    ...credential,
+    id: 5000 + i,
+    identity_name: `user${i}@mail.example.com`,
+  }));
+
+  it('a digest to a Slack app: the parent, then each reply of its thread, every login once', async () => {
+    const path = await file('app.config.json', appConfig);
+    const r = await preview([await file('logins.json', logins)], { ALERTS_CONFIG: path });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain('30 items (0 events, 30 credentials), due together');
+    expect(r.out).toContain('=== app (slack) · 30 items · routes: all ===');
+    expect(r.out).toContain('chat.postMessage to C0123ABCD as the Slack app');
+    expect(r.out).toMatch(/--- reply 1 of \d+ in its thread ---/);
+    const slackPart = r.out.slice(r.out.indexOf('=== app'), r.out.indexOf('=== hook'));
+    const [parent] = slackPart.split('--- reply 1');
+    expect(parent).not.toMatch(/user\d+@/);
+    for (const login of logins)
+      expect(slackPart.split(login.identity_name).length - 1, login.identity_name).toBe(1);
+    expect(r.out).not.toContain('Correct-Horse-9');
+    // The webhook gets every item in one body, not a digest.
+    expect(r.out).toContain('=== hook (webhook) · 30 items · routes: all ===');
+  });
+
+  it('an empty array, or a bad item, is named', async () => {
+    const path = await file('app2.config.json', appConfig);
+    expect((await preview([await file('empty.json', [])], { ALERTS_CONFIG: path })).err).toMatch(
+      /empty\.json holds an empty array/,
+    );
+    const r = await preview([await file('mixed.json', [credential, { hello: 1 }])], { ALERTS_CONFIG: path });
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/mixed\.json \[1\] is neither an event/);
+  });
+});

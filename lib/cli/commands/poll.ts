@@ -229,7 +229,7 @@ export const deliveriesListCommand: Command = {
       // reply) holds: a newline in either is escaped too, so it cannot forge a record's line.
       ctx.io.stdout(
         `${terminalSafe(
-          `${r.id}  ${r.status}  attempts=${r.attempts}  ${when}  routes=${r.routes.join(',') || '-'}${r.lastError ? `  last error: ${r.lastError}` : ''}${r.note ? `  note: ${r.note}` : ''}`,
+          `${r.id}  ${r.status}  attempts=${r.attempts}  ${when}  routes=${r.routes.join(',') || '-'}${r.followUp ? `  follow-up: ${r.followUp.action.type} by ${r.followUp.action.by}` : ''}${r.lastError ? `  last error: ${r.lastError}` : ''}${r.note ? `  note: ${r.note}` : ''}`,
         )}\n`,
       );
     }

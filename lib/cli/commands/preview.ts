@@ -4,6 +4,10 @@
  * upstream schemas, the password policy applied, the routes and silences decided, and each chosen
  * destination's payload printed exactly (the webhook with the headers it would carry; values that
  * are secrets, or computed with one at send time, are described instead of shown).
+ *
+ * A JSON array of items is previewed as a delivery pass with exactly those items due would send
+ * them: each destination's share rendered together, so a digest shows as one, and a digest to a
+ * Slack app as its thread plan (the parent, then every reply in order).
  */
 
 import { readFile } from 'node:fs/promises';
@@ -80,7 +84,9 @@ function webhookHeaders(
 function describeDestination(destination: DestinationConfig): string {
   switch (destination.type) {
     case 'slack':
-      return 'POST to the Slack incoming webhook (its URL is a credential, not shown)';
+      return destination.token
+        ? `chat.postMessage to ${destination.channel} as the Slack app (its bot token is a credential, not shown); a digest is a thread, follow-ups edit the message and reply in its thread`
+        : 'POST to the Slack incoming webhook (its URL is a credential, not shown)';
     case 'email':
       return `e-mail via ${destination.provider}${destination.url ? ` (${urlText(destination.url)})` : ''} from ${destination.from} to ${destination.to.join(', ')}`;
     case 'webhook':
@@ -102,7 +108,7 @@ function routingKeyText(value: string | SecretRef): string {
 function renderForPreview(
   name: string,
   destination: DestinationConfig,
-  alert: DeliveryAlert,
+  alerts: DeliveryAlert[],
   config: AlertsConfig,
   appUrl: string,
   color: boolean,
@@ -110,45 +116,59 @@ function renderForPreview(
 ): string {
   const messages = renderFor(
     destination,
-    [alert],
+    alerts,
     { destination: name, appUrl, digest: config.digest, now },
     { color },
   );
+  const several = messages.length > 1;
   return messages
-    .map((m) => {
-      switch (destination.type) {
-        // Payloads carry the item's text as the destination gets it; on the terminal its controls
-        // are shown as escapes. The console rendering is left as it is: it strips them itself,
-        // and its ANSI colours are its own.
-        case 'slack':
-        case 'teams':
-          return terminalSafe(JSON.stringify(m.payload, null, 2), { multiline: true });
-        case 'pagerduty':
-          return terminalSafe(
-            JSON.stringify(
-              { routing_key: routingKeyText(destination.routingKey), ...(m.payload as PagerDutyEvent) },
-              null,
-              2,
-            ),
-            { multiline: true },
-          );
-        case 'email': {
-          const mail = m.payload as EmailContent;
-          return terminalSafe(
-            `Subject: ${mail.subject}\n--- text ---\n${mail.text}--- html ---\n${mail.html}`,
-            { multiline: true },
-          );
-        }
-        case 'webhook':
-          return terminalSafe(
-            `${webhookHeaders(name, destination, m.deliveryIds)}\n\n${JSON.stringify(m.payload as WebhookBody, null, 2)}`,
-            { multiline: true },
-          );
-        default:
-          return String(m.payload).replace(/\n$/, '');
-      }
+    .map((m, i) => {
+      const head = several ? `--- message ${i + 1} of ${messages.length}: ${m.summary} ---\n` : '';
+      // A digest to a Slack app: the parent, then each reply in its thread.
+      const replies = (m.thread ?? []).map(
+        (reply, r, all) =>
+          `--- reply ${r + 1} of ${all.length} in its thread ---\n${terminalSafe(JSON.stringify(reply, null, 2), { multiline: true })}`,
+      );
+      return [head + payloadText(name, destination, m), ...replies].join('\n');
     })
     .join('\n\n');
+}
+
+function payloadText(
+  name: string,
+  destination: DestinationConfig,
+  m: { payload: unknown; deliveryIds: string[] },
+): string {
+  switch (destination.type) {
+    // Payloads carry the item's text as the destination gets it; on the terminal its controls
+    // are shown as escapes. The console rendering is left as it is: it strips them itself,
+    // and its ANSI colours are its own.
+    case 'slack':
+    case 'teams':
+      return terminalSafe(JSON.stringify(m.payload, null, 2), { multiline: true });
+    case 'pagerduty':
+      return terminalSafe(
+        JSON.stringify(
+          { routing_key: routingKeyText(destination.routingKey), ...(m.payload as PagerDutyEvent) },
+          null,
+          2,
+        ),
+        { multiline: true },
+      );
+    case 'email': {
+      const mail = m.payload as EmailContent;
+      return terminalSafe(`Subject: ${mail.subject}\n--- text ---\n${mail.text}--- html ---\n${mail.html}`, {
+        multiline: true,
+      });
+    }
+    case 'webhook':
+      return terminalSafe(
+        `${webhookHeaders(name, destination, m.deliveryIds)}\n\n${JSON.stringify(m.payload as WebhookBody, null, 2)}`,
+        { multiline: true },
+      );
+    default:
+      return String(m.payload).replace(/\n$/, '');
+  }
 }
 
 export const previewCommand: Command = {
@@ -158,8 +178,9 @@ export const previewCommand: Command = {
     source:
       'the stream it came from, for routes that match sources: tenant, group:<id> or credentials:<domain>',
   },
-  usage: 'preview <event-or-credential.json> [--source tenant|group:<id>|credentials:<domain>]',
-  summary: 'print what each destination would receive for one event or credential',
+  usage: 'preview <item.json> [--source tenant|group:<id>|credentials:<domain>]',
+  summary:
+    'print what each destination would receive for one event or credential (or, for a JSON array of them, for all of them due at once: digests and Slack threads included)',
   options: { source: { type: 'string' } },
   positionals: [1, 1],
   async run({ positionals, values, io, warn }) {
@@ -173,20 +194,26 @@ export const previewCommand: Command = {
         code ? `cannot read ${file} (${code})` : `${file} is not valid JSON: ${(error as Error).message}`,
       );
     }
-    const kind = itemKind(raw);
-    if (!kind) {
-      throw new UsageError(
-        `${file} is neither an event (it has no metadata.uid) nor a credential (it has no id and identity_name)`,
-      );
-    }
-    const schema = kind === 'event' ? eventItemSchema : credentialSchema;
-    const parsed = schema.safeParse(raw);
-    if (!parsed.success) {
-      const issues = describeIssues(parsed.error.issues, raw);
-      io.stderr(`exposure-alerts: ${file} is not a valid ${kind}:\n`);
-      for (const issue of issues)
-        io.stderr(`  ${terminalSafe(`${issue.path || '(item)'}: ${issue.message}`)}\n`);
-      return 2;
+    const many = Array.isArray(raw);
+    const entries = many ? (raw as unknown[]) : [raw];
+    if (entries.length === 0) throw new UsageError(`${file} holds an empty array: nothing to preview`);
+    const items: { kind: Kind; item: unknown }[] = [];
+    for (const [index, value] of entries.entries()) {
+      const where = many ? `${file} [${index}]` : file;
+      const kind = itemKind(value);
+      if (!kind) {
+        throw new UsageError(
+          `${where} is neither an event (it has no metadata.uid) nor a credential (it has no id and identity_name)`,
+        );
+      }
+      const parsed = (kind === 'event' ? eventItemSchema : credentialSchema).safeParse(value);
+      if (!parsed.success) {
+        io.stderr(`exposure-alerts: ${where} is not a valid ${kind}:\n`);
+        for (const issue of describeIssues(parsed.error.issues, value))
+          io.stderr(`  ${terminalSafe(`${issue.path || '(item)'}: ${issue.message}`)}\n`);
+        return 2;
+      }
+      items.push({ kind, item: parsed.data });
     }
     const env = readEnvironment(io.env);
     const { config, source: configSource } = await loadAlertsConfig(env, warn);
@@ -195,66 +222,89 @@ export const previewCommand: Command = {
     if (source !== undefined && !/^(tenant|group:\d+|credentials:.+)$/.test(source)) {
       throw new UsageError('--source must be tenant, group:<id> or credentials:<domain>');
     }
-
-    let alert: Alert;
-    if (kind === 'event') {
-      const item = parsed.data as Alert['item'] & { metadata: { uid: string } };
-      alert = { kind: 'event', key: item.metadata.uid, source: source ?? 'tenant', item } as Alert;
-    } else {
-      const item = applyPasswordPolicy(
-        parsed.data as Extract<Alert, { kind: 'credential' }>['item'],
-        config.passwords,
+    const alerts = items.map(({ kind, item }) => alertOf(kind, item, config, source));
+    const color = useColor(io);
+    const out: string[] = [];
+    if (!many) {
+      const [alert] = alerts as [Alert];
+      out.push(
+        terminalSafe(`${alert.kind} ${alert.key} from source ${alert.source}; config: ${configSource}`),
       );
-      const domain =
-        config.sources.credentials?.domains.find((d) => domainWithin(item.domain, d)) ?? item.domain;
-      alert = {
-        kind: 'credential',
-        key: String(item.id),
-        source: source ?? `credentials:${domain.toLowerCase()}`,
-        item,
-      };
+    } else {
+      const events = alerts.filter((a) => a.kind === 'event').length;
+      out.push(
+        terminalSafe(
+          `${alerts.length} items (${events} events, ${alerts.length - events} credentials), due together; config: ${configSource}`,
+        ),
+      );
     }
-
-    const decision = decide(config, alert, now);
-    const out: string[] = [
-      terminalSafe(`${kind} ${alert.key} from source ${alert.source}; config: ${configSource}`),
-    ];
-    if (!decision.destinations.size) {
-      out.push('no route matches this item: it would not be sent anywhere');
+    // Each destination's share, as a delivery pass with exactly these items due would send it.
+    const shares = new Map<string, { alerts: DeliveryAlert[]; silenced: number; routes: Set<string> }>();
+    let silencedOnly: ReturnType<typeof decide>['silenced'];
+    for (const alert of alerts) {
+      const decision = decide(config, alert, now);
+      if (decision.silenced) silencedOnly = decision.silenced;
+      for (const [name, routes] of decision.destinations) {
+        const share = shares.get(name) ?? { alerts: [], silenced: 0, routes: new Set<string>() };
+        for (const r of routes) share.routes.add(r);
+        if (decision.silenced && many) share.silenced += 1;
+        else
+          share.alerts.push({
+            ...alert,
+            deliveryId: `${name}~${alert.kind}~${alert.key}`,
+            destination: name,
+            routes,
+          } as DeliveryAlert);
+        shares.set(name, share);
+      }
+    }
+    if (shares.size === 0) {
+      out.push(`no route matches ${many ? 'these items' : 'this item'}: it would not be sent anywhere`);
       io.stdout(`${out.join('\n')}\n`);
       return 0;
     }
-    if (decision.silenced) {
-      const s = decision.silenced;
+    if (!many && silencedOnly) {
+      const s = silencedOnly;
       out.push(
         terminalSafe(
           `SILENCED${s.name ? ` by "${s.name}"` : ''} until ${s.until} (${s.reason}): it would be recorded, not sent. What each destination would have received:`,
         ),
       );
     }
-    const color = useColor(io);
-    for (const [name, routes] of decision.destinations) {
+    for (const [name, share] of shares) {
       const destination = config.destinations[name];
+      const counts = many
+        ? ` · ${share.alerts.length} items${share.silenced ? `, ${share.silenced} silenced (recorded, not sent)` : ''}`
+        : '';
       out.push(
         '',
-        `=== ${name} (${destination?.type ?? 'unknown'}) · routes: ${routes.join(', ')}${decision.silenced ? ' · silenced, not sent' : ''} ===`,
+        `=== ${name} (${destination?.type ?? 'unknown'})${counts} · routes: ${[...share.routes].join(', ')}${!many && silencedOnly ? ' · silenced, not sent' : ''} ===`,
       );
       if (!destination) {
         out.push(`no destination named "${name}" in the config`);
         continue;
       }
-      const delivery = {
-        ...alert,
-        deliveryId: `${name}~${alert.kind}~${alert.key}`,
-        destination: name,
-        routes,
-      } as DeliveryAlert;
-      out.push(
-        describeDestination(destination),
-        renderForPreview(name, destination, delivery, config, env.appUrl, color, now),
-      );
+      out.push(describeDestination(destination));
+      if (share.alerts.length)
+        out.push(renderForPreview(name, destination, share.alerts, config, env.appUrl, color, now));
     }
     io.stdout(`${out.join('\n')}\n`);
     return 0;
   },
 };
+
+/** The alert an upstream item makes: the password policy applied, its source as polling names it. */
+function alertOf(kind: Kind, data: unknown, config: AlertsConfig, source: string | undefined): Alert {
+  if (kind === 'event') {
+    const item = data as Alert['item'] & { metadata: { uid: string } };
+    return { kind: 'event', key: item.metadata.uid, source: source ?? 'tenant', item } as Alert;
+  }
+  const item = applyPasswordPolicy(data as Extract<Alert, { kind: 'credential' }>['item'], config.passwords);
+  const domain = config.sources.credentials?.domains.find((d) => domainWithin(item.domain, d)) ?? item.domain;
+  return {
+    kind: 'credential',
+    key: String(item.id),
+    source: source ?? `credentials:${domain.toLowerCase()}`,
+    item,
+  };
+}
