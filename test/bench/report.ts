@@ -13,7 +13,16 @@ export interface Budget {
 
 export interface Figure {
   /** Which of the issue's measurements it belongs to. */
-  section: 'drain' | 'requests' | 'memory' | 'coldstart' | 'delivery' | 'api' | 'history' | 'scale';
+  section:
+    | 'drain'
+    | 'requests'
+    | 'memory'
+    | 'coldstart'
+    | 'delivery'
+    | 'api'
+    | 'history'
+    | 'scale'
+    | 'slackapp';
   /** Stable key, e.g. `drain.ratio`. */
   id: string;
   label: string;

@@ -3,7 +3,8 @@
  * issue, side by side in one run: drain overhead and DynamoDB requests per item (drain), memory,
  * cold start, delivery, API, a stream's first walk over a long history (history), and many
  * streams drained by concurrent workers under the upstream's rate limits (scale: `--scale-x N`
- * multiplies the limits, default 10; `--scale-load F` runs that share of the load). It prints
+ * multiplies the limits, default 10; `--scale-load F` runs that share of the load), and a
+ * credential digest to a Slack app as threads (slackapp). It prints
  * one table, writes the same figures as JSON (default bench-results/bench.json, git-ignored), and
  * exits 1 when a budget is broken (2 on a usage error).
  *
@@ -22,6 +23,7 @@ import { measureDrain } from './measure-drain.ts';
 import { measureHistory } from './measure-history.ts';
 import { measureMemory } from './measure-memory.ts';
 import { measureScale, type ScaleOptions } from './measure-scale.ts';
+import { measureSlackApp } from './measure-slack-app.ts';
 import { memoryLimited, ROOT, removeCgroups, WORKER_BUNDLE } from './procs.ts';
 import { type Figure, formatTable, machine, type Report, writeReport } from './report.ts';
 import { round } from './stats.ts';
@@ -39,6 +41,7 @@ const SECTIONS = {
   api: () => measureApi(),
   history: (log: (line: string) => void) => measureHistory(log),
   scale: (log: (line: string) => void) => measureScale(log, scale),
+  slackapp: (log: (line: string) => void) => measureSlackApp(log),
 } as const;
 type Section = keyof typeof SECTIONS;
 
