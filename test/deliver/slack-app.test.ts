@@ -6,6 +6,9 @@
  * or `ratelimited` pausing the destination without costing an attempt, a digest too long split.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../lib/clock.ts';
+import { StatusReader } from '../../lib/state/status.ts';
+import { skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { SLACK_CHANNEL, type SlackStandIn, startSlackApi } from '../helpers/slack-api.ts';
@@ -48,7 +51,10 @@ const reset = () => slack.reset();
 describe('Slack as an app', () => {
   it('posts each alert with chat.postMessage, and each record keeps its channel id and ts', async () => {
     reset();
-    const world = await makeWorld(emu, db, config({ channel: '#soc' }), { secrets: secrets() });
+    const world = await makeWorld(emu, db, config({ channel: '#soc' }), {
+      secrets: secrets(),
+      clock: skipClock(),
+    });
     const summary = await world.cycle('events');
     expect(summary.delivery.sent).toBe(events());
     expect(slack.top()).toHaveLength(events());
@@ -74,6 +80,7 @@ describe('Slack as an app', () => {
     reset();
     const digest = await makeWorld(emu, db, config({ digest: { threshold: 1, maxItems: 20 } }), {
       secrets: secrets(),
+      clock: skipClock(),
     });
     await digest.cycle('events');
     expect(slack.top()).toHaveLength(1);
@@ -89,7 +96,7 @@ describe('Slack as an app', () => {
 
   it('a permanent ok:false (the bot is not in the channel) is dead, and reported once', async () => {
     reset();
-    const world = await makeWorld(emu, db, config({ ops: true }), { secrets: secrets() });
+    const world = await makeWorld(emu, db, config({ ops: true }), { secrets: secrets(), clock: skipClock() });
     slack.script(...Array.from({ length: events() + 1 }, () => ({ error: 'not_in_channel' })));
     const first = await world.cycle('events');
     expect(first.delivery.dead).toBe(events());
@@ -102,12 +109,19 @@ describe('Slack as an app', () => {
     await world.runtime.deliveries.requeue(dead[0]?.id ?? '');
     await world.deliver();
     expect(reports()).toBe(1);
+    // `status` shows the refusing bot token as it shows a refusing webhook.
+    const io = { client: world.runtime.dynamo, tableName: world.table, clock: systemClock };
+    const status = await new StatusReader(io, world.runtime.silences).read();
+    expect(status.destinations.find((d) => d.destination === 'soc')).toMatchObject({
+      refusing: true,
+      dead: events(),
+    });
   });
 
   it('429 with Retry-After, and ratelimited in a 200: the destination pauses, no attempt counted', async () => {
     for (const script of [{ status: 429, retryAfter: 30 }, { error: 'ratelimited' }] as const) {
       reset();
-      const world = await makeWorld(emu, db, config(), { secrets: secrets() });
+      const world = await makeWorld(emu, db, config(), { secrets: secrets(), clock: skipClock() });
       slack.script(script);
       const summary = await world.cycle('events');
       const soc = summary.delivery.destinations.find((d) => d.destination === 'soc');
@@ -131,6 +145,7 @@ describe('Slack as an app', () => {
     reset();
     const world = await makeWorld(emu, db, config({ digest: { threshold: 1, maxItems: 20 } }), {
       secrets: secrets(),
+      clock: skipClock(),
     });
     slack.script({ error: 'msg_blocks_too_long' });
     const summary = await world.cycle('events');

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventLink } from '../../lib/render/link.ts';
 import type { EventItem } from '../../lib/upstream/schemas.ts';
+import { skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { SLACK_CHANNEL, type SlackMessage, type SlackStandIn, startSlackApi } from '../helpers/slack-api.ts';
@@ -41,7 +42,10 @@ function config(kind: 'events' | 'credentials', maxItems: number) {
 describe('a digest to a Slack app is a thread', () => {
   it('leaked logins: a short parent without logins, every login once in its thread', async () => {
     slack.reset();
-    const world = await makeWorld(emu, db, config('credentials', 20), { secrets: { bot: slack.token } });
+    const world = await makeWorld(emu, db, config('credentials', 20), {
+      secrets: { bot: slack.token },
+      clock: skipClock(),
+    });
     const summary = await world.cycle('credentials');
     const logins = summary.delivery.sent;
     expect(logins).toBeGreaterThan(5);
@@ -68,7 +72,10 @@ describe('a digest to a Slack app is a thread', () => {
 
   it('events: the parent lists the first maxItems and counts the rest; the thread lists the rest; each once', async () => {
     slack.reset();
-    const world = await makeWorld(emu, db, config('events', 3), { secrets: { bot: slack.token } });
+    const world = await makeWorld(emu, db, config('events', 3), {
+      secrets: { bot: slack.token },
+      clock: skipClock(),
+    });
     const summary = await world.cycle('events');
     const [parent] = slack.top();
     const all = [parent as SlackMessage, ...slack.thread(parent?.ts ?? '')].map(text).join('\n');
@@ -91,7 +98,10 @@ describe('a digest to a Slack app is a thread', () => {
     'a crash after Slack accepted a message (%s) repeats at most that one; nothing is lost',
     async (step, parents, replies) => {
       slack.reset();
-      const world = await makeWorld(emu, db, config('credentials', 20), { secrets: { bot: slack.token } });
+      const world = await makeWorld(emu, db, config('credentials', 20), {
+        secrets: { bot: slack.token },
+        clock: skipClock(),
+      });
       let crashed = false;
       const crash = (at: string) => {
         if (at === step && !crashed) {
