@@ -9,6 +9,7 @@
 import type { DeliveryAlert } from '../model.ts';
 import type { AlertsConfig, DestinationConfig } from '../rules/config.ts';
 import { applyPasswordPolicy } from '../rules/passwords.ts';
+import { slackFollowUp } from './follow-up.ts';
 import { renderFor } from './index.ts';
 import { renderNotice } from './notice.ts';
 import { pagerDutyProblems } from './pagerduty.ts';
@@ -126,13 +127,34 @@ export function checkRendering(
         if (covered.join('\n') !== expected.join('\n'))
           report(what, 'messages do not cover every item exactly once');
         for (const r of rendered) {
-          for (const problem of payloadProblems(destination.type, r.payload)) report(what, problem);
-          if (config.passwords !== 'clear' && JSON.stringify(r.payload).includes(SAMPLE_PASSWORD)) {
-            report(what, `the sample password survives the "${config.passwords}" policy`);
+          // A digest to a Slack app: its thread's replies are checked as the parent is.
+          for (const [part, payload] of [r.payload, ...(r.thread ?? [])].entries()) {
+            const where = part ? `${what}, thread reply ${part}` : what;
+            for (const problem of payloadProblems(destination.type, payload)) report(where, problem);
+            if (config.passwords !== 'clear' && JSON.stringify(payload).includes(SAMPLE_PASSWORD)) {
+              report(where, `the sample password survives the "${config.passwords}" policy`);
+            }
           }
         }
       } catch (error) {
         report(what, `rendering failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    if (destination.type === 'slack' && destination.token) {
+      // What a follow-up posts: the edited message and its thread reply, for the hostile sample.
+      try {
+        const action = {
+          id: 'sample',
+          type: 'ignore',
+          by: 'cli:sample',
+          at: now.toISOString(),
+          reason: 'sample',
+        };
+        const { edit, reply } = slackFollowUp(hostile, action, opts);
+        for (const [part, payload] of [['edit', edit] as const, ['reply', reply] as const])
+          for (const problem of payloadProblems('slack', payload)) report(`follow-up ${part}`, problem);
+      } catch (error) {
+        report('follow-up', `rendering failed: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
     try {

@@ -50,6 +50,28 @@ describe('checkRendering', () => {
     expect(performance.now() - started).toBeLessThan(5_000);
   });
 
+  it('a Slack app: its digest thread and its follow-ups are checked too, and a reply over a limit is named', () => {
+    const app = config({
+      destinations: { app: { type: 'slack', token: { secret: 'bot' }, channel: 'C0123ABCD' } },
+      routes: [{ name: 'all', match: {}, to: ['app'] }],
+      digest: { threshold: 3, maxItems: 45 },
+    });
+    const options = { appUrl: 'https://app.example.test', now: NOW };
+    expect(checkRendering(app, options)).toEqual([]);
+    const errors = checkRendering(app, {
+      ...options,
+      render: (destination, alerts, opts, color) =>
+        renderFor(destination, alerts, opts, color).map((m) =>
+          m.thread
+            ? { ...m, thread: [...m.thread, { text: 'x', blocks: Array(60).fill({ type: 'divider' }) }] }
+            : m,
+        ),
+    });
+    expect(
+      errors.some((e) => /^destinations\.app: sample digest, thread reply \d+ \(slack\): .*50/.test(e)),
+    ).toBe(true);
+  });
+
   it('reports a renderer that throws, naming the destination and the sample', () => {
     const errors = checkRendering(all, {
       appUrl: 'https://app.example.test',
