@@ -483,6 +483,14 @@ export class Emulator {
     );
 
     app.post(
+      `${core}/v4/events/actions`,
+      this.endpoint('eventActions', (_c, tenant, input) => {
+        eventAction(tenant, input);
+        return { body: {} };
+      }),
+    );
+
+    app.post(
       `${core}/v2/search/`,
       this.endpoint('legacySearch', (c, tenant) => legacySearch(this.world, c, tenant)),
     );
@@ -493,6 +501,33 @@ export class Emulator {
     app.onError((error, c) => c.json(errorBody('INTERNAL', error.message), 500));
     return app;
   }
+}
+
+/**
+ * Endpoint 12: `{action: {type}, targets: [{uid}]}` (1 to 10 targets) sets or clears the flags of
+ * the tenant's events, which the event searches filter on. A uid the tenant has no event for
+ * refuses the whole request (404), and nothing changes.
+ */
+function eventAction(tenant: Tenant, input: unknown): void {
+  const flags: Record<string, ['isIgnored' | 'isRemediated', boolean]> = {
+    ignore: ['isIgnored', true],
+    unignore: ['isIgnored', false],
+    remediate: ['isRemediated', true],
+    unremediate: ['isRemediated', false],
+  };
+  const action = isObject(input) && isObject(input.action) ? input.action : undefined;
+  const flag = typeof action?.type === 'string' ? flags[action.type] : undefined;
+  if (!flag) throw badRequest('action.type must be one of ignore, remediate, unignore, unremediate');
+  const targets = isObject(input) ? input.targets : undefined;
+  if (!Array.isArray(targets) || targets.length === 0 || targets.length > 10)
+    throw badRequest('targets must be an array of 1 to 10 {uid}');
+  const uids = targets.map((t) => (isObject(t) && typeof t.uid === 'string' ? t.uid : undefined));
+  if (uids.some((u) => u === undefined)) throw badRequest('every target must be {uid: string}');
+  const events = uids.map((uid) => tenant.events.find((e) => e.item.metadata.uid === uid));
+  const missing = uids.find((_, i) => !events[i]);
+  if (missing !== undefined) throw new EmulatorError(404, 'NOT_FOUND', `event ${missing} not found`);
+  const [field, value] = flag;
+  for (const event of events) if (event) event[field] = value;
 }
 
 /** Returns a copy of `body` with one item broken so it no longer fits its schema. */

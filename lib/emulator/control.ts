@@ -17,7 +17,8 @@ export type EndpointName =
   | 'identitiesByDomain'
   | 'globalCredentials'
   | 'assetToggle'
-  | 'legacySearch';
+  | 'legacySearch'
+  | 'eventActions';
 
 export type FaultAction =
   /** Answer with this status (and `Retry-After` when given) instead of the real answer. */

@@ -47,7 +47,17 @@ export const LIMITS = {
   byPasswordSize: 10_000,
   v2CredentialsSize: 5_000,
   byAccountsBatch: 100,
+  eventActionTargets: 10,
 } as const;
+
+/** What endpoint 12 does to events: sets or clears their `is_ignored` / `is_remediated` flags. */
+export const EVENT_ACTIONS = ['ignore', 'remediate', 'unignore', 'unremediate'] as const;
+export type EventActionType = (typeof EVENT_ACTIONS)[number];
+
+/** One request of `eventActions`: its uids, and whether the upstream took it. */
+export type EventActionBatch =
+  | { uids: string[]; ok: true }
+  | { uids: string[]; ok: false; error: UpstreamError };
 
 export interface EventFilters {
   severity?: Severity[];
@@ -455,6 +465,60 @@ export class UpstreamClient {
     if (!parsed.success)
       throw invalidResponse(endpoint, issuesToText(describeIssues(parsed.error.issues, res.body)));
     return parsed.data.asset;
+  }
+
+  /**
+   * Endpoint 12 (from the vendor's public docs, beyond upstream-api.md): ignore, remediate, or
+   * undo either, on at most 10 events a request. Any 2xx is success (the body is not documented).
+   */
+  async eventAction(type: EventActionType, uids: readonly string[], options?: CallOptions): Promise<void> {
+    const endpoint = 'eventActions';
+    if (!(EVENT_ACTIONS as readonly string[]).includes(type))
+      throw new RequestLimitError(endpoint, `${endpoint}: type must be one of ${EVENT_ACTIONS.join(', ')}`);
+    if (uids.length === 0 || uids.length > LIMITS.eventActionTargets)
+      throw new RequestLimitError(
+        endpoint,
+        `${endpoint}: 1 to ${LIMITS.eventActionTargets} uids a request, got ${uids.length}`,
+      );
+    for (const uid of uids) checkSegment(endpoint, 'every uid', uid);
+    await this.send(
+      {
+        endpoint,
+        method: 'POST',
+        path: '/{core}/v4/events/actions',
+        body: { action: { type }, targets: uids.map((uid) => ({ uid })) },
+      },
+      options,
+    );
+  }
+
+  /**
+   * Endpoint 12 for any number of uids: validated first (a bad type or uid sends nothing), then
+   * sent 10 at a time, in order. A refused request does not stop the next; each batch says how it
+   * went. Duplicate uids are sent once.
+   */
+  async eventActions(
+    type: EventActionType,
+    uids: readonly string[],
+    options?: CallOptions,
+  ): Promise<EventActionBatch[]> {
+    const endpoint = 'eventActions';
+    if (!(EVENT_ACTIONS as readonly string[]).includes(type))
+      throw new RequestLimitError(endpoint, `${endpoint}: type must be one of ${EVENT_ACTIONS.join(', ')}`);
+    for (const uid of uids) checkSegment(endpoint, 'every uid', uid);
+    const unique = [...new Set(uids)];
+    const out: EventActionBatch[] = [];
+    for (let i = 0; i < unique.length; i += LIMITS.eventActionTargets) {
+      const batch = unique.slice(i, i + LIMITS.eventActionTargets);
+      try {
+        await this.eventAction(type, batch, options);
+        out.push({ uids: batch, ok: true });
+      } catch (error) {
+        if (!(error instanceof UpstreamError)) throw error;
+        out.push({ uids: batch, ok: false, error });
+      }
+    }
+    return out;
   }
 
   /** Endpoint 11 (deprecated): the legacy global search. Draws on the global-search quota. */
