@@ -23,6 +23,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type ActDeps, actDeps, finishActions } from './actions/events.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { dryRunDestinations, type ResolvedDestination, resolveDestinations } from './deliver/destinations.ts';
 import { keepsItems } from './deliver/follow-up.ts';
@@ -137,6 +138,8 @@ export interface Runtime {
   poll: PollDeps;
   deliver: DeliverDeps;
   cycle: CycleDeps;
+  /** What acting on events needs (actions/events.ts): the upstream, the records, the follow-ups. */
+  act: ActDeps;
   /** The shared rate governor every upstream request of this run takes its turn from. */
   governor: DynamoRateGovernor;
   metrics: Metrics;
@@ -255,6 +258,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     metrics,
     owner,
   };
+  const act = actDeps({ upstream, io, records, destinations, logger: logger.child({ component: 'act' }) });
   const deliver: DeliverDeps = {
     deliveries,
     destinationState,
@@ -275,6 +279,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     write,
     silences: silenceSource(config.silences, silences),
     threads: new ThreadStore(io),
+    // An action a crash interrupted is finished by the next pass (actions/events.ts).
+    finishActions: () => finishActions(act),
   };
   return {
     env,
@@ -305,5 +311,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     governor,
     metrics,
     logger,
+    act,
   };
 }

@@ -44,6 +44,11 @@ export interface DeliverDeps {
   silences?: SilenceSource;
   /** Digests posted to a Slack app as threads, while they are being posted (thread.ts). */
   threads: ThreadStore;
+  /**
+   * Finishes the actions on events a crash left open, so their follow-ups go in this pass
+   * (actions/events.ts); absent where nothing acts.
+   */
+  finishActions?(): Promise<number>;
   /** Test hook: after Slack accepted a message of a thread, before it is written down. */
   threadCheckpoint?(step: 'parent-posted' | 'reply-posted'): void | Promise<void>;
 }

@@ -5,6 +5,12 @@ import { configReferenceCommand, configSchemaCommand, configValidateCommand } fr
 import { destinationsTestCommand } from './destinations.ts';
 import { emulatorCommand } from './emulator.ts';
 import {
+  eventsIgnoreCommand,
+  eventsRemediateCommand,
+  eventsUnignoreCommand,
+  eventsUnremediateCommand,
+} from './events.ts';
+import {
   deliverCommand,
   deliveriesListCommand,
   deliveriesRetryCommand,
@@ -30,6 +36,10 @@ export const commands: Command[] = [
   statusCommand,
   serveCommand,
   assetsToggleCommand,
+  eventsIgnoreCommand,
+  eventsRemediateCommand,
+  eventsUnignoreCommand,
+  eventsUnremediateCommand,
   tokenTestCommand,
   configValidateCommand,
   configSchemaCommand,

@@ -1,0 +1,210 @@
+/**
+ * Actions on events (interface.md section 9), as records: one per action id, written before the
+ * upstream is called, so an action happens once whatever crashes or repeats.
+ *
+ * - `begin` creates the record (`pending`) with a conditional put; the same id again finds it.
+ * - `answered` keeps the upstream's answer per uid and which uids it changed, in one write, before
+ *   anything else moves: a crash after it finishes from the record, not from a second look.
+ * - `done` marks it finished: out of the index the delivery pass reads to finish what a crash
+ *   interrupted (`unfinished`, the sparse index gsi1 under `action#open`).
+ *
+ * The flags we know of each event (`flags#<uid>`: ignored, remediated) come from the actions taken
+ * through us: the upstream's search does not say an event's flags by uid. So an action that sets a
+ * flag we know is set already changes nothing (and no follow-up goes); one taken in the upstream's
+ * own web app is unknown to us, and a follow-up of ours then repeats what it did, harmlessly.
+ *
+ * The audit trail of actions (`audit#events`, newest first) holds each action with who, what, on
+ * which uids, when, and the upstream's answer; written from the record, so writing it twice (a
+ * resumed action) leaves one entry.
+ */
+import { batchGet, batchPut, queryAll, type TableIo } from './io.ts';
+import { marshall, unmarshall } from './marshall.ts';
+import {
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+} from './sdk.ts';
+
+export type EventActionType = 'ignore' | 'remediate' | 'unignore' | 'unremediate';
+
+/** One uid's outcome: the upstream took it, or why not. */
+export interface UidResult {
+  uid: string;
+  ok: boolean;
+  error?: string;
+}
+
+export interface ActionRecord {
+  id: string;
+  type: EventActionType;
+  uids: string[];
+  /** `slack:<user id>`, an API client's name, `cli:<user>`. */
+  by: string;
+  at: string;
+  reason?: string;
+  /** `pending` until the upstream answered; `answered` until its follow-ups are written; then `done`. */
+  status: 'pending' | 'answered' | 'done';
+  results?: UidResult[];
+  /** The uids whose flag this action changed (they get follow-ups). */
+  changed?: string[];
+}
+
+export interface EventFlags {
+  ignored?: boolean;
+  remediated?: boolean;
+}
+
+const OPEN = 'action#open';
+const AUDIT_PK = 'audit#events';
+const key = (id: string) => ({ pk: `action#${id}`, sk: 'action' });
+const flagsKey = (uid: string) => ({ pk: `flags#${uid}`, sk: 'flags' });
+
+/** The flag an action sets, and to what. */
+export function flagOf(type: EventActionType): [keyof EventFlags, boolean] {
+  return type === 'ignore'
+    ? ['ignored', true]
+    : type === 'unignore'
+      ? ['ignored', false]
+      : type === 'remediate'
+        ? ['remediated', true]
+        : ['remediated', false];
+}
+
+export class ActionStore {
+  private readonly io: TableIo;
+
+  constructor(io: TableIo) {
+    this.io = io;
+  }
+
+  /** Creates the action's record; when one exists for this id, returns it instead. */
+  async begin(action: Omit<ActionRecord, 'status'>): Promise<{ created: true } | { existing: ActionRecord }> {
+    const record: ActionRecord = { ...action, status: 'pending' };
+    try {
+      await this.io.client.send(
+        new PutItemCommand({
+          TableName: this.io.tableName,
+          Item: marshall({ ...key(action.id), gsi1pk: OPEN, gsi1sk: `${action.at}#${action.id}`, ...record }),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      return { created: true };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const existing = await this.get(action.id);
+      if (!existing) throw error;
+      return { existing };
+    }
+  }
+
+  async get(id: string): Promise<ActionRecord | undefined> {
+    const [item] = await batchGet(this.io, [marshall(key(id))]);
+    return item ? strip(unmarshall(item)) : undefined;
+  }
+
+  /** Keeps the upstream's answer and what it changed (still open: follow-ups to come). */
+  async answered(id: string, results: UidResult[], changed: string[]): Promise<void> {
+    await this.update(id, 'SET #status = :s, results = :r, changed = :c', {
+      ':s': 'answered',
+      ':r': results,
+      ':c': changed,
+    });
+  }
+
+  /** Finished: out of the open index. */
+  async done(id: string): Promise<void> {
+    await this.update(id, 'SET #status = :s REMOVE gsi1pk, gsi1sk', { ':s': 'done' });
+  }
+
+  /** Forgets an action the upstream never answered, so that trying it again (same id) tries. */
+  async forget(id: string): Promise<void> {
+    await this.io.client.send(
+      new DeleteItemCommand({ TableName: this.io.tableName, Key: marshall(key(id)) }),
+    );
+  }
+
+  /** Open actions begun before `before` (ms): those a crash may have interrupted, oldest first. */
+  async unfinished(before: number, limit = 100): Promise<ActionRecord[]> {
+    const items = await queryAll(
+      this.io,
+      {
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
+        ExpressionAttributeValues: marshall({ ':pk': OPEN, ':before': new Date(before).toISOString() }),
+      },
+      limit,
+    );
+    return items.map((item) => strip(unmarshall(item)));
+  }
+
+  /** The flags we know of `uids` (absent: nothing known). */
+  async flags(uids: readonly string[]): Promise<Map<string, EventFlags>> {
+    const out = new Map<string, EventFlags>();
+    for (const item of await batchGet(
+      this.io,
+      uids.map((uid) => marshall(flagsKey(uid))),
+    )) {
+      const { uid, ignored, remediated } = unmarshall(item);
+      out.set(String(uid), {
+        ...(typeof ignored === 'boolean' ? { ignored } : {}),
+        ...(typeof remediated === 'boolean' ? { remediated } : {}),
+      });
+    }
+    return out;
+  }
+
+  /** Writes the flags an action left on `uids`. */
+  async setFlags(entries: readonly [string, EventFlags][]): Promise<void> {
+    await batchPut(
+      this.io,
+      entries.map(([uid, flags]) => marshall({ ...flagsKey(uid), uid, ...flags })),
+    );
+  }
+
+  /** The action in the audit trail (once, however often written). */
+  async audit(record: ActionRecord): Promise<void> {
+    const { status: _status, ...entry } = record;
+    await this.io.client.send(
+      new PutItemCommand({
+        TableName: this.io.tableName,
+        Item: marshall({ pk: AUDIT_PK, sk: `${record.at}#${record.id}`, ...entry }),
+      }),
+    );
+  }
+
+  /** The audit trail of actions, newest first. */
+  async auditTrail(limit = 100): Promise<Omit<ActionRecord, 'status'>[]> {
+    const out = await this.io.client.send(
+      new QueryCommand({
+        TableName: this.io.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: marshall({ ':pk': AUDIT_PK }),
+        ScanIndexForward: false,
+        Limit: limit,
+      }),
+    );
+    return (out.Items ?? []).map((item) => {
+      const { pk: _pk, sk: _sk, ...entry } = unmarshall(item);
+      return entry as unknown as Omit<ActionRecord, 'status'>;
+    });
+  }
+
+  private async update(id: string, expression: string, values: Record<string, unknown>): Promise<void> {
+    await this.io.client.send(
+      new UpdateItemCommand({
+        TableName: this.io.tableName,
+        Key: marshall(key(id)),
+        UpdateExpression: expression,
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: marshall(values),
+      }),
+    );
+  }
+}
+
+function strip(item: Record<string, unknown>): ActionRecord {
+  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, ...record } = item;
+  return record as unknown as ActionRecord;
+}
