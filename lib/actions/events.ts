@@ -15,9 +15,10 @@
  * 5. the record is marked done.
  *
  * A crash anywhere leaves the record open; `finishActions` (the delivery pass calls it) takes up
- * an action open for over a minute from the step it had reached. An upstream that did not answer
- * at all (unavailable, timed out, rate limiting, or refusing our own credentials) changes nothing:
- * the record is dropped, so the same id tried again really tries again.
+ * an action open for over a minute from the step it had reached, and keeps asking an upstream that
+ * does not answer, pass after pass. At a door, an upstream that did not answer at all
+ * (unavailable, timed out, rate limiting, or refusing our own credentials) changes nothing: the
+ * record is set aside (`forgotten`), so the same id tried again really tries again.
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
@@ -137,8 +138,8 @@ export async function finishActions(deps: ActDeps): Promise<number> {
   let finished = 0;
   for (const record of open) {
     try {
-      const outcome = await finish(deps, record);
-      if (!outcome.unanswered) finished += 1;
+      await finish(deps, record, true);
+      finished += 1;
       deps.logger.info('finished an action a crash had interrupted', {
         action: record.id,
         type: record.type,
@@ -154,7 +155,7 @@ export async function finishActions(deps: ActDeps): Promise<number> {
   return finished;
 }
 
-async function finish(deps: ActDeps, record: ActionRecord): Promise<ActOutcome> {
+async function finish(deps: ActDeps, record: ActionRecord, resumed = false): Promise<ActOutcome> {
   const { id, type } = record;
   const [flag, value] = flagOf(type);
   let { results, changed } = record;
@@ -163,6 +164,8 @@ async function finish(deps: ActDeps, record: ActionRecord): Promise<ActOutcome> 
     const batches = await deps.upstream.eventActions(type, record.uids);
     const failures = batches.flatMap((b) => (b.ok ? [] : [b.error]));
     if (batches.length && failures.length === batches.length && failures.every(unanswered)) {
+      // Taken up by a pass after a crash, it stays open: the next pass asks again.
+      if (resumed) throw failures[0];
       await deps.actions.forget(id);
       const error = failures[0] as UpstreamError;
       return {

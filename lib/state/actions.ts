@@ -19,13 +19,7 @@
  */
 import { batchGet, batchPut, queryAll, type TableIo } from './io.ts';
 import { marshall, unmarshall } from './marshall.ts';
-import {
-  ConditionalCheckFailedException,
-  DeleteItemCommand,
-  PutItemCommand,
-  QueryCommand,
-  UpdateItemCommand,
-} from './sdk.ts';
+import { ConditionalCheckFailedException, PutItemCommand, QueryCommand, UpdateItemCommand } from './sdk.ts';
 
 export type EventActionType = 'ignore' | 'remediate' | 'unignore' | 'unremediate';
 
@@ -44,8 +38,11 @@ export interface ActionRecord {
   by: string;
   at: string;
   reason?: string;
-  /** `pending` until the upstream answered; `answered` until its follow-ups are written; then `done`. */
-  status: 'pending' | 'answered' | 'done';
+  /**
+   * `pending` until the upstream answered; `answered` until its follow-ups are written; then
+   * `done`. `forgotten`: the upstream never answered, nothing changed, and the id is free again.
+   */
+  status: 'pending' | 'answered' | 'done' | 'forgotten';
   results?: UidResult[];
   /** The uids whose flag this action changed (they get follow-ups). */
   changed?: string[];
@@ -87,7 +84,9 @@ export class ActionStore {
         new PutItemCommand({
           TableName: this.io.tableName,
           Item: marshall({ ...key(action.id), gsi1pk: OPEN, gsi1sk: `${action.at}#${action.id}`, ...record }),
-          ConditionExpression: 'attribute_not_exists(pk)',
+          ConditionExpression: 'attribute_not_exists(pk) OR #status = :forgotten',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: marshall({ ':forgotten': 'forgotten' }),
         }),
       );
       return { created: true };
@@ -118,11 +117,12 @@ export class ActionStore {
     await this.update(id, 'SET #status = :s REMOVE gsi1pk, gsi1sk', { ':s': 'done' });
   }
 
-  /** Forgets an action the upstream never answered, so that trying it again (same id) tries. */
+  /**
+   * Forgets an action the upstream never answered: out of the open index, and `begin` with the
+   * same id creates it afresh, so trying it again really tries again.
+   */
   async forget(id: string): Promise<void> {
-    await this.io.client.send(
-      new DeleteItemCommand({ TableName: this.io.tableName, Key: marshall(key(id)) }),
-    );
+    await this.update(id, 'SET #status = :s REMOVE gsi1pk, gsi1sk', { ':s': 'forgotten' });
   }
 
   /** Open actions begun before `before` (ms): those a crash may have interrupted, oldest first. */

@@ -176,6 +176,29 @@ describe('events ignore through the real CLI', () => {
   });
 });
 
+describe('an interrupted action the upstream does not answer', () => {
+  it('stays open, pass after pass, and is finished once the upstream answers', async () => {
+    const uid = uidAt(6);
+    const act = world.runtime.act;
+    const actions = Object.create(act.actions) as ActionStore;
+    actions.flags = () => {
+      throw new Error('crash');
+    };
+    await expect(
+      actOnEvents({ ...act, actions }, { type: 'ignore', uids: [uid], by: 'cli:ana', id: 'open-1' }),
+    ).rejects.toThrow('crash');
+    await world.runtime.deliver.clock.sleep(61_000);
+    control().addFault({ endpoint: 'eventActions', status: 401 });
+    await world.deliver();
+    expect((await act.actions.get('open-1'))?.status).toBe('pending');
+    expect(world.logs.join('\n')).toContain('could not finish an interrupted action');
+    await world.deliver();
+    expect((await act.actions.get('open-1'))?.status).toBe('done');
+    expect(events()[6]?.isIgnored).toBe(true);
+    expect(await seen(uid)).toMatchObject({ edits: 1, replies: 1, resolves: 1 });
+  });
+});
+
 describe('a crash at every step boundary of an action', () => {
   type Step = 'after-begin' | 'after-upstream' | 'after-answer' | 'after-audit' | 'after-follow-ups';
   /** The runtime's action deps, with the run dying at `step` (once). */
