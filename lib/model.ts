@@ -61,6 +61,9 @@ export interface FollowUpAction {
   reason?: string;
 }
 
+/** Actions that close an event's own PagerDuty incident (an undo leaves it resolved). */
+export const RESOLVING_ACTIONS: ReadonlySet<string> = new Set(['ignore', 'remediate']);
+
 export function eventSeverity(item: EventItem): NonNullable<EventItem['metadata']['severity']> {
   return item.tenant_metadata?.severity?.override ?? item.metadata.severity;
 }

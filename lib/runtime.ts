@@ -26,7 +26,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type ActDeps, actDeps, finishActions } from './actions/events.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { dryRunDestinations, type ResolvedDestination, resolveDestinations } from './deliver/destinations.ts';
-import { keepsItems } from './deliver/follow-up.ts';
+import { followUpTargets, keepsItems } from './deliver/follow-up.ts';
 import { type HttpPost, httpPost } from './deliver/post.ts';
 import type { DeliverDeps } from './deliver/types.ts';
 import type { Environment } from './env.ts';
@@ -258,7 +258,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     metrics,
     owner,
   };
-  const act = actDeps({ upstream, io, records, destinations, logger: logger.child({ component: 'act' }) });
+  const act = actDeps({ upstream, io, records, logger, targets: followUpTargets(destinations.values()) });
   const deliver: DeliverDeps = {
     deliveries,
     destinationState,

@@ -22,7 +22,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import { type FollowUpDeps, followUp, type ItemChange } from '../deliver/follow-up.ts';
+import { type FollowUpDeps, type FollowUpTarget, followUp, type ItemChange } from '../deliver/follow-up.ts';
 import type { Logger } from '../log.ts';
 import {
   type ActionRecord,
@@ -82,16 +82,19 @@ export function actDeps(parts: {
   upstream: ActDeps['upstream'];
   io: TableIo;
   records: FollowUpDeps['records'];
-  destinations: FollowUpDeps['destinations'];
+  /** The destinations that hear of actions, or where to read them (the API: the catalog). */
+  targets: FollowUpTarget[] | FollowUpDeps['targets'];
   logger: Logger;
 }): ActDeps {
-  const { upstream, io, records, destinations, logger } = parts;
+  const { upstream, io, records, logger } = parts;
+  const list = parts.targets;
+  const targets = typeof list === 'function' ? list : async () => list;
   return {
     upstream,
     actions: new ActionStore(io),
-    followUp: (change) => followUp({ records, destinations, clock: io.clock }, change),
+    followUp: (change) => followUp({ records, targets, clock: io.clock }, change),
     clock: io.clock,
-    logger,
+    logger: logger.child({ component: 'act' }),
   };
 }
 

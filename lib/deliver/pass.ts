@@ -27,7 +27,7 @@
 import type { Holding } from '../rules/silences.ts';
 import { keepAlive, LeaseLostError, LeaseRenewalError } from '../state/lease.ts';
 import type { ResolvedDestination } from './destinations.ts';
-import { sendFollowUps } from './follow-up.ts';
+import { sendFollowUps } from './follow-up-send.ts';
 import { holdBack, holdWaiting } from './hold.ts';
 import { renderSafely } from './messages.ts';
 import { pausedAlready } from './pause.ts';

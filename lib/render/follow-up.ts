@@ -6,7 +6,7 @@
  * body of kind `action`. Who acted and why are a person's text: escaped like upstream text, so a
  * reason can no more ping, link or spoof than an event can.
  */
-import type { FollowUpAction } from '../model.ts';
+import { type FollowUpAction, RESOLVING_ACTIONS } from '../model.ts';
 import { wellFormedDeep } from '../text.ts';
 import { slackPlain, slackText } from './escape.ts';
 import { formatTime } from './format.ts';
@@ -30,9 +30,6 @@ const MARK: Record<string, string> = {
   unignore: ':bell:',
   unremediate: ':leftwards_arrow_with_hook:',
 };
-
-/** Actions that close an item's PagerDuty incident. */
-export const RESOLVING_ACTIONS: ReadonlySet<string> = new Set(['ignore', 'remediate']);
 
 export const REASON_MAX = 500;
 

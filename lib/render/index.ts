@@ -29,7 +29,6 @@ export {
 export {
   actionWords,
   pagerDutyResolve,
-  RESOLVING_ACTIONS,
   type SlackFollowUp,
   slackFollowUp,
   type WebhookActionBody,

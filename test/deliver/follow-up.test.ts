@@ -8,7 +8,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { followUp } from '../../lib/deliver/follow-up.ts';
+import { followUp, followUpTargets } from '../../lib/deliver/follow-up.ts';
 import type { FollowUpAction } from '../../lib/model.ts';
 import { deliveryId } from '../../lib/state/records/record.ts';
 import type { EventItem } from '../../lib/upstream/schemas.ts';
@@ -59,7 +59,7 @@ async function setUp(threshold = 10) {
     followUp(
       {
         records: world.runtime.records,
-        destinations: world.runtime.destinations,
+        targets: async () => followUpTargets(world.runtime.destinations.values()),
         clock: world.runtime.deliver.clock,
       },
       {

@@ -1,0 +1,104 @@
+/**
+ * Sending follow-ups (follow-up.ts makes their records), in the delivery pass, one at a time at
+ * the destination's pace, each outcome recorded as any delivery's (settle.ts):
+ * - a Slack app: `chat.update` of the item's own message (not of a digest's parent), written down
+ *   once done, then the reply in its thread; a message too old to edit gets the reply alone, a
+ *   deleted one gets it in the channel;
+ * - PagerDuty: the resolve of `event:<uid>`;
+ * - a webhook: the signed body of kind `action`.
+ */
+import { pagerDutyResolve, slackFollowUp, webhookAction } from '../render/follow-up.ts';
+import type { DeliveryRecord } from '../state/records/record.ts';
+import { recordToAlert } from './messages.ts';
+import type { SendOutcome } from './outcome.ts';
+import { noteSent, type PassState, stopEarly, takeTurn } from './queue.ts';
+import { send, sendRequest } from './senders.ts';
+import { settle } from './settle.ts';
+import { postMessage, UNEDITABLE_SLACK_ERRORS, updateMessage } from './slack-app.ts';
+
+/** A thread reply refused because its parent is gone (deleted): the reply goes in the channel. */
+const NO_THREAD: ReadonlySet<string> = new Set(['thread_not_found', 'message_not_found']);
+
+/**
+ * Sends due follow-ups of one destination, each at the destination's pace, and records each
+ * outcome as any delivery's (settle.ts). 'stop' when the deadline or a pause ended the pass.
+ */
+export async function sendFollowUps(
+  state: PassState,
+  records: readonly DeliveryRecord[],
+  full: boolean,
+): Promise<'stop' | 'go'> {
+  const { deps, destination, lease, result, log } = state;
+  for (const [i, record] of records.entries()) {
+    const outcome = await sendOne(state, record);
+    if (outcome === 'budget') {
+      stopEarly(result, 'budget', records.length - i, full);
+      return 'stop';
+    }
+    const pause = await settle(deps, destination, lease, [record], outcome, result, log);
+    if (pause) {
+      stopEarly(result, 'paused', records.length - i - 1, full);
+      result.pausedUntil = new Date(pause.until).toISOString();
+      return 'stop';
+    }
+  }
+  return 'go';
+}
+
+async function sendOne(state: PassState, record: DeliveryRecord): Promise<SendOutcome | 'budget'> {
+  const { deps, destination, ctx, log } = state;
+  const action = record.followUp?.action;
+  if (!action) return { ok: false, permanent: true, error: 'not a follow-up' };
+  const now = new Date(deps.clock.now());
+  const alert = recordToAlert(record);
+  const opts = deps.renderOptions(destination, now);
+  if (destination.type === 'slack' && destination.app) {
+    const { app } = destination;
+    const posted = record.posted;
+    const { edit, reply } = slackFollowUp(alert, action, opts);
+    if (posted && !posted.digest && !record.followUp?.edited && record.item) {
+      if (!(await takeTurn(state))) return 'budget';
+      const edited = await sendRequest(destination, updateMessage(app, posted, edit), ctx);
+      noteSent(state);
+      if (edited.ok) {
+        record.followUp = { action, edited: true };
+        await deps.deliveries.save([record]);
+      } else if (!UNEDITABLE_SLACK_ERRORS.has(edited.error.replace(/^slack /, ''))) {
+        return edited;
+      } else {
+        // Over for good: a retry of the reply does not try the edit again.
+        record.followUp = { action, edited: true };
+        log.info('the message is gone or too old to edit; the follow-up is a thread reply alone', {
+          error: edited.error,
+          delivery: record.id,
+        });
+      }
+    }
+    if (!(await takeTurn(state))) return 'budget';
+    let replied = await sendRequest(destination, postMessage(app, reply, posted), ctx);
+    noteSent(state);
+    if (!replied.ok && posted && NO_THREAD.has(replied.error.replace(/^slack /, ''))) {
+      // The message it would reply to is gone: the news goes in the channel itself.
+      log.info('the message to reply to is gone; the follow-up goes in the channel', {
+        error: replied.error,
+        delivery: record.id,
+      });
+      if (!(await takeTurn(state))) return 'budget';
+      replied = await sendRequest(destination, postMessage(app, reply), ctx);
+      noteSent(state);
+    }
+    // The follow-up's record keeps the place of the message it followed up, not of its reply.
+    return replied.ok ? { ok: true, status: replied.status } : replied;
+  }
+  const payload =
+    destination.type === 'pagerduty'
+      ? pagerDutyResolve(alert, action)
+      : destination.type === 'webhook'
+        ? webhookAction(alert, action, opts)
+        : undefined;
+  if (!payload) return { ok: false, permanent: true, error: `${destination.type} takes no follow-ups` };
+  if (!(await takeTurn(state))) return 'budget';
+  const outcome = await send(destination, payload, [record.id], ctx);
+  noteSent(state);
+  return outcome;
+}
