@@ -3,13 +3,14 @@
  * `serve`, `npm start` and Lambda (functions/api.ts). Asset toggles and their audit trail, the
  * run-time silences (silences.ts), and the status read (state/status.ts).
  *
- * Checks run in the documented order: route and method (404, 405), auth (401), content type and
- * size (415, 413), validation (400), and only then the upstream or the table; every answer is
+ * Checks run in the documented order: route and method (404, 405), auth (401), scope (403, audited),
+ * content type and size (415, 413), validation (400), and only then the upstream or the table; every answer is
  * JSON. One log line per request, with its request id (also sent back as `X-Request-Id`); headers
  * are never logged, so a token cannot be.
  *
  * The audit trail (toggle.ts, silences.ts) records every toggle and every silence change that
- * passed auth and validation, whatever then happened. Requests refused before that (401, 404,
+ * passed auth and validation, whatever then happened; a request outside its client's scopes (403)
+ * is audited as a refusal (who, what, the scope it needed). Requests refused otherwise (401, 404,
  * 405, 413, 415, 400) are not audited: they have no client name, or nothing to file them under.
  * They are in the request log, with their error code and, once authenticated, the client's name.
  *
@@ -22,9 +23,16 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { Logger } from '../log.ts';
-import type { AuditStore } from '../state/audit.ts';
+import type { AuditStore, RefusalAuditStore } from '../state/audit.ts';
 import type { Status } from '../state/status.ts';
-import { ApiClientAuth, type ApiClients, parseBearer } from './auth.ts';
+import {
+  ALL_SCOPES,
+  type ApiCaller,
+  ApiClientAuth,
+  type ApiClients,
+  parseBearer,
+  type Scope,
+} from './auth.ts';
 import { readJsonText } from './body.ts';
 import { ApiError, unauthorized } from './errors.ts';
 import { openApiDocument } from './openapi.ts';
@@ -42,6 +50,8 @@ import { type AssetToggler, toggleAsset } from './toggle.ts';
 export interface ApiDeps extends SilenceDeps {
   upstream: AssetToggler;
   audit: AuditStore;
+  /** Where requests refused for their client's scopes are recorded (403). */
+  refusals?: RefusalAuditStore;
   /** `GET /status` (state/status.ts): read from the table alone. */
   status: { read(): Promise<Status> };
   /** Reads the `apiClients` map (client name to SHA-256 hex digest of its token) afresh. */
@@ -134,23 +144,23 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
     }),
   );
 
-  const requireClient: MiddlewareHandler<Vars> = async (c, next) => {
+  /** Who is calling: the IAM caller (every scope: its IAM policy decides), or the bearer token's client. */
+  const identify = async (c: Context<Vars>): Promise<ApiCaller> => {
     if (deps.iamCallers) {
       // Behind a Function URL with AWS_IAM auth, AWS has checked the SigV4 signature (which uses
       // the Authorization header); the caller's IAM identity is the client.
       const caller = iamCaller(c.env);
       if (!caller) throw unauthorized('this API takes IAM-signed requests (SigV4) only', false);
-      c.set('client', caller);
-      return next();
+      return { name: caller, scopes: ALL_SCOPES };
     }
     const bearer = parseBearer(c.req.header('authorization'));
     if (bearer.kind === 'missing') throw unauthorized('send Authorization: Bearer <token>', false);
     if (bearer.kind === 'malformed') {
       throw unauthorized('the Authorization header must be "Bearer <token>"', false);
     }
-    let client: string | undefined;
+    let caller: ApiCaller | undefined;
     try {
-      client = await auth.authenticate(bearer.token);
+      caller = await auth.identify(bearer.token);
     } catch (error) {
       deps.logger.error('cannot check bearer tokens: the API clients are unavailable', {
         requestId: c.get('requestId'),
@@ -158,16 +168,39 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
       });
       throw new ApiError('internal_error', 'cannot check credentials right now; retry in a minute');
     }
-    if (client === undefined) throw unauthorized('the bearer token is not valid', true);
-    c.set('client', client);
-    await next();
+    if (caller === undefined) throw unauthorized('the bearer token is not valid', true);
+    return caller;
   };
+
+  /** Auth (401), then the scope (403, audited), before anything reads the request. */
+  const need =
+    (scope: Scope): MiddlewareHandler<Vars> =>
+    async (c, next) => {
+      const caller = await identify(c);
+      c.set('client', caller.name);
+      if (!caller.scopes.has(scope)) {
+        await deps.refusals?.record({
+          at: new Date(deps.now()).toISOString(),
+          requestId: c.get('requestId'),
+          client: caller.name,
+          method: c.req.method,
+          path: shortPath(c.req.path),
+          scope,
+          status: 403,
+        });
+        throw new ApiError(
+          'forbidden',
+          `the client "${caller.name}" does not have the scope ${scope} this request needs`,
+        );
+      }
+      await next();
+    };
 
   app.get('/health', (c) => c.json({ status: 'ok' as const }));
 
   app.get('/openapi.json', (c) => c.json(openApiDocument()));
 
-  app.post('/assets/:asset_id/toggle', requireClient, async (c) => {
+  app.post('/assets/:asset_id/toggle', need('assets:write'), async (c) => {
     const text = await readJsonText(c.req.raw, MAX_BODY_BYTES);
     const assetId = parseAssetId(c.req.param('asset_id'));
     const body = parseToggleBody(text);
@@ -180,20 +213,20 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
     return c.json({ asset });
   });
 
-  app.get('/assets/:asset_id/audit', requireClient, async (c) => {
+  app.get('/assets/:asset_id/audit', need('read'), async (c) => {
     const assetId = parseAssetId(c.req.param('asset_id'));
     const limit = parseAuditLimit(c.req.query('limit'));
     const items = await deps.audit.list(assetId, limit);
     return c.json({ items });
   });
 
-  app.get('/silences', requireClient, async (c) => {
+  app.get('/silences', need('read'), async (c) => {
     const all = parseAll(c.req.query('all'));
     const items = all ? await deps.silences.all() : await deps.silences.active();
     return c.json({ items });
   });
 
-  app.post('/silences', requireClient, async (c) => {
+  app.post('/silences', need('silences:write'), async (c) => {
     const text = await readJsonText(c.req.raw, MAX_BODY_BYTES);
     const body = parseJson(text, '{"match": {...}, "until": "PT4H", "reason": "..."}');
     const made = await addSilence(deps, {
@@ -204,7 +237,7 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
     return c.json(made, 201);
   });
 
-  app.delete('/silences/:id', requireClient, async (c) => {
+  app.delete('/silences/:id', need('silences:write'), async (c) => {
     const { silence } = await expireSilence(deps, {
       client: c.get('client') as string,
       requestId: c.get('requestId'),
@@ -213,7 +246,7 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
     return c.json({ silence });
   });
 
-  app.get('/status', requireClient, async (c) => c.json(await deps.status.read()));
+  app.get('/status', need('read'), async (c) => c.json(await deps.status.read()));
 
   app.notFound((c) =>
     sendError(c, new ApiError('not_found', `no route for ${c.req.method} ${shortPath(c.req.path)}`)),

@@ -1,6 +1,7 @@
 /**
  * Who is calling: bearer tokens checked against the `apiClients` map of the secret object (client
- * name to the SHA-256 hex digest of its token).
+ * name to the SHA-256 hex digest of its token, which may do everything, or to `{digest, scopes}`,
+ * which may do what its scopes say).
  *
  * Digests are cached. A token that matches none triggers a re-read of the secret, at most once per
  * `reloadIntervalMs` (default a minute), so a client added to the secret is accepted within a
@@ -17,7 +18,22 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { ConfigError } from '../errors.ts';
 import { type Logger, silentLogger } from '../log.ts';
 
-export type ApiClients = Record<string, string>;
+/** What a client may do (interface.md section 5): one scope per kind of request. */
+export const SCOPES = ['assets:write', 'silences:write', 'events:act', 'lookup', 'read'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/**
+ * Client name to the SHA-256 hex digest of its token (every scope), or to `{digest, scopes}`.
+ */
+export type ApiClients = Record<string, string | { digest: string; scopes: Scope[] }>;
+
+/** Who called, and what it may do. */
+export interface ApiCaller {
+  name: string;
+  scopes: ReadonlySet<Scope>;
+}
+
+export const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
 
 export function sha256Hex(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
@@ -39,15 +55,34 @@ export function parseApiClients(value: unknown): ApiClients {
   }
   const problems: string[] = [];
   const clients: ApiClients = {};
-  for (const [name, digest] of Object.entries(value)) {
+  const digestHint = `expected the SHA-256 hex digest of the client's token (64 hex characters), e.g. printf %s "$TOKEN" | sha256sum`;
+  for (const [name, entry] of Object.entries(value)) {
     if (!CLIENT_NAME.test(name)) {
       problems.push(`apiClients.${name.slice(0, 64)}: a client name is 1 to 64 letters, digits or . _ : @ -`);
-    } else if (typeof digest !== 'string' || !HEX_DIGEST.test(digest)) {
-      problems.push(
-        `apiClients.${name}: expected the SHA-256 hex digest of the client's token (64 hex characters), e.g. printf %s "$TOKEN" | sha256sum`,
-      );
+    } else if (typeof entry === 'string') {
+      if (HEX_DIGEST.test(entry)) clients[name] = entry.toLowerCase();
+      else problems.push(`apiClients.${name}: ${digestHint}`);
+    } else if (entry && typeof entry === 'object' && !Array.isArray(entry)) {
+      const { digest, scopes, ...extra } = entry as { digest?: unknown; scopes?: unknown };
+      const unknownKey = Object.keys(extra)[0];
+      const badScope = Array.isArray(scopes)
+        ? scopes.find((x) => !(SCOPES as readonly unknown[]).includes(x))
+        : undefined;
+      if (unknownKey !== undefined)
+        problems.push(
+          `apiClients.${name}.${unknownKey.slice(0, 64)}: unknown key (expected digest and scopes)`,
+        );
+      else if (typeof digest !== 'string' || !HEX_DIGEST.test(digest))
+        problems.push(`apiClients.${name}.digest: ${digestHint}`);
+      else if (!Array.isArray(scopes))
+        problems.push(`apiClients.${name}.scopes: expected a list of scopes from ${SCOPES.join(', ')}`);
+      else if (badScope !== undefined)
+        problems.push(
+          `apiClients.${name}.scopes: ${JSON.stringify(badScope).slice(0, 64)} is not a scope (expected ${SCOPES.join(', ')})`,
+        );
+      else clients[name] = { digest: digest.toLowerCase(), scopes: [...new Set(scopes as Scope[])] };
     } else {
-      clients[name] = digest.toLowerCase();
+      problems.push(`apiClients.${name}: ${digestHint}, or {"digest": "...", "scopes": [...]}`);
     }
   }
   if (problems.length > 0) throw new ConfigError(problems[0] as string, problems);
@@ -80,6 +115,7 @@ export interface ApiClientAuthOptions {
 interface Entry {
   name: string;
   digest: Buffer;
+  scopes: ReadonlySet<Scope>;
 }
 
 export class ApiClientAuth {
@@ -103,6 +139,11 @@ export class ApiClientAuth {
 
   /** The client's name, or undefined when the token belongs to no client. */
   async authenticate(token: string): Promise<string | undefined> {
+    return (await this.identify(token))?.name;
+  }
+
+  /** The client and its scopes, or undefined when the token belongs to no client. */
+  async identify(token: string): Promise<ApiCaller | undefined> {
     const digest = createHash('sha256').update(token, 'utf8').digest();
     if (this.entries === undefined) {
       // Nothing to fall back on: a failure here is the caller's 500, not a silent 401 for everyone.
@@ -122,11 +163,12 @@ export class ApiClientAuth {
     return this.now() - this.attemptedAt >= this.reloadIntervalMs;
   }
 
-  private match(digest: Buffer): string | undefined {
-    let found: string | undefined;
+  private match(digest: Buffer): ApiCaller | undefined {
+    let found: ApiCaller | undefined;
     for (const entry of this.entries ?? []) {
       // No early exit: every digest is compared whether or not an earlier one matched.
-      if (timingSafeEqual(entry.digest, digest) && found === undefined) found = entry.name;
+      if (timingSafeEqual(entry.digest, digest) && found === undefined)
+        found = { name: entry.name, scopes: entry.scopes };
     }
     return found;
   }
@@ -144,10 +186,11 @@ export class ApiClientAuth {
     this.loads += 1;
     try {
       const clients = parseApiClients(await this.options.load());
-      this.entries = Object.entries(clients).map(([name, hex]) => ({
-        name,
-        digest: Buffer.from(hex, 'hex'),
-      }));
+      this.entries = Object.entries(clients).map(([name, entry]) =>
+        typeof entry === 'string'
+          ? { name, digest: Buffer.from(entry, 'hex'), scopes: ALL_SCOPES }
+          : { name, digest: Buffer.from(entry.digest, 'hex'), scopes: new Set(entry.scopes) },
+      );
       this.loadedAt = this.now();
       if (this.entries.length === 0) {
         this.logger.warn(

@@ -13,7 +13,7 @@ import { type Clock, systemClock } from '../clock.ts';
 import type { Environment } from '../env.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadSecrets, type SecretObject } from '../secrets.ts';
-import { DynamoAuditStore, DynamoSilenceAudit } from '../state/audit.ts';
+import { DynamoAuditStore, DynamoRefusalAudit, DynamoSilenceAudit } from '../state/audit.ts';
 import { describeSkew, syncedClock } from '../state/clock-sync.ts';
 import { DynamoRateGovernor } from '../state/governor.ts';
 import { SilenceStore } from '../state/silences.ts';
@@ -101,6 +101,7 @@ export async function createApiDeps(
   return {
     upstream,
     audit: new DynamoAuditStore(dynamo, env.tableName),
+    refusals: new DynamoRefusalAudit(dynamo, env.tableName),
     silences,
     silenceAudit: new DynamoSilenceAudit(dynamo, env.tableName),
     status: new StatusReader(io, silences),

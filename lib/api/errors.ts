@@ -8,6 +8,8 @@ import { UpstreamError } from '../upstream/errors.ts';
 export type ApiErrorCode =
   | 'invalid_request'
   | 'unauthorized'
+  /** Authenticated, but the request is outside the client's scopes. */
+  | 'forbidden'
   | 'not_found'
   | 'method_not_allowed'
   | 'payload_too_large'
@@ -22,6 +24,7 @@ export type ApiErrorCode =
 export const STATUS_OF: Record<ApiErrorCode, number> = {
   invalid_request: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   payload_too_large: 413,

@@ -99,7 +99,14 @@ function build(): Record<string, unknown> {
       },
     ],
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            "A client of the secret object's apiClients. Each operation names the scope it needs (security, and x-scopes); a client given as a bare digest has every scope, one given as {digest, scopes} only those. Scopes: assets:write, silences:write, events:act, lookup, read.",
+        },
+      },
       schemas: { Error: schemaOf(errorBodySchema) },
     },
     paths: {
@@ -115,7 +122,8 @@ function build(): Record<string, unknown> {
         post: {
           operationId: 'toggleAsset',
           summary: 'Enable or disable a monitored asset',
-          security: [{ bearer: [] }],
+          security: [{ bearer: ['assets:write'] }],
+          'x-scopes': ['assets:write'],
           parameters: [assetIdParameter],
           requestBody: {
             required: true,
@@ -127,6 +135,7 @@ function build(): Record<string, unknown> {
             ...errors(
               'invalid_request',
               'unauthorized',
+              'forbidden',
               'not_found',
               'method_not_allowed',
               'payload_too_large',
@@ -144,14 +153,22 @@ function build(): Record<string, unknown> {
         get: {
           operationId: 'listAssetAudit',
           summary: 'Toggle attempts on an asset, newest first',
-          security: [{ bearer: [] }],
+          security: [{ bearer: ['read'] }],
+          'x-scopes': ['read'],
           parameters: [
             assetIdParameter,
             { name: 'limit', in: 'query', required: false, schema: schemaOf(auditLimitSchema, 'input') },
           ],
           responses: {
             '200': json('Who toggled the asset, when, to what, with what result', auditListSchema),
-            ...errors('invalid_request', 'unauthorized', 'not_found', 'method_not_allowed', 'internal_error'),
+            ...errors(
+              'invalid_request',
+              'unauthorized',
+              'forbidden',
+              'not_found',
+              'method_not_allowed',
+              'internal_error',
+            ),
           },
         },
       },
@@ -159,13 +176,21 @@ function build(): Record<string, unknown> {
         get: {
           operationId: 'listSilences',
           summary: 'Active silences, newest first (every one with all=true)',
-          security: [{ bearer: [] }],
+          security: [{ bearer: ['read'] }],
+          'x-scopes': ['read'],
           parameters: [
             { name: 'all', in: 'query', required: false, schema: schemaOf(allQuerySchema, 'input') },
           ],
           responses: {
             '200': json('The silences', silenceListSchema),
-            ...errors('invalid_request', 'unauthorized', 'not_found', 'method_not_allowed', 'internal_error'),
+            ...errors(
+              'invalid_request',
+              'unauthorized',
+              'forbidden',
+              'not_found',
+              'method_not_allowed',
+              'internal_error',
+            ),
           },
         },
         post: {
@@ -173,7 +198,8 @@ function build(): Record<string, unknown> {
           summary: 'Silence matching alerts from the next poll cycle and delivery pass on',
           description:
             'Matching alerts are recorded as silenced and not sent, deliveries waiting for a retry included. `createdBy` is the API client. The change is in the audit trail.',
-          security: [{ bearer: [] }],
+          security: [{ bearer: ['silences:write'] }],
+          'x-scopes': ['silences:write'],
           requestBody: {
             required: true,
             description: `At most ${MAX_BODY_BYTES} bytes. A bad \`match\` is a 400 naming its path (\`match.severity.gte\`).`,
@@ -184,6 +210,7 @@ function build(): Record<string, unknown> {
             ...errors(
               'invalid_request',
               'unauthorized',
+              'forbidden',
               'not_found',
               'method_not_allowed',
               'payload_too_large',
@@ -199,13 +226,21 @@ function build(): Record<string, unknown> {
           summary: 'End a silence now; it is kept, marked, for the record',
           description:
             'Answers the silence with `expiredAt` and `expiredBy`. One that had ended already is answered as it is. What it held back is not sent. The change is in the audit trail.',
-          security: [{ bearer: [] }],
+          security: [{ bearer: ['silences:write'] }],
+          'x-scopes': ['silences:write'],
           parameters: [
             { name: 'id', in: 'path', required: true, schema: schemaOf(silenceIdParamSchema, 'input') },
           ],
           responses: {
             '200': json('The silence, ended', silenceResponseSchema),
-            ...errors('invalid_request', 'unauthorized', 'not_found', 'method_not_allowed', 'internal_error'),
+            ...errors(
+              'invalid_request',
+              'unauthorized',
+              'forbidden',
+              'not_found',
+              'method_not_allowed',
+              'internal_error',
+            ),
           },
         },
       },
@@ -215,10 +250,11 @@ function build(): Record<string, unknown> {
           summary: 'Streams, destinations, silences and quota at a glance',
           description:
             'Read from the table in a few requests: a count stops at one page and says so (`pendingMore`, `deadMore`).',
-          security: [{ bearer: [] }],
+          security: [{ bearer: ['read'] }],
+          'x-scopes': ['read'],
           responses: {
             '200': json('The status', statusSchema),
-            ...errors('unauthorized', 'not_found', 'method_not_allowed', 'internal_error'),
+            ...errors('unauthorized', 'forbidden', 'not_found', 'method_not_allowed', 'internal_error'),
           },
         },
       },

@@ -1,7 +1,8 @@
 /**
  * The audit trail: one record per asset toggle attempt (who, which asset, to what, with what
- * outcome, when), and one per change to the run-time silences (who added or ended which, when,
- * with what outcome), from the HTTP API and the CLI alike; newest first when listed.
+ * outcome, when), one per change to the run-time silences (who added or ended which, when, with
+ * what outcome), from the HTTP API and the CLI alike, and one per API request refused for being
+ * outside its client's scopes; newest first when listed. (Actions on events: state/actions.ts.)
  */
 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -141,6 +142,58 @@ export class DynamoSilenceAudit implements SilenceAuditStore {
     return (out.Items ?? []).map((item) => {
       const { pk: _pk, sk: _sk, ...entry } = unmarshall(item);
       return entry as unknown as SilenceAuditEntry;
+    });
+  }
+}
+
+/** A request refused for being outside its client's scopes (403): who tried what. */
+export interface RefusalAuditEntry {
+  at: string;
+  requestId: string;
+  client: string;
+  method: string;
+  path: string;
+  /** The scope the request needed. */
+  scope: string;
+  status: 403;
+}
+
+export interface RefusalAuditStore {
+  record(entry: RefusalAuditEntry): Promise<void>;
+  /** Newest first, at most `limit` (default 100). */
+  list(limit?: number): Promise<RefusalAuditEntry[]>;
+}
+
+const REFUSAL_AUDIT_PK = 'audit#refused';
+
+export class DynamoRefusalAudit implements RefusalAuditStore {
+  constructor(
+    private readonly client: DynamoDBClient,
+    private readonly tableName: string,
+  ) {}
+
+  async record(entry: RefusalAuditEntry): Promise<void> {
+    await this.client.send(
+      new PutItemCommand({
+        TableName: this.tableName,
+        Item: marshall({ pk: REFUSAL_AUDIT_PK, sk: `${entry.at}#${entry.requestId}`, ...entry }),
+      }),
+    );
+  }
+
+  async list(limit = 100): Promise<RefusalAuditEntry[]> {
+    const out = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: marshall({ ':pk': REFUSAL_AUDIT_PK }),
+        ScanIndexForward: false,
+        Limit: limit,
+      }),
+    );
+    return (out.Items ?? []).map((item) => {
+      const { pk: _pk, sk: _sk, ...entry } = unmarshall(item);
+      return entry as unknown as RefusalAuditEntry;
     });
   }
 }
