@@ -91,6 +91,20 @@ export const API_SILENCE_ACTIONS = [
   'dynamodb:Query',
   'dynamodb:UpdateItem',
 ] as const;
+/**
+ * Acting on events (lib/actions/events.ts, POST /events/actions): the action's record (created
+ * once, updated as it goes) and the flags we know of each event (read, written), the event's
+ * delivery records (read: which destinations were sent it), and its follow-ups' records (created
+ * once, for the pollers' delivery pass to send).
+ */
+export const API_ACTION_ACTIONS = [
+  'dynamodb:BatchGetItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+] as const;
+/** The partition keys those touch. */
+export const ACTION_KEYS = ['action#*', 'flags#*', 'dlv#*', 'fu#*'];
 /** The partition key of the silences. */
 export const SILENCE_KEY = 'silence';
 /**
@@ -421,8 +435,8 @@ export class ExposureAlertsStack extends Stack {
       new PolicyStatement({
         actions: [...API_TABLE_ACTIONS],
         resources: [this.table.tableArn],
-        // Audit items only: the API can neither read nor overwrite cursors or deliveries (status
-        // reads stream and destination state, read only, below).
+        // Audit items only: the API can neither read nor overwrite cursors (status reads stream and
+        // destination state, read only, and actions reach their own records, below).
         conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['audit#*'] } },
       }),
     );
@@ -431,6 +445,13 @@ export class ExposureAlertsStack extends Stack {
         actions: [...API_SILENCE_ACTIONS],
         resources: [this.table.tableArn],
         conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SILENCE_KEY] } },
+      }),
+    );
+    fn.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: [...API_ACTION_ACTIONS],
+        resources: [this.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ACTION_KEYS } },
       }),
     );
     fn.role.addToPrincipalPolicy(

@@ -147,11 +147,12 @@ export interface Runtime {
 }
 
 /** What `status` needs of `config`: its streams, destinations and when its silences end. */
-export function catalogOf(config: AlertsConfig) {
+export function catalogOf(config: AlertsConfig, destinations: Iterable<ResolvedDestination>) {
   return {
     streams: [...streamIds(config, 'events'), ...streamIds(config, 'credentials')],
     destinations: Object.keys(config.destinations),
     configSilences: config.silences.map((s) => s.until),
+    followUps: followUpTargets(destinations),
   };
 }
 
@@ -223,7 +224,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   let published: Promise<void> | undefined;
   // Once a run (a Lambda's cold start): what `status` needs of this config, for the API to read.
   const publish = () =>
-    (published ??= catalog.write(catalogOf(config)).catch((error: unknown) => {
+    (published ??= catalog.write(catalogOf(config, destinations.values())).catch((error: unknown) => {
       published = undefined;
       warn(`could not store the streams and destinations for status (${String(error)}); retried next cycle`);
     }));

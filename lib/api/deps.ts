@@ -9,13 +9,16 @@
  * const deps = await createApiDeps(env, await loadSecrets(env), { logger });
  * const app = createApiApp(deps);
  */
+import { actDeps } from '../actions/events.ts';
 import { type Clock, systemClock } from '../clock.ts';
 import type { Environment } from '../env.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadSecrets, type SecretObject } from '../secrets.ts';
 import { DynamoAuditStore, DynamoRefusalAudit, DynamoSilenceAudit } from '../state/audit.ts';
+import { CatalogStore } from '../state/catalog.ts';
 import { describeSkew, syncedClock } from '../state/clock-sync.ts';
 import { DynamoRateGovernor } from '../state/governor.ts';
+import { recordAccess } from '../state/records/once.ts';
 import { SilenceStore } from '../state/silences.ts';
 import { StatusReader } from '../state/status.ts';
 import { createDynamoClient, ensureTable } from '../state/table.ts';
@@ -98,8 +101,17 @@ export async function createApiDeps(
   let first = true;
   const io = { client: dynamo, tableName: env.tableName, clock };
   const silences = new SilenceStore(io);
+  const catalog = new CatalogStore(io);
   return {
     upstream,
+    // Follow-ups go to the destinations the pollers' config names (the catalog they publish).
+    act: actDeps({
+      upstream,
+      io,
+      records: recordAccess(io),
+      logger,
+      targets: async () => (await catalog.read())?.followUps ?? [],
+    }),
     audit: new DynamoAuditStore(dynamo, env.tableName),
     refusals: new DynamoRefusalAudit(dynamo, env.tableName),
     silences,

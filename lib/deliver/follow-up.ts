@@ -28,7 +28,7 @@ export interface FollowUpTarget {
 
 import type { Clock } from '../clock.ts';
 import { type FollowUpAction, type ItemKind, RESOLVING_ACTIONS } from '../model.ts';
-import type { DeliveryRecords } from '../state/records/index.ts';
+import type { RecordAccess } from '../state/records/once.ts';
 import { type DeliveryRecord, deliveryId, followUpId } from '../state/records/record.ts';
 import type { ResolvedDestination } from './destinations.ts';
 
@@ -55,7 +55,7 @@ export function followUpTargets(destinations: Iterable<ResolvedDestination>): Fo
 }
 
 export interface FollowUpDeps {
-  records: Pick<DeliveryRecords, 'createOnce' | 'queue'>;
+  records: RecordAccess;
   /** The destinations that hear of actions: the runtime's, or the catalog the pollers publish (the API). */
   targets(): Promise<FollowUpTarget[]>;
   clock: Clock;
@@ -74,7 +74,7 @@ export interface ItemChange {
 export async function followUp(deps: FollowUpDeps, change: ItemChange): Promise<DeliveryRecord[]> {
   const { kind, key, action } = change;
   const targets = await deps.targets();
-  const found = await deps.records.queue.getMany(targets.map((d) => deliveryId(d.name, kind, key)));
+  const found = await deps.records.getMany(targets.map((d) => deliveryId(d.name, kind, key)));
   const now = new Date(deps.clock.now()).toISOString();
   const records: DeliveryRecord[] = [];
   for (const destination of targets) {

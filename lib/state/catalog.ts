@@ -2,11 +2,12 @@
  * What `status` needs to know of the config, kept in the table (one item, `catalog` / `config`):
  * the API has no config (it ships with the pollers), and finding streams or destinations in the
  * table itself would take a Scan. Every run that polls writes it once (runtime.ts), so it follows
- * each deploy: the streams of both kinds, the destinations, and when the config's own silences end.
+ * each deploy: the streams of both kinds, the destinations, when the config's own silences end,
+ * and which destinations hear of actions (the API follows its actions up with them).
  */
 
-import type { TableIo } from './io.ts';
-import { marshall } from './marshall.ts';
+import { batchGet, type TableIo } from './io.ts';
+import { marshall, unmarshall } from './marshall.ts';
 import { PutItemCommand } from './sdk.ts';
 
 export interface Catalog {
@@ -15,6 +16,8 @@ export interface Catalog {
   destinations: string[];
   /** The `until` of each config silence: status counts those still ahead. */
   configSilences: string[];
+  /** The destinations that hear of actions on what they were sent (deliver/follow-up.ts). */
+  followUps: { name: string; pagerduty: boolean }[];
   writtenAt: string;
 }
 
@@ -37,6 +40,12 @@ export class CatalogStore {
     );
   }
 
+  /** The catalog as stored, or undefined before any poller ran. */
+  async read(): Promise<Catalog | undefined> {
+    const [item] = await batchGet(this.io, [marshall(CATALOG_KEY)]);
+    return CatalogStore.from(item ? unmarshall(item) : undefined);
+  }
+
   /** The catalog, or undefined before any poller ran. */
   static from(item: Record<string, unknown> | undefined): Catalog | undefined {
     if (!item) return undefined;
@@ -46,6 +55,12 @@ export class CatalogStore {
       streams: strings(item.streams),
       destinations: strings(item.destinations),
       configSilences: strings(item.configSilences),
+      followUps: Array.isArray(item.followUps)
+        ? item.followUps.flatMap((t: unknown) => {
+            const { name, pagerduty } = (t ?? {}) as { name?: unknown; pagerduty?: unknown };
+            return typeof name === 'string' ? [{ name, pagerduty: pagerduty === true }] : [];
+          })
+        : [],
       writtenAt: typeof item.writtenAt === 'string' ? item.writtenAt : '',
     };
   }

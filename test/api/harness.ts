@@ -6,12 +6,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { actDeps } from '../../lib/actions/events.ts';
 import type { ApiDeps } from '../../lib/api/app.ts';
 import { createApiApp } from '../../lib/api/app.ts';
 import { type ApiClients, sha256Hex } from '../../lib/api/auth.ts';
 import { systemClock } from '../../lib/clock.ts';
-import { memoryLogger } from '../../lib/log.ts';
+import { type Logger, memoryLogger } from '../../lib/log.ts';
 import { type AuditStore, DynamoSilenceAudit, MemoryAuditStore } from '../../lib/state/audit.ts';
+import { recordAccess } from '../../lib/state/records/once.ts';
 import { SilenceStore } from '../../lib/state/silences.ts';
 import { StatusReader } from '../../lib/state/status.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
@@ -99,10 +101,17 @@ export function buildApi(
     logger,
     now,
     ...tableDeps(options.table, now),
+    ...(options.table ? { act: tableAct(options.table, emu, logger, now) } : {}),
     upstreamTimeoutMs: options.upstreamTimeoutMs ?? 1_500,
     iamCallers: options.iamCallers,
   };
   return { app: createApiApp(deps), deps, audit, logger, tokens, loads: () => loads };
+}
+
+/** Acting on events against the emulator, with its records in `table` (no destination hears of it). */
+function tableAct(table: TableRef, emu: EmulatorFixture, logger: Logger, now: () => number) {
+  const io = { client: table.client, tableName: table.name, clock: { ...systemClock, now } };
+  return actDeps({ upstream: emu.client(), io, records: recordAccess(io), logger, targets: [] });
 }
 
 /** An asset of the emulator's acme tenant (the tenant of `emu-acme-token`). */

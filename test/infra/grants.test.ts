@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDispatchHandler } from '../../functions/dispatch.ts';
 import { createWorkerHandler } from '../../functions/worker.ts';
 import {
+  API_ACTION_ACTIONS,
   API_GOVERNOR_ACTIONS,
   API_INDEX_ACTIONS,
   API_SILENCE_ACTIONS,
@@ -231,7 +232,7 @@ describe('DynamoDB grants match the code', () => {
     expect(keys.every((k) => k.startsWith('stream#'))).toBe(true);
   }, 60_000);
 
-  it('the API uses exactly its grants: audit items, silences, status reads, counts on gsi1, the governor', async () => {
+  it('the API uses exactly its grants: audit items, silences, status reads, counts on gsi1, the governor, actions', async () => {
     const token = randomBytes(24).toString('base64url');
     const dir = await mkdtemp(join(tmpdir(), 'ea-grants-'));
     const secrets = join(dir, 'secrets.json');
@@ -267,6 +268,13 @@ describe('DynamoDB grants match the code', () => {
       const status = await app.request('/status', { headers });
       expect(status.status).toBe(200);
       expect(((await status.json()) as { destinations: unknown[] }).destinations.length).toBeGreaterThan(0);
+      const uid = (emu.running.emulator.dataset.tenant('acme').events[0]?.item.metadata.uid ?? '') as string;
+      const acted = await app.request('/events/actions', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ action: 'ignore', uids: [uid] }),
+      });
+      expect(acted.status).toBe(200);
       return proxy.take();
     });
 
@@ -281,8 +289,12 @@ describe('DynamoDB grants match the code', () => {
     const silences = table.filter(within((k) => k === SILENCE_KEY));
     const status = table.filter(within((k) => /^(catalog|quota|stream#.*|dest#.*)$/.test(k)));
     const governor = table.filter(within((k) => k === GOVERNOR_KEY));
+    const actions = table.filter(within((k) => /^(action|flags|dlv|fu)#/.test(k)));
     // Every request is one of these: what the conditions of its grants allow.
-    expect(audit.length + silences.length + status.length + governor.length).toBe(table.length);
+    expect(audit.length + silences.length + status.length + governor.length + actions.length).toBe(
+      table.length,
+    );
+    expect(actionsOn(actions, () => true)).toEqual([...API_ACTION_ACTIONS].sort());
     expect(actionsOn(audit, () => true)).toEqual([...API_TABLE_ACTIONS].sort());
     expect(actionsOn(silences, () => true)).toEqual([...API_SILENCE_ACTIONS].sort());
     expect(actionsOn(status, () => true)).toEqual([...API_STATUS_ACTIONS].sort());

@@ -10,6 +10,7 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  API_ACTION_ACTIONS,
   API_GOVERNOR_ACTIONS,
   API_INDEX_ACTIONS,
   API_SILENCE_ACTIONS,
@@ -146,7 +147,7 @@ describe('every function role', () => {
 });
 
 describe('API role', () => {
-  it('holds exactly: its log group, tracing, the secret, audit items, silences, status reads (counts only on the index), the governor', () => {
+  it('holds exactly: its log group, tracing, the secret, audit items, silences, actions on events, status reads (counts only on the index), the governor', () => {
     const table = arn(logicalId(t, 'AWS::DynamoDB::Table', 'Table'));
     expect(bySet(statementsOf(t, 'ApiRole'))).toEqual(
       bySet([
@@ -164,6 +165,14 @@ describe('API role', () => {
           Effect: 'Allow',
           Resource: table,
           Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['silence'] } },
+        },
+        {
+          Action: [...API_ACTION_ACTIONS],
+          Effect: 'Allow',
+          Resource: table,
+          Condition: {
+            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['action#*', 'flags#*', 'dlv#*', 'fu#*'] },
+          },
         },
         {
           Action: API_STATUS_ACTIONS[0],

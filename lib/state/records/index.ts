@@ -21,9 +21,9 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../../clock.ts';
 import type { ItemKind } from '../../model.ts';
-import { batchGet, batchPut, mapLimit, type TableIo } from '../io.ts';
-import { marshall, unmarshall } from '../marshall.ts';
-import { ConditionalCheckFailedException, PutItemCommand } from '../sdk.ts';
+import { batchGet, batchPut, type TableIo } from '../io.ts';
+import { unmarshall } from '../marshall.ts';
+import { createRecordsOnce } from './once.ts';
 import { ClaimWindow, PackStore, packable } from './packs.ts';
 import { DeliveryQueue } from './queue.ts';
 import {
@@ -76,9 +76,6 @@ export interface DeliveryRecordsOptions {
   keepItems?: (destination: string) => boolean;
 }
 
-/** Concurrent conditional puts of a shared stream's page. */
-const PUT_CONCURRENCY = 16;
-
 export class DeliveryRecords {
   /** The outbox: what the delivery pass reads and writes back, and what operators list. */
   readonly queue: DeliveryQueue;
@@ -127,7 +124,7 @@ export class DeliveryRecords {
     const absent = records.filter((r) => !existingIds.has(r.id));
     const existing = records.length - absent.length;
     if (!context.exclusive) {
-      const created = await this.putEach(absent);
+      const created = await this.createOnce(absent);
       return { created, sendInline: [], existing: existing + absent.length - created.length };
     }
     const sendInline = context.inline
@@ -264,29 +261,11 @@ export class DeliveryRecords {
    * two runs never both create one. Returns those created.
    */
   createOnce(records: readonly DeliveryRecord[]): Promise<DeliveryRecord[]> {
-    return this.putEach(records);
+    return createRecordsOnce(this.io, records, this.queue.keepsItems);
   }
 
-  /** Conditional puts: each record is created only if no live one exists. Returns those created. */
-  private async putEach(records: readonly DeliveryRecord[]): Promise<DeliveryRecord[]> {
-    const created: DeliveryRecord[] = [];
-    const now = Math.floor(this.io.clock.now() / 1000);
-    await mapLimit(records, PUT_CONCURRENCY, async (record) => {
-      try {
-        this.io.onRequest?.('PutItem');
-        await this.io.client.send(
-          new PutItemCommand({
-            TableName: this.io.tableName,
-            Item: toStored(record, this.queue.keepsItems(record.destination)),
-            ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now',
-            ExpressionAttributeValues: marshall({ ':now': now }),
-          }),
-        );
-        created.push(record);
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      }
-    });
-    return created;
+  /** Reads records by id (the queue's consistent read). */
+  getMany(ids: readonly string[]): Promise<Map<string, DeliveryRecord>> {
+    return this.queue.getMany(ids);
   }
 }

@@ -5,9 +5,10 @@
  * lease (the only writer of those records then), so they are unconditional batch writes.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { batchGet, batchPut, queryAll, type TableIo } from '../io.ts';
+import { batchPut, queryAll, type TableIo } from '../io.ts';
 import { marshall } from '../marshall.ts';
 import { ConditionalCheckFailedException, ScanCommand, UpdateItemCommand } from '../sdk.ts';
+import { readRecords } from './once.ts';
 import { PackStore } from './packs.ts';
 import {
   type DeliveryRecord,
@@ -16,7 +17,6 @@ import {
   fromStored,
   indexSortKey,
   isLive,
-  keyOfId,
   parseDeliveryId,
   queueKey,
   recordKey,
@@ -48,18 +48,8 @@ export class DeliveryQueue {
   }
 
   /** Reads records by id with a consistent read; missing or expired ones are left out. */
-  async getMany(ids: readonly string[]): Promise<Map<string, DeliveryRecord>> {
-    const keys = [...new Set(ids)].flatMap((id) => {
-      const key = keyOfId(id);
-      return key ? [key] : [];
-    });
-    const found = new Map<string, DeliveryRecord>();
-    const now = this.nowSeconds();
-    for (const stored of await batchGet(this.io, keys)) {
-      const record = fromStored(stored);
-      if (isLive(record.expiresAt, now)) found.set(record.id, record);
-    }
-    return found;
+  getMany(ids: readonly string[]): Promise<Map<string, DeliveryRecord>> {
+    return readRecords(this.io, ids);
   }
 
   /** Pending records of `destination` whose next attempt is due, oldest first (index read). */
