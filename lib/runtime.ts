@@ -153,6 +153,7 @@ export function catalogOf(config: AlertsConfig, destinations: Iterable<ResolvedD
     destinations: Object.keys(config.destinations),
     configSilences: config.silences.map((s) => s.until),
     followUps: followUpTargets(destinations),
+    passwords: config.passwords,
   };
 }
 

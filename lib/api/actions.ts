@@ -15,9 +15,8 @@ import {
   MAX_ACTION_UIDS,
   MAX_REASON_CHARS,
 } from '../actions/events.ts';
-import type { UpstreamError } from '../upstream/errors.ts';
 import { describeIssues, issuesToText } from '../upstream/validate.ts';
-import { ApiError, DEFAULT_RETRY_AFTER_SECONDS } from './errors.ts';
+import { ApiError, upstreamFailure } from './errors.ts';
 
 export const eventActionBodySchema = z
   .strictObject({
@@ -83,36 +82,10 @@ export async function eventActionsRequest(
     // Per client: two clients' keys never name one action.
     ...(key ? { id: `api:${client}:${key}` } : {}),
   });
-  if (outcome.unanswered) throw unansweredError(outcome.unanswered);
+  if (outcome.unanswered)
+    throw upstreamFailure(
+      outcome.unanswered,
+      'nothing was changed; retry (with the same Idempotency-Key, if you sent one)',
+    );
   return { results: outcome.results };
-}
-
-/** The upstream did not answer: 503 (rate limited), 504 (timed out) or 502, and nothing changed. */
-function unansweredError(error: UpstreamError): ApiError {
-  const nothing = 'nothing was changed; retry (with the same Idempotency-Key, if you sent one)';
-  if (error.code === 'rate_limited') {
-    const seconds =
-      error.retryAfterMs === undefined
-        ? DEFAULT_RETRY_AFTER_SECONDS
-        : Math.max(1, Math.ceil(error.retryAfterMs / 1000));
-    return new ApiError(
-      'upstream_rate_limited',
-      `the upstream is rate limiting this service; ${nothing} in ${seconds} s`,
-      {
-        headers: { 'Retry-After': String(seconds) },
-        cause: error,
-      },
-    );
-  }
-  if (error.code === 'timeout')
-    return new ApiError('upstream_timeout', `the upstream did not answer in time; ${nothing}`, {
-      cause: error,
-    });
-  if (error.code === 'unauthorized' || error.code === 'forbidden')
-    return new ApiError(
-      'upstream_auth_failed',
-      "the upstream refused this service's own credentials (not yours); an operator has to fix them",
-      { cause: error },
-    );
-  return new ApiError('upstream_error', `the upstream failed (${error.code}); ${nothing}`, { cause: error });
 }

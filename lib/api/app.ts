@@ -25,9 +25,11 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { ActDeps } from '../actions/events.ts';
+import type { LookupAnswer, LookupQuery } from '../actions/lookup.ts';
 import type { Logger } from '../log.ts';
 import type { AuditStore, RefusalAuditStore } from '../state/audit.ts';
 import type { Status } from '../state/status.ts';
+import { UpstreamError } from '../upstream/errors.ts';
 import { eventActionsRequest } from './actions.ts';
 import {
   ALL_SCOPES,
@@ -38,7 +40,8 @@ import {
   type Scope,
 } from './auth.ts';
 import { readJsonText } from './body.ts';
-import { ApiError, unauthorized } from './errors.ts';
+import { ApiError, unauthorized, upstreamFailure } from './errors.ts';
+import { parseLookupQuery } from './lookup.ts';
 import { OPENAPI_GZIP } from './openapi-packed.ts';
 import {
   MAX_BODY_BYTES,
@@ -58,6 +61,8 @@ export interface ApiDeps extends SilenceDeps {
   refusals?: RefusalAuditStore;
   /** Acting on events (actions/events.ts): `POST /events/actions`. */
   act?: ActDeps;
+  /** What the leak store knows (actions/lookup.ts): `GET /lookup`. */
+  lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
   /** `GET /status` (state/status.ts): read from the table alone. */
   status: { read(): Promise<Status> };
   /** Reads the `apiClients` map (client name to SHA-256 hex digest of its token) afresh. */
@@ -261,6 +266,17 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
   });
 
   app.get('/status', need('read'), async (c) => c.json(await deps.status.read()));
+
+  app.get('/lookup', need('lookup'), async (c) => {
+    const query = parseLookupQuery(c.req.queries());
+    if (!deps.lookup) throw new ApiError('internal_error', 'lookups are not set up in this service');
+    try {
+      return c.json(await deps.lookup(query));
+    } catch (error) {
+      if (error instanceof UpstreamError) throw upstreamFailure(error, 'retry later');
+      throw error;
+    }
+  });
 
   app.post('/events/actions', need('events:act'), async (c) => {
     const text = await readJsonText(c.req.raw, MAX_BODY_BYTES);

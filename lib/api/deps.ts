@@ -10,6 +10,7 @@
  * const app = createApiApp(deps);
  */
 import { actDeps } from '../actions/events.ts';
+import { lookup } from '../actions/lookup.ts';
 import { type Clock, systemClock } from '../clock.ts';
 import type { Environment } from '../env.ts';
 import { createLogger, type Logger } from '../log.ts';
@@ -112,6 +113,9 @@ export async function createApiDeps(
       logger,
       targets: async () => (await catalog.read())?.followUps ?? [],
     }),
+    // As the config's password policy says (the catalog again); masked until a poller has run.
+    lookup: async (query) =>
+      lookup({ upstream, passwords: (await catalog.read())?.passwords ?? 'masked' }, query),
     audit: new DynamoAuditStore(dynamo, env.tableName),
     refusals: new DynamoRefusalAudit(dynamo, env.tableName),
     silences,

@@ -126,3 +126,34 @@ export function toApiError(error: unknown, assetId: number): ApiError {
     cause: error,
   });
 }
+
+/**
+ * An upstream that did not answer a request other than the toggle (an action, a lookup): 503 when
+ * it rate limits (with `Retry-After`), 504 when it timed out, 502 otherwise (upstream_auth_failed
+ * when it refused our own credentials). `then` says what the caller should know and do.
+ */
+export function upstreamFailure(error: UpstreamError, then: string): ApiError {
+  if (error.code === 'rate_limited') {
+    const seconds =
+      error.retryAfterMs === undefined
+        ? DEFAULT_RETRY_AFTER_SECONDS
+        : Math.max(1, Math.ceil(error.retryAfterMs / 1000));
+    return new ApiError(
+      'upstream_rate_limited',
+      `the upstream is rate limiting this service; ${then} in ${seconds} s`,
+      {
+        headers: { 'Retry-After': String(seconds) },
+        cause: error,
+      },
+    );
+  }
+  if (error.code === 'timeout')
+    return new ApiError('upstream_timeout', `the upstream did not answer in time; ${then}`, { cause: error });
+  if (error.code === 'unauthorized' || error.code === 'forbidden')
+    return new ApiError(
+      'upstream_auth_failed',
+      "the upstream refused this service's own credentials (not yours); an operator has to fix them",
+      { cause: error },
+    );
+  return new ApiError('upstream_error', `the upstream failed (${error.code}); ${then}`, { cause: error });
+}

@@ -12,6 +12,7 @@ import { gzipSync } from 'node:zlib';
 import * as z from 'zod/mini';
 import { eventActionBodySchema, eventActionResultsSchema } from './actions.ts';
 import { STATUS_OF } from './errors.ts';
+import { lookupAnswerSchema } from './lookup.ts';
 import {
   allQuerySchema,
   assetIdParamSchema,
@@ -277,6 +278,41 @@ export function openApiDocument(): Record<string, unknown> {
               'method_not_allowed',
               'payload_too_large',
               'unsupported_media_type',
+              'internal_error',
+              'upstream_error',
+              'upstream_auth_failed',
+              'upstream_rate_limited',
+              'upstream_timeout',
+            ),
+          },
+        },
+      },
+      '/lookup': {
+        get: {
+          operationId: 'lookup',
+          summary: 'What the leak store knows of accounts, a domain, or a name pattern',
+          description:
+            'Exactly one kind: `account` (repeatable, up to 100), `domain`, or `keyword` (a `*` may lead or trail). The identities found, each with its leaks newest first, the password per the password policy; at most 20 identities, `more` counting the rest. One upstream page.',
+          security: [{ bearer: ['lookup'] }],
+          'x-scopes': ['lookup'],
+          parameters: [
+            {
+              name: 'account',
+              in: 'query',
+              required: false,
+              schema: { type: 'array', items: { type: 'string' } },
+              explode: true,
+            },
+            { name: 'domain', in: 'query', required: false, schema: { type: 'string' } },
+            { name: 'keyword', in: 'query', required: false, schema: { type: 'string' } },
+          ],
+          responses: {
+            '200': json('The identities found', lookupAnswerSchema),
+            ...errors(
+              'invalid_request',
+              'unauthorized',
+              'forbidden',
+              'method_not_allowed',
               'internal_error',
               'upstream_error',
               'upstream_auth_failed',

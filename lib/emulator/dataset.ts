@@ -149,6 +149,10 @@ export const CREDENTIAL_DOMAINS = [
   'other.org',
 ];
 
+/** An account of the seeded data in a quarter of its domain's leaks. */
+export const REPEAT_VICTIM = 'kim.lee@other.org';
+const REPEAT_VICTIM_DOMAIN = 'other.org';
+
 // Acme is an organization alone; Globex and Initech are two tenants of one organization (301).
 const TENANT_SEEDS = [
   {
@@ -554,7 +558,10 @@ export class Dataset {
     const span = 30 * DAY;
     for (let i = 0; i < count; i++) {
       const importedAt = this.anchor - span + Math.floor(((i + 1) * span) / (count + 1));
-      this.credentials.push(this.makeCredential(100_000 + i + 1, importedAt));
+      const credential = this.makeCredential(100_000 + i + 1, importedAt);
+      // One account found in leak after leak: what a lookup is for (`lookup account ...`).
+      if (credential.domain === REPEAT_VICTIM_DOMAIN && i % 4 === 0) credential.identity_name = REPEAT_VICTIM;
+      this.credentials.push(credential);
     }
   }
 

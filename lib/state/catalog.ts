@@ -3,7 +3,8 @@
  * the API has no config (it ships with the pollers), and finding streams or destinations in the
  * table itself would take a Scan. Every run that polls writes it once (runtime.ts), so it follows
  * each deploy: the streams of both kinds, the destinations, when the config's own silences end,
- * and which destinations hear of actions (the API follows its actions up with them).
+ * which destinations hear of actions (the API follows its actions up with them), and the password
+ * policy (the API's lookups show passwords as it says).
  */
 
 import { batchGet, type TableIo } from './io.ts';
@@ -18,6 +19,8 @@ export interface Catalog {
   configSilences: string[];
   /** The destinations that hear of actions on what they were sent (deliver/follow-up.ts). */
   followUps: { name: string; pagerduty: boolean }[];
+  /** The config's password policy: lookups through the API show passwords as it says. */
+  passwords?: 'masked' | 'hidden' | 'clear';
   writtenAt: string;
 }
 
@@ -61,6 +64,9 @@ export class CatalogStore {
             return typeof name === 'string' ? [{ name, pagerduty: pagerduty === true }] : [];
           })
         : [],
+      ...(item.passwords === 'masked' || item.passwords === 'hidden' || item.passwords === 'clear'
+        ? { passwords: item.passwords }
+        : {}),
       writtenAt: typeof item.writtenAt === 'string' ? item.writtenAt : '',
     };
   }

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { actDeps } from '../../lib/actions/events.ts';
+import { lookup } from '../../lib/actions/lookup.ts';
 import type { ApiDeps } from '../../lib/api/app.ts';
 import { createApiApp } from '../../lib/api/app.ts';
 import { type ApiClients, sha256Hex } from '../../lib/api/auth.ts';
@@ -102,6 +103,7 @@ export function buildApi(
     now,
     ...tableDeps(options.table, now),
     ...(options.table ? { act: tableAct(options.table, emu, logger, now) } : {}),
+    lookup: (query) => lookup({ upstream: emu.client(), passwords: 'masked' }, query),
     upstreamTimeoutMs: options.upstreamTimeoutMs ?? 1_500,
     iamCallers: options.iamCallers,
   };

@@ -75,6 +75,7 @@ describe('OpenAPI document under the recommended ruleset', () => {
       'createSilence',
       'expireSilence',
       'actOnEvents',
+      'lookup',
       'getStatus',
     ]);
   });
@@ -82,7 +83,7 @@ describe('OpenAPI document under the recommended ruleset', () => {
 
 describe('OpenAPI servers', () => {
   /** A valid request for each documented operation, and the success status it documents. */
-  const requests: Record<string, { body?: unknown; status: string }> = {
+  const requests: Record<string, { body?: unknown; query?: string; status: string }> = {
     getHealth: { status: '200' },
     toggleAsset: { body: { is_disabled: false }, status: '200' },
     listAssetAudit: { status: '200' },
@@ -94,6 +95,7 @@ describe('OpenAPI servers', () => {
     expireSilence: { status: '200' },
     // An event the upstream does not have: it answers, so the API does, per uid.
     actOnEvents: { body: { action: 'ignore', uids: ['servers/test/0'] }, status: '200' },
+    lookup: { query: '?domain=acme.test', status: '200' },
     getStatus: { status: '200' },
   };
 
@@ -115,9 +117,9 @@ describe('OpenAPI servers', () => {
       for (const [method, operation] of Object.entries(operations)) {
         const request = requests[operation.operationId];
         expect(request, operation.operationId).toBeDefined();
-        const { body, status } = request as { body?: unknown; status: string };
+        const { body, query = '', status } = request as { body?: unknown; query?: string; status: string };
         // Path templating: the server URL without its trailing slash, then the path.
-        const url = `${base.href.replace(/\/$/, '')}${path.replace('{asset_id}', assetId).replace('{id}', silenceId)}`;
+        const url = `${base.href.replace(/\/$/, '')}${path.replace('{asset_id}', assetId).replace('{id}', silenceId)}${query}`;
         const res = await api.app.request(url, {
           method: method.toUpperCase(),
           headers: { ...bearer(api.tokens.runbook), ...(operation.requestBody ? JSON_TYPE : {}) },

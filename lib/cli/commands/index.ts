@@ -10,6 +10,7 @@ import {
   eventsUnignoreCommand,
   eventsUnremediateCommand,
 } from './events.ts';
+import { lookupAccountCommand, lookupDomainCommand, lookupKeywordCommand } from './lookup.ts';
 import {
   deliverCommand,
   deliveriesListCommand,
@@ -40,6 +41,9 @@ export const commands: Command[] = [
   eventsRemediateCommand,
   eventsUnignoreCommand,
   eventsUnremediateCommand,
+  lookupAccountCommand,
+  lookupDomainCommand,
+  lookupKeywordCommand,
   tokenTestCommand,
   configValidateCommand,
   configSchemaCommand,

@@ -1,0 +1,50 @@
+/**
+ * `GET /lookup?account=a&account=b | ?domain=... | ?keyword=...` (interface.md section 9, scope
+ * `lookup`): the query, checked (exactly one kind; names what is wrong), for actions/lookup.ts.
+ */
+import * as z from 'zod/mini';
+import { LOOKUP_MAX_ACCOUNTS, type LookupQuery, lookupProblem } from '../actions/lookup.ts';
+import { ApiError } from './errors.ts';
+
+const USAGE = 'use ?account=<name> (repeatable), ?domain=<domain> or ?keyword=<pattern>';
+
+export function parseLookupQuery(queries: Record<string, string[]>): LookupQuery {
+  const kinds = Object.keys(queries);
+  const unknown = kinds.find((k) => k !== 'account' && k !== 'domain' && k !== 'keyword');
+  if (unknown !== undefined)
+    throw new ApiError(
+      'invalid_request',
+      `unknown parameter ${JSON.stringify(unknown.slice(0, 40))}; ${USAGE}`,
+    );
+  if (kinds.length !== 1) throw new ApiError('invalid_request', `give exactly one kind of lookup; ${USAGE}`);
+  const kind = kinds[0] as 'account' | 'domain' | 'keyword';
+  const values = queries[kind] ?? [];
+  if (kind !== 'account' && values.length !== 1)
+    throw new ApiError('invalid_request', `give one ${kind} (got ${values.length}); ${USAGE}`);
+  if (kind === 'account' && values.length > LOOKUP_MAX_ACCOUNTS)
+    throw new ApiError(
+      'invalid_request',
+      `at most ${LOOKUP_MAX_ACCOUNTS} accounts a lookup (got ${values.length})`,
+    );
+  const query: LookupQuery =
+    kind === 'account'
+      ? { account: values }
+      : kind === 'domain'
+        ? { domain: values[0] ?? '' }
+        : { keyword: values[0] ?? '' };
+  const problem = lookupProblem(query);
+  if (problem) throw new ApiError('invalid_request', problem);
+  return query;
+}
+
+export const lookupAnswerSchema = z.object({
+  identities: z.array(
+    z.object({
+      name: z.string(),
+      leaks: z.array(
+        z.object({ source: z.string(), leakedAt: z.nullable(z.string()), password: z.optional(z.string()) }),
+      ),
+    }),
+  ),
+  more: z.number(),
+});
