@@ -9,10 +9,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import * as z from 'zod/mini';
-import { eventActionBodySchema, eventActionResultsSchema } from './actions.ts';
-import { STATUS_OF } from './errors.ts';
-import { lookupAnswerSchema } from './lookup.ts';
+import { actPaths } from './openapi-act.ts';
+import { errors, json, schemaOf } from './openapi-parts.ts';
 import {
   allQuerySchema,
   assetIdParamSchema,
@@ -30,47 +28,6 @@ import {
   toggleBodySchema,
   toggleResponseSchema,
 } from './schemas.ts';
-
-type JsonSchema = Record<string, unknown>;
-
-function schemaOf(schema: z.core.$ZodType, io: 'input' | 'output' = 'output'): JsonSchema {
-  // `unrepresentable: 'any'`: refinements (the safe-integer bound, timestamp parsing) cannot be
-  // expressed in JSON Schema; the document states the rest and the descriptions say the bounds.
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
-  return rest;
-}
-
-const ERROR_REF = { $ref: '#/components/schemas/Error' };
-
-function errors(...codes: (keyof typeof STATUS_OF)[]): Record<string, unknown> {
-  const out: Record<string, { description: string; content: unknown; headers?: unknown }> = {};
-  for (const code of codes) {
-    const status = String(STATUS_OF[code]);
-    const existing = out[status];
-    if (existing) {
-      existing.description += ` or \`${code}\``;
-      continue;
-    }
-    out[status] = { description: `\`${code}\``, content: { 'application/json': { schema: ERROR_REF } } };
-    if (code === 'unauthorized')
-      out[status].headers = {
-        'WWW-Authenticate': { schema: { type: 'string' }, description: 'Bearer challenge' },
-      };
-    if (code === 'upstream_rate_limited')
-      out[status].headers = {
-        'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait' },
-      };
-    if (code === 'method_not_allowed')
-      out[status].headers = {
-        Allow: { schema: { type: 'string' }, description: 'Methods the path accepts' },
-      };
-  }
-  return out;
-}
-
-function json(description: string, schema: z.core.$ZodType): Record<string, unknown> {
-  return { description, content: { 'application/json': { schema: schemaOf(schema) } } };
-}
 
 /** The document, built afresh from the schemas. */
 export function openApiDocument(): Record<string, unknown> {
@@ -246,82 +203,7 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
-      '/events/actions': {
-        post: {
-          operationId: 'actOnEvents',
-          summary:
-            'Ignore or remediate events upstream (or undo either), once, and follow up where they were alerted',
-          description:
-            'Each uid is answered as the upstream answered it. The same Idempotency-Key again (from the same client) is the same action: answered as the first was, nothing done again. When the upstream did not answer, nothing changed (502, 503 or 504). Every action is in the audit trail; the destinations that were sent an event hear of what changed from the next delivery pass.',
-          security: [{ bearer: ['events:act'] }],
-          'x-scopes': ['events:act'],
-          parameters: [
-            {
-              name: 'Idempotency-Key',
-              in: 'header',
-              required: false,
-              description: 'Makes a retry the same action: 1 to 255 visible ASCII characters.',
-              schema: { type: 'string', minLength: 1, maxLength: 255 },
-            },
-          ],
-          requestBody: {
-            required: true,
-            description: `At most ${MAX_BODY_BYTES} bytes.`,
-            content: { 'application/json': { schema: schemaOf(eventActionBodySchema, 'input') } },
-          },
-          responses: {
-            '200': json('What the upstream said of each uid', eventActionResultsSchema),
-            ...errors(
-              'invalid_request',
-              'unauthorized',
-              'forbidden',
-              'method_not_allowed',
-              'payload_too_large',
-              'unsupported_media_type',
-              'internal_error',
-              'upstream_error',
-              'upstream_auth_failed',
-              'upstream_rate_limited',
-              'upstream_timeout',
-            ),
-          },
-        },
-      },
-      '/lookup': {
-        get: {
-          operationId: 'lookup',
-          summary: 'What the leak store knows of accounts, a domain, or a name pattern',
-          description:
-            'Exactly one kind: `account` (repeatable, up to 100), `domain`, or `keyword` (a `*` may lead or trail). The identities found, each with its leaks newest first, the password per the password policy; at most 20 identities, `more` counting the rest. One upstream page.',
-          security: [{ bearer: ['lookup'] }],
-          'x-scopes': ['lookup'],
-          parameters: [
-            {
-              name: 'account',
-              in: 'query',
-              required: false,
-              schema: { type: 'array', items: { type: 'string' } },
-              explode: true,
-            },
-            { name: 'domain', in: 'query', required: false, schema: { type: 'string' } },
-            { name: 'keyword', in: 'query', required: false, schema: { type: 'string' } },
-          ],
-          responses: {
-            '200': json('The identities found', lookupAnswerSchema),
-            ...errors(
-              'invalid_request',
-              'unauthorized',
-              'forbidden',
-              'method_not_allowed',
-              'internal_error',
-              'upstream_error',
-              'upstream_auth_failed',
-              'upstream_rate_limited',
-              'upstream_timeout',
-            ),
-          },
-        },
-      },
+      ...actPaths(),
       '/status': {
         get: {
           operationId: 'getStatus',

@@ -1,0 +1,89 @@
+/**
+ * The OpenAPI paths of acting on an alert (interface.md section 9): `POST /events/actions` and
+ * `GET /lookup`, for openapi.ts.
+ */
+import { eventActionBodySchema, eventActionResultsSchema } from './actions.ts';
+import { lookupAnswerSchema } from './lookup.ts';
+import { errors, json, schemaOf } from './openapi-parts.ts';
+import { MAX_BODY_BYTES } from './schemas.ts';
+
+export function actPaths(): Record<string, unknown> {
+  return {
+    '/events/actions': {
+      post: {
+        operationId: 'actOnEvents',
+        summary:
+          'Ignore or remediate events upstream (or undo either), once, and follow up where they were alerted',
+        description:
+          'Each uid is answered as the upstream answered it. The same Idempotency-Key again (from the same client) is the same action: answered as the first was, nothing done again. When the upstream did not answer, nothing changed (502, 503 or 504). Every action is in the audit trail; the destinations that were sent an event hear of what changed from the next delivery pass.',
+        security: [{ bearer: ['events:act'] }],
+        'x-scopes': ['events:act'],
+        parameters: [
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            required: false,
+            description: 'Makes a retry the same action: 1 to 255 visible ASCII characters.',
+            schema: { type: 'string', minLength: 1, maxLength: 255 },
+          },
+        ],
+        requestBody: {
+          required: true,
+          description: `At most ${MAX_BODY_BYTES} bytes.`,
+          content: { 'application/json': { schema: schemaOf(eventActionBodySchema, 'input') } },
+        },
+        responses: {
+          '200': json('What the upstream said of each uid', eventActionResultsSchema),
+          ...errors(
+            'invalid_request',
+            'unauthorized',
+            'forbidden',
+            'method_not_allowed',
+            'payload_too_large',
+            'unsupported_media_type',
+            'internal_error',
+            'upstream_error',
+            'upstream_auth_failed',
+            'upstream_rate_limited',
+            'upstream_timeout',
+          ),
+        },
+      },
+    },
+    '/lookup': {
+      get: {
+        operationId: 'lookup',
+        summary: 'What the leak store knows of accounts, a domain, or a name pattern',
+        description:
+          'Exactly one kind: `account` (repeatable, up to 100), `domain`, or `keyword` (a `*` may lead or trail). The identities found, each with its leaks newest first, the password per the password policy; at most 20 identities, `more` counting the rest. One upstream page.',
+        security: [{ bearer: ['lookup'] }],
+        'x-scopes': ['lookup'],
+        parameters: [
+          {
+            name: 'account',
+            in: 'query',
+            required: false,
+            schema: { type: 'array', items: { type: 'string' } },
+            explode: true,
+          },
+          { name: 'domain', in: 'query', required: false, schema: { type: 'string' } },
+          { name: 'keyword', in: 'query', required: false, schema: { type: 'string' } },
+        ],
+        responses: {
+          '200': json('The identities found', lookupAnswerSchema),
+          ...errors(
+            'invalid_request',
+            'unauthorized',
+            'forbidden',
+            'method_not_allowed',
+            'internal_error',
+            'upstream_error',
+            'upstream_auth_failed',
+            'upstream_rate_limited',
+            'upstream_timeout',
+          ),
+        },
+      },
+    },
+  };
+}
