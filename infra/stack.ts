@@ -29,7 +29,7 @@ import type { Dashboard } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Code, FunctionUrlAuthType, LayerVersion } from 'aws-cdk-lib/aws-lambda';
+import { Alias, Architecture, Code, FunctionUrlAuthType, LayerVersion } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -300,6 +300,10 @@ export class ExposureAlertsStack extends Stack {
       environment: {
         ...upstreamEnvironment,
         ...(settings.apiAuth === 'AWS_IAM' ? { API_AUTH: 'AWS_IAM' } : {}),
+        // The API has no alert config: what it needs of `actions.slack` (no secret: a name) rides here.
+        ...(alerts.config.actions?.slack
+          ? { SLACK_ACTIONS: JSON.stringify(alerts.config.actions.slack) }
+          : {}),
       },
       alarms: {
         action: alarmAction,
@@ -321,6 +325,19 @@ export class ExposureAlertsStack extends Stack {
     );
 
     new CfnOutput(this, 'ApiUrl', { value: url.url, description: 'Base URL of the HTTP API' });
+    if (alerts.config.actions?.slack && settings.apiAuth === 'AWS_IAM') {
+      // Slack cannot sign IAM requests: its routes get a URL of their own (one URL per qualifier,
+      // so on an alias) with no AWS auth. Their signature is their auth (lib/api/slack.ts); every
+      // other route on this URL still asks for an IAM identity the request does not carry: 401.
+      const slackUrl = new Alias(this, 'SlackAlias', {
+        aliasName: 'slack',
+        version: this.api.function.currentVersion,
+      }).addFunctionUrl({ authType: FunctionUrlAuthType.NONE });
+      new CfnOutput(this, 'SlackUrl', {
+        value: slackUrl.url,
+        description: 'Base URL for Slack: <url>slack/interactions and <url>slack/commands',
+      });
+    }
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     new CfnOutput(this, 'SecretArn', {
       value: this.secret.secretArn,

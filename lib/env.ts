@@ -23,6 +23,11 @@ export interface Environment {
   logLevel: LogLevel;
   /** How the HTTP API authenticates callers: bearer tokens (default), or IAM behind a Function URL. */
   apiAuth: 'bearer' | 'aws_iam';
+  /**
+   * The alert config's `actions.slack`, as JSON, for the API (which has no config of its own): the
+   * stack sets it from the config it deploys (SLACK_ACTIONS).
+   */
+  slackActions?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -87,5 +92,6 @@ export function readEnvironment(env: Env = process.env): Environment {
     port: port === undefined ? 8787 : integer('PORT', port, 0, 65535),
     logLevel: level,
     apiAuth,
+    slackActions: nonEmpty(env, 'SLACK_ACTIONS'),
   };
 }

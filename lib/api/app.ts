@@ -27,10 +27,10 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { ActDeps } from '../actions/events.ts';
 import type { LookupAnswer, LookupQuery } from '../actions/lookup.ts';
 import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
 import type { AuditStore, RefusalAuditStore } from '../state/audit.ts';
 import type { Status } from '../state/status.ts';
-import { UpstreamError } from '../upstream/errors.ts';
-import { eventActionsRequest } from './actions.ts';
+import { addActRoutes } from './act-routes.ts';
 import {
   ALL_SCOPES,
   type ApiCaller,
@@ -40,8 +40,8 @@ import {
   type Scope,
 } from './auth.ts';
 import { readJsonText } from './body.ts';
-import { ApiError, unauthorized, upstreamFailure } from './errors.ts';
-import { parseLookupQuery } from './lookup.ts';
+import type { Vars } from './context.ts';
+import { ApiError, unauthorized } from './errors.ts';
 import { OPENAPI_GZIP } from './openapi-packed.ts';
 import {
   MAX_BODY_BYTES,
@@ -52,6 +52,7 @@ import {
   parseToggleBody,
 } from './schemas.ts';
 import { addSilence, expireSilence, type SilenceDeps } from './silences.ts';
+import type { SlackSettings } from './slack.ts';
 import { type AssetToggler, toggleAsset } from './toggle.ts';
 
 export interface ApiDeps extends SilenceDeps {
@@ -61,6 +62,13 @@ export interface ApiDeps extends SilenceDeps {
   refusals?: RefusalAuditStore;
   /** Acting on events (actions/events.ts): `POST /events/actions`. */
   act?: ActDeps;
+  /** Requests from the Slack app (slack.ts), with `actions.slack` configured. */
+  slack?: SlackSettings;
+  metrics?: Metrics;
+  /** Runs work after a Slack request has its answer; default: at once, in the background. */
+  background?: (work: () => Promise<void>) => void;
+  /** POSTs an answer to a Slack `response_url` (tests give a stand-in); default fetch. */
+  post?: (url: string, body: unknown) => Promise<void>;
   /** What the leak store knows (actions/lookup.ts): `GET /lookup`. */
   lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
   /** `GET /status` (state/status.ts): read from the table alone. */
@@ -90,8 +98,6 @@ export function iamCaller(env: unknown): string | undefined {
   )?.event?.requestContext?.authorizer?.iam;
   return typeof iam?.userArn === 'string' && iam.userArn ? `iam:${iam.userArn}` : undefined;
 }
-
-type Vars = { Variables: { requestId: string; client?: string; errorCode?: string } };
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -267,28 +273,8 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
 
   app.get('/status', need('read'), async (c) => c.json(await deps.status.read()));
 
-  app.get('/lookup', need('lookup'), async (c) => {
-    const query = parseLookupQuery(c.req.queries());
-    if (!deps.lookup) throw new ApiError('internal_error', 'lookups are not set up in this service');
-    try {
-      return c.json(await deps.lookup(query));
-    } catch (error) {
-      if (error instanceof UpstreamError) throw upstreamFailure(error, 'retry later');
-      throw error;
-    }
-  });
-
-  app.post('/events/actions', need('events:act'), async (c) => {
-    const text = await readJsonText(c.req.raw, MAX_BODY_BYTES);
-    if (!deps.act) throw new ApiError('internal_error', 'acting on events is not set up in this service');
-    return c.json(
-      await eventActionsRequest(deps.act, {
-        client: c.get('client') as string,
-        text,
-        idempotencyKey: c.req.header('idempotency-key'),
-      }),
-    );
-  });
+  // Acting on an alert and looking things up (act-routes.ts), Slack's doors included.
+  addActRoutes(app, deps, need);
 
   app.notFound((c) =>
     sendError(c, new ApiError('not_found', `no route for ${c.req.method} ${shortPath(c.req.path)}`)),

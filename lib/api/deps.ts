@@ -13,7 +13,9 @@ import { actDeps } from '../actions/events.ts';
 import { lookup } from '../actions/lookup.ts';
 import { type Clock, systemClock } from '../clock.ts';
 import type { Environment } from '../env.ts';
+import { ConfigError } from '../errors.ts';
 import { createLogger, type Logger } from '../log.ts';
+import { EmfMetrics } from '../metrics.ts';
 import { loadSecrets, type SecretObject } from '../secrets.ts';
 import { DynamoAuditStore, DynamoRefusalAudit, DynamoSilenceAudit } from '../state/audit.ts';
 import { CatalogStore } from '../state/catalog.ts';
@@ -27,6 +29,7 @@ import type { UpstreamClientOptions } from '../upstream/client.ts';
 import { createUpstreamClient } from '../upstream/index.ts';
 import type { ApiDeps } from './app.ts';
 import { parseApiClients } from './auth.ts';
+import type { SlackSettings } from './slack.ts';
 
 /**
  * A caller of the API must not be left hanging: the whole upstream call, retries included, gets
@@ -49,6 +52,8 @@ export interface ApiDepsOptions {
    * authenticates nobody, turns it off.
    */
   checkApiClients?: boolean;
+  /** The config's `actions.slack` (npm start, serve); else SLACK_ACTIONS, which the stack sets. */
+  slackActions?: unknown;
 }
 
 export interface ApiRuntime extends ApiDeps {
@@ -103,7 +108,14 @@ export async function createApiDeps(
   const io = { client: dynamo, tableName: env.tableName, clock };
   const silences = new SilenceStore(io);
   const catalog = new CatalogStore(io);
+  const slack = slackSettings(options.slackActions ?? env.slackActions, secrets);
   return {
+    ...(slack
+      ? {
+          slack,
+          metrics: new EmfMetrics({ service: 'api' }),
+        }
+      : {}),
     upstream,
     // Follow-ups go to the destinations the pollers' config names (the catalog they publish).
     act: actDeps({
@@ -134,5 +146,46 @@ export async function createApiDeps(
     upstreamTimeoutMs: options.upstreamTimeoutMs ?? API_UPSTREAM_BUDGET.totalMs,
     iamCallers: env.apiAuth === 'aws_iam',
     close: () => dynamo.destroy(),
+  };
+}
+
+/**
+ * The Slack app's settings from the config's `actions.slack` (an object, or its JSON), with the
+ * signing secret read from the secret object. Undefined without one; a ConfigError naming what is
+ * wrong otherwise, so a bad deploy fails its cold start, not every click.
+ */
+export function slackSettings(value: unknown, secrets: SecretObject): SlackSettings | undefined {
+  if (value === undefined || value === null) return undefined;
+  let raw: unknown = value;
+  if (typeof value === 'string') {
+    try {
+      raw = JSON.parse(value);
+    } catch {
+      throw new ConfigError('SLACK_ACTIONS is not JSON');
+    }
+  }
+  const v = (raw ?? {}) as {
+    signingSecret?: { secret?: unknown };
+    teamId?: unknown;
+    allowedUsers?: unknown;
+    responseUrlPrefix?: unknown;
+  };
+  const name = v.signingSecret?.secret;
+  const secret = typeof name === 'string' ? secrets[name] : undefined;
+  if (typeof secret !== 'string' || secret === '')
+    throw new ConfigError(
+      `actions.slack.signingSecret: the secret object has no ${typeof name === 'string' ? JSON.stringify(name) : 'name for it'}`,
+    );
+  const users = Array.isArray(v.allowedUsers)
+    ? v.allowedUsers.filter((u): u is string => typeof u === 'string')
+    : [];
+  if (typeof v.teamId !== 'string' || users.length === 0)
+    throw new ConfigError('actions.slack needs teamId and allowedUsers');
+  return {
+    signingSecret: secret,
+    teamId: v.teamId,
+    allowedUsers: users,
+    responseUrlPrefix:
+      typeof v.responseUrlPrefix === 'string' ? v.responseUrlPrefix : 'https://hooks.slack.com/',
   };
 }

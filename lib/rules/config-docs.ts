@@ -206,6 +206,26 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     text: 'items a digest lists (a destination with smaller limits lists what fits and counts the rest)',
     example: 20,
   },
+  actions: { text: 'acting on alerts from where they are: buttons on Slack alerts and the slash command' },
+  'actions.slack': {
+    text: 'the Slack app whose buttons and `/exposure` command reach POST /slack/interactions and /slack/commands; with it, each event’s own Slack message carries Ignore, Remediated and Silence similar',
+  },
+  'actions.slack.signingSecret': {
+    text: 'the app’s signing secret, `{ "secret": "NAME" }` in the secret object: every request from Slack is verified with it',
+    example: { secret: 'slackSigningSecret' },
+  },
+  'actions.slack.teamId': {
+    text: 'the Slack workspace id (T…) requests must come from',
+    example: 'T0123ABCD',
+  },
+  'actions.slack.allowedUsers': {
+    text: 'Slack user ids (U… or W…) who may act and look up, or `"*"` for every member of the workspace; anyone else gets a refusal only they see',
+    example: ['U0123ABCD', 'U0456EFGH'],
+  },
+  'actions.slack.responseUrlPrefix': {
+    text: 'answers go to a request’s `response_url` only when it starts with this (default `https://hooks.slack.com/`)',
+    example: 'https://hooks.slack.com/',
+  },
   ops: { text: 'where a destination that refuses for good is reported, once' },
   'ops.to': { text: 'destination names', example: ['oncall'] },
   upstream: { text: 'the organization’s rate tiers and the global searches kept back, shared by every run' },

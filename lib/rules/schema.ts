@@ -211,6 +211,35 @@ const silenceSchema = z.strictObject({
 });
 export type Silence = z.infer<typeof silenceSchema>;
 
+/**
+ * Acting from Slack (interface.md section 9): requests are verified with the app's signing
+ * secret, and only these users of this workspace may act or look up.
+ */
+const slackActionsSchema = z.strictObject({
+  /** Only from the secret object: the API, which has no config, reads it there by name. */
+  signingSecret: secretRefSchema,
+  teamId: z
+    .string()
+    .check(z.regex(/^T[A-Z0-9]{2,}$/, 'expected a Slack workspace id (T followed by capitals and digits)')),
+  allowedUsers: z
+    .array(
+      z.union([
+        z.literal('*'),
+        z
+          .string()
+          .check(
+            z.regex(
+              /^[UW][A-Z0-9]{2,}$/,
+              'expected a Slack user id (U or W, then capitals and digits) or "*"',
+            ),
+          ),
+      ]),
+    )
+    .check(z.minLength(1)),
+  responseUrlPrefix: z._default(httpUrl, 'https://hooks.slack.com/'),
+});
+export type SlackActionsConfig = z.infer<typeof slackActionsSchema>;
+
 export const configSchema = z.strictObject({
   $schema: z.optional(z.string()),
   sources: z._default(sourcesSchema, { identifierGroups: [] }),
@@ -225,6 +254,8 @@ export const configSchema = z.strictObject({
     }),
     { threshold: 5, maxItems: 20 },
   ),
+  /** Acting on alerts from where they are (interface.md section 9). */
+  actions: z.optional(z.strictObject({ slack: z.optional(slackActionsSchema) })),
   /** Where a destination that refuses for good is reported (once). */
   ops: z.optional(z.strictObject({ to: z.array(destinationName) })),
   /** The organization's rate tiers and the global searches kept back (interface.md section 7). */

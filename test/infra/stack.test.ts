@@ -763,3 +763,39 @@ describe('dashboard', () => {
     ]);
   });
 });
+
+describe('Slack actions on AWS', () => {
+  it('with actions.slack and AWS_IAM, Slack gets a URL of its own with no AWS auth, and the API its settings', () => {
+    const example = JSON.parse(readFileSync('infra/alerts.config.example.json', 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    const dir = mkdtempSync(join(tmpdir(), 'ea-slack-synth-'));
+    const path = join(dir, 'alerts.config.json');
+    const slack = {
+      signingSecret: { secret: 'slackSigningSecret' },
+      teamId: 'T0123ABCD',
+      allowedUsers: ['U0123ABCD'],
+    };
+    writeFileSync(path, JSON.stringify({ ...example, actions: { slack } }));
+    const iam = template({ apiAuth: 'AWS_IAM', alertsConfig: path });
+    const urls = Object.values(iam.findResources('AWS::Lambda::Url')) as Props[];
+    expect(urls.map((u) => u.Properties.AuthType).sort()).toEqual(['AWS_IAM', 'NONE']);
+    const open = urls.find((u) => u.Properties.AuthType === 'NONE') as Props;
+    expect(open.Properties.Qualifier).toBe('slack');
+    expect(Object.keys(iam.findOutputs('SlackUrl'))).toEqual(['SlackUrl']);
+    const api = Object.values(iam.findResources('AWS::Lambda::Function')).find(
+      (f) => (f as Props).Properties.Environment?.Variables?.SLACK_ACTIONS !== undefined,
+    ) as Props;
+    expect(JSON.parse(api.Properties.Environment.Variables.SLACK_ACTIONS)).toEqual({
+      ...slack,
+      responseUrlPrefix: 'https://hooks.slack.com/',
+    });
+    // The signing secret is a key of the secret object, like every other the config names.
+    expect(JSON.stringify(iam.findOutputs('SecretKeys'))).toContain('slackSigningSecret');
+    // Bearer auth: the one public URL serves Slack too; no second one.
+    const bearer = template({ alertsConfig: path });
+    bearer.resourceCountIs('AWS::Lambda::Url', 1);
+    expect(bearer.findOutputs('SlackUrl')).toEqual({});
+  });
+});

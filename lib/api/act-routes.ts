@@ -1,0 +1,79 @@
+/**
+ * The routes of interface.md section 9 on the API app: `GET /lookup` (scope `lookup`),
+ * `POST /events/actions` (scope `events:act`), and, with `actions.slack` configured, Slack's own
+ * `POST /slack/interactions` and `POST /slack/commands`, whose signature is their auth (slack.ts).
+ */
+import type { Hono, MiddlewareHandler } from 'hono';
+import type { ActDeps } from '../actions/events.ts';
+import type { LookupAnswer, LookupQuery } from '../actions/lookup.ts';
+import { UpstreamError } from '../upstream/errors.ts';
+import { eventActionsRequest } from './actions.ts';
+import type { Scope } from './auth.ts';
+import { readJsonText } from './body.ts';
+import type { Vars } from './context.ts';
+import { ApiError, upstreamFailure } from './errors.ts';
+import { parseLookupQuery } from './lookup.ts';
+import { MAX_BODY_BYTES } from './schemas.ts';
+import { readSlackBody, type SlackDeps, slackCommand, slackInteraction, verifiedForm } from './slack.ts';
+
+/** What these routes need of the API's dependencies (app.ts ApiDeps fits). */
+export type ActRouteDeps = Omit<SlackDeps, 'slack' | 'background'> & {
+  act?: ActDeps;
+  lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
+  slack?: SlackDeps['slack'];
+  background?: SlackDeps['background'];
+};
+
+export function addActRoutes(
+  app: Hono<Vars>,
+  deps: ActRouteDeps,
+  need: (scope: Scope) => MiddlewareHandler<Vars>,
+): void {
+  app.get('/lookup', need('lookup'), async (c) => {
+    const query = parseLookupQuery(c.req.queries());
+    if (!deps.lookup) throw new ApiError('internal_error', 'lookups are not set up in this service');
+    try {
+      return c.json(await deps.lookup(query));
+    } catch (error) {
+      if (error instanceof UpstreamError) throw upstreamFailure(error, 'retry later');
+      throw error;
+    }
+  });
+
+  // Slack's own requests: its signature is their auth (slack.ts); there only with actions.slack.
+  const slack = deps.slack;
+  if (slack) {
+    const slackDeps: SlackDeps = {
+      ...deps,
+      slack,
+      background:
+        deps.background ??
+        ((work) => {
+          void work().catch((error: unknown) =>
+            deps.logger.error('Slack work failed after its answer', { error }),
+          );
+        }),
+    };
+    app.post('/slack/interactions', async (c) => {
+      const form = verifiedForm(slackDeps, await readSlackBody(c.req.raw), c.req.raw.headers, 'interactions');
+      await slackInteraction(slackDeps, form);
+      return c.body(null, 200);
+    });
+    app.post('/slack/commands', async (c) => {
+      const form = verifiedForm(slackDeps, await readSlackBody(c.req.raw), c.req.raw.headers, 'commands');
+      return c.json(slackCommand(slackDeps, form));
+    });
+  }
+
+  app.post('/events/actions', need('events:act'), async (c) => {
+    const text = await readJsonText(c.req.raw, MAX_BODY_BYTES);
+    if (!deps.act) throw new ApiError('internal_error', 'acting on events is not set up in this service');
+    return c.json(
+      await eventActionsRequest(deps.act, {
+        client: c.get('client') as string,
+        text,
+        idempotencyKey: c.req.header('idempotency-key'),
+      }),
+    );
+  });
+}

@@ -1,0 +1,304 @@
+/**
+ * Requests from Slack (interface.md section 9, "Slack requests"): `POST /slack/interactions` (the
+ * buttons and the select on an event's message) and `POST /slack/commands` (`/exposure`).
+ *
+ * - Verified before anything reads them: `application/x-www-form-urlencoded`, at most 64 KiB, the
+ *   signature (`v0=` HMAC-SHA256 of `v0:<timestamp>:<raw body>` with the signing secret) compared
+ *   in constant time over the raw bytes, a timestamp within 5 minutes. A failure is 401, logged and
+ *   counted (`SlackRequestsRejected`), and writes nothing: the URL is public.
+ * - Then the workspace and the user: only `allowedUsers` (or `"*"`, every member of `teamId`) may
+ *   act or look up; anyone else gets a refusal only they see, and nothing happens.
+ * - Slack gets its answer at once. An action is recorded first (its id is the team, the user and
+ *   the click's `action_ts`, so a replay within Slack's 5 minutes is the same action and does
+ *   nothing more); the upstream call and the follow-ups, and a lookup's answer (posted to the
+ *   request's `response_url`, only when it starts with `responseUrlPrefix`), run after the answer
+ *   (`background`).
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { type ActDeps, actOnEvents } from '../actions/events.ts';
+import type { LookupAnswer, LookupQuery } from '../actions/lookup.ts';
+import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
+import { slackPlain, slackText } from '../render/escape.ts';
+import type { EventActionType } from '../state/actions.ts';
+import { ApiError } from './errors.ts';
+import type { SilenceDeps } from './silences.ts';
+import { addSilence } from './silences.ts';
+
+/** A request from Slack holds at most this: a `block_actions` payload carries the whole message. */
+export const SLACK_MAX_BYTES = 64 * 1024;
+/** Slack's replay window: a timestamp further from now is refused. */
+export const SLACK_WINDOW_SECONDS = 5 * 60;
+
+export interface SlackSettings {
+  signingSecret: string;
+  teamId: string;
+  /** Slack user ids, or `*` for every member of `teamId`. */
+  allowedUsers: readonly string[];
+  responseUrlPrefix: string;
+}
+
+export interface SlackDeps extends SilenceDeps {
+  slack: SlackSettings;
+  act?: ActDeps;
+  lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
+  logger: Logger;
+  metrics?: Metrics;
+  now: () => number;
+  /** POSTs a JSON answer to a `response_url` (global fetch by default). */
+  post?: (url: string, body: unknown) => Promise<void>;
+  /** Runs work after Slack has its answer (serve and npm start: at once, in the background). */
+  background: (work: () => Promise<void>) => void;
+}
+
+/** Why a request is refused before it is read: undefined when its signature holds. */
+export function slackSignatureProblem(
+  raw: Uint8Array,
+  timestamp: string | undefined,
+  signature: string | undefined,
+  secret: string,
+  nowMs: number,
+): string | undefined {
+  if (!timestamp || !/^\d{1,12}$/.test(timestamp)) return 'no X-Slack-Request-Timestamp';
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > SLACK_WINDOW_SECONDS)
+    return 'the timestamp is more than 5 minutes from now';
+  if (!signature || !/^v0=[0-9a-f]{64}$/.test(signature)) return 'no valid X-Slack-Signature';
+  const mac = createHmac('sha256', secret).update(`v0:${timestamp}:`).update(raw).digest();
+  const given = Buffer.from(signature.slice(3), 'hex');
+  return timingSafeEqual(mac, given) ? undefined : 'the signature does not match';
+}
+
+/** The request's raw bytes: the form content type, at most SLACK_MAX_BYTES. */
+export async function readSlackBody(request: Request): Promise<Uint8Array> {
+  const type = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded')
+    throw new ApiError('unsupported_media_type', 'Slack sends application/x-www-form-urlencoded');
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+  const tooLarge = () =>
+    new ApiError('payload_too_large', `the body is larger than ${SLACK_MAX_BYTES} bytes (64 KiB)`);
+  if (declared > SLACK_MAX_BYTES) throw tooLarge();
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  if (bytes.byteLength > SLACK_MAX_BYTES) throw tooLarge();
+  return bytes;
+}
+
+/** Verifies a request (401 on failure, logged and counted, nothing written), and returns its form. */
+export function verifiedForm(
+  deps: SlackDeps,
+  raw: Uint8Array,
+  headers: Headers,
+  route: string,
+): URLSearchParams {
+  const problem = slackSignatureProblem(
+    raw,
+    headers.get('x-slack-request-timestamp') ?? undefined,
+    headers.get('x-slack-signature') ?? undefined,
+    deps.slack.signingSecret,
+    deps.now(),
+  );
+  if (problem) {
+    deps.logger.warn('refused a request claiming to be from Slack', { route, reason: problem });
+    deps.metrics?.count('SlackRequestsRejected', 1, { route });
+    throw new ApiError('unauthorized', `not a verified Slack request: ${problem}`);
+  }
+  try {
+    return new URLSearchParams(new TextDecoder('utf-8', { fatal: true }).decode(raw));
+  } catch {
+    throw new ApiError('invalid_request', 'the body is not valid UTF-8');
+  }
+}
+
+/** Whether this member of that workspace may act and look up. */
+export function mayAct(settings: SlackSettings, team: string | undefined, user: string | undefined): boolean {
+  if (!user || team !== settings.teamId) return false;
+  return settings.allowedUsers.includes('*') || settings.allowedUsers.includes(user);
+}
+
+const NOT_ALLOWED =
+  'You are not allowed to act on alerts or look things up here. Ask an admin to add your Slack user id to actions.slack.allowedUsers.';
+
+/** POSTs an answer to a `response_url`, only when it starts with the configured prefix. */
+export async function answer(deps: SlackDeps, url: unknown, body: Record<string, unknown>): Promise<void> {
+  if (typeof url !== 'string' || !url.startsWith(deps.slack.responseUrlPrefix)) {
+    deps.logger.warn('a response_url outside responseUrlPrefix; not answered there', {
+      prefix: deps.slack.responseUrlPrefix,
+    });
+    return;
+  }
+  const post =
+    deps.post ??
+    (async (to: string, json: unknown) => {
+      const res = await fetch(to, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(json),
+        signal: AbortSignal.timeout(10_000),
+      });
+      await res.body?.cancel();
+      if (!res.ok) throw new Error(`response_url answered HTTP ${res.status}`);
+    });
+  await post(url, body);
+}
+
+const ACTION_TYPES: Record<string, EventActionType> = {
+  'exposure:ignore': 'ignore',
+  'exposure:remediate': 'remediate',
+  'exposure:unignore': 'unignore',
+  'exposure:unremediate': 'unremediate',
+};
+
+interface BlockActionsPayload {
+  type?: string;
+  user?: { id?: string };
+  team?: { id?: string };
+  response_url?: string;
+  actions?: {
+    action_id?: string;
+    value?: string;
+    action_ts?: string;
+    selected_option?: { value?: string };
+  }[];
+}
+
+/** `POST /slack/interactions`, verified: a button or the silence select on an event's message. */
+export async function slackInteraction(deps: SlackDeps, form: URLSearchParams): Promise<void> {
+  let payload: BlockActionsPayload;
+  try {
+    payload = JSON.parse(form.get('payload') ?? '') as BlockActionsPayload;
+  } catch {
+    throw new ApiError('invalid_request', 'the form has no JSON payload');
+  }
+  const user = payload.user?.id;
+  const team = payload.team?.id;
+  const [click] = payload.actions ?? [];
+  if (payload.type !== 'block_actions' || !click?.action_id?.startsWith('exposure:')) return;
+  const reply = (text: string) =>
+    deps.background(() =>
+      answer(deps, payload.response_url, { response_type: 'ephemeral', replace_original: false, text }),
+    );
+  if (!mayAct(deps.slack, team, user)) {
+    deps.logger.info('a Slack user not allowed to act clicked a button', { user, team });
+    reply(NOT_ALLOWED);
+    return;
+  }
+  const by = `slack:${user}`;
+  const type = ACTION_TYPES[click.action_id];
+  if (type) {
+    const uid = click.value ?? '';
+    if (!deps.act || !uid) throw new ApiError('invalid_request', 'the button names no event');
+    const act = deps.act;
+    // The click's own id: the same click again (a replay within Slack's window) is the same action.
+    const id = `slack:${team}:${user}:${click.action_ts ?? ''}`;
+    deps.background(async () => {
+      const outcome = await actOnEvents(act, { type, uids: [uid], by, id });
+      const [result] = outcome.results;
+      if (outcome.unanswered || !result?.ok)
+        await answer(deps, payload.response_url, {
+          response_type: 'ephemeral',
+          replace_original: false,
+          text: `Could not ${type} that event: ${slackText(result?.error ?? outcome.unanswered?.code ?? 'the upstream did not answer', 300)}. Nothing changed; try again.`,
+        });
+    });
+    return;
+  }
+  if (click.action_id === 'exposure:silence') {
+    const similar = parseSimilar(click.selected_option?.value);
+    if (!similar) throw new ApiError('invalid_request', 'the select names no event');
+    const { silence } = await addSilence(deps, {
+      client: by,
+      requestId: `slack:${team}:${user}:${click.action_ts ?? ''}`,
+      body: {
+        match: {
+          kind: 'event',
+          types: [similar.type],
+          ...(similar.identifiers.length ? { identifiers: similar.identifiers } : {}),
+        },
+        until: similar.for,
+        reason: `Silence similar, from Slack, on ${similar.key}`,
+      },
+    });
+    reply(
+      `Silenced events of type ${slackPlain(similar.type, 100)} for the same identifiers until ${silence.until} (${silence.id}).`,
+    );
+  }
+}
+
+/** What the silence select carries: the event's key, type and identifier ids, and for how long. */
+export interface Similar {
+  key: string;
+  type: string;
+  identifiers: number[];
+  for: 'PT1H' | 'P1D' | 'P7D';
+}
+
+export function similarValue(similar: Similar): string {
+  return JSON.stringify({ k: similar.key, t: similar.type, i: similar.identifiers, d: similar.for });
+}
+
+function parseSimilar(value: string | undefined): Similar | undefined {
+  try {
+    const v = JSON.parse(value ?? '') as { k?: unknown; t?: unknown; i?: unknown; d?: unknown };
+    if (typeof v.k !== 'string' || typeof v.t !== 'string') return undefined;
+    if (v.d !== 'PT1H' && v.d !== 'P1D' && v.d !== 'P7D') return undefined;
+    const ids = Array.isArray(v.i) ? v.i.filter((n): n is number => Number.isSafeInteger(n)) : [];
+    return { key: v.k, type: v.t, identifiers: ids, for: v.d };
+  } catch {
+    return undefined;
+  }
+}
+
+const HELP = [
+  '*/exposure lookup <account, domain or keyword>*: what the leak store knows (an `@` means an account, a `*` a keyword, else a domain). Only you see the answer.',
+  '*/exposure help*: this.',
+  'On an alert: *Ignore* or *Remediated* act on the event upstream (and undo), *Silence similar* holds back alerts of its type for its identifiers.',
+].join('\n');
+
+/** `POST /slack/commands`, verified: `/exposure help` or `/exposure lookup <what>`. Answers at once. */
+export function slackCommand(deps: SlackDeps, form: URLSearchParams): Record<string, unknown> {
+  const ephemeral = (text: string) => ({ response_type: 'ephemeral', text });
+  if (!mayAct(deps.slack, form.get('team_id') ?? undefined, form.get('user_id') ?? undefined))
+    return ephemeral(NOT_ALLOWED);
+  const [verb = '', ...rest] = (form.get('text') ?? '').trim().split(/\s+/);
+  const what = rest.join(' ');
+  if (verb === 'lookup' && what && deps.lookup) {
+    const query: LookupQuery = what.includes('@')
+      ? { account: what.split(/[\s,]+/).filter(Boolean) }
+      : what.includes('*')
+        ? { keyword: what }
+        : { domain: what };
+    const run = deps.lookup;
+    deps.background(async () => {
+      let text: string;
+      try {
+        text = lookupText(await run(query));
+      } catch (error) {
+        text = `The lookup failed: ${slackText(error instanceof Error ? error.message : String(error), 300)}`;
+      }
+      await answer(deps, form.get('response_url'), ephemeral(text));
+    });
+    return ephemeral(`Looking up ${slackText(what, 200)}…`);
+  }
+  return ephemeral(HELP);
+}
+
+/** A lookup's answer as Slack text, every piece of upstream text escaped. */
+export function lookupText(answer: LookupAnswer): string {
+  if (answer.identities.length === 0) return 'Nothing found.';
+  const lines = answer.identities.map((identity) => {
+    const leaks = identity.leaks
+      .slice(0, 5)
+      .map(
+        (l) =>
+          `${slackText(l.source, 80)} (${l.leakedAt?.slice(0, 10) ?? 'unknown'})${l.password ? `: \`${slackText(l.password, 80).replaceAll('`', 'ˋ')}\`` : ''}`,
+      );
+    const more = identity.leaks.length > 5 ? `; and ${identity.leaks.length - 5} more` : '';
+    return `• *${slackText(identity.name, 200).replaceAll('*', '∗')}*: ${leaks.join('; ')}${more}`;
+  });
+  // Whole lines only, within what one message holds: a cut never splits an escaped `&lt;`.
+  let kept = 0;
+  let size = 0;
+  while (kept < lines.length && size + (lines[kept] as string).length + 1 <= 3_800)
+    size += (lines[kept++] as string).length + 1;
+  const dropped = lines.length - kept + answer.more;
+  return [...lines.slice(0, kept), ...(dropped ? [`…and ${dropped} more identities.`] : [])].join('\n');
+}
