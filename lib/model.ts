@@ -59,6 +59,8 @@ export interface FollowUpAction {
   /** ISO time of the action. */
   at: string;
   reason?: string;
+  /** The item's flags as this action left them, as far as we know (its message shows the undo). */
+  flags?: { ignored?: boolean; remediated?: boolean };
 }
 
 /** Actions that close an event's own PagerDuty incident (an undo leaves it resolved). */

@@ -241,6 +241,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     appUrl: env.appUrl,
     digest: config.digest,
     now,
+    ...(config.actions?.slack ? { buttons: true } : {}),
   });
   const poll: PollDeps = {
     streams,

@@ -111,11 +111,22 @@ export function actionProblem(request: Pick<ActRequest, 'type' | 'uids' | 'reaso
   return undefined;
 }
 
-/** Acts on events once (see the module comment). Throws only on a bad request or a table error. */
-export async function actOnEvents(deps: ActDeps, request: ActRequest): Promise<ActOutcome> {
+/**
+ * Writes the action down, and nothing else: a door that must answer before the work is done (Slack,
+ * within 3 s) records it first, then finishes it with `actOnEvents` and the same id, after its
+ * answer; if that never runs, a delivery pass finishes it.
+ */
+export async function recordAction(
+  deps: Pick<ActDeps, 'actions' | 'clock'>,
+  request: ActRequest & { id: string },
+): Promise<void> {
+  await deps.actions.begin(newRecord(deps, request));
+}
+
+function newRecord(deps: Pick<ActDeps, 'clock'>, request: ActRequest): ActionRecord {
   const problem = actionProblem(request);
   if (problem) throw new RangeError(problem);
-  const record: ActionRecord = {
+  return {
     id: request.id ?? randomUUID(),
     type: request.type,
     uids: [...new Set(request.uids)],
@@ -124,6 +135,11 @@ export async function actOnEvents(deps: ActDeps, request: ActRequest): Promise<A
     ...(request.reason ? { reason: request.reason } : {}),
     status: 'pending',
   };
+}
+
+/** Acts on events once (see the module comment). Throws only on a bad request or a table error. */
+export async function actOnEvents(deps: ActDeps, request: ActRequest): Promise<ActOutcome> {
+  const record = newRecord(deps, request);
   const begun = await deps.actions.begin(record);
   if ('existing' in begun) {
     const first = begun.existing;
@@ -189,7 +205,8 @@ async function finish(deps: ActDeps, record: ActionRecord, resumed = false): Pro
   }
   const done = results.filter((r) => r.ok).map((r) => r.uid);
   const known = await deps.actions.flags(done);
-  await deps.actions.setFlags(done.map((uid) => [uid, { ...known.get(uid), [flag]: value }]));
+  const after = new Map(done.map((uid) => [uid, { ...known.get(uid), [flag]: value }]));
+  await deps.actions.setFlags([...after]);
   await deps.actions.audit({ ...record, results, changed });
   let followUps = 0;
   const action = {
@@ -199,7 +216,11 @@ async function finish(deps: ActDeps, record: ActionRecord, resumed = false): Pro
     at: record.at,
     ...(record.reason ? { reason: record.reason } : {}),
   };
-  for (const uid of changed) followUps += (await deps.followUp({ kind: 'event', key: uid, action })).length;
+  for (const uid of changed) {
+    // The flags as left now: the edited message shows the undo of what is done.
+    const flags = after.get(uid) ?? { [flag]: value };
+    followUps += (await deps.followUp({ kind: 'event', key: uid, action: { ...action, flags } })).length;
+  }
   await deps.actions.done(id);
   return { id, results, replayed: false, followUps };
 }

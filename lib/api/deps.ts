@@ -38,6 +38,9 @@ import type { SlackSettings } from './slack.ts';
  */
 export const API_UPSTREAM_BUDGET = { totalMs: 10_000, attemptMs: 4_000, maxAttempts: 3 } as const;
 
+/** An action's upstream call: an attempt of up to 6 s, and one more: within the function's 15 s. */
+export const ACTION_UPSTREAM_BUDGET = { attemptMs: 6_000, maxAttempts: 2 } as const;
+
 export interface ApiDepsOptions {
   logger?: Logger;
   clock?: Clock;
@@ -119,7 +122,16 @@ export async function createApiDeps(
     upstream,
     // Follow-ups go to the destinations the pollers' config names (the catalog they publish).
     act: actDeps({
-      upstream,
+      // Its own client: an action from Slack runs after Slack's answer, and may wait longer for
+      // the upstream than a caller of the toggle (still inside the function's 15 s).
+      upstream: createUpstreamClient(env, secrets, {
+        logger,
+        clock,
+        timeoutMs: ACTION_UPSTREAM_BUDGET.attemptMs,
+        maxAttempts: ACTION_UPSTREAM_BUDGET.maxAttempts,
+        governor,
+        ...options.upstream,
+      }),
       io,
       records: recordAccess(io),
       logger,

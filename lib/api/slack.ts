@@ -15,7 +15,7 @@
  *   (`background`).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { type ActDeps, actOnEvents } from '../actions/events.ts';
+import { type ActDeps, actOnEvents, recordAction } from '../actions/events.ts';
 import type { LookupAnswer, LookupQuery } from '../actions/lookup.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
@@ -154,6 +154,7 @@ interface BlockActionsPayload {
   response_url?: string;
   actions?: {
     action_id?: string;
+    block_id?: string;
     value?: string;
     action_ts?: string;
     selected_option?: { value?: string };
@@ -189,6 +190,9 @@ export async function slackInteraction(deps: SlackDeps, form: URLSearchParams): 
     const act = deps.act;
     // The click's own id: the same click again (a replay within Slack's window) is the same action.
     const id = `slack:${team}:${user}:${click.action_ts ?? ''}`;
+    // Written down before Slack has its answer: if the work after it is lost (a function frozen
+    // once it answered), a delivery pass finishes the action.
+    await recordAction(act, { type, uids: [uid], by, id });
     deps.background(async () => {
       const outcome = await actOnEvents(act, { type, uids: [uid], by, id });
       const [result] = outcome.results;
@@ -202,7 +206,7 @@ export async function slackInteraction(deps: SlackDeps, form: URLSearchParams): 
     return;
   }
   if (click.action_id === 'exposure:silence') {
-    const similar = parseSimilar(click.selected_option?.value);
+    const similar = parseSimilar(click.block_id, click.selected_option?.value);
     if (!similar) throw new ApiError('invalid_request', 'the select names no event');
     const { silence } = await addSilence(deps, {
       client: by,
@@ -223,7 +227,7 @@ export async function slackInteraction(deps: SlackDeps, form: URLSearchParams): 
   }
 }
 
-/** What the silence select carries: the event's key, type and identifier ids, and for how long. */
+/** What the silence select carries: the event's key (its block's id), type and identifier ids, and for how long. */
 export interface Similar {
   key: string;
   type: string;
@@ -231,20 +235,15 @@ export interface Similar {
   for: 'PT1H' | 'P1D' | 'P7D';
 }
 
-export function similarValue(similar: Similar): string {
-  return JSON.stringify({ k: similar.key, t: similar.type, i: similar.identifiers, d: similar.for });
-}
-
-function parseSimilar(value: string | undefined): Similar | undefined {
-  try {
-    const v = JSON.parse(value ?? '') as { k?: unknown; t?: unknown; i?: unknown; d?: unknown };
-    if (typeof v.k !== 'string' || typeof v.t !== 'string') return undefined;
-    if (v.d !== 'PT1H' && v.d !== 'P1D' && v.d !== 'P7D') return undefined;
-    const ids = Array.isArray(v.i) ? v.i.filter((n): n is number => Number.isSafeInteger(n)) : [];
-    return { key: v.k, type: v.t, identifiers: ids, for: v.d };
-  } catch {
-    return undefined;
-  }
+/** Reads `exposure:<key>` and `<duration>|<type>|<ids>` (render/slack.ts writes them). */
+export function parseSimilar(blockId: string | undefined, value: string | undefined): Similar | undefined {
+  if (!blockId?.startsWith('exposure:') || !value) return undefined;
+  const [duration, type, ids = ''] = value.split('|');
+  if (duration !== 'PT1H' && duration !== 'P1D' && duration !== 'P7D') return undefined;
+  if (!type || !/^[a-z0-9_]+$/.test(type)) return undefined;
+  const identifiers = ids === '' ? [] : ids.split(',').map(Number);
+  if (identifiers.some((n) => !Number.isSafeInteger(n))) return undefined;
+  return { key: blockId.slice('exposure:'.length), type, identifiers, for: duration };
 }
 
 const HELP = [

@@ -78,6 +78,8 @@ export function slackFollowUp(
       { type: 'context', elements: [...texts.slice(1), { type: 'mrkdwn', text: slackText(about, 300) }] },
     ],
   };
+  // The message as it was, with the undo of what is now done (when it carries buttons).
+  const flags = action.flags ?? {};
   const [own] = renderSlackBatch(
     alert.kind === 'event'
       ? { type: 'event', alert }
@@ -87,7 +89,7 @@ export function slackFollowUp(
           sourceId: alert.item.source_id,
           alerts: [alert],
         },
-    opts,
+    { ...opts, flags },
   );
   const original = own?.payload ?? { text: '', blocks: [] };
   const edit = fitSlackPayload({

@@ -12,6 +12,12 @@ export interface RenderOptions {
   /** Over `threshold` alerts in one call, they go as one digest listing at most `maxItems`. */
   digest: { threshold: number; maxItems: number };
   now: Date;
+  /**
+   * Slack: an event's own message carries the action buttons (the config has `actions.slack`), with
+   * the undo of what `flags` says is done.
+   */
+  buttons?: boolean;
+  flags?: { ignored?: boolean; remediated?: boolean };
 }
 
 /** One message to send, and the delivery records it settles when it is accepted. */
