@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { FollowUpAction } from '../../lib/model.ts';
 import { slackFollowUp } from '../../lib/render/follow-up.ts';
 import { renderSlackThreads } from '../../lib/render/slack-thread.ts';
+import type { SlackPayload } from '../../lib/render/types.ts';
 import { credentialAlert, eventAlert, renderOptions, toDelivery } from './fixtures.ts';
 import {
   expectNothingHostile,
@@ -17,6 +18,7 @@ import {
   hostileCredential,
   hostileEvent,
   PING_CHANNEL,
+  slackTexts,
 } from './hostile.ts';
 
 const action = (over: Partial<FollowUpAction> = {}): FollowUpAction => ({
@@ -82,5 +84,76 @@ describe('a follow-up of a hostile item, by a hostile hand', () => {
     expect(last).toContain('2026-11-25 12:00 UTC');
     expect(edit.blocks.some((b) => b.type === 'header')).toBe(true);
     expect(edit.text).toMatch(/^Marked remediated by/);
+  });
+});
+
+describe('the buttons on an event alert (actions.slack)', () => {
+  const labels = new Set([
+    'Ignore',
+    'Remediated',
+    'Unignore',
+    'Not remediated',
+    'Silence similar',
+    'for 1 hour',
+    'for 1 day',
+    'for 7 days',
+  ]);
+  const actionsOf = (payload: { blocks: Record<string, unknown>[] }) =>
+    payload.blocks.filter((b) => b.type === 'actions') as {
+      block_id: string;
+      elements: Record<string, unknown>[];
+    }[];
+
+  it('a hostile event: Ignore, Remediated and Silence similar, our labels only, the text still safe', () => {
+    const alert = toDelivery(eventAlert(hostileEvent(3)));
+    const [message] = renderSlackThreads([alert], renderOptions({ buttons: true }));
+    const payload = message?.payload as SlackPayload;
+    expectWithinSlackLimits(payload);
+    expectNothingHostile(payload);
+    const [actions] = actionsOf(payload);
+    expect(actions?.block_id).toBe(`exposure:${alert.key}`);
+    expect(actions?.elements.map((e) => e.action_id)).toEqual([
+      'exposure:ignore',
+      'exposure:remediate',
+      'exposure:silence',
+    ]);
+    const shown = slackTexts({ text: '', blocks: [actions as never] }).filter(
+      (t) => t.path !== 'payload.text',
+    );
+    expect(shown.length).toBeGreaterThan(3);
+    for (const { text } of shown) expect(labels.has(text), text).toBe(true);
+    const select = actions?.elements[2] as { options: { value: string }[] };
+    expect(select.options.map((o) => o.value.split('|')[0])).toEqual(['PT1H', 'P1D', 'P7D']);
+    expect(select.options.every((o) => o.value.length <= 150)).toBe(true);
+  });
+
+  it('after an action, its undo; no buttons without actions.slack, nor on a digest', () => {
+    const alert = toDelivery(eventAlert(hostileEvent(4)));
+    const [done] = renderSlackThreads(
+      [alert],
+      renderOptions({ buttons: true, flags: { ignored: true, remediated: true } }),
+    );
+    expect(
+      actionsOf(done?.payload as SlackPayload)[0]
+        ?.elements.map((e) => e.action_id)
+        .slice(0, 2),
+    ).toEqual(['exposure:unignore', 'exposure:unremediate']);
+    const [plain] = renderSlackThreads([alert], renderOptions());
+    expect(actionsOf(plain?.payload as SlackPayload)).toEqual([]);
+    const many = Array.from({ length: 8 }, (_, i) => toDelivery(eventAlert(hostileEvent(i))));
+    const [digest] = renderSlackThreads(
+      many,
+      renderOptions({ buttons: true, digest: { threshold: 3, maxItems: 5 } }),
+    );
+    expect(actionsOf(digest?.payload as SlackPayload)).toEqual([]);
+    for (const reply of digest?.thread ?? []) expect(actionsOf(reply)).toEqual([]);
+  });
+
+  it('an event whose silence would not fit Slack: no select (never a broader silence), the buttons stay', () => {
+    const event = hostileEvent(5);
+    event.identifiers = Array.from({ length: 40 }, (_, i) => ({ id: 1_000_000 + i, name: `id${i}` }));
+    const [message] = renderSlackThreads([toDelivery(eventAlert(event))], renderOptions({ buttons: true }));
+    const [actions] = actionsOf(message?.payload as SlackPayload);
+    expect(actions?.elements.map((e) => e.action_id)).toEqual(['exposure:ignore', 'exposure:remediate']);
   });
 });
