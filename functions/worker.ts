@@ -16,11 +16,17 @@
  * work that is done: it is deleted unpolled, for one read, instead of spending another request of
  * the shared rate (and, for credentials, another global search of the monthly quota).
  *
+ * Slack work. With `actions.slack`, the API hands what a request from Slack leaves for after its
+ * answer (a click's action, a lookup's answer) to the events queue: the worker does it first, and
+ * when there is nothing to poll, runs a delivery pass so the click's follow-ups go at once.
+ *
  * The metrics go out under the same `service` as the poller functions did (`poll-events`,
  * `poll-credentials`), so the stack's alarms on them keep watching.
  */
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { lastSendStart } from '../lib/deliver/pass.ts';
+import { lookup } from '../lib/actions/lookup.ts';
+import { isSlackWork, runSlackWork, type SlackWork, type SlackWorkDeps } from '../lib/actions/slack-work.ts';
+import { lastSendStart, runDeliveryPass } from '../lib/deliver/pass.ts';
 import { readEnvironment } from '../lib/env.ts';
 import { createLogger, startFailure } from '../lib/log.ts';
 import { EmfMetrics } from '../lib/metrics.ts';
@@ -44,6 +50,16 @@ interface Message {
   messageId: string;
   stream: string;
   sentAt: number;
+}
+
+/** The Slack work a record carries (the API's hand-off), if that is what it is. */
+function slackWorkIn(record: SQSRecord): SlackWork | undefined {
+  try {
+    const body = JSON.parse(record.body) as unknown;
+    return isSlackWork(body) ? body : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The stream a record asks for, or why it cannot be read (a message our dispatcher did not write). */
@@ -86,6 +102,28 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
     destinations: [...runtime.destinations.keys()],
   });
 
+  const slackSettings = runtime.config.actions?.slack;
+  const workDeps: SlackWorkDeps = {
+    act: runtime.act,
+    lookup: (query) => lookup({ upstream: runtime.upstream, passwords: runtime.config.passwords }, query),
+    responseUrlPrefix: slackSettings?.responseUrlPrefix ?? 'https://hooks.slack.com/',
+    logger,
+  };
+  /** Each piece of Slack work, in turn; a failure is logged, and a recorded action is finished by a later pass. */
+  const doSlackWork = async (work: SlackWork[]) => {
+    for (const w of work) {
+      if (!slackSettings) {
+        logger.error(`${service}: Slack work arrived, but the config has no actions.slack; dropped`, {
+          kind: w.kind,
+        });
+        continue;
+      }
+      await runSlackWork(workDeps, w).catch((error: unknown) =>
+        logger.error(`${service}: Slack work failed`, { kind: w.kind, error }),
+      );
+    }
+  };
+
   return async (
     event: Pick<SQSEvent, 'Records'>,
     context: Pick<Context, 'getRemainingTimeInMillis'>,
@@ -94,7 +132,13 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
     const deadline = Date.now() + context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS;
     const failures: SQSBatchItemFailure[] = [];
     const messages: Message[] = [];
+    const slackWork: SlackWork[] = [];
     for (const record of event.Records) {
+      const work = slackWorkIn(record);
+      if (work) {
+        slackWork.push(work);
+        continue;
+      }
       const read = readRecord(record, kind);
       if (typeof read === 'string') {
         // Offered again and then dead-lettered, where an operator sees it.
@@ -103,6 +147,8 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
       } else messages.push(read);
     }
 
+    // What a request from Slack left for after its answer (the API hands it over by this queue).
+    if (slackWork.length) await doSlackWork(slackWork);
     const polled = await runtime.streams.lastPolled([...new Set(messages.map((m) => m.stream))]);
     const done = (m: Message) => {
       const last = polled.get(m.stream);
@@ -113,6 +159,9 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
     const todo = messages.filter((m) => !done(m));
     const streams = [...new Set(todo.map((m) => m.stream))];
     if (streams.length === 0) {
+      // A click's follow-ups go now, not with the next dispatch.
+      if (slackWork.some((w) => w.kind === 'slack-action'))
+        await runDeliveryPass(runtime.deliver, { deadline: lastSendStart(runtime.deliver, deadline) });
       logger.info(`${service}: nothing to poll`, {
         alreadyPolled: messages.length,
         unreadable: failures.length,

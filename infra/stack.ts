@@ -300,9 +300,13 @@ export class ExposureAlertsStack extends Stack {
       environment: {
         ...upstreamEnvironment,
         ...(settings.apiAuth === 'AWS_IAM' ? { API_AUTH: 'AWS_IAM' } : {}),
-        // The API has no alert config: what it needs of `actions.slack` (no secret: a name) rides here.
+        // The API has no alert config: what it needs of `actions.slack` (no secret: a name) rides
+        // here, with the queue where it hands a Slack request's work to the events worker.
         ...(alerts.config.actions?.slack
-          ? { SLACK_ACTIONS: JSON.stringify(alerts.config.actions.slack) }
+          ? {
+              SLACK_ACTIONS: JSON.stringify(alerts.config.actions.slack),
+              WORK_QUEUE_URL: this.streamQueues.events.queueUrl,
+            }
           : {}),
       },
       alarms: {
@@ -313,6 +317,11 @@ export class ExposureAlertsStack extends Stack {
       },
     });
     this.grantApiAccess(this.api);
+    if (alerts.config.actions?.slack)
+      // What a request from Slack leaves for after its answer goes to the events worker.
+      this.api.role.addToPrincipalPolicy(
+        new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.streamQueues.events.queueArn] }),
+      );
     const url = this.api.function.addFunctionUrl({
       authType: settings.apiAuth === 'AWS_IAM' ? FunctionUrlAuthType.AWS_IAM : FunctionUrlAuthType.NONE,
     });

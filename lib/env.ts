@@ -28,6 +28,8 @@ export interface Environment {
    * stack sets it from the config it deploys (SLACK_ACTIONS).
    */
   slackActions?: string;
+  /** Where the API hands a Slack request's work to a worker (the events stream queue, on AWS). */
+  workQueueUrl?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -93,5 +95,6 @@ export function readEnvironment(env: Env = process.env): Environment {
     logLevel: level,
     apiAuth,
     slackActions: nonEmpty(env, 'SLACK_ACTIONS'),
+    workQueueUrl: nonEmpty(env, 'WORK_QUEUE_URL'),
   };
 }

@@ -17,11 +17,11 @@ import { MAX_BODY_BYTES } from './schemas.ts';
 import { readSlackBody, type SlackDeps, slackCommand, slackInteraction, verifiedForm } from './slack.ts';
 
 /** What these routes need of the API's dependencies (app.ts ApiDeps fits). */
-export type ActRouteDeps = Omit<SlackDeps, 'slack' | 'background'> & {
+export type ActRouteDeps = Omit<SlackDeps, 'slack' | 'handOff'> & {
   act?: ActDeps;
   lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
   slack?: SlackDeps['slack'];
-  background?: SlackDeps['background'];
+  handOff?: SlackDeps['handOff'];
 };
 
 export function addActRoutes(
@@ -46,12 +46,11 @@ export function addActRoutes(
     const slackDeps: SlackDeps = {
       ...deps,
       slack,
-      background:
-        deps.background ??
-        ((work) => {
-          void work().catch((error: unknown) =>
-            deps.logger.error('Slack work failed after its answer', { error }),
-          );
+      // On AWS a worker does it (the queue); serve and npm start give their own (cli/commands/api.ts).
+      handOff:
+        deps.handOff ??
+        (async () => {
+          throw new ApiError('internal_error', 'nothing here can do the work Slack asked for');
         }),
     };
     app.post('/slack/interactions', async (c) => {
@@ -61,7 +60,7 @@ export function addActRoutes(
     });
     app.post('/slack/commands', async (c) => {
       const form = verifiedForm(slackDeps, await readSlackBody(c.req.raw), c.req.raw.headers, 'commands');
-      return c.json(slackCommand(slackDeps, form));
+      return c.json(await slackCommand(slackDeps, form));
     });
   }
 

@@ -9,8 +9,11 @@
  * const deps = await createApiDeps(env, await loadSecrets(env), { logger });
  * const app = createApiApp(deps);
  */
+
+import { createRequire } from 'node:module';
 import { actDeps } from '../actions/events.ts';
 import { lookup } from '../actions/lookup.ts';
+import type { SlackWork } from '../actions/slack-work.ts';
 import { type Clock, systemClock } from '../clock.ts';
 import type { Environment } from '../env.ts';
 import { ConfigError } from '../errors.ts';
@@ -117,6 +120,7 @@ export async function createApiDeps(
       ? {
           slack,
           metrics: new EmfMetrics({ service: 'api' }),
+          ...(env.workQueueUrl ? { handOff: queueHandOff(env.workQueueUrl) } : {}),
         }
       : {}),
     upstream,
@@ -199,5 +203,24 @@ export function slackSettings(value: unknown, secrets: SecretObject): SlackSetti
     allowedUsers: users,
     responseUrlPrefix:
       typeof v.responseUrlPrefix === 'string' ? v.responseUrlPrefix : 'https://hooks.slack.com/',
+  };
+}
+
+/**
+ * Hands Slack work to the events worker through its queue (on AWS: the function is frozen once it
+ * has answered Slack, so the work cannot wait in it). The SQS client is the runtime's, loaded with
+ * `require` as the dispatchers load it; it is not in the bundle.
+ */
+function queueHandOff(queueUrl: string): (work: SlackWork) => Promise<void> {
+  type Sqs = typeof import('@aws-sdk/client-sqs');
+  let sqs: { module: Sqs; client: InstanceType<Sqs['SQSClient']> } | undefined;
+  return async (work) => {
+    if (!sqs) {
+      const module = createRequire(import.meta.url)('@aws-sdk/client-sqs') as Sqs;
+      sqs = { module, client: new module.SQSClient({}) };
+    }
+    await sqs.client.send(
+      new sqs.module.SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(work) }),
+    );
   };
 }

@@ -15,11 +15,12 @@
  *   (`background`).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { type ActDeps, actOnEvents, recordAction } from '../actions/events.ts';
+import { type ActDeps, recordAction } from '../actions/events.ts';
 import type { LookupAnswer, LookupQuery } from '../actions/lookup.ts';
+import { answerAt } from '../actions/slack-answer.ts';
+import type { SlackWork } from '../actions/slack-work.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
-import { slackPlain, slackText } from '../render/escape.ts';
 import type { EventActionType } from '../state/actions.ts';
 import { ApiError } from './errors.ts';
 import type { SilenceDeps } from './silences.ts';
@@ -47,8 +48,11 @@ export interface SlackDeps extends SilenceDeps {
   now: () => number;
   /** POSTs a JSON answer to a `response_url` (global fetch by default). */
   post?: (url: string, body: unknown) => Promise<void>;
-  /** Runs work after Slack has its answer (serve and npm start: at once, in the background). */
-  background: (work: () => Promise<void>) => void;
+  /**
+   * Leaves work for after Slack has its answer: to this process (serve, npm start), or to a queue
+   * a worker reads (on AWS). Resolves once it is handed over, not done.
+   */
+  handOff: (work: SlackWork) => Promise<void>;
 }
 
 /** Why a request is refused before it is read: undefined when its signature holds. */
@@ -117,29 +121,6 @@ export function mayAct(settings: SlackSettings, team: string | undefined, user: 
 const NOT_ALLOWED =
   'You are not allowed to act on alerts or look things up here. Ask an admin to add your Slack user id to actions.slack.allowedUsers.';
 
-/** POSTs an answer to a `response_url`, only when it starts with the configured prefix. */
-export async function answer(deps: SlackDeps, url: unknown, body: Record<string, unknown>): Promise<void> {
-  if (typeof url !== 'string' || !url.startsWith(deps.slack.responseUrlPrefix)) {
-    deps.logger.warn('a response_url outside responseUrlPrefix; not answered there', {
-      prefix: deps.slack.responseUrlPrefix,
-    });
-    return;
-  }
-  const post =
-    deps.post ??
-    (async (to: string, json: unknown) => {
-      const res = await fetch(to, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(json),
-        signal: AbortSignal.timeout(10_000),
-      });
-      await res.body?.cancel();
-      if (!res.ok) throw new Error(`response_url answered HTTP ${res.status}`);
-    });
-  await post(url, body);
-}
-
 const ACTION_TYPES: Record<string, EventActionType> = {
   'exposure:ignore': 'ignore',
   'exposure:remediate': 'remediate',
@@ -173,13 +154,17 @@ export async function slackInteraction(deps: SlackDeps, form: URLSearchParams): 
   const team = payload.team?.id;
   const [click] = payload.actions ?? [];
   if (payload.type !== 'block_actions' || !click?.action_id?.startsWith('exposure:')) return;
+  // A short answer only the clicker sees, before Slack has its 200 (2 s at most).
   const reply = (text: string) =>
-    deps.background(() =>
-      answer(deps, payload.response_url, { response_type: 'ephemeral', replace_original: false, text }),
-    );
+    answerAt(
+      { ...deps, responseUrlPrefix: deps.slack.responseUrlPrefix },
+      payload.response_url,
+      { response_type: 'ephemeral', replace_original: false, text },
+      2_000,
+    ).catch((error: unknown) => deps.logger.warn('could not answer at response_url', { error }));
   if (!mayAct(deps.slack, team, user)) {
     deps.logger.info('a Slack user not allowed to act clicked a button', { user, team });
-    reply(NOT_ALLOWED);
+    await reply(NOT_ALLOWED);
     return;
   }
   const by = `slack:${user}`;
@@ -192,16 +177,12 @@ export async function slackInteraction(deps: SlackDeps, form: URLSearchParams): 
     const id = `slack:${team}:${user}:${click.action_ts ?? ''}`;
     // Written down before Slack has its answer: if the work after it is lost (a function frozen
     // once it answered), a delivery pass finishes the action.
-    await recordAction(act, { type, uids: [uid], by, id });
-    deps.background(async () => {
-      const outcome = await actOnEvents(act, { type, uids: [uid], by, id });
-      const [result] = outcome.results;
-      if (outcome.unanswered || !result?.ok)
-        await answer(deps, payload.response_url, {
-          response_type: 'ephemeral',
-          replace_original: false,
-          text: `Could not ${type} that event: ${slackText(result?.error ?? outcome.unanswered?.code ?? 'the upstream did not answer', 300)}. Nothing changed; try again.`,
-        });
+    const request = { type, uids: [uid], by, id };
+    await recordAction(act, request);
+    await deps.handOff({
+      kind: 'slack-action',
+      request,
+      ...(payload.response_url ? { responseUrl: payload.response_url } : {}),
     });
     return;
   }
@@ -222,7 +203,7 @@ export async function slackInteraction(deps: SlackDeps, form: URLSearchParams): 
       },
     });
     reply(
-      `Silenced events of type ${slackPlain(similar.type, 100)} for the same identifiers until ${silence.until} (${silence.id}).`,
+      `Silenced events of type ${shown(similar.type)} for the same identifiers until ${silence.until} (${silence.id}).`,
     );
   }
 }
@@ -253,7 +234,7 @@ const HELP = [
 ].join('\n');
 
 /** `POST /slack/commands`, verified: `/exposure help` or `/exposure lookup <what>`. Answers at once. */
-export function slackCommand(deps: SlackDeps, form: URLSearchParams): Record<string, unknown> {
+export async function slackCommand(deps: SlackDeps, form: URLSearchParams): Promise<Record<string, unknown>> {
   const ephemeral = (text: string) => ({ response_type: 'ephemeral', text });
   if (!mayAct(deps.slack, form.get('team_id') ?? undefined, form.get('user_id') ?? undefined))
     return ephemeral(NOT_ALLOWED);
@@ -265,39 +246,19 @@ export function slackCommand(deps: SlackDeps, form: URLSearchParams): Record<str
       : what.includes('*')
         ? { keyword: what }
         : { domain: what };
-    const run = deps.lookup;
-    deps.background(async () => {
-      let text: string;
-      try {
-        text = lookupText(await run(query));
-      } catch (error) {
-        text = `The lookup failed: ${slackText(error instanceof Error ? error.message : String(error), 300)}`;
-      }
-      await answer(deps, form.get('response_url'), ephemeral(text));
-    });
-    return ephemeral(`Looking up ${slackText(what, 200)}…`);
+    const responseUrl = form.get('response_url');
+    await deps.handOff({ kind: 'slack-lookup', query, ...(responseUrl ? { responseUrl } : {}) });
+    return ephemeral(`Looking up ${shown(what)}…`);
   }
   return ephemeral(HELP);
 }
 
-/** A lookup's answer as Slack text, every piece of upstream text escaped. */
-export function lookupText(answer: LookupAnswer): string {
-  if (answer.identities.length === 0) return 'Nothing found.';
-  const lines = answer.identities.map((identity) => {
-    const leaks = identity.leaks
-      .slice(0, 5)
-      .map(
-        (l) =>
-          `${slackText(l.source, 80)} (${l.leakedAt?.slice(0, 10) ?? 'unknown'})${l.password ? `: \`${slackText(l.password, 80).replaceAll('`', 'ˋ')}\`` : ''}`,
-      );
-    const more = identity.leaks.length > 5 ? `; and ${identity.leaks.length - 5} more` : '';
-    return `• *${slackText(identity.name, 200).replaceAll('*', '∗')}*: ${leaks.join('; ')}${more}`;
-  });
-  // Whole lines only, within what one message holds: a cut never splits an escaped `&lt;`.
-  let kept = 0;
-  let size = 0;
-  while (kept < lines.length && size + (lines[kept] as string).length + 1 <= 3_800)
-    size += (lines[kept++] as string).length + 1;
-  const dropped = lines.length - kept + answer.more;
-  return [...lines.slice(0, kept), ...(dropped ? [`…and ${dropped} more identities.`] : [])].join('\n');
+/**
+ * A person's words echoed in a Slack answer: one line, controls out, `&`, `<` and `>` as
+ * entities (so nothing pings or links), at most 200 characters.
+ */
+function shown(text: string): string {
+  const line = text.replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g, ' ');
+  const cut = line.length > 200 ? `${line.slice(0, 199)}…` : line;
+  return cut.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }

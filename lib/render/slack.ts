@@ -45,6 +45,7 @@ import {
   severityCounts,
 } from './group.ts';
 import { credentialLink, eventLink } from './link.ts';
+import { actionButtons } from './slack-buttons.ts';
 import { fitSlackPayload } from './slack-limits.ts';
 import type { DeliveryAlert, Rendered, RenderOptions, SlackPayload } from './types.ts';
 
@@ -67,60 +68,6 @@ const fields = (pairs: [string, string][]): Block => ({
   type: 'section',
   fields: pairs.map(([label, value]) => ({ type: 'mrkdwn', text: `*${label}*\n${value || '–'}` })),
 });
-
-/** How long `Silence similar` may hold back: the select's options. */
-export const SILENCE_CHOICES = [
-  ['for 1 hour', 'PT1H'],
-  ['for 1 day', 'P1D'],
-  ['for 7 days', 'P7D'],
-] as const;
-
-/**
- * The buttons of an event's own message (interface.md section 9): Ignore and Remediated, or their
- * undo once done, and the `Silence similar` select. The block's id carries the event's key, each
- * option `<duration>|<type>|<identifier ids>`: what a silence of similar events matches. Slack
- * takes an id of 255 characters and a value of 150: an event whose key or silence does not fit
- * goes without (never a broader silence than asked).
- */
-function actionButtons(alert: EventDelivery, flags: { ignored?: boolean; remediated?: boolean }): Block[] {
-  const key = alert.key;
-  if (`exposure:${key}`.length > 255 || key.length > 2_000) return [];
-  const button = (id: string, label: string, style?: 'primary' | 'danger') => ({
-    type: 'button',
-    action_id: id,
-    text: { type: 'plain_text', text: label },
-    value: key,
-    ...(style ? { style } : {}),
-  });
-  const ids = (alert.item.identifiers ?? []).map((i) => i.id).join(',');
-  const similar = SILENCE_CHOICES.map(([label, duration]) => ({
-    text: { type: 'plain_text', text: label },
-    value: `${duration}|${alert.item.metadata.type}|${ids}`,
-  }));
-  const select = similar.every((o) => o.value.length <= 150)
-    ? [
-        {
-          type: 'static_select',
-          action_id: 'exposure:silence',
-          placeholder: { type: 'plain_text', text: 'Silence similar' },
-          options: similar,
-        },
-      ]
-    : [];
-  return [
-    {
-      type: 'actions',
-      block_id: `exposure:${key}`,
-      elements: [
-        flags.ignored ? button('exposure:unignore', 'Unignore') : button('exposure:ignore', 'Ignore'),
-        flags.remediated
-          ? button('exposure:unremediate', 'Not remediated')
-          : button('exposure:remediate', 'Remediated', 'primary'),
-        ...select,
-      ],
-    },
-  ];
-}
 
 /** `<url|label>`, or nothing when the URL is too long to be worth a link. */
 export function slackLink(url: string | undefined, label: string): string | undefined {

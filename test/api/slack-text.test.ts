@@ -1,6 +1,7 @@
 /** A lookup's answer in Slack (`/exposure lookup`): upstream text escaped, passwords as the policy left them, within one message. */
 import { describe, expect, it } from 'vitest';
-import { lookupText, parseSimilar } from '../../lib/api/slack.ts';
+import { parseSimilar } from '../../lib/api/slack.ts';
+import { lookupText } from '../../lib/render/lookup.ts';
 import { HOSTILE } from '../render/hostile.ts';
 
 describe('lookupText', () => {

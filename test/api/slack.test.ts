@@ -9,6 +9,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSlackWork } from '../../lib/actions/slack-work.ts';
 import { createApiApp } from '../../lib/api/app.ts';
 import { createApiDeps } from '../../lib/api/deps.ts';
 import { REPEAT_VICTIM } from '../../lib/emulator/dataset.ts';
@@ -89,7 +90,20 @@ async function setUp() {
   );
   const pending: Promise<void>[] = [];
   const metrics = new MemoryMetrics();
-  const app = createApiApp({ ...deps, metrics, background: (work) => void pending.push(work()) });
+  const workDeps = {
+    act: deps.act,
+    lookup: deps.lookup,
+    responseUrlPrefix: answers.url,
+    logger: deps.logger,
+  };
+  const app = createApiApp({
+    ...deps,
+    metrics,
+    handOff: async (work) => {
+      // As the queue would carry it: JSON, to whoever does the work.
+      pending.push(runSlackWork(workDeps, JSON.parse(JSON.stringify(work))));
+    },
+  });
   const settled = async () => {
     while (pending.length) await Promise.all(pending.splice(0));
   };

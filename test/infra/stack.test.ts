@@ -791,6 +791,20 @@ describe('Slack actions on AWS', () => {
       ...slack,
       responseUrlPrefix: 'https://hooks.slack.com/',
     });
+    // The work a Slack request leaves for after its answer goes to the events worker's queue.
+    expect(JSON.stringify(api.Properties.Environment.Variables.WORK_QUEUE_URL)).toContain(
+      'EventsStreamQueue',
+    );
+    const apiPolicies = Object.values(iam.findResources('AWS::IAM::Policy')).filter((p) =>
+      JSON.stringify((p as Props).Properties.Roles).includes('ApiRole'),
+    ) as Props[];
+    const sends = apiPolicies.flatMap((p) =>
+      (p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]).filter(
+        (st) => st.Action === 'sqs:SendMessage',
+      ),
+    );
+    expect(sends).toHaveLength(1);
+    expect(JSON.stringify(sends[0]?.Resource)).toContain('EventsStreamQueue');
     // The signing secret is a key of the secret object, like every other the config names.
     expect(JSON.stringify(iam.findOutputs('SecretKeys'))).toContain('slackSigningSecret');
     // Bearer auth: the one public URL serves Slack too; no second one.

@@ -17,10 +17,12 @@ import { build, EXAMPLE_CONFIG, logicalId } from './harness.ts';
 const BUDGET_BYTES = 150 * 1024;
 /**
  * The workers deliver, so they hold every renderer: 148 KB, then 166 KB with Teams and PagerDuty,
- * then 177 KB with the clock correction, the shared quota probe and the text-safety rules. The
- * budget is the one every bundle will keep as the other destination kinds come: 200 KB.
+ * then 177 KB with the clock correction, the shared quota probe and the text-safety rules, then
+ * 202 KB with the Slack app (threads, follow-ups), finishing interrupted actions, and the work a
+ * Slack request leaves for them. 220 KB, with their init still about half of its 150 ms budget;
+ * the next destination kinds need the bundle split (each renderer loaded when used), not more.
  */
-const WORKER_BUDGET_BYTES = 200 * 1024;
+const WORKER_BUDGET_BYTES = 220 * 1024;
 const budgetOf = (name: string) => (name.startsWith('work-') ? WORKER_BUDGET_BYTES : BUDGET_BYTES);
 
 let outdir: string;
@@ -53,7 +55,7 @@ const FUNCTIONS = [
 
 describe('real synth with esbuild', () => {
   it.each(FUNCTIONS)(
-    '%s: minified ESM with a source map, the AWS SDK external, within its budget (150 KB, workers 200 KB)',
+    '%s: minified ESM with a source map, the AWS SDK external, within its budget (150 KB, workers 220 KB)',
     (name, prefix) => {
       const dir = assetDir('AWS::Lambda::Function', prefix, 'Code');
       const code = readFileSync(join(dir, 'index.mjs'), 'utf8');
@@ -75,9 +77,10 @@ describe('real synth with esbuild', () => {
       expect(map.sources.some((s: string) => s.endsWith(`functions/${name}.ts`))).toBe(true);
       // The runtime's SDK is loaded (with require, its one-file CommonJS build), not bundled.
       expect(/\("@aws-sdk\/client-dynamodb"\)/.test(code), 'requires the runtime SDK').toBe(true);
-      // The dispatchers send to SQS with the runtime's client too; no other function loads it.
+      // The dispatchers send to SQS with the runtime's client too, and the API (a Slack request's
+      // work goes to the events worker); the workers do not load it.
       expect(/\("@aws-sdk\/client-sqs"\)/.test(code), 'requires the SQS client').toBe(
-        name.startsWith('dispatch-'),
+        name.startsWith('dispatch-') || name === 'api',
       );
       expect(map.sources.filter((s: string) => s.includes('node_modules/@aws-sdk/'))).toEqual([]);
     },

@@ -5,8 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
+import { inProcessHandOff } from '../../actions/slack-work.ts';
 import { createApiApp } from '../../api/app.ts';
-import { createApiDeps } from '../../api/deps.ts';
+import { type ApiRuntime, createApiDeps } from '../../api/deps.ts';
 import { ApiError } from '../../api/errors.ts';
 import { parseAssetId } from '../../api/schemas.ts';
 import { toggleAsset } from '../../api/toggle.ts';
@@ -32,6 +33,23 @@ export async function listenApi(fetch: FetchHandler, port: number, hostname = '1
   }
 }
 
+/**
+ * The API as serve and `npm start` run it: what a request from Slack leaves for after its answer
+ * is done in this process (on AWS a worker does it, from a queue: functions/worker.ts).
+ */
+export function withLocalSlackWork<T extends ApiRuntime>(deps: T): T {
+  if (!deps.slack || deps.handOff) return deps;
+  return {
+    ...deps,
+    handOff: inProcessHandOff({
+      act: deps.act,
+      lookup: deps.lookup,
+      responseUrlPrefix: deps.slack.responseUrlPrefix,
+      logger: deps.logger,
+    }),
+  };
+}
+
 export const serveCommand: Command = {
   path: ['serve'],
   example: 'PORT=8080 exposure-alerts serve',
@@ -43,7 +61,7 @@ export const serveCommand: Command = {
   options: { host: { type: 'string' } },
   async run({ values, io, logger, signal }) {
     const env = readEnvironment(io.env);
-    const deps = await createApiDeps(env, await loadSecrets(env), { logger });
+    const deps = withLocalSlackWork(await createApiDeps(env, await loadSecrets(env), { logger }));
     const hostname = typeof values.host === 'string' ? values.host : '127.0.0.1';
     let server: Awaited<ReturnType<typeof listen>>;
     try {

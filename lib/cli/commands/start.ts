@@ -36,7 +36,7 @@ import { UpstreamError } from '../../upstream/errors.ts';
 import { type Command, untilAborted } from '../command.ts';
 import { DATA_DIR, LOCAL_EMULATOR, type LocalDeployment, lockDataDir, recordLocal } from '../local.ts';
 import { terminalSafe, useColor } from '../terminal.ts';
-import { listenApi } from './api.ts';
+import { listenApi, withLocalSlackWork } from './api.ts';
 import { describeDelivery, describeStream } from './poll.ts';
 
 export const SCHEDULE = { events: 30_000, credentials: 300_000 } as const;
@@ -153,10 +153,14 @@ export const startCommand: Command = {
         color: useColor(io),
       });
       const fixedSecrets = secrets;
-      const api = await createApiDeps(env, secrets, {
-        logger: logger.child({ component: 'api' }),
-        readSecrets: async () => (demoToken ? fixedSecrets : loadSecrets(env)),
-      });
+      const api = withLocalSlackWork(
+        await createApiDeps(env, secrets, {
+          logger: logger.child({ component: 'api' }),
+          readSecrets: async () => (demoToken ? fixedSecrets : loadSecrets(env)),
+          // The config's actions.slack, so its buttons and command work here too.
+          ...(runtime.config.actions?.slack ? { slackActions: runtime.config.actions.slack } : {}),
+        }),
+      );
       const server = await listenApi(createApiApp(api).fetch, env.port).catch((error: unknown) => {
         api.close();
         throw error;

@@ -1,0 +1,69 @@
+/**
+ * What a request from Slack leaves for after its answer (interface.md section 9): finishing a
+ * click's action (the upstream call and the follow-ups), and answering a lookup at the request's
+ * `response_url`. Described as data, so the same work runs in the process that answered (serve,
+ * `npm start`) or goes by queue to a worker (on AWS, where a function is frozen once it has
+ * answered: functions/worker.ts runs it).
+ */
+import { slackText } from '../render/escape.ts';
+import { lookupText } from '../render/lookup.ts';
+import { type ActDeps, type ActRequest, actOnEvents } from './events.ts';
+import type { LookupAnswer, LookupQuery } from './lookup.ts';
+import { type AnswerDeps, answerAt } from './slack-answer.ts';
+
+export type SlackWork =
+  | { kind: 'slack-action'; request: ActRequest & { id: string }; responseUrl?: string }
+  | { kind: 'slack-lookup'; query: LookupQuery; responseUrl?: string };
+
+export interface SlackWorkDeps extends AnswerDeps {
+  act?: ActDeps;
+  lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
+}
+
+/** Whether a queue message is Slack work (functions/worker.ts). */
+export function isSlackWork(value: unknown): value is SlackWork {
+  const v = value as { kind?: unknown; request?: { id?: unknown }; query?: unknown } | null;
+  return (
+    (v?.kind === 'slack-action' && typeof v.request?.id === 'string') ||
+    (v?.kind === 'slack-lookup' && typeof v.query === 'object' && v.query !== null)
+  );
+}
+
+/** Does the work; a failure of its own is answered at `response_url` when there is one. */
+export async function runSlackWork(deps: SlackWorkDeps, work: SlackWork): Promise<void> {
+  const ephemeral = (text: string) => ({ response_type: 'ephemeral', replace_original: false, text });
+  if (work.kind === 'slack-action') {
+    if (!deps.act) throw new Error('acting on events is not set up here');
+    const outcome = await actOnEvents(deps.act, work.request);
+    const [result] = outcome.results;
+    if (outcome.unanswered || !result?.ok)
+      await answerAt(
+        deps,
+        work.responseUrl,
+        ephemeral(
+          `Could not ${work.request.type} that event: ${slackText(result?.error ?? outcome.unanswered?.code ?? 'the upstream did not answer', 300)}. Nothing changed; try again.`,
+        ),
+      );
+    return;
+  }
+  if (!deps.lookup) throw new Error('lookups are not set up here');
+  let text: string;
+  try {
+    text = lookupText(await deps.lookup(work.query));
+  } catch (error) {
+    text = `The lookup failed: ${slackText(error instanceof Error ? error.message : String(error), 300)}`;
+  }
+  await answerAt(deps, work.responseUrl, { response_type: 'ephemeral', text });
+}
+
+/**
+ * A hand-off that does the work in this process, after the answer (serve, `npm start`): what a
+ * failure leaves undone, a delivery pass finishes (an action), or the user asks again (a lookup).
+ */
+export function inProcessHandOff(deps: SlackWorkDeps): (work: SlackWork) => Promise<void> {
+  return async (work) => {
+    void runSlackWork(deps, work).catch((error: unknown) =>
+      deps.logger.error('Slack work failed after its answer', { kind: work.kind, error }),
+    );
+  };
+}
