@@ -6,13 +6,25 @@
  * answered: functions/worker.ts runs it).
  */
 import { slackText } from '../render/escape.ts';
+import { replacedMessage } from '../render/follow-up.ts';
 import { lookupText } from '../render/lookup.ts';
+import { flagOf } from '../state/actions.ts';
 import { type ActDeps, type ActRequest, actOnEvents } from './events.ts';
 import type { LookupAnswer, LookupQuery } from './lookup.ts';
 import { type AnswerDeps, answerAt } from './slack-answer.ts';
 
 export type SlackWork =
-  | { kind: 'slack-action'; request: ActRequest & { id: string }; responseUrl?: string }
+  | {
+      kind: 'slack-action';
+      request: ActRequest & { id: string };
+      responseUrl?: string;
+      /** The message, when an incoming webhook posted it: replaced through `responseUrl` once done. */
+      replace?: {
+        text?: string;
+        blocks?: Record<string, unknown>[];
+        flags: { ignored?: boolean; remediated?: boolean };
+      };
+    }
   | { kind: 'slack-lookup'; query: LookupQuery; responseUrl?: string };
 
 export interface SlackWorkDeps extends AnswerDeps {
@@ -36,6 +48,15 @@ export async function runSlackWork(deps: SlackWorkDeps, work: SlackWork): Promis
     if (!deps.act) throw new Error('acting on events is not set up here');
     const outcome = await actOnEvents(deps.act, work.request);
     const [result] = outcome.results;
+    if (result?.ok && !outcome.unanswered && work.replace) {
+      const { type, by, id } = work.request;
+      const [flag, value] = flagOf(type);
+      const action = { id, type, by, at: new Date().toISOString() };
+      await answerAt(deps, work.responseUrl, {
+        replace_original: true,
+        ...replacedMessage(work.replace, result.uid, action, { ...work.replace.flags, [flag]: value }),
+      });
+    }
     if (outcome.unanswered || !result?.ok)
       await answerAt(
         deps,

@@ -21,6 +21,7 @@ import { answerAt } from '../actions/slack-answer.ts';
 import type { SlackWork } from '../actions/slack-work.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
+import { BLOCK_PREFIX } from '../render/slack-buttons.ts';
 import type { EventActionType } from '../state/actions.ts';
 import { ApiError } from './errors.ts';
 import type { SilenceDeps } from './silences.ts';
@@ -128,11 +129,24 @@ const ACTION_TYPES: Record<string, EventActionType> = {
   'exposure:unremediate': 'unremediate',
 };
 
+/** What the buttons of a message say is done (an undo button means done). */
+function shownFlags(blocks: Record<string, unknown>[] | undefined): {
+  ignored?: boolean;
+  remediated?: boolean;
+} {
+  const ids = JSON.stringify(blocks ?? []);
+  return {
+    ...(ids.includes('"exposure:unignore"') ? { ignored: true } : {}),
+    ...(ids.includes('"exposure:unremediate"') ? { remediated: true } : {}),
+  };
+}
+
 interface BlockActionsPayload {
   type?: string;
   user?: { id?: string };
   team?: { id?: string };
   response_url?: string;
+  message?: { text?: string; blocks?: Record<string, unknown>[] };
   actions?: {
     action_id?: string;
     block_id?: string;
@@ -179,10 +193,13 @@ export async function slackInteraction(deps: SlackDeps, form: URLSearchParams): 
     // once it answered), a delivery pass finishes the action.
     const request = { type, uids: [uid], by, id };
     await recordAction(act, request);
+    // A message an incoming webhook posted can only be replaced through the click's response_url.
+    const fromWebhook = click.block_id?.startsWith(BLOCK_PREFIX.webhook) && payload.message;
     await deps.handOff({
       kind: 'slack-action',
       request,
       ...(payload.response_url ? { responseUrl: payload.response_url } : {}),
+      ...(fromWebhook ? { replace: { ...payload.message, flags: shownFlags(payload.message?.blocks) } } : {}),
     });
     return;
   }
@@ -218,13 +235,14 @@ export interface Similar {
 
 /** Reads `exposure:<key>` and `<duration>|<type>|<ids>` (render/slack.ts writes them). */
 export function parseSimilar(blockId: string | undefined, value: string | undefined): Similar | undefined {
-  if (!blockId?.startsWith('exposure:') || !value) return undefined;
+  const prefix = [BLOCK_PREFIX.app, BLOCK_PREFIX.webhook].find((p) => blockId?.startsWith(p));
+  if (!prefix || !blockId || !value) return undefined;
   const [duration, type, ids = ''] = value.split('|');
   if (duration !== 'PT1H' && duration !== 'P1D' && duration !== 'P7D') return undefined;
   if (!type || !/^[a-z0-9_]+$/.test(type)) return undefined;
   const identifiers = ids === '' ? [] : ids.split(',').map(Number);
   if (identifiers.some((n) => !Number.isSafeInteger(n))) return undefined;
-  return { key: blockId.slice('exposure:'.length), type, identifiers, for: duration };
+  return { key: blockId.slice(prefix.length), type, identifiers, for: duration };
 }
 
 const HELP = [

@@ -12,6 +12,7 @@ import { slackPlain, slackText } from './escape.ts';
 import { formatTime } from './format.ts';
 import { dedupKey } from './pagerduty.ts';
 import { renderSlackBatch } from './slack.ts';
+import { flagButtons } from './slack-buttons.ts';
 import { fitSlackPayload } from './slack-limits.ts';
 import type { DeliveryAlert, PagerDutyEvent, RenderOptions, SlackPayload } from './types.ts';
 import { webhookTimestamp } from './webhook.ts';
@@ -42,7 +43,7 @@ export function actionWords(action: FollowUpAction): string {
  * The action as Slack `plain_text` (which Slack neither formats nor links: a reason written as
  * Markdown or a mention shows as typed), `<`, `>` and `&` swapped for look-alikes all the same.
  */
-function actionTexts(action: FollowUpAction): Record<string, unknown>[] {
+export function actionTexts(action: FollowUpAction): Record<string, unknown>[] {
   const mark = MARK[action.type] ?? ':information_source:';
   return [
     { type: 'plain_text', text: `${mark} ${slackPlain(actionWords(action), 400)}`, emoji: true },
@@ -129,4 +130,28 @@ export function webhookAction(
     items: [alert.item],
     sentAt: webhookTimestamp(opts.now),
   }) as WebhookActionBody;
+}
+
+/**
+ * A message an incoming webhook posted, replaced through a click's `response_url` once the action
+ * is done (nothing else can change it): its blocks as Slack sent them back, the buttons swapped
+ * for what `flags` now allow, and the action's line added under them.
+ */
+export function replacedMessage(
+  original: { text?: string; blocks?: Record<string, unknown>[] },
+  key: string,
+  action: FollowUpAction,
+  flags: { ignored?: boolean; remediated?: boolean },
+): SlackPayload {
+  const blocks = (original.blocks ?? []).map((block) => {
+    if (block.type !== 'actions' || !String(block.block_id ?? '').startsWith('exposure')) return block;
+    const rest = ((block.elements as { action_id?: string }[] | undefined) ?? []).filter(
+      (e) => e.action_id === 'exposure:silence',
+    );
+    return { ...block, elements: [...flagButtons(key, flags), ...rest] };
+  });
+  return fitSlackPayload({
+    text: slackText(`${actionWords(action)} · ${original.text ?? ''}`, 500),
+    blocks: [...blocks.slice(0, 49), { type: 'context', elements: actionTexts(action) }],
+  });
 }

@@ -80,7 +80,7 @@ export function renderFor(
       // The app form (resolved: `app`; as configured: `token`) threads its digests.
       return destination.app || destination.token
         ? renderSlackThreads(alerts, opts)
-        : renderSlack(alerts, opts);
+        : renderSlack(alerts, { ...opts, slackWebhook: true });
     case 'email':
       return renderEmail(alerts, opts);
     case 'webhook':

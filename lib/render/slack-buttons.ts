@@ -6,6 +6,13 @@ import type { EventDelivery } from './group.ts';
 
 type Block = Record<string, unknown>;
 
+/**
+ * The actions block's id: `exposure:<key>` on a message a Slack app posted (a click's follow-up
+ * edits it), `exposure-w:<key>` on one an incoming webhook posted (the click's answer replaces it
+ * through its `response_url`: nothing else can).
+ */
+export const BLOCK_PREFIX = { app: 'exposure:', webhook: 'exposure-w:' } as const;
+
 /** How long `Silence similar` may hold back: the select's options. */
 export const SILENCE_CHOICES = [
   ['for 1 hour', 'PT1H'],
@@ -23,16 +30,11 @@ export const SILENCE_CHOICES = [
 export function actionButtons(
   alert: EventDelivery,
   flags: { ignored?: boolean; remediated?: boolean },
+  form: 'app' | 'webhook' = 'app',
 ): Block[] {
   const key = alert.key;
-  if (`exposure:${key}`.length > 255 || key.length > 2_000) return [];
-  const button = (id: string, label: string, style?: 'primary' | 'danger') => ({
-    type: 'button',
-    action_id: id,
-    text: { type: 'plain_text', text: label },
-    value: key,
-    ...(style ? { style } : {}),
-  });
+  const blockId = `${BLOCK_PREFIX[form]}${key}`;
+  if (blockId.length > 255 || key.length > 2_000) return [];
   const ids = (alert.item.identifiers ?? []).map((i) => i.id).join(',');
   const similar = SILENCE_CHOICES.map(([label, duration]) => ({
     text: { type: 'plain_text', text: label },
@@ -51,14 +53,25 @@ export function actionButtons(
   return [
     {
       type: 'actions',
-      block_id: `exposure:${key}`,
-      elements: [
-        flags.ignored ? button('exposure:unignore', 'Unignore') : button('exposure:ignore', 'Ignore'),
-        flags.remediated
-          ? button('exposure:unremediate', 'Not remediated')
-          : button('exposure:remediate', 'Remediated', 'primary'),
-        ...select,
-      ],
+      block_id: blockId,
+      elements: [...flagButtons(key, flags), ...select],
     },
+  ];
+}
+
+/** The two buttons of a message's actions block once an action left `flags` (an edit's new row). */
+export function flagButtons(key: string, flags: { ignored?: boolean; remediated?: boolean }): Block[] {
+  const button = (id: string, label: string, style?: 'primary') => ({
+    type: 'button',
+    action_id: id,
+    text: { type: 'plain_text', text: label },
+    value: key,
+    ...(style ? { style } : {}),
+  });
+  return [
+    flags.ignored ? button('exposure:unignore', 'Unignore') : button('exposure:ignore', 'Ignore'),
+    flags.remediated
+      ? button('exposure:unremediate', 'Not remediated')
+      : button('exposure:remediate', 'Remediated', 'primary'),
   ];
 }

@@ -128,7 +128,7 @@ function eventMessage(alert: EventDelivery, opts: RenderOptions): SlackPayload {
     context(
       `uid ${slackText(item.metadata.uid, 400)} · source ${slackText(alert.source, 200)} · routes ${slackText(alert.routes.join(', '), 400)}`,
     ),
-    ...(opts.buttons ? actionButtons(alert, opts.flags ?? {}) : []),
+    ...(opts.buttons ? actionButtons(alert, opts.flags ?? {}, opts.slackWebhook ? 'webhook' : 'app') : []),
   ];
   const first = highlights[0] ? `: ${highlightPlain(highlights[0].text)}` : '';
   const about = names.length ? ` for ${names.join(', ')}` : '';

@@ -18,6 +18,8 @@ export interface RenderOptions {
    */
   buttons?: boolean;
   flags?: { ignored?: boolean; remediated?: boolean };
+  /** Slack: posted by an incoming webhook (its buttons' answers replace it), else by the app. */
+  slackWebhook?: boolean;
 }
 
 /** One message to send, and the delivery records it settles when it is accepted. */

@@ -55,6 +55,8 @@ function signed(body: string, { secret = SECRET, at = Math.floor(Date.now() / 10
 async function setUp() {
   const pd = await pagerduty();
   const answers: Receiver = await receivers();
+  // The same channel through an incoming webhook: its messages can only be replaced through a response_url.
+  const webhook: Receiver = await receivers();
   const slackActions = {
     signingSecret: { secret: 'slackSigning' },
     teamId: TEAM,
@@ -69,8 +71,9 @@ async function setUp() {
       destinations: {
         app: { type: 'slack', token: { secret: 'bot' }, channel: SLACK_CHANNEL, apiUrl: slack.url },
         pager: { type: 'pagerduty', url: pd.url, routingKey: TEST_ROUTING_KEY },
+        chat: { type: 'slack', url: webhook.url },
       },
-      routes: [{ name: 'all', to: ['app', 'pager'] }],
+      routes: [{ name: 'all', to: ['app', 'pager', 'chat'] }],
       digest: { threshold: 50, maxItems: 20 },
       actions: { slack: slackActions },
     },
@@ -132,10 +135,49 @@ async function setUp() {
     const posted = (await world.runtime.deliveries.getMany([id])).get(id)?.posted;
     return slack.top().find((m) => m.ts === posted?.ts);
   };
-  return { world, pd, answers, deps, metrics, post, click, settled, messageOf };
+  return { world, pd, answers, webhook, deps, metrics, post, click, settled, messageOf };
 }
 
 describe('Slack doors', () => {
+  it('a click on a message an incoming webhook posted: acted once, and the message replaced through response_url', async () => {
+    const { post, settled, answers, webhook } = await setUp();
+    const item = itemAt(2);
+    const posted = webhook.requests
+      .map((r) => r.json() as { text: string; blocks: Record<string, unknown>[] })
+      .find((m) => JSON.stringify(m.blocks).includes(`"exposure-w:${item.metadata.uid}"`));
+    expect(posted).toBeDefined();
+    const body = `payload=${encodeURIComponent(
+      JSON.stringify({
+        type: 'block_actions',
+        user: { id: ANA },
+        team: { id: TEAM },
+        response_url: `${answers.url}/actions/9`,
+        message: posted,
+        actions: [
+          {
+            action_id: 'exposure:remediate',
+            block_id: `exposure-w:${item.metadata.uid}`,
+            value: item.metadata.uid,
+            action_ts: '1716999999.000999',
+          },
+        ],
+      }),
+    )}`;
+    expect((await post('/slack/interactions', body)).status).toBe(200);
+    await settled();
+    expect(events()[2]?.isRemediated).toBe(true);
+    const replaced = answers.requests.at(-1)?.json() as {
+      replace_original: boolean;
+      blocks: unknown[];
+      text: string;
+    };
+    expect(replaced.replace_original).toBe(true);
+    expect(JSON.stringify(replaced.blocks)).toContain('"action_id":"exposure:unremediate"');
+    expect(JSON.stringify(replaced.blocks)).toContain(`Marked remediated by slack:${ANA}`);
+    // The alert is still the alert: its own blocks kept.
+    expect(JSON.stringify(replaced.blocks)).toContain(`uid ${item.metadata.uid}`);
+  });
+
   it('a signed click acts once: flags, the edited message with its undo, a thread reply, PagerDuty resolved; a replay does nothing', async () => {
     control().clearFaults();
     slack.reset();
