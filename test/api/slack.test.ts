@@ -224,6 +224,30 @@ describe('Slack doors', () => {
     expect(metrics.get('SlackRequestsRejected')).toBe(cases.length);
   });
 
+  it('takes only a form body of at most 64 KiB; answers only under responseUrlPrefix', async () => {
+    const { post, settled, answers } = await setUp();
+    const json = JSON.stringify({ type: 'block_actions' });
+    const wrongType = await post('/slack/interactions', json, {
+      ...signed(json),
+      'Content-Type': 'application/json',
+    });
+    expect(wrongType.status).toBe(415);
+    const big = `payload=${'x'.repeat(64 * 1024)}`;
+    expect((await post('/slack/interactions', big)).status).toBe(413);
+    // A response_url elsewhere than the prefix (a forged one in a signed request): never POSTed to.
+    const command = new URLSearchParams({
+      team_id: TEAM,
+      user_id: ANA,
+      command: '/exposure',
+      text: `lookup ${REPEAT_VICTIM}`,
+      response_url: 'https://elsewhere.example/hook',
+    }).toString();
+    const before = answers.requests.length;
+    expect((await post('/slack/commands', command)).status).toBe(200);
+    await settled();
+    expect(answers.requests).toHaveLength(before);
+  });
+
   it('a user not allowed gets a refusal only they see, and nothing happens', async () => {
     const { post, click, settled, answers } = await setUp();
     const uid = itemAt(2).metadata.uid;

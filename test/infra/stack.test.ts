@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TABLE_KEYS } from '../../lib/state/table.ts';
-import { EXAMPLE_CONFIG, logicalId, template } from './harness.ts';
+import { EXAMPLE_CONFIG, logicalId, nagReport, template } from './harness.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a CloudFormation template is untyped JSON; the assertions check its shape.
 type Props = Record<string, any>;
@@ -807,6 +807,11 @@ describe('Slack actions on AWS', () => {
     expect(JSON.stringify(sends[0]?.Resource)).toContain('EventsStreamQueue');
     // The signing secret is a key of the secret object, like every other the config names.
     expect(JSON.stringify(iam.findOutputs('SecretKeys'))).toContain('slackSigningSecret');
+    // cdk-nag ran on it (synth throws on a finding) and passed both packs.
+    expect(nagReport(iam.built.outdir).pluginReports.map((p) => [p.pluginName, p.conclusion])).toEqual([
+      ['AwsSolutions', 'success'],
+      ['Serverless', 'success'],
+    ]);
     // Bearer auth: the one public URL serves Slack too; no second one.
     const bearer = template({ alertsConfig: path });
     bearer.resourceCountIs('AWS::Lambda::Url', 1);
