@@ -74,6 +74,18 @@ export type ResolvedDestination =
     }
   | {
       name: string;
+      type: 'jira';
+      /** The site, `https://acme.atlassian.net`, without a trailing slash. */
+      url: string;
+      /** `Basic base64(email:apiToken)`: a secret. */
+      authorization: string;
+      project: string;
+      issueType: string;
+      labels: string[];
+      doneTransition?: string;
+    }
+  | {
+      name: string;
       type: 'console';
       /** A dry run (`npm start -- --dry-run`): the kind this destination really is, printed, not sent. */
       standsFor?: DestinationConfig['type'];
@@ -159,6 +171,17 @@ export function resolveDestination(
         routingKey: get(config.routingKey, 'routingKey'),
         credentialSeverity: config.credentialSeverity,
         sharing: 1,
+      };
+    case 'jira':
+      return {
+        name,
+        type: 'jira',
+        url: config.url.replace(/\/+$/, ''),
+        authorization: `Basic ${Buffer.from(`${config.email}:${get(config.apiToken, 'apiToken')}`).toString('base64')}`,
+        project: config.project,
+        issueType: config.issueType,
+        labels: config.labels ?? [],
+        ...(config.doneTransition ? { doneTransition: config.doneTransition } : {}),
       };
     case 'console':
       return { name, type: 'console' };

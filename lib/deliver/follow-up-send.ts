@@ -7,7 +7,9 @@
  * - PagerDuty: the resolve of `event:<uid>`;
  * - a webhook: the signed body of kind `action`.
  */
-import { pagerDutyResolve, slackFollowUp, webhookAction } from '../render/follow-up.ts';
+import { RESOLVING_ACTIONS } from '../model.ts';
+import { actionWords, pagerDutyResolve, slackFollowUp, webhookAction } from '../render/follow-up.ts';
+import { jiraComment } from '../render/jira.ts';
 import type { DeliveryRecord } from '../state/records/record.ts';
 import { recordToAlert } from './messages.ts';
 import type { SendOutcome } from './outcome.ts';
@@ -90,6 +92,7 @@ async function sendOne(state: PassState, record: DeliveryRecord): Promise<SendOu
     // The follow-up's record keeps the place of the message it followed up, not of its reply.
     return replied.ok ? { ok: true, status: replied.status } : replied;
   }
+  if (destination.type === 'jira') return jiraFollowUp(state, record, action);
   const payload =
     destination.type === 'pagerduty'
       ? pagerDutyResolve(alert, action)
@@ -101,4 +104,65 @@ async function sendOne(state: PassState, record: DeliveryRecord): Promise<SendOu
   const outcome = await send(destination, payload, [record.id], ctx);
   noteSent(state);
   return outcome;
+}
+
+/** A comment on the item's issue; then, on ignore or remediate, its `doneTransition` (best effort). */
+async function jiraFollowUp(
+  state: PassState,
+  record: DeliveryRecord,
+  action: NonNullable<DeliveryRecord['followUp']>['action'],
+): Promise<SendOutcome | 'budget'> {
+  const { destination, ctx, log } = state;
+  if (destination.type !== 'jira' || !record.ticket)
+    return { ok: false, permanent: true, error: 'no issue to comment on' };
+  if (!(await takeTurn(state))) return 'budget';
+  const issue = `${destination.url}/rest/api/3/issue/${encodeURIComponent(record.ticket)}`;
+  const json = {
+    'Content-Type': 'application/json',
+    Accept: 'application/json',
+    Authorization: destination.authorization,
+  };
+  const lines = [actionWords(action), ...(action.reason ? [`Reason: ${action.reason}`] : [])];
+  const commented = await sendRequest(
+    destination,
+    { url: `${issue}/comment`, headers: json, body: JSON.stringify({ body: jiraComment(lines) }) },
+    ctx,
+  );
+  noteSent(state);
+  if (!commented.ok || !destination.doneTransition || !RESOLVING_ACTIONS.has(action.type)) return commented;
+  // The transition by its name, as the workflow has it now; a workflow without it is said, not retried.
+  try {
+    const res = await fetch(`${issue}/transitions`, {
+      headers: json,
+      signal: AbortSignal.timeout(ctx.timeoutMs),
+    });
+    const { transitions = [] } = (await res.json()) as { transitions?: { id?: string; name?: string }[] };
+    const wanted = destination.doneTransition.toLowerCase();
+    const to = transitions.find((t) => t.name?.toLowerCase() === wanted);
+    if (!to?.id) {
+      log.warn('the issue has no such transition now; left as it is', {
+        issue: record.ticket,
+        transition: destination.doneTransition,
+      });
+      return commented;
+    }
+    const moved = await fetch(`${issue}/transitions`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ transition: { id: to.id } }),
+      signal: AbortSignal.timeout(ctx.timeoutMs),
+    });
+    await moved.body?.cancel();
+    if (!moved.ok)
+      log.warn('the issue refused its transition; left as it is', {
+        issue: record.ticket,
+        status: moved.status,
+      });
+  } catch (error) {
+    log.warn('could not move the issue through its transition; left as it is', {
+      issue: record.ticket,
+      error,
+    });
+  }
+  return commented;
 }

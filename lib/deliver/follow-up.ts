@@ -13,7 +13,8 @@
  *   reply, so a crash repeats at most the one request in flight (an edit repeats harmlessly);
  * - PagerDuty: `resolve` of `event:<uid>` on ignore or remediate, only for an event that had its own
  *   incident (one paged inside a digest gets nothing), and nothing on an undo;
- * - a webhook with `followUps: true`: a signed body of kind `action` with the item.
+ * - a webhook with `followUps: true`: a signed body of kind `action` with the item;
+ * - Jira: a comment on the item's issue, and its `doneTransition` on ignore or remediate.
  * Other destinations (a Slack incoming webhook, Teams, e-mail, the console) get nothing.
  *
  * This module makes the records (it is all the API needs: its bundle stays free of renderers);
@@ -24,6 +25,8 @@
 export interface FollowUpTarget {
   name: string;
   pagerduty: boolean;
+  /** A ticket destination: only an item whose record names its ticket gets the comment. */
+  ticket?: boolean;
 }
 
 import type { Clock } from '../clock.ts';
@@ -38,20 +41,23 @@ export function takesFollowUps(destination: ResolvedDestination | undefined): bo
   return (
     (destination.type === 'slack' && destination.app !== undefined) ||
     destination.type === 'pagerduty' ||
+    destination.type === 'jira' ||
     (destination.type === 'webhook' && destination.followUps === true)
   );
 }
 
 /** Whether its sent records keep their item: its follow-ups show the item again. */
 export function keepsItems(destination: ResolvedDestination | undefined): boolean {
-  return takesFollowUps(destination) && destination?.type !== 'pagerduty';
+  return takesFollowUps(destination) && destination?.type !== 'pagerduty' && destination?.type !== 'jira';
 }
 
 /** The destinations of a runtime that hear of actions. */
 export function followUpTargets(destinations: Iterable<ResolvedDestination>): FollowUpTarget[] {
-  return [...destinations]
-    .filter(takesFollowUps)
-    .map((d) => ({ name: d.name, pagerduty: d.type === 'pagerduty' }));
+  return [...destinations].filter(takesFollowUps).map((d) => ({
+    name: d.name,
+    pagerduty: d.type === 'pagerduty',
+    ...(d.type === 'jira' ? { ticket: true } : {}),
+  }));
 }
 
 export interface FollowUpDeps {
@@ -85,6 +91,7 @@ export async function followUp(deps: FollowUpDeps, change: ItemChange): Promise<
       const own = !sent.inDigest && !sent.posted?.digest;
       if (!own || kind !== 'event' || !RESOLVING_ACTIONS.has(action.type)) continue;
     }
+    if (destination.ticket && !sent.ticket) continue;
     records.push({
       id: followUpId(destination.name, kind, key, action.id),
       destination: destination.name,
@@ -99,6 +106,7 @@ export async function followUp(deps: FollowUpDeps, change: ItemChange): Promise<
       createdAt: now,
       updatedAt: now,
       ...(sent.posted ? { posted: sent.posted } : {}),
+      ...(sent.ticket ? { ticket: sent.ticket } : {}),
       followUp: { action },
     });
   }

@@ -16,6 +16,8 @@ export type SendOutcome =
       status?: number;
       /** Where the message landed, when the destination says (a Slack app: the channel id and `ts`). */
       posted?: Posted;
+      /** The ticket it made (a Jira issue key). */
+      ticket?: string;
     }
   | {
       ok: false;

@@ -16,6 +16,7 @@ import { paceFor, paceWait } from './pace.ts';
 import { type Payload, type SendContext, send, sendContext } from './senders.ts';
 import { settle } from './settle.ts';
 import { sendThread, type ThreadSend } from './thread.ts';
+import { afterTicket, beforeTicket } from './tickets.ts';
 import type { DeliverDeps, DeliveryPassOptions, DestinationResult } from './types.ts';
 
 /** What one destination's pass carries from message to message. */
@@ -148,6 +149,15 @@ export async function sendAll(
       return 'stop';
     }
     if (wait > 0) await clock.sleep(wait, state.signal);
+    if (destination.type === 'jira') {
+      // No duplicate ticket: a create of unknown outcome waits, then searches (tickets.ts).
+      const gate = await beforeTicket(deps, destination, message, records, state.ctx);
+      if ('wait' in gate) continue;
+      if ('found' in gate) {
+        await settle(deps, destination, lease, records, { ok: true, ticket: gate.found }, result, log);
+        continue;
+      }
+    }
     const outcome = await send(destination, message.payload, message.deliveryIds, state.ctx);
     state.lastSentAt = clock.now();
     result.messages += 1;
@@ -164,7 +174,12 @@ export async function sendAll(
       queue.unshift(...(await halves(chunk, records)));
       continue;
     }
-    if (await paused(records, outcome)) return 'stop';
+    const stop = await paused(records, outcome);
+    if (destination.type === 'jira') {
+      const again = afterTicket(records, outcome);
+      if (again.length) await deps.deliveries.save(again);
+    }
+    if (stop) return 'stop';
   }
   return 'go';
 }

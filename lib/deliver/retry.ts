@@ -50,9 +50,12 @@ export function markSent(
   records: readonly DeliveryRecord[],
   now: number,
   posted?: { channel: string; ts: string },
+  ticket?: string,
 ): void {
   const at = new Date(now).toISOString();
   for (const r of records) {
+    if (ticket && !r.followUp) r.ticket = ticket;
+    r.sendingAt = undefined;
     // Where the message is, for a later edit or thread reply; an item of a digest shares its parent.
     // A follow-up keeps the place of the message it follows up.
     if (posted && !r.followUp) r.posted = { ...posted, ...(records.length > 1 ? { digest: true } : {}) };

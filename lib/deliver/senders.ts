@@ -13,6 +13,7 @@
  */
 import type { Clock } from '../clock.ts';
 import type { WebhookActionBody } from '../render/follow-up.ts';
+import type { JiraContent } from '../render/jira.ts';
 import type {
   EmailContent,
   PagerDutyEvent,
@@ -24,6 +25,7 @@ import type {
 import { signWebhook, webhookIdempotencyKey } from '../render/webhook.ts';
 import { parseRetryAfter } from '../upstream/wire.ts';
 import type { ResolvedDestination } from './destinations.ts';
+import { jiraRequest, readJiraAnswer } from './jira.ts';
 import type { HttpRequest, SendOutcome } from './outcome.ts';
 import type { HttpPost } from './post.ts';
 import { postMessage, readSlackAnswer } from './slack-app.ts';
@@ -38,6 +40,7 @@ export type Payload =
   | WebhookActionBody
   | TeamsPayload
   | PagerDutyEvent
+  | JiraContent
   | string;
 
 export interface SendContext {
@@ -122,6 +125,8 @@ export function buildRequest(
       }
       return { url: destination.url, headers, body };
     }
+    case 'jira':
+      return jiraRequest(destination, payload as JiraContent);
     case 'email': {
       const mail = payload as EmailContent;
       if (destination.provider === 'sendgrid') {
@@ -184,6 +189,10 @@ export function classify(
   now: number,
 ): SendOutcome {
   if (destination.type === 'slack' && destination.app) return readSlackAnswer(status, body, retryAfter, now);
+  if (destination.type === 'jira') {
+    const answer = readJiraAnswer(status, body);
+    if (answer) return answer;
+  }
   const detail = body.trim().slice(0, 120).replace(/\s+/g, ' ');
   if (status >= 200 && status < 300) {
     if (destination.type === 'email' && destination.provider === 'postmark') {

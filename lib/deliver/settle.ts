@@ -30,7 +30,7 @@ export async function settle(
 ): Promise<DestinationPause | undefined> {
   const now = deps.clock.now();
   if (outcome.ok) {
-    markSent(records, now, outcome.posted);
+    markSent(records, now, outcome.posted, outcome.ticket);
     await deps.deliveries.save(records);
     result.sent += records.length;
     deps.metrics.count('DeliveriesSent', records.length, { destination: destination.name });

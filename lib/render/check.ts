@@ -11,6 +11,7 @@ import type { AlertsConfig, DestinationConfig } from '../rules/config.ts';
 import { applyPasswordPolicy } from '../rules/passwords.ts';
 import { slackFollowUp } from './follow-up.ts';
 import { renderFor } from './index.ts';
+import { JIRA_SUMMARY_MAX, type JiraContent } from './jira.ts';
 import { renderNotice } from './notice.ts';
 import { pagerDutyProblems } from './pagerduty.ts';
 import { SAMPLE_PASSWORD, sampleCredential, sampleEvent, sampleHostileEvent } from './samples.ts';
@@ -54,6 +55,16 @@ function payloadProblems(type: DestinationConfig['type'], payload: AlertPayload 
       return teamsProblems(payload as TeamsPayload);
     case 'pagerduty':
       return pagerDutyProblems(payload as PagerDutyEvent);
+    case 'jira': {
+      const issue = payload as JiraContent;
+      const problems: string[] = [];
+      if (!issue.summary || issue.summary.length > JIRA_SUMMARY_MAX || /[\r\n]/.test(issue.summary))
+        problems.push('summary must be one line of 1 to 255 characters');
+      if (issue.labels.some((l) => /\s/.test(l))) problems.push('a label has a space');
+      const texts = JSON.stringify(issue.description);
+      if (/"text":""/.test(texts)) problems.push('an empty text node');
+      return problems;
+    }
     case 'console':
       return typeof payload === 'string' && payload.trim() ? [] : ['empty console text'];
   }

@@ -8,6 +8,7 @@
 import type { DestinationConfig } from '../rules/config.ts';
 import { renderConsole } from './console.ts';
 import { renderEmail } from './email.ts';
+import { renderJira } from './jira.ts';
 import { renderPagerDuty } from './pagerduty.ts';
 import { renderSlack } from './slack.ts';
 import { renderSlackThreads } from './slack-thread.ts';
@@ -89,6 +90,8 @@ export function renderFor(
       return renderTeams(alerts, opts);
     case 'pagerduty':
       return renderPagerDuty(alerts, opts, { credentialSeverity: destination.credentialSeverity ?? 'error' });
+    case 'jira':
+      return renderJira(alerts, opts);
     case 'console':
       return renderConsole(alerts, { ...opts, color });
   }

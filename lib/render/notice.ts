@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { htmlText, lineText, slackLines, slackPlain, slackText } from './escape.ts';
+import { exposureLabel, JIRA_SUMMARY_MAX, type JiraContent, jiraComment } from './jira.ts';
 import { dedupKey } from './pagerduty.ts';
 import { fitSlackPayload } from './slack-limits.ts';
 import { rich, run, teamsMessage, upstreamText } from './teams-card.ts';
@@ -24,7 +25,7 @@ import { webhookTimestamp } from './webhook.ts';
 
 export const TEST_MARK = '[TEST] exposure-alerts test message — no action needed';
 
-export type NoticeTarget = 'slack' | 'email' | 'webhook' | 'teams' | 'pagerduty' | 'console';
+export type NoticeTarget = 'slack' | 'email' | 'webhook' | 'teams' | 'pagerduty' | 'jira' | 'console';
 
 /** The first line of every rendering: the test mark, or the notice's title. */
 function headline(notice: Notice): string {
@@ -151,6 +152,7 @@ export function renderNotice(type: 'email', notice: Notice, opts: RenderOptions)
 export function renderNotice(type: 'webhook', notice: Notice, opts: RenderOptions): WebhookNoticeBody;
 export function renderNotice(type: 'teams', notice: Notice, opts: RenderOptions): TeamsPayload;
 export function renderNotice(type: 'pagerduty', notice: Notice, opts: RenderOptions): PagerDutyEvent;
+export function renderNotice(type: 'jira', notice: Notice, opts: RenderOptions): JiraContent;
 export function renderNotice(type: 'console', notice: Notice, opts: RenderOptions): string;
 export function renderNotice(type: NoticeTarget, notice: Notice, opts: RenderOptions): NoticePayload;
 export function renderNotice(type: NoticeTarget, notice: Notice, opts: RenderOptions): NoticePayload {
@@ -165,7 +167,19 @@ export function renderNotice(type: NoticeTarget, notice: Notice, opts: RenderOpt
       return teamsNotice(notice, opts);
     case 'pagerduty':
       return pagerDutyNotice(notice, opts);
+    case 'jira':
+      return jiraNotice(notice, opts);
     case 'console':
       return consoleNotice(notice, opts);
   }
+}
+
+/** A notice as a Jira issue: a test ticket (marked) or an operator notice, with its own label. */
+function jiraNotice(notice: Notice, opts: RenderOptions): JiraContent {
+  const title = notice.kind === 'test' ? `${TEST_MARK}: ${notice.title}` : `exposure-alerts: ${notice.title}`;
+  return {
+    summary: lineText(title, JIRA_SUMMARY_MAX, () => '…'),
+    description: jiraComment(notice.text.split('\n').filter(Boolean)),
+    labels: [exposureLabel(`${opts.destination}:${notice.kind}:${opts.now.toISOString()}`)],
+  };
 }

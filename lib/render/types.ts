@@ -122,7 +122,14 @@ export interface WebhookNoticeBody {
 export type { DeliveryAlert };
 
 /** Whatever a renderer produces for an alert batch, by destination type. */
-export type AlertPayload = SlackPayload | EmailContent | WebhookBody | TeamsPayload | PagerDutyEvent | string;
+export type AlertPayload =
+  | SlackPayload
+  | EmailContent
+  | WebhookBody
+  | TeamsPayload
+  | PagerDutyEvent
+  | JiraContent
+  | string;
 
 /** Whatever `renderNotice` produces, by destination type. */
 export type NoticePayload =
@@ -131,4 +138,22 @@ export type NoticePayload =
   | WebhookNoticeBody
   | TeamsPayload
   | PagerDutyEvent
+  | JiraContent
   | string;
+
+/** Atlassian Document Format, as far as render/jira.ts writes it. */
+export type Mark = { type: 'strong' } | { type: 'link'; attrs: { href: string } };
+export type AdfText = { type: 'text'; text: string; marks?: Mark[] };
+export type AdfNode = { type: 'paragraph'; content: AdfText[] } | { type: 'rule' };
+export interface AdfDoc {
+  version: 1;
+  type: 'doc';
+  content: AdfNode[];
+}
+
+/** What a Jira issue is made of (the sender adds the project and the issue type). */
+export interface JiraContent {
+  summary: string;
+  description: AdfDoc;
+  labels: string[];
+}

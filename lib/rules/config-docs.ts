@@ -132,6 +132,25 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     text: 'also POST a signed body of kind `action` when someone acts on an item this webhook was sent (ignore, remediate, their undo): `{version, kind, destination, action: {type, by, at, reason?}, items, sentAt}` (default false)',
     example: true,
   },
+  'destinations.<name>{jira}.url': { text: 'the Jira Cloud site', example: 'https://acme.atlassian.net' },
+  'destinations.<name>{jira}.email': {
+    text: 'the Atlassian account the issues are created as',
+    example: 'alerts@acme.example',
+  },
+  'destinations.<name>{jira}.apiToken': {
+    text: `that account’s API token (${SECRET_OR})`,
+    example: { secret: 'jiraApiToken' },
+  },
+  'destinations.<name>{jira}.project': { text: 'the project key', example: 'SEC' },
+  'destinations.<name>{jira}.issueType': { text: 'the issue type (default `Task`)', example: 'Task' },
+  'destinations.<name>{jira}.labels': {
+    text: 'labels every issue gets, besides its own `exposure-<16 hex>` (no spaces)',
+    example: ['exposure'],
+  },
+  'destinations.<name>{jira}.doneTransition': {
+    text: 'the transition an issue goes through when someone ignores or remediates its event (its name)',
+    example: 'Done',
+  },
   'destinations.<name>{teams}.url': {
     text: 'the channel’s Workflows webhook URL; it carries its signature, so keep it in the secret object',
     example: { secret: 'socTeamsWebhook' },

@@ -182,6 +182,19 @@ const pagerdutyDestination = z.strictObject({
   credentialSeverity: z._default(z.enum(['critical', 'error', 'warning', 'info']), 'error'),
 });
 
+/** Jira Cloud (REST v3): one issue per item, or per digest, found again by its `exposure-` label. */
+const jiraDestination = z.strictObject({
+  type: z.literal('jira'),
+  url: httpUrl,
+  email: nonEmpty,
+  apiToken: secretOr(nonEmpty),
+  project: z.string().check(z.regex(/^[A-Z][A-Z0-9_]{1,9}$/, 'expected a Jira project key such as SEC')),
+  issueType: z._default(nonEmpty, 'Task'),
+  labels: z.optional(z.array(z.string().check(z.regex(/^\S+$/, 'a Jira label has no spaces')))),
+  /** The transition a follow-up of ignore or remediate moves the issue through (its name). */
+  doneTransition: z.optional(nonEmpty),
+});
+
 const consoleDestination = z.strictObject({ type: z.literal('console') });
 
 export const destinationSchema = z.discriminatedUnion('type', [
@@ -190,6 +203,7 @@ export const destinationSchema = z.discriminatedUnion('type', [
   webhookDestination,
   teamsDestination,
   pagerdutyDestination,
+  jiraDestination,
   consoleDestination,
 ]);
 export type DestinationConfig = z.infer<typeof destinationSchema>;

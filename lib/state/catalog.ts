@@ -18,7 +18,7 @@ export interface Catalog {
   /** The `until` of each config silence: status counts those still ahead. */
   configSilences: string[];
   /** The destinations that hear of actions on what they were sent (deliver/follow-up.ts). */
-  followUps: { name: string; pagerduty: boolean }[];
+  followUps: { name: string; pagerduty: boolean; ticket?: boolean }[];
   /** The config's password policy: lookups through the API show passwords as it says. */
   passwords?: 'masked' | 'hidden' | 'clear';
   writtenAt: string;
@@ -60,8 +60,14 @@ export class CatalogStore {
       configSilences: strings(item.configSilences),
       followUps: Array.isArray(item.followUps)
         ? item.followUps.flatMap((t: unknown) => {
-            const { name, pagerduty } = (t ?? {}) as { name?: unknown; pagerduty?: unknown };
-            return typeof name === 'string' ? [{ name, pagerduty: pagerduty === true }] : [];
+            const { name, pagerduty, ticket } = (t ?? {}) as {
+              name?: unknown;
+              pagerduty?: unknown;
+              ticket?: unknown;
+            };
+            return typeof name === 'string'
+              ? [{ name, pagerduty: pagerduty === true, ...(ticket === true ? { ticket: true } : {}) }]
+              : [];
           })
         : [],
       ...(item.passwords === 'masked' || item.passwords === 'hidden' || item.passwords === 'clear'

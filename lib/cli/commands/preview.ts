@@ -95,6 +95,8 @@ function describeDestination(destination: DestinationConfig): string {
       return 'POST to the Teams Workflows webhook (its URL is a credential, not shown)';
     case 'pagerduty':
       return `PagerDuty Events API v2: POST ${urlText(destination.url ?? PAGERDUTY_URL)}`;
+    case 'jira':
+      return `Jira: POST ${urlText(destination.url)}/rest/api/3/issue in project ${destination.project} as ${destination.issueType}, as ${destination.email} (its API token is a credential, not shown)`;
     case 'console':
       return 'printed on the terminal';
   }
@@ -145,6 +147,7 @@ function payloadText(
     // and its ANSI colours are its own.
     case 'slack':
     case 'teams':
+    case 'jira':
       return terminalSafe(JSON.stringify(m.payload, null, 2), { multiline: true });
     case 'pagerduty':
       return terminalSafe(

@@ -58,6 +58,14 @@ export interface DeliveryRecord {
   posted?: { channel: string; ts: string; digest?: boolean };
   /** It went inside a digest (a message of several items), not in a message of its own. */
   inDigest?: boolean;
+  /** The ticket it went into (a Jira issue key): a follow-up comments there. */
+  ticket?: string;
+  /**
+   * A ticket destination: when a create was last sent whose outcome is not known yet (a crash, a
+   * timeout, a 5xx). The next try comes no sooner than 5 minutes after, and searches first
+   * (deliver/tickets.ts).
+   */
+  sendingAt?: string;
   /**
    * A follow-up (deliver/follow-up.ts): not the item's alert but news of an action on it, with an id
    * of its own. `posted` is then where the item's message is; `edited`, that the edit is done (a

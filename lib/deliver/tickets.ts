@@ -1,0 +1,104 @@
+/**
+ * No duplicate ticket from a crash or a timeout (interface.md section 4, Jira). A ticket system has
+ * no idempotency key, so a create is written down (`sendingAt`) before it is sent. A create whose
+ * outcome is not known (the run died before recording it, the request timed out, the server
+ * answered 5xx) is tried again no sooner than UNKNOWN_OUTCOME_WAIT_MS after it was sent, and only
+ * after a search for its `exposure-` label finds nothing: the search is eventually consistent, so
+ * one straight after the create could miss it. What remains: an index slower than those 5 minutes
+ * (the README says so).
+ */
+import type { Rendered } from '../render/types.ts';
+import type { DeliveryRecord } from '../state/records/record.ts';
+import type { ResolvedDestination } from './destinations.ts';
+import type { SendOutcome } from './outcome.ts';
+import type { Payload, SendContext } from './senders.ts';
+import type { DeliverDeps } from './types.ts';
+
+export const UNKNOWN_OUTCOME_WAIT_MS = 5 * 60_000;
+
+type Jira = Extract<ResolvedDestination, { type: 'jira' }>;
+
+/** What to do with a message to a ticket destination before sending it. */
+export type TicketGate = { send: true } | { wait: true } | { found: string };
+
+/**
+ * Decides whether `records` may be created now: never tried (send, marked first), tried with an
+ * unknown outcome less than 5 minutes ago (wait), or tried longer ago (search: found, or send).
+ */
+export async function beforeTicket(
+  deps: Pick<DeliverDeps, 'deliveries' | 'clock'>,
+  destination: Jira,
+  message: Rendered<Payload>,
+  records: DeliveryRecord[],
+  ctx: SendContext,
+): Promise<TicketGate> {
+  const now = deps.clock.now();
+  const tried = records.map((r) => Date.parse(r.sendingAt ?? '')).filter(Number.isFinite);
+  if (tried.length) {
+    const since = Math.max(...tried);
+    if (now - since < UNKNOWN_OUTCOME_WAIT_MS) {
+      const due = new Date(since + UNKNOWN_OUTCOME_WAIT_MS).toISOString();
+      for (const r of records) r.nextAttemptAt = due;
+      await deps.deliveries.save(records);
+      return { wait: true };
+    }
+    const label = (message.payload as { labels?: string[] }).labels?.[0];
+    const found = label ? await searchLabel(destination, label, ctx) : undefined;
+    if (found === 'error') {
+      for (const r of records) r.nextAttemptAt = new Date(now + 60_000).toISOString();
+      await deps.deliveries.save(records);
+      return { wait: true };
+    }
+    if (found) return { found };
+  }
+  for (const r of records) r.sendingAt = new Date(now).toISOString();
+  await deps.deliveries.save(records);
+  return { send: true };
+}
+
+/**
+ * After an answer: a definite refusal (a 4xx) made nothing, so the mark goes; an unknown outcome
+ * keeps it, and its retry waits at least the 5 minutes. Returns the records to save again.
+ */
+export function afterTicket(records: DeliveryRecord[], outcome: SendOutcome): DeliveryRecord[] {
+  if (outcome.ok) return [];
+  const known = outcome.status !== undefined && outcome.status >= 400 && outcome.status < 500;
+  const changed: DeliveryRecord[] = [];
+  for (const r of records) {
+    if (known) {
+      if (r.sendingAt) changed.push(r);
+      r.sendingAt = undefined;
+      continue;
+    }
+    const earliest = Date.parse(r.sendingAt ?? '') + UNKNOWN_OUTCOME_WAIT_MS;
+    if (r.status === 'pending' && Number.isFinite(earliest) && Date.parse(r.nextAttemptAt ?? '') < earliest) {
+      r.nextAttemptAt = new Date(earliest).toISOString();
+      changed.push(r);
+    }
+  }
+  return changed;
+}
+
+/** The key of an issue with `label` (JQL search), undefined if none, 'error' if the search failed. */
+async function searchLabel(
+  destination: Jira,
+  label: string,
+  ctx: SendContext,
+): Promise<string | undefined | 'error'> {
+  const jql = encodeURIComponent(`labels = "${label}"`);
+  try {
+    const res = await fetch(`${destination.url}/rest/api/3/search/jql?jql=${jql}&fields=key&maxResults=1`, {
+      headers: { Accept: 'application/json', Authorization: destination.authorization },
+      signal: AbortSignal.timeout(ctx.timeoutMs),
+    });
+    if (!res.ok) {
+      await res.body?.cancel();
+      return 'error';
+    }
+    const body = (await res.json()) as { issues?: { key?: unknown }[] };
+    const key = body.issues?.[0]?.key;
+    return typeof key === 'string' ? key : undefined;
+  } catch {
+    return 'error';
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * Jira issues (interface.md section 4, Jira Cloud): one issue per item, or one per digest listing
+ * its items. A one-line summary of at most 255 characters; an ADF description in which upstream
+ * text only ever sits in text nodes (ADF text is literal: it cannot format, link or mention), our
+ * own link to the web app as a link mark; and the label `exposure-<16 hex>` (SHA-256 of
+ * `<destination>:<item key>`, or of `<destination>:<the digest's Idempotency-Key>`) that finds the
+ * issue again. No password, however masked, goes into a ticket: the login and the kind of secret.
+ */
+import { createHash } from 'node:crypto';
+import { eventSeverity } from '../model.ts';
+import { lineText, parseHighlight, stripControl } from './escape.ts';
+import { formatTime, hashKind, identifierNames, severityText, tagsOf } from './format.ts';
+import { type Batch, batchSummary, deliveryIdsOf, highlightsOf, planBatches } from './group.ts';
+import { alertLink } from './link.ts';
+import type {
+  AdfDoc,
+  AdfNode,
+  AdfText,
+  DeliveryAlert,
+  JiraContent,
+  Mark,
+  Rendered,
+  RenderOptions,
+} from './types.ts';
+
+export type { AdfDoc, JiraContent } from './types.ts';
+
+import { webhookIdempotencyKey } from './webhook.ts';
+
+export const JIRA_SUMMARY_MAX = 255;
+/** Characters of upstream text in one description (Jira's field holds 32,767 characters). */
+const DESCRIPTION_BUDGET = 20_000;
+
+/** `exposure-<first 16 hex digits of SHA-256 of what>`: a label Jira takes, and its search finds. */
+export function exposureLabel(what: string): string {
+  return `exposure-${createHash('sha256').update(what).digest('hex').slice(0, 16)}`;
+}
+
+/** Upstream text as one text node: controls out, never empty (ADF refuses an empty text node). */
+export function text(value: string, marks?: Mark[]): AdfText {
+  const clean = stripControl(value, { lines: true }) || '–';
+  return marks ? { type: 'text', text: clean, marks } : { type: 'text', text: clean };
+}
+
+const paragraph = (...content: AdfText[]): AdfNode => ({ type: 'paragraph', content });
+const label = (name: string) => text(`${name}: `, [{ type: 'strong' }]);
+
+export function adfDoc(content: AdfNode[]): AdfDoc {
+  return { version: 1, type: 'doc', content };
+}
+
+function eventNodes(alert: Extract<DeliveryAlert, { kind: 'event' }>, opts: RenderOptions): AdfNode[] {
+  const item = alert.item;
+  const nodes: AdfNode[] = [];
+  let used = 0;
+  for (const h of highlightsOf(alert)) {
+    if (used > DESCRIPTION_BUDGET) break;
+    // The matched words in bold: our mark, on the upstream's text, which stays text.
+    const runs = parseHighlight(h.text)
+      .filter((s) => s.text !== '')
+      .map((s) => text(s.text.slice(0, 2_000), s.marked ? [{ type: 'strong' }] : undefined));
+    used += h.text.length;
+    if (runs.length) nodes.push(paragraph(label(h.field), ...runs));
+  }
+  const link = alertLink(alert, opts.appUrl);
+  nodes.push(
+    paragraph(label('Severity'), text(severityText(item))),
+    paragraph(label('Type'), text(item.metadata.type)),
+    paragraph(label('Identifiers'), text(identifierNames(item).join(', ').slice(0, 2_000))),
+    paragraph(label('Tags'), text(tagsOf(item).join(', '))),
+    paragraph(label('Matched'), text(formatTime(item.metadata.matched_at))),
+    paragraph(label('uid'), text(item.metadata.uid)),
+    ...(link ? [paragraph(text('Open in the web app', [{ type: 'link', attrs: { href: link } }]))] : []),
+  );
+  return nodes;
+}
+
+function credentialNodes(
+  alert: Extract<DeliveryAlert, { kind: 'credential' }>,
+  opts: RenderOptions,
+): AdfNode[] {
+  const item = alert.item;
+  const link = alertLink(alert, opts.appUrl);
+  return [
+    paragraph(label('Login'), text(item.identity_name)),
+    paragraph(label('Secret'), text(`${hashKind(item)} (never sent to tickets)`)),
+    paragraph(label('Leak'), text(item.source?.name ?? item.source_id)),
+    paragraph(label('Domain'), text(item.domain)),
+    paragraph(label('Imported'), text(formatTime(item.imported_at))),
+    ...(link ? [paragraph(text('Open in the web app', [{ type: 'link', attrs: { href: link } }]))] : []),
+  ];
+}
+
+function summaryOf(alert: DeliveryAlert): string {
+  if (alert.kind === 'credential') {
+    const item = alert.item;
+    return `Leaked credential: ${item.identity_name} (${hashKind(item)}) in ${item.source?.name ?? item.source_id}`;
+  }
+  const item = alert.item;
+  const names = identifierNames(item);
+  return `${eventSeverity(item).toUpperCase()} ${item.metadata.type}${names.length ? ` for ${names.join(', ')}` : ''}`;
+}
+
+const oneLine = (s: string) => lineText(s, JIRA_SUMMARY_MAX, () => '…');
+
+/** One issue per item, or per digest (over `digest.threshold`): each lists exactly its items. */
+export function renderJira(alerts: DeliveryAlert[], opts: RenderOptions): Rendered<JiraContent>[] {
+  const batches: Batch[] =
+    alerts.length > opts.digest.threshold
+      ? planBatches(alerts, opts.digest)
+      : alerts.map((alert) =>
+          alert.kind === 'event'
+            ? { type: 'event' as const, alert }
+            : {
+                type: 'credentials' as const,
+                domain: alert.item.domain,
+                sourceId: alert.item.source_id,
+                alerts: [alert],
+              },
+        );
+  return batches.flatMap((batch): Rendered<JiraContent>[] => {
+    if (batch.type === 'event' || (batch.type === 'credentials' && batch.alerts.length === 1)) {
+      const alert = batch.type === 'event' ? batch.alert : (batch.alerts[0] as DeliveryAlert);
+      return [
+        {
+          deliveryIds: [alert.deliveryId],
+          summary: batchSummary(batch),
+          payload: {
+            summary: oneLine(summaryOf(alert)),
+            description: adfDoc(
+              alert.kind === 'event' ? eventNodes(alert, opts) : credentialNodes(alert, opts),
+            ),
+            labels: [exposureLabel(`${opts.destination}:${alert.key}`)],
+          },
+        },
+      ];
+    }
+    const items = batch.alerts;
+    const ids = deliveryIdsOf(items);
+    const key = webhookIdempotencyKey(opts.destination, ids);
+    // What fits Jira's description (32,767 characters), in order; the rest counted.
+    const listed: AdfNode[] = [];
+    let used = 0;
+    for (const a of items) {
+      const line = oneLine(summaryOf(a));
+      if (used + line.length > DESCRIPTION_BUDGET) break;
+      used += line.length;
+      listed.push(paragraph(text(line)));
+    }
+    if (listed.length < items.length)
+      listed.push(
+        paragraph(
+          text(`… and ${items.length - listed.length} more items not listed (${items.length} in all).`),
+        ),
+      );
+    return [
+      {
+        deliveryIds: ids,
+        summary: batchSummary(batch),
+        payload: {
+          summary: oneLine(
+            `${items.length} exposure alerts: ${[...new Set(items.map((a) => summaryOf(a).split(' for ')[0]))].slice(0, 5).join('; ')}`,
+          ),
+          description: adfDoc([
+            paragraph(text(`${items.length} items, one per line:`)),
+            { type: 'rule' },
+            ...listed,
+          ]),
+          labels: [exposureLabel(`${opts.destination}:${key}`)],
+        },
+      },
+    ];
+  });
+}
+
+/** A comment for a follow-up, or a test: plain lines, each a text node. */
+export function jiraComment(lines: string[]): AdfDoc {
+  return adfDoc(lines.map((line) => paragraph(text(line))));
+}
