@@ -86,6 +86,15 @@ export type ResolvedDestination =
     }
   | {
       name: string;
+      type: 'servicenow';
+      url: string;
+      /** `Basic base64(username:password)`: a secret. */
+      authorization: string;
+      table: string;
+      assignmentGroup?: string;
+    }
+  | {
+      name: string;
       type: 'console';
       /** A dry run (`npm start -- --dry-run`): the kind this destination really is, printed, not sent. */
       standsFor?: DestinationConfig['type'];
@@ -182,6 +191,15 @@ export function resolveDestination(
         issueType: config.issueType,
         labels: config.labels ?? [],
         ...(config.doneTransition ? { doneTransition: config.doneTransition } : {}),
+      };
+    case 'servicenow':
+      return {
+        name,
+        type: 'servicenow',
+        url: config.url.replace(/\/+$/, ''),
+        authorization: `Basic ${Buffer.from(`${config.username}:${get(config.password, 'password')}`).toString('base64')}`,
+        table: config.table,
+        ...(config.assignmentGroup ? { assignmentGroup: config.assignmentGroup } : {}),
       };
     case 'console':
       return { name, type: 'console' };

@@ -14,7 +14,7 @@ import type { DeliveryRecord } from '../state/records/record.ts';
 import { recordToAlert } from './messages.ts';
 import type { SendOutcome } from './outcome.ts';
 import { noteSent, type PassState, stopEarly, takeTurn } from './queue.ts';
-import { send, sendRequest } from './senders.ts';
+import { classify, send, sendRequest } from './senders.ts';
 import { settle } from './settle.ts';
 import { postMessage, UNEDITABLE_SLACK_ERRORS, updateMessage } from './slack-app.ts';
 
@@ -93,6 +93,7 @@ async function sendOne(state: PassState, record: DeliveryRecord): Promise<SendOu
     return replied.ok ? { ok: true, status: replied.status } : replied;
   }
   if (destination.type === 'jira') return jiraFollowUp(state, record, action);
+  if (destination.type === 'servicenow') return incidentFollowUp(state, record, action);
   const payload =
     destination.type === 'pagerduty'
       ? pagerDutyResolve(alert, action)
@@ -165,4 +166,38 @@ async function jiraFollowUp(
     });
   }
   return commented;
+}
+
+/** A work note on the item's incident (`PATCH` of `work_notes`). */
+async function incidentFollowUp(
+  state: PassState,
+  record: DeliveryRecord,
+  action: NonNullable<DeliveryRecord['followUp']>['action'],
+): Promise<SendOutcome | 'budget'> {
+  const { destination, ctx } = state;
+  if (destination.type !== 'servicenow' || !record.ticket)
+    return { ok: false, permanent: true, error: 'no incident to note on' };
+  if (!(await takeTurn(state))) return 'budget';
+  const note = [actionWords(action), ...(action.reason ? [`Reason: ${action.reason}`] : [])].join('\n');
+  try {
+    const res = await fetch(
+      `${destination.url}/api/now/table/${destination.table}/${encodeURIComponent(record.ticket)}`,
+      {
+        method: 'PATCH',
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json',
+          Authorization: destination.authorization,
+        },
+        body: JSON.stringify({ work_notes: note }),
+        signal: AbortSignal.timeout(ctx.timeoutMs),
+      },
+    );
+    const text = await res.text();
+    noteSent(state);
+    return classify(destination, res.status, text, res.headers.get('retry-after'), ctx.now());
+  } catch (error) {
+    noteSent(state);
+    return { ok: false, permanent: false, error: `network error: ${(error as Error)?.message ?? 'unknown'}` };
+  }
 }

@@ -14,7 +14,8 @@
  * - PagerDuty: `resolve` of `event:<uid>` on ignore or remediate, only for an event that had its own
  *   incident (one paged inside a digest gets nothing), and nothing on an undo;
  * - a webhook with `followUps: true`: a signed body of kind `action` with the item;
- * - Jira: a comment on the item's issue, and its `doneTransition` on ignore or remediate.
+ * - Jira: a comment on the item's issue, and its `doneTransition` on ignore or remediate;
+ * - ServiceNow: a work note on the item's incident.
  * Other destinations (a Slack incoming webhook, Teams, e-mail, the console) get nothing.
  *
  * This module makes the records (it is all the API needs: its bundle stays free of renderers);
@@ -42,13 +43,19 @@ export function takesFollowUps(destination: ResolvedDestination | undefined): bo
     (destination.type === 'slack' && destination.app !== undefined) ||
     destination.type === 'pagerduty' ||
     destination.type === 'jira' ||
+    destination.type === 'servicenow' ||
     (destination.type === 'webhook' && destination.followUps === true)
   );
 }
 
 /** Whether its sent records keep their item: its follow-ups show the item again. */
 export function keepsItems(destination: ResolvedDestination | undefined): boolean {
-  return takesFollowUps(destination) && destination?.type !== 'pagerduty' && destination?.type !== 'jira';
+  return (
+    takesFollowUps(destination) &&
+    destination?.type !== 'pagerduty' &&
+    destination?.type !== 'jira' &&
+    destination?.type !== 'servicenow'
+  );
 }
 
 /** The destinations of a runtime that hear of actions. */

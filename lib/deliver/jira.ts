@@ -1,8 +1,10 @@
 /**
- * Jira Cloud (REST v3), as a destination: the create request for a rendered issue, and its answers
- * read as Jira means them. (No duplicate from a crash or a timeout: tickets.ts.)
+ * The ticket destinations: Jira Cloud (REST v3) and ServiceNow (Table API): the create request for
+ * a rendered issue or incident, and their answers read as each means them. (No duplicate from a
+ * crash or a timeout: tickets.ts.)
  */
 import type { JiraContent } from '../render/jira.ts';
+import type { IncidentContent } from '../render/servicenow.ts';
 import type { ResolvedDestination } from './destinations.ts';
 import type { HttpRequest, SendOutcome } from './outcome.ts';
 
@@ -51,6 +53,51 @@ export function readJiraAnswer(status: number, body: string): SendOutcome | unde
         : [];
     const said = [...messages, ...fields].join('; ').replace(/\s+/g, ' ').slice(0, 400);
     return { ok: false, permanent: true, status, error: `HTTP ${status}${said ? ` ${said}` : ''}` };
+  }
+  return undefined;
+}
+
+/** `POST /api/now/table/<table>`: the incident, with the destination's assignment group. */
+export function incidentRequest(
+  destination: Extract<ResolvedDestination, { type: 'servicenow' }>,
+  content: IncidentContent,
+): HttpRequest {
+  return {
+    url: `${destination.url}/api/now/table/${destination.table}`,
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+      Authorization: destination.authorization,
+    },
+    body: JSON.stringify({
+      ...content,
+      ...(destination.assignmentGroup ? { assignment_group: destination.assignmentGroup } : {}),
+    }),
+  };
+}
+
+/** ServiceNow's answers: a 201 names the incident (its sys_id is kept); a refusal keeps its message. */
+export function readIncidentAnswer(status: number, body: string): SendOutcome | undefined {
+  let answer: { result?: { sys_id?: unknown }; error?: { message?: unknown; detail?: unknown } } = {};
+  try {
+    answer = JSON.parse(body) as typeof answer;
+  } catch {
+    // Not JSON: the status decides.
+  }
+  if (status >= 200 && status < 300) {
+    const id = answer.result?.sys_id;
+    return typeof id === 'string' ? { ok: true, status, ticket: id } : { ok: true, status };
+  }
+  if (status >= 400 && status < 500 && status !== 429 && status !== 408) {
+    const said = [answer.error?.message, answer.error?.detail]
+      .filter((v) => typeof v === 'string')
+      .join(': ');
+    return {
+      ok: false,
+      permanent: true,
+      status,
+      error: `HTTP ${status}${said ? ` ${said.slice(0, 400)}` : ''}`,
+    };
   }
   return undefined;
 }

@@ -149,7 +149,7 @@ export async function sendAll(
       return 'stop';
     }
     if (wait > 0) await clock.sleep(wait, state.signal);
-    if (destination.type === 'jira') {
+    if (destination.type === 'jira' || destination.type === 'servicenow') {
       // No duplicate ticket: a create of unknown outcome waits, then searches (tickets.ts).
       const gate = await beforeTicket(deps, destination, message, records, state.ctx);
       if ('wait' in gate) continue;
@@ -175,7 +175,7 @@ export async function sendAll(
       continue;
     }
     const stop = await paused(records, outcome);
-    if (destination.type === 'jira') {
+    if (destination.type === 'jira' || destination.type === 'servicenow') {
       const again = afterTicket(records, outcome);
       if (again.length) await deps.deliveries.save(again);
     }

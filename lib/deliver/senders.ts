@@ -14,6 +14,7 @@
 import type { Clock } from '../clock.ts';
 import type { WebhookActionBody } from '../render/follow-up.ts';
 import type { JiraContent } from '../render/jira.ts';
+import type { IncidentContent } from '../render/servicenow.ts';
 import type {
   EmailContent,
   PagerDutyEvent,
@@ -25,7 +26,7 @@ import type {
 import { signWebhook, webhookIdempotencyKey } from '../render/webhook.ts';
 import { parseRetryAfter } from '../upstream/wire.ts';
 import type { ResolvedDestination } from './destinations.ts';
-import { jiraRequest, readJiraAnswer } from './jira.ts';
+import { incidentRequest, jiraRequest, readIncidentAnswer, readJiraAnswer } from './jira.ts';
 import type { HttpRequest, SendOutcome } from './outcome.ts';
 import type { HttpPost } from './post.ts';
 import { postMessage, readSlackAnswer } from './slack-app.ts';
@@ -41,6 +42,7 @@ export type Payload =
   | TeamsPayload
   | PagerDutyEvent
   | JiraContent
+  | IncidentContent
   | string;
 
 export interface SendContext {
@@ -127,6 +129,8 @@ export function buildRequest(
     }
     case 'jira':
       return jiraRequest(destination, payload as JiraContent);
+    case 'servicenow':
+      return incidentRequest(destination, payload as IncidentContent);
     case 'email': {
       const mail = payload as EmailContent;
       if (destination.provider === 'sendgrid') {
@@ -189,8 +193,9 @@ export function classify(
   now: number,
 ): SendOutcome {
   if (destination.type === 'slack' && destination.app) return readSlackAnswer(status, body, retryAfter, now);
-  if (destination.type === 'jira') {
-    const answer = readJiraAnswer(status, body);
+  if (destination.type === 'jira' || destination.type === 'servicenow') {
+    const answer =
+      destination.type === 'jira' ? readJiraAnswer(status, body) : readIncidentAnswer(status, body);
     if (answer) return answer;
   }
   const detail = body.trim().slice(0, 120).replace(/\s+/g, ' ');

@@ -1,5 +1,5 @@
 /**
- * No duplicate ticket from a crash or a timeout (interface.md section 4, Jira). A ticket system has
+ * No duplicate ticket from a crash or a timeout (interface.md section 4, Jira and ServiceNow). A ticket system has
  * no idempotency key, so a create is written down (`sendingAt`) before it is sent. A create whose
  * outcome is not known (the run died before recording it, the request timed out, the server
  * answered 5xx) is tried again no sooner than UNKNOWN_OUTCOME_WAIT_MS after it was sent, and only
@@ -16,7 +16,7 @@ import type { DeliverDeps } from './types.ts';
 
 export const UNKNOWN_OUTCOME_WAIT_MS = 5 * 60_000;
 
-type Jira = Extract<ResolvedDestination, { type: 'jira' }>;
+type Ticketing = Extract<ResolvedDestination, { type: 'jira' | 'servicenow' }>;
 
 /** What to do with a message to a ticket destination before sending it. */
 export type TicketGate = { send: true } | { wait: true } | { found: string };
@@ -27,7 +27,7 @@ export type TicketGate = { send: true } | { wait: true } | { found: string };
  */
 export async function beforeTicket(
   deps: Pick<DeliverDeps, 'deliveries' | 'clock'>,
-  destination: Jira,
+  destination: Ticketing,
   message: Rendered<Payload>,
   records: DeliveryRecord[],
   ctx: SendContext,
@@ -42,7 +42,8 @@ export async function beforeTicket(
       await deps.deliveries.save(records);
       return { wait: true };
     }
-    const label = (message.payload as { labels?: string[] }).labels?.[0];
+    const payload = message.payload as { labels?: string[]; correlation_id?: string };
+    const label = payload.labels?.[0] ?? payload.correlation_id;
     const found = label ? await searchLabel(destination, label, ctx) : undefined;
     if (found === 'error') {
       for (const r of records) r.nextAttemptAt = new Date(now + 60_000).toISOString();
@@ -79,15 +80,21 @@ export function afterTicket(records: DeliveryRecord[], outcome: SendOutcome): De
   return changed;
 }
 
-/** The key of an issue with `label` (JQL search), undefined if none, 'error' if the search failed. */
+/**
+ * The ticket that carries `label` (Jira: a JQL label search; ServiceNow: a `correlation_id` query),
+ * undefined if none, 'error' if the search failed.
+ */
 async function searchLabel(
-  destination: Jira,
+  destination: Ticketing,
   label: string,
   ctx: SendContext,
 ): Promise<string | undefined | 'error'> {
-  const jql = encodeURIComponent(`labels = "${label}"`);
+  const url =
+    destination.type === 'jira'
+      ? `${destination.url}/rest/api/3/search/jql?jql=${encodeURIComponent(`labels = "${label}"`)}&fields=key&maxResults=1`
+      : `${destination.url}/api/now/table/${destination.table}?sysparm_query=${encodeURIComponent(`correlation_id=${label}`)}&sysparm_fields=sys_id,number&sysparm_limit=1`;
   try {
-    const res = await fetch(`${destination.url}/rest/api/3/search/jql?jql=${jql}&fields=key&maxResults=1`, {
+    const res = await fetch(url, {
       headers: { Accept: 'application/json', Authorization: destination.authorization },
       signal: AbortSignal.timeout(ctx.timeoutMs),
     });
@@ -95,9 +102,9 @@ async function searchLabel(
       await res.body?.cancel();
       return 'error';
     }
-    const body = (await res.json()) as { issues?: { key?: unknown }[] };
-    const key = body.issues?.[0]?.key;
-    return typeof key === 'string' ? key : undefined;
+    const body = (await res.json()) as { issues?: { key?: unknown }[]; result?: { sys_id?: unknown }[] };
+    const found = destination.type === 'jira' ? body.issues?.[0]?.key : body.result?.[0]?.sys_id;
+    return typeof found === 'string' ? found : undefined;
   } catch {
     return 'error';
   }

@@ -20,6 +20,7 @@ import { teamsProblems } from './teams-limits.ts';
 import type {
   AlertPayload,
   EmailContent,
+  IncidentContent,
   NoticePayload,
   PagerDutyEvent,
   RenderOptions,
@@ -64,6 +65,14 @@ function payloadProblems(type: DestinationConfig['type'], payload: AlertPayload 
       const texts = JSON.stringify(issue.description);
       if (/"text":""/.test(texts)) problems.push('an empty text node');
       return problems;
+    }
+    case 'servicenow': {
+      const incident = payload as IncidentContent;
+      return !incident.short_description ||
+        incident.short_description.length > 160 ||
+        /[\r\n]/.test(incident.short_description)
+        ? ['short_description must be one line of 1 to 160 characters']
+        : [];
     }
     case 'console':
       return typeof payload === 'string' && payload.trim() ? [] : ['empty console text'];

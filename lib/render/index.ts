@@ -10,6 +10,7 @@ import { renderConsole } from './console.ts';
 import { renderEmail } from './email.ts';
 import { renderJira } from './jira.ts';
 import { renderPagerDuty } from './pagerduty.ts';
+import { renderServiceNow } from './servicenow.ts';
 import { renderSlack } from './slack.ts';
 import { renderSlackThreads } from './slack-thread.ts';
 import { renderTeams } from './teams.ts';
@@ -92,6 +93,8 @@ export function renderFor(
       return renderPagerDuty(alerts, opts, { credentialSeverity: destination.credentialSeverity ?? 'error' });
     case 'jira':
       return renderJira(alerts, opts);
+    case 'servicenow':
+      return renderServiceNow(alerts, opts);
     case 'console':
       return renderConsole(alerts, { ...opts, color });
   }

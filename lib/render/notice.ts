@@ -13,6 +13,7 @@ import { rich, run, teamsMessage, upstreamText } from './teams-card.ts';
 import { fitTeamsPayload } from './teams-limits.ts';
 import type {
   EmailContent,
+  IncidentContent,
   Notice,
   NoticePayload,
   PagerDutyEvent,
@@ -25,7 +26,15 @@ import { webhookTimestamp } from './webhook.ts';
 
 export const TEST_MARK = '[TEST] exposure-alerts test message — no action needed';
 
-export type NoticeTarget = 'slack' | 'email' | 'webhook' | 'teams' | 'pagerduty' | 'jira' | 'console';
+export type NoticeTarget =
+  | 'slack'
+  | 'email'
+  | 'webhook'
+  | 'teams'
+  | 'pagerduty'
+  | 'jira'
+  | 'servicenow'
+  | 'console';
 
 /** The first line of every rendering: the test mark, or the notice's title. */
 function headline(notice: Notice): string {
@@ -153,6 +162,7 @@ export function renderNotice(type: 'webhook', notice: Notice, opts: RenderOption
 export function renderNotice(type: 'teams', notice: Notice, opts: RenderOptions): TeamsPayload;
 export function renderNotice(type: 'pagerduty', notice: Notice, opts: RenderOptions): PagerDutyEvent;
 export function renderNotice(type: 'jira', notice: Notice, opts: RenderOptions): JiraContent;
+export function renderNotice(type: 'servicenow', notice: Notice, opts: RenderOptions): IncidentContent;
 export function renderNotice(type: 'console', notice: Notice, opts: RenderOptions): string;
 export function renderNotice(type: NoticeTarget, notice: Notice, opts: RenderOptions): NoticePayload;
 export function renderNotice(type: NoticeTarget, notice: Notice, opts: RenderOptions): NoticePayload {
@@ -169,6 +179,8 @@ export function renderNotice(type: NoticeTarget, notice: Notice, opts: RenderOpt
       return pagerDutyNotice(notice, opts);
     case 'jira':
       return jiraNotice(notice, opts);
+    case 'servicenow':
+      return incidentNotice(notice, opts);
     case 'console':
       return consoleNotice(notice, opts);
   }
@@ -181,5 +193,19 @@ function jiraNotice(notice: Notice, opts: RenderOptions): JiraContent {
     summary: lineText(title, JIRA_SUMMARY_MAX, () => '…'),
     description: jiraComment(notice.text.split('\n').filter(Boolean)),
     labels: [exposureLabel(`${opts.destination}:${notice.kind}:${opts.now.toISOString()}`)],
+  };
+}
+
+/** A notice as a ServiceNow incident: a test one (marked, low urgency) or an operator notice. */
+function incidentNotice(notice: Notice, opts: RenderOptions): IncidentContent {
+  const title = notice.kind === 'test' ? `${TEST_MARK}: ${notice.title}` : `exposure-alerts: ${notice.title}`;
+  return {
+    short_description: lineText(title, 160, () => '…'),
+    description: notice.text,
+    correlation_id: exposureLabel(`${opts.destination}:${notice.kind}:${opts.now.toISOString()}`),
+    correlation_display: 'exposure-alerts',
+    urgency: '3',
+    impact: '3',
+    category: 'security',
   };
 }

@@ -129,6 +129,7 @@ export type AlertPayload =
   | TeamsPayload
   | PagerDutyEvent
   | JiraContent
+  | IncidentContent
   | string;
 
 /** Whatever `renderNotice` produces, by destination type. */
@@ -139,6 +140,7 @@ export type NoticePayload =
   | TeamsPayload
   | PagerDutyEvent
   | JiraContent
+  | IncidentContent
   | string;
 
 /** Atlassian Document Format, as far as render/jira.ts writes it. */
@@ -156,4 +158,15 @@ export interface JiraContent {
   summary: string;
   description: AdfDoc;
   labels: string[];
+}
+
+/** An incident's fields (the sender adds the assignment group). */
+export interface IncidentContent {
+  short_description: string;
+  description: string;
+  correlation_id: string;
+  correlation_display: 'exposure-alerts';
+  urgency: '1' | '2' | '3';
+  impact: '1' | '2' | '3';
+  category: 'security';
 }

@@ -151,6 +151,20 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     text: 'the transition an issue goes through when someone ignores or remediates its event (its name)',
     example: 'Done',
   },
+  'destinations.<name>{servicenow}.url': { text: 'the instance', example: 'https://acme.service-now.com' },
+  'destinations.<name>{servicenow}.username': {
+    text: 'the account incidents are created as',
+    example: 'exposure.alerts',
+  },
+  'destinations.<name>{servicenow}.password': {
+    text: `that account’s password (${SECRET_OR})`,
+    example: { secret: 'servicenowPassword' },
+  },
+  'destinations.<name>{servicenow}.table': { text: 'the table (default `incident`)', example: 'incident' },
+  'destinations.<name>{servicenow}.assignmentGroup': {
+    text: 'the assignment group every incident gets',
+    example: 'SOC',
+  },
   'destinations.<name>{teams}.url': {
     text: 'the channel’s Workflows webhook URL; it carries its signature, so keep it in the secret object',
     example: { secret: 'socTeamsWebhook' },

@@ -24,7 +24,16 @@ function line(issue: ItemIssue): string {
   return issue.path ? `${issue.path}: ${issue.message}` : issue.message;
 }
 
-const DESTINATION_TYPES = ['slack', 'email', 'webhook', 'teams', 'pagerduty', 'jira', 'console'] as const;
+const DESTINATION_TYPES = [
+  'slack',
+  'email',
+  'webhook',
+  'teams',
+  'pagerduty',
+  'jira',
+  'servicenow',
+  'console',
+] as const;
 
 /** Validates a parsed config; never throws. Every problem is found in one pass. */
 export function checkConfig(input: unknown, now: Date = new Date()): ConfigCheck {

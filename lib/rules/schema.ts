@@ -195,6 +195,19 @@ const jiraDestination = z.strictObject({
   doneTransition: z.optional(nonEmpty),
 });
 
+/** ServiceNow (Table API): one incident per item, found again by its `correlation_id`. */
+const servicenowDestination = z.strictObject({
+  type: z.literal('servicenow'),
+  url: httpUrl,
+  username: nonEmpty,
+  password: secretOr(nonEmpty),
+  table: z._default(
+    z.string().check(z.regex(/^[a-z_][a-z0-9_]*$/, 'expected a table name such as incident')),
+    'incident',
+  ),
+  assignmentGroup: z.optional(nonEmpty),
+});
+
 const consoleDestination = z.strictObject({ type: z.literal('console') });
 
 export const destinationSchema = z.discriminatedUnion('type', [
@@ -204,6 +217,7 @@ export const destinationSchema = z.discriminatedUnion('type', [
   teamsDestination,
   pagerdutyDestination,
   jiraDestination,
+  servicenowDestination,
   consoleDestination,
 ]);
 export type DestinationConfig = z.infer<typeof destinationSchema>;

@@ -1,6 +1,10 @@
-/** Jira issues from hostile upstream text: literal text nodes only, our link alone, within Jira's limits. */
+/**
+ * Tickets from hostile upstream text: Jira's literal text nodes only, our link alone, within Jira's
+ * limits; ServiceNow's one-line short description and plain description.
+ */
 import { describe, expect, it } from 'vitest';
 import { renderJira } from '../../lib/render/jira.ts';
+import { renderServiceNow } from '../../lib/render/servicenow.ts';
 import { adfProblem } from '../helpers/jira.ts';
 import { credentialAlert, eventAlert, renderOptions, toDelivery } from './fixtures.ts';
 import { hostileCredential, hostileEvent } from './hostile.ts';
@@ -51,5 +55,32 @@ describe('renderJira', () => {
     expect(description.length).toBeLessThan(32_767 * 2);
     expect(description).toMatch(/… and \d+ more items not listed \(1000 in all\)/);
     expect(adfProblem(issues[0]?.payload.description)).toBeUndefined();
+  });
+});
+
+describe('renderServiceNow', () => {
+  it('hostile text: one short line of at most 160 characters, controls out, the correlation_id a label', () => {
+    const [incident] = renderServiceNow(
+      [toDelivery(eventAlert(hostileEvent(1)), 'itsm')],
+      renderOptions({ destination: 'itsm' }),
+    );
+    const fields = incident?.payload;
+    expect(fields?.short_description.length).toBeLessThanOrEqual(160);
+    expect(fields?.short_description).not.toMatch(/[\r\n\u0000-\u001f]/);
+    expect(fields?.description).not.toMatch(/[\u0000-\u0008\u000b-\u001f]/);
+    expect(fields?.correlation_id).toMatch(/^exposure-[0-9a-f]{16}$/);
+    expect(['1', '2', '3']).toContain(fields?.urgency);
+  });
+
+  it('a digest: one incident, what fits listed and the rest counted', () => {
+    const alerts = Array.from({ length: 1_000 }, (_, i) =>
+      toDelivery(credentialAlert(hostileCredential(i)), 'itsm'),
+    );
+    const incidents = renderServiceNow(
+      alerts,
+      renderOptions({ destination: 'itsm', digest: { threshold: 5, maxItems: 20 } }),
+    );
+    expect(incidents.flatMap((i) => i.deliveryIds)).toHaveLength(1_000);
+    for (const i of incidents) expect(i.payload.description.length).toBeLessThan(21_000);
   });
 });

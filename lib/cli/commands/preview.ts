@@ -95,6 +95,8 @@ function describeDestination(destination: DestinationConfig): string {
       return 'POST to the Teams Workflows webhook (its URL is a credential, not shown)';
     case 'pagerduty':
       return `PagerDuty Events API v2: POST ${urlText(destination.url ?? PAGERDUTY_URL)}`;
+    case 'servicenow':
+      return `ServiceNow: POST ${urlText(destination.url)}/api/now/table/${destination.table} as ${destination.username} (its password is a credential, not shown)`;
     case 'jira':
       return `Jira: POST ${urlText(destination.url)}/rest/api/3/issue in project ${destination.project} as ${destination.issueType}, as ${destination.email} (its API token is a credential, not shown)`;
     case 'console':
@@ -148,6 +150,7 @@ function payloadText(
     case 'slack':
     case 'teams':
     case 'jira':
+    case 'servicenow':
       return terminalSafe(JSON.stringify(m.payload, null, 2), { multiline: true });
     case 'pagerduty':
       return terminalSafe(

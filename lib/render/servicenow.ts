@@ -1,0 +1,118 @@
+/**
+ * ServiceNow incidents (interface.md section 4, ServiceNow): one per item (a digest: one listing
+ * what fits and counting the rest). `short_description` one line of at most 160 characters; the
+ * description plain text (ServiceNow shows it as typed); `correlation_id` the same
+ * `exposure-<16 hex>` label as a Jira issue's, short and safe in a `sysparm_query`, which a raw uid
+ * is not; urgency and impact from the severity. No password, however masked.
+ */
+import { eventSeverity } from '../model.ts';
+import { lineText, stripControl } from './escape.ts';
+import { formatTime, hashKind, identifierNames, severityText, tagsOf } from './format.ts';
+import { type Batch, batchSummary, deliveryIdsOf, highlightsOf, planBatches } from './group.ts';
+import { exposureLabel } from './jira.ts';
+import { alertLink } from './link.ts';
+import type { DeliveryAlert, IncidentContent, Rendered, RenderOptions } from './types.ts';
+
+export type { IncidentContent } from './types.ts';
+
+import { webhookIdempotencyKey } from './webhook.ts';
+
+export const SHORT_DESCRIPTION_MAX = 160;
+const DESCRIPTION_BUDGET = 20_000;
+
+const LEVEL: Record<string, '1' | '2' | '3'> = { critical: '1', high: '1', medium: '2', low: '3', info: '3' };
+
+const plain = (s: string) => stripControl(s, { lines: true });
+
+function describe(alert: DeliveryAlert, opts: RenderOptions): string {
+  const link = alertLink(alert, opts.appUrl);
+  if (alert.kind === 'credential') {
+    const item = alert.item;
+    return [
+      `Login: ${plain(item.identity_name)}`,
+      `Secret: ${hashKind(item)} (never sent to tickets)`,
+      `Leak: ${plain(item.source?.name ?? item.source_id)}`,
+      `Domain: ${plain(item.domain)}`,
+      `Imported: ${formatTime(item.imported_at)}`,
+      ...(link ? [`Open in the web app: ${link}`] : []),
+    ].join('\n');
+  }
+  const item = alert.item;
+  const lines = highlightsOf(alert).map(
+    (h) => `${plain(h.field)}: ${plain(h.text.replace(/<\/?mark>/g, ''))}`,
+  );
+  return [
+    ...lines,
+    `Severity: ${severityText(item)}`,
+    `Type: ${plain(item.metadata.type)}`,
+    `Identifiers: ${plain(identifierNames(item).join(', '))}`,
+    `Tags: ${plain(tagsOf(item).join(', '))}`,
+    `Matched: ${formatTime(item.metadata.matched_at)}`,
+    `uid: ${plain(item.metadata.uid)}`,
+    ...(link ? [`Open in the web app: ${link}`] : []),
+  ]
+    .join('\n')
+    .slice(0, DESCRIPTION_BUDGET);
+}
+
+function title(alert: DeliveryAlert): string {
+  if (alert.kind === 'credential')
+    return `Leaked credential: ${alert.item.identity_name} in ${alert.item.source?.name ?? alert.item.source_id}`;
+  const names = identifierNames(alert.item);
+  return `${eventSeverity(alert.item).toUpperCase()} ${alert.item.metadata.type}${names.length ? ` for ${names.join(', ')}` : ''}`;
+}
+
+const oneLine = (s: string) => lineText(s, SHORT_DESCRIPTION_MAX, () => '…');
+const levelOf = (alert: DeliveryAlert) =>
+  alert.kind === 'event' ? (LEVEL[eventSeverity(alert.item)] ?? '2') : '2';
+
+export function renderServiceNow(alerts: DeliveryAlert[], opts: RenderOptions): Rendered<IncidentContent>[] {
+  const batches: Batch[] =
+    alerts.length > opts.digest.threshold
+      ? planBatches(alerts, opts.digest)
+      : alerts.map((alert) =>
+          alert.kind === 'event'
+            ? { type: 'event' as const, alert }
+            : {
+                type: 'credentials' as const,
+                domain: alert.item.domain,
+                sourceId: alert.item.source_id,
+                alerts: [alert],
+              },
+        );
+  return batches.map((batch): Rendered<IncidentContent> => {
+    const items = batch.type === 'event' ? [batch.alert] : batch.alerts;
+    const one = items.length === 1 ? (items[0] as DeliveryAlert) : undefined;
+    const ids = deliveryIdsOf(items);
+    const level = items.map(levelOf).sort()[0] ?? '2';
+    let description = '';
+    if (one) description = describe(one, opts);
+    else {
+      const lines: string[] = [];
+      for (const a of items) {
+        const line = oneLine(title(a));
+        if (description.length + line.length > DESCRIPTION_BUDGET) break;
+        lines.push(line);
+        description += `${line}\n`;
+      }
+      description = `${items.length} items, one per line:\n${lines.join('\n')}${lines.length < items.length ? `\n… and ${items.length - lines.length} more items not listed (${items.length} in all).` : ''}`;
+    }
+    return {
+      deliveryIds: ids,
+      summary: batchSummary(batch),
+      payload: {
+        short_description: oneLine(one ? title(one) : `${items.length} exposure alerts`),
+        description,
+        correlation_id: exposureLabel(
+          one
+            ? `${opts.destination}:${one.key}`
+            : `${opts.destination}:${webhookIdempotencyKey(opts.destination, ids)}`,
+        ),
+        correlation_display: 'exposure-alerts',
+        urgency: level,
+        impact: level,
+        category: 'security',
+      },
+    };
+  });
+}
