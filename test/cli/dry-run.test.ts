@@ -29,7 +29,7 @@ describe('npm start with the example config', () => {
   it('without its secrets: exit 2, each missing secret named, and both ways forward said', async () => {
     const io = captureIo({ PORT: '0' });
     expect(await runCli(['start'], io)).toBe(2);
-    expect(io.err).toContain('exposure-alerts: 5 destination secrets are missing:');
+    expect(io.err).toContain('exposure-alerts: 7 destination secrets are missing:');
     expect(io.err).toContain('destinations.soc.url: secret "socSlackWebhook"');
     expect(io.err).toContain('set SECRETS_FILE=<that file>');
     expect(io.err).toContain('run npm start -- --dry-run');
@@ -51,9 +51,15 @@ describe('npm start with the example config', () => {
     );
     // Every shown destination is the config's, under its own kind.
     for (const name of shown)
-      expect(['soc:slack', 'socApp:slack', 'siem:webhook', 'socTeams:teams', 'oncall:pagerduty']).toContain(
-        name,
-      );
+      expect([
+        'soc:slack',
+        'socApp:slack',
+        'siem:webhook',
+        'socTeams:teams',
+        'oncall:pagerduty',
+        'tickets:jira',
+        'itsm:servicenow',
+      ]).toContain(name);
     expect(shown.size).toBeGreaterThanOrEqual(2);
   }, 40_000);
 });

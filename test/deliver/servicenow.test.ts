@@ -100,6 +100,16 @@ describe('ServiceNow', () => {
     expect(sn.incidents).toHaveLength(0);
   });
 
+  it('a 429 pauses the destination without costing an attempt', async () => {
+    const world = await setUp();
+    sn.script({ status: 429, body: { error: { message: 'Too many requests' } } });
+    const summary = await world.cycle('events');
+    expect(summary.delivery.destinations[0]?.status).toBe('paused');
+    const waiting = await world.runtime.deliveries.list({ status: 'pending', destinations: ['itsm'] });
+    expect(waiting.length).toBeGreaterThan(0);
+    expect(waiting.every((r) => r.attempts === 0)).toBe(true);
+  });
+
   it('no password reaches an incident, masked or hidden', async () => {
     for (const passwords of ['masked', 'hidden']) {
       const world = await setUp({ credentials: true, passwords });

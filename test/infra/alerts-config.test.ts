@@ -60,7 +60,9 @@ describe('alert config at synth', () => {
       readFileSync(EXAMPLE_CONFIG, 'utf8'),
     );
     expect(loaded.secretNames).toEqual([
+      'jiraApiToken',
       'oncallRoutingKey',
+      'servicenowPassword',
       'siemKey',
       'socSlackBotToken',
       'socSlackWebhook',

@@ -99,7 +99,7 @@ describe('secret', () => {
     // apiToken/apiKey and apiClients always; the others come from the example config (Slack, webhook,
     // Teams and PagerDuty destinations).
     expect(secret.Properties.Description).toMatch(
-      /apiToken\|apiKey, apiClients, oncallRoutingKey, siemKey, socSlackBotToken, socSlackWebhook, socTeamsWebhook/,
+      /apiToken\|apiKey, apiClients, jiraApiToken, oncallRoutingKey, servicenowPassword, siemKey, socSlackBotToken, socSlackWebhook, socTeamsWebhook/,
     );
   });
 
@@ -645,7 +645,7 @@ describe('outputs', () => {
     expect(outputs.TableName?.Value).toEqual({ Ref: logicalId(t, 'AWS::DynamoDB::Table', 'Table') });
     expect(outputs.SecretArn?.Value).toEqual({ Ref: logicalId(t, 'AWS::SecretsManager::Secret', 'Secret') });
     expect(outputs.SecretKeys?.Value).toBe(
-      'apiToken or apiKey, apiClients, oncallRoutingKey, siemKey, socSlackBotToken, socSlackWebhook, socTeamsWebhook',
+      'apiToken or apiKey, apiClients, jiraApiToken, oncallRoutingKey, servicenowPassword, siemKey, socSlackBotToken, socSlackWebhook, socTeamsWebhook',
     );
     // And what the runbook (README, Deploying to AWS) refers to: every function and log group,
     // every queue, each output naming the resource its name says.
@@ -746,6 +746,8 @@ describe('dashboard', () => {
         'siem',
         'socTeams',
         'oncall',
+        'tickets',
+        'itsm',
       ]);
       const used = lines({ properties: { metrics: metrics.filter((m) => !expressions.includes(m)) } });
       expect(used).toContainEqual([

@@ -106,6 +106,8 @@ describe('real synth with esbuild', () => {
           siemKey: 'smoke-signing-key',
           socTeamsWebhook: 'https://prod.environment.api.powerplatform.example/workflows/x',
           oncallRoutingKey: 'R0ut1ngKeyForTestsOnly0123456789',
+          jiraApiToken: 'smoke-jira-token',
+          servicenowPassword: 'smoke-servicenow-password',
         }),
       );
       const layer = assetDir('AWS::Lambda::LayerVersion', 'AlertsConfig', 'Content');
