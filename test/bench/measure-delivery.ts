@@ -10,6 +10,7 @@
 
 import { POLLER_MEMORY_MB } from '../../infra/function.ts';
 import type { DrainRun, DrainSetup } from './drain.ts';
+import { measureTickets } from './measure-tickets.ts';
 import {
   createTable,
   startDynaliteProcess,
@@ -65,8 +66,10 @@ export async function measureDelivery(): Promise<{ figures: Figure[]; raw: unkno
       );
     }
     const lastSlack = Math.max(...slack.arrivals.map((a) => a.at));
+    const tickets = await measureTickets();
     return {
       figures: [
+        ...tickets.figures,
         figure({
           section: 'delivery',
           id: 'delivery.slackMessages',
@@ -130,6 +133,7 @@ export async function measureDelivery(): Promise<{ figures: Figure[]; raw: unkno
         }),
       ],
       raw: {
+        tickets: tickets.raw,
         run,
         slackArrivals: slack.arrivals.map((a) => a.at - started),
         webhookArrivals: { first: (hook.arrivals[0]?.at ?? started) - started, count: hook.arrivals.length },
