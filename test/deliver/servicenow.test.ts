@@ -100,6 +100,18 @@ describe('ServiceNow', () => {
     expect(sn.incidents).toHaveLength(0);
   });
 
+  it('a 5xx is an unknown outcome: 5 minutes on, a query that finds nothing, then the create', async () => {
+    const world = await setUp();
+    sn.script({ status: 503, body: { error: { message: 'Service Unavailable' } } });
+    await world.cycle('events');
+    expect(sn.incidents).toHaveLength(events().length - 1);
+    await world.runtime.deliver.clock.sleep(5 * 60_000 + 1_000);
+    await world.deliver();
+    expect(sn.calls.filter((c) => c.method === 'GET')).toHaveLength(1);
+    expect(sn.incidents).toHaveLength(events().length);
+    expect(new Set(sn.incidents.map((i) => i.fields.correlation_id)).size).toBe(events().length);
+  });
+
   it('a 429 pauses the destination without costing an attempt', async () => {
     const world = await setUp();
     sn.script({ status: 429, body: { error: { message: 'Too many requests' } } });

@@ -63,7 +63,7 @@ export const destinationsTestCommand: Command = {
       const report = (outcome: SendOutcome, what = '') => {
         if (outcome.ok) {
           io.stdout(
-            `${terminalSafe(`${name} (${destination.type}): ${what}ok${outcome.status ? ` (HTTP ${outcome.status})` : ''}${outcome.ticket ? `, issue ${outcome.ticket}` : ''}`)}\n`,
+            `${terminalSafe(`${name} (${destination.type}): ${what}ok${outcome.status ? ` (HTTP ${outcome.status})` : ''}${outcome.ticket ? `, ${destination.type === 'jira' ? 'issue' : 'incident'} ${outcome.ticket}` : ''}`)}\n`,
           );
           return;
         }
