@@ -95,6 +95,16 @@ export type ResolvedDestination =
     }
   | {
       name: string;
+      type: 'splunk';
+      /** The base URL, without a trailing slash. */
+      url: string;
+      /** `Splunk <token>`: a secret. */
+      authorization: string;
+      index?: string;
+      sourcetype: string;
+    }
+  | {
+      name: string;
       type: 'console';
       /** A dry run (`npm start -- --dry-run`): the kind this destination really is, printed, not sent. */
       standsFor?: DestinationConfig['type'];
@@ -200,6 +210,15 @@ export function resolveDestination(
         authorization: `Basic ${Buffer.from(`${config.username}:${get(config.password, 'password')}`).toString('base64')}`,
         table: config.table,
         ...(config.assignmentGroup ? { assignmentGroup: config.assignmentGroup } : {}),
+      };
+    case 'splunk':
+      return {
+        name,
+        type: 'splunk',
+        url: config.url.replace(/\/+$/, ''),
+        authorization: `Splunk ${get(config.token, 'token')}`,
+        ...(config.index ? { index: config.index } : {}),
+        sourcetype: config.sourcetype,
       };
     case 'console':
       return { name, type: 'console' };

@@ -17,6 +17,7 @@ import type { JiraContent } from '../render/jira.ts';
 import type { IncidentContent } from '../render/servicenow.ts';
 import type {
   EmailContent,
+  HecEvent,
   PagerDutyEvent,
   SlackPayload,
   TeamsPayload,
@@ -43,6 +44,7 @@ export type Payload =
   | PagerDutyEvent
   | JiraContent
   | IncidentContent
+  | { events: HecEvent[] }
   | string;
 
 export interface SendContext {
@@ -131,6 +133,13 @@ export function buildRequest(
       return jiraRequest(destination, payload as JiraContent);
     case 'servicenow':
       return incidentRequest(destination, payload as IncidentContent);
+    case 'splunk':
+      // HEC takes the events written one after another, not as an array.
+      return {
+        url: `${destination.url}/services/collector/event`,
+        headers: { ...json, Authorization: destination.authorization },
+        body: (payload as { events: HecEvent[] }).events.map((e) => JSON.stringify(e)).join('\n'),
+      };
     case 'email': {
       const mail = payload as EmailContent;
       if (destination.provider === 'sendgrid') {

@@ -74,6 +74,12 @@ function payloadProblems(type: DestinationConfig['type'], payload: AlertPayload 
         ? ['short_description must be one line of 1 to 160 characters']
         : [];
     }
+    case 'splunk': {
+      const { events } = payload as { events: { time: unknown; event: unknown }[] };
+      return events.every((e) => typeof e.time === 'number' && e.event && typeof e.event === 'object')
+        ? []
+        : ['an event without its time or its fields'];
+    }
     case 'console':
       return typeof payload === 'string' && payload.trim() ? [] : ['empty console text'];
   }

@@ -13,6 +13,7 @@ import { renderPagerDuty } from './pagerduty.ts';
 import { renderServiceNow } from './servicenow.ts';
 import { renderSlack } from './slack.ts';
 import { renderSlackThreads } from './slack-thread.ts';
+import { renderSplunk } from './splunk.ts';
 import { renderTeams } from './teams.ts';
 import type { AlertPayload, DeliveryAlert, PagerDutySeverity, Rendered, RenderOptions } from './types.ts';
 import { renderWebhook } from './webhook.ts';
@@ -66,7 +67,8 @@ export {
  * whether a Slack destination is an app (a bot token: digests become threads).
  */
 export type RenderTarget =
-  | { type: Exclude<DestinationConfig['type'], 'pagerduty' | 'slack'> }
+  | { type: Exclude<DestinationConfig['type'], 'pagerduty' | 'slack' | 'splunk'> }
+  | { type: 'splunk'; sourcetype?: string; index?: string }
   | { type: 'slack'; app?: unknown; token?: unknown }
   | { type: 'pagerduty'; credentialSeverity?: PagerDutySeverity };
 
@@ -95,6 +97,11 @@ export function renderFor(
       return renderJira(alerts, opts);
     case 'servicenow':
       return renderServiceNow(alerts, opts);
+    case 'splunk':
+      return renderSplunk(alerts, opts, {
+        sourcetype: destination.sourcetype ?? 'exposure_alerts',
+        ...(destination.index ? { index: destination.index } : {}),
+      });
     case 'console':
       return renderConsole(alerts, { ...opts, color });
   }

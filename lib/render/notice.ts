@@ -13,6 +13,7 @@ import { rich, run, teamsMessage, upstreamText } from './teams-card.ts';
 import { fitTeamsPayload } from './teams-limits.ts';
 import type {
   EmailContent,
+  HecEvent,
   IncidentContent,
   Notice,
   NoticePayload,
@@ -34,6 +35,7 @@ export type NoticeTarget =
   | 'pagerduty'
   | 'jira'
   | 'servicenow'
+  | 'splunk'
   | 'console';
 
 /** The first line of every rendering: the test mark, or the notice's title. */
@@ -163,6 +165,7 @@ export function renderNotice(type: 'teams', notice: Notice, opts: RenderOptions)
 export function renderNotice(type: 'pagerduty', notice: Notice, opts: RenderOptions): PagerDutyEvent;
 export function renderNotice(type: 'jira', notice: Notice, opts: RenderOptions): JiraContent;
 export function renderNotice(type: 'servicenow', notice: Notice, opts: RenderOptions): IncidentContent;
+export function renderNotice(type: 'splunk', notice: Notice, opts: RenderOptions): { events: HecEvent[] };
 export function renderNotice(type: 'console', notice: Notice, opts: RenderOptions): string;
 export function renderNotice(type: NoticeTarget, notice: Notice, opts: RenderOptions): NoticePayload;
 export function renderNotice(type: NoticeTarget, notice: Notice, opts: RenderOptions): NoticePayload {
@@ -181,6 +184,21 @@ export function renderNotice(type: NoticeTarget, notice: Notice, opts: RenderOpt
       return jiraNotice(notice, opts);
     case 'servicenow':
       return incidentNotice(notice, opts);
+    case 'splunk':
+      return {
+        events: [
+          {
+            time: opts.now.getTime() / 1000,
+            source: 'exposure-alerts',
+            sourcetype: 'exposure_alerts',
+            event: {
+              kind: notice.kind === 'test' ? 'test' : 'notice',
+              title: notice.title,
+              text: notice.text,
+            },
+          },
+        ],
+      };
     case 'console':
       return consoleNotice(notice, opts);
   }

@@ -130,6 +130,7 @@ export type AlertPayload =
   | PagerDutyEvent
   | JiraContent
   | IncidentContent
+  | { events: HecEvent[] }
   | string;
 
 /** Whatever `renderNotice` produces, by destination type. */
@@ -141,6 +142,7 @@ export type NoticePayload =
   | PagerDutyEvent
   | JiraContent
   | IncidentContent
+  | { events: HecEvent[] }
   | string;
 
 /** Atlassian Document Format, as far as render/jira.ts writes it. */
@@ -169,4 +171,13 @@ export interface IncidentContent {
   urgency: '1' | '2' | '3';
   impact: '1' | '2' | '3';
   category: 'security';
+}
+
+/** One Splunk HEC event (render/splunk.ts); a request is several, written one after another. */
+export interface HecEvent {
+  time: number;
+  source: 'exposure-alerts';
+  sourcetype: string;
+  index?: string;
+  event: unknown;
 }

@@ -165,6 +165,22 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     text: 'the assignment group every incident gets',
     example: 'SOC',
   },
+  'destinations.<name>{splunk}.url': {
+    text: 'the HTTP Event Collector’s base URL (the path /services/collector/event is added)',
+    example: 'https://splunk.example.com:8088',
+  },
+  'destinations.<name>{splunk}.token': {
+    text: `the HEC token (${SECRET_OR})`,
+    example: { secret: 'splunkHecToken' },
+  },
+  'destinations.<name>{splunk}.index': {
+    text: 'the index events go to (default: the token’s)',
+    example: 'security',
+  },
+  'destinations.<name>{splunk}.sourcetype': {
+    text: 'the events’ sourcetype (default `exposure_alerts`)',
+    example: 'exposure_alerts',
+  },
   'destinations.<name>{teams}.url': {
     text: 'the channel’s Workflows webhook URL; it carries its signature, so keep it in the secret object',
     example: { secret: 'socTeamsWebhook' },

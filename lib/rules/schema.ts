@@ -208,6 +208,15 @@ const servicenowDestination = z.strictObject({
   assignmentGroup: z.optional(nonEmpty),
 });
 
+/** Splunk's HTTP Event Collector: every item as one event, many to a request. */
+const splunkDestination = z.strictObject({
+  type: z.literal('splunk'),
+  url: httpUrl,
+  token: secretOr(nonEmpty),
+  index: z.optional(nonEmpty),
+  sourcetype: z._default(nonEmpty, 'exposure_alerts'),
+});
+
 const consoleDestination = z.strictObject({ type: z.literal('console') });
 
 export const destinationSchema = z.discriminatedUnion('type', [
@@ -218,6 +227,7 @@ export const destinationSchema = z.discriminatedUnion('type', [
   pagerdutyDestination,
   jiraDestination,
   servicenowDestination,
+  splunkDestination,
   consoleDestination,
 ]);
 export type DestinationConfig = z.infer<typeof destinationSchema>;

@@ -95,6 +95,8 @@ function describeDestination(destination: DestinationConfig): string {
       return 'POST to the Teams Workflows webhook (its URL is a credential, not shown)';
     case 'pagerduty':
       return `PagerDuty Events API v2: POST ${urlText(destination.url ?? PAGERDUTY_URL)}`;
+    case 'splunk':
+      return `Splunk HEC: POST ${urlText(destination.url)}/services/collector/event (its token is a credential, not shown)`;
     case 'servicenow':
       return `ServiceNow: POST ${urlText(destination.url)}/api/now/table/${destination.table} as ${destination.username} (its password is a credential, not shown)`;
     case 'jira':
@@ -151,6 +153,7 @@ function payloadText(
     case 'teams':
     case 'jira':
     case 'servicenow':
+    case 'splunk':
       return terminalSafe(JSON.stringify(m.payload, null, 2), { multiline: true });
     case 'pagerduty':
       return terminalSafe(
