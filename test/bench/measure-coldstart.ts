@@ -27,8 +27,11 @@ export const FUNCTIONS = [
 ] as const;
 const RUNS = 10;
 const MAX_BUNDLE_KB = 150;
-/** Workers deliver, so they hold every renderer (test/infra/synth.test.ts says how they grew). */
-const MAX_WORKER_BUNDLE_KB = 200;
+/**
+ * Workers deliver, so they hold every renderer: 220 KB since the Slack app, follow-ups, actions and
+ * the ticket destinations (the budget of test/infra/synth.test.ts, which says how they grew).
+ */
+const MAX_WORKER_BUNDLE_KB = 220;
 const MAX_INIT_MS = 150;
 
 interface InitTiming {
