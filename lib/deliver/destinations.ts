@@ -105,6 +105,18 @@ export type ResolvedDestination =
     }
   | {
       name: string;
+      type: 'sentinel';
+      tenantId: string;
+      clientId: string;
+      /** A secret, as is the token it buys: neither is ever logged. */
+      clientSecret: string;
+      endpoint: string;
+      ruleId: string;
+      stream: string;
+      loginUrl: string;
+    }
+  | {
+      name: string;
       type: 'console';
       /** A dry run (`npm start -- --dry-run`): the kind this destination really is, printed, not sent. */
       standsFor?: DestinationConfig['type'];
@@ -219,6 +231,18 @@ export function resolveDestination(
         authorization: `Splunk ${get(config.token, 'token')}`,
         ...(config.index ? { index: config.index } : {}),
         sourcetype: config.sourcetype,
+      };
+    case 'sentinel':
+      return {
+        name,
+        type: 'sentinel',
+        tenantId: config.tenantId,
+        clientId: config.clientId,
+        clientSecret: get(config.clientSecret, 'clientSecret'),
+        endpoint: config.endpoint.replace(/\/+$/, ''),
+        ruleId: config.ruleId,
+        stream: config.stream,
+        loginUrl: config.loginUrl.replace(/\/+$/, ''),
       };
     case 'console':
       return { name, type: 'console' };

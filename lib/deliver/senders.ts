@@ -19,6 +19,7 @@ import type {
   EmailContent,
   HecEvent,
   PagerDutyEvent,
+  SentinelRecord,
   SlackPayload,
   TeamsPayload,
   WebhookBody,
@@ -30,6 +31,7 @@ import type { ResolvedDestination } from './destinations.ts';
 import { incidentRequest, jiraRequest, readIncidentAnswer, readJiraAnswer } from './jira.ts';
 import type { HttpRequest, SendOutcome } from './outcome.ts';
 import type { HttpPost } from './post.ts';
+import { sendSentinel } from './sentinel.ts';
 import { postMessage, readSlackAnswer } from './slack-app.ts';
 
 export type { HttpRequest, SendFailure, SendOutcome } from './outcome.ts';
@@ -45,6 +47,7 @@ export type Payload =
   | JiraContent
   | IncidentContent
   | { events: HecEvent[] }
+  | { records: SentinelRecord[] }
   | string;
 
 export interface SendContext {
@@ -133,6 +136,9 @@ export function buildRequest(
       return jiraRequest(destination, payload as JiraContent);
     case 'servicenow':
       return incidentRequest(destination, payload as IncidentContent);
+    case 'sentinel':
+      // Sent by `send`, which buys the token first.
+      return undefined;
     case 'splunk':
       // HEC takes the events written one after another, not as an array.
       return {
@@ -267,6 +273,10 @@ export async function send(
     );
     return { ok: true };
   }
+  if (destination.type === 'sentinel')
+    return sendSentinel(destination, (payload as { records: SentinelRecord[] }).records, ctx, (req) =>
+      sendRequest(destination, req, ctx),
+    );
   return sendRequest(
     destination,
     buildRequest(destination, payload, deliveryIds, ctx.now()) as HttpRequest,

@@ -80,6 +80,12 @@ function payloadProblems(type: DestinationConfig['type'], payload: AlertPayload 
         ? []
         : ['an event without its time or its fields'];
     }
+    case 'sentinel': {
+      const { records } = payload as { records: { TimeGenerated?: unknown }[] };
+      return records.every((r) => typeof r.TimeGenerated === 'string')
+        ? []
+        : ['a record without TimeGenerated'];
+    }
     case 'console':
       return typeof payload === 'string' && payload.trim() ? [] : ['empty console text'];
   }

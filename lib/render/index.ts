@@ -10,6 +10,7 @@ import { renderConsole } from './console.ts';
 import { renderEmail } from './email.ts';
 import { renderJira } from './jira.ts';
 import { renderPagerDuty } from './pagerduty.ts';
+import { renderSentinel } from './sentinel.ts';
 import { renderServiceNow } from './servicenow.ts';
 import { renderSlack } from './slack.ts';
 import { renderSlackThreads } from './slack-thread.ts';
@@ -97,6 +98,8 @@ export function renderFor(
       return renderJira(alerts, opts);
     case 'servicenow':
       return renderServiceNow(alerts, opts);
+    case 'sentinel':
+      return renderSentinel(alerts, opts);
     case 'splunk':
       return renderSplunk(alerts, opts, {
         sourcetype: destination.sourcetype ?? 'exposure_alerts',

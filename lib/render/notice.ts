@@ -19,6 +19,7 @@ import type {
   NoticePayload,
   PagerDutyEvent,
   RenderOptions,
+  SentinelRecord,
   SlackPayload,
   TeamsPayload,
   WebhookNoticeBody,
@@ -36,6 +37,7 @@ export type NoticeTarget =
   | 'jira'
   | 'servicenow'
   | 'splunk'
+  | 'sentinel'
   | 'console';
 
 /** The first line of every rendering: the test mark, or the notice's title. */
@@ -166,6 +168,11 @@ export function renderNotice(type: 'pagerduty', notice: Notice, opts: RenderOpti
 export function renderNotice(type: 'jira', notice: Notice, opts: RenderOptions): JiraContent;
 export function renderNotice(type: 'servicenow', notice: Notice, opts: RenderOptions): IncidentContent;
 export function renderNotice(type: 'splunk', notice: Notice, opts: RenderOptions): { events: HecEvent[] };
+export function renderNotice(
+  type: 'sentinel',
+  notice: Notice,
+  opts: RenderOptions,
+): { records: SentinelRecord[] };
 export function renderNotice(type: 'console', notice: Notice, opts: RenderOptions): string;
 export function renderNotice(type: NoticeTarget, notice: Notice, opts: RenderOptions): NoticePayload;
 export function renderNotice(type: NoticeTarget, notice: Notice, opts: RenderOptions): NoticePayload {
@@ -184,6 +191,21 @@ export function renderNotice(type: NoticeTarget, notice: Notice, opts: RenderOpt
       return jiraNotice(notice, opts);
     case 'servicenow':
       return incidentNotice(notice, opts);
+    case 'sentinel':
+      return {
+        records: [
+          {
+            TimeGenerated: opts.now.toISOString(),
+            Key: `${notice.kind}:${opts.now.toISOString()}`,
+            Kind: notice.kind === 'test' ? 'test' : 'notice',
+            Severity: 'info',
+            Routes: [],
+            Destination: opts.destination,
+            Source: 'exposure-alerts',
+            Item: { title: notice.title, text: notice.text },
+          },
+        ],
+      };
     case 'splunk':
       return {
         events: [

@@ -131,6 +131,7 @@ export type AlertPayload =
   | JiraContent
   | IncidentContent
   | { events: HecEvent[] }
+  | { records: SentinelRecord[] }
   | string;
 
 /** Whatever `renderNotice` produces, by destination type. */
@@ -143,6 +144,7 @@ export type NoticePayload =
   | JiraContent
   | IncidentContent
   | { events: HecEvent[] }
+  | { records: SentinelRecord[] }
   | string;
 
 /** Atlassian Document Format, as far as render/jira.ts writes it. */
@@ -180,4 +182,16 @@ export interface HecEvent {
   sourcetype: string;
   index?: string;
   event: unknown;
+}
+
+/** One record for Microsoft Sentinel's Logs Ingestion API (render/sentinel.ts). */
+export interface SentinelRecord {
+  TimeGenerated: string;
+  Key: string;
+  Kind: string;
+  Severity: string;
+  Routes: string[];
+  Destination: string;
+  Source: string;
+  Item: unknown;
 }

@@ -181,6 +181,31 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     text: 'the events’ sourcetype (default `exposure_alerts`)',
     example: 'exposure_alerts',
   },
+  'destinations.<name>{sentinel}.tenantId': {
+    text: 'the Entra tenant (directory) id',
+    example: '00000000-0000-0000-0000-000000000000',
+  },
+  'destinations.<name>{sentinel}.clientId': {
+    text: 'the app registration’s client id',
+    example: '11111111-1111-1111-1111-111111111111',
+  },
+  'destinations.<name>{sentinel}.clientSecret': {
+    text: `the app registration’s client secret (${SECRET_OR})`,
+    example: { secret: 'sentinelClientSecret' },
+  },
+  'destinations.<name>{sentinel}.endpoint': {
+    text: 'the data collection endpoint’s logs ingestion URL',
+    example: 'https://my-dce-abcd.eastus-1.ingest.monitor.azure.com',
+  },
+  'destinations.<name>{sentinel}.ruleId': {
+    text: 'the data collection rule’s immutable id',
+    example: 'dcr-00000000000000000000000000000000',
+  },
+  'destinations.<name>{sentinel}.stream': { text: 'the rule’s stream', example: 'Custom-ExposureAlerts_CL' },
+  'destinations.<name>{sentinel}.loginUrl': {
+    text: 'where the Entra token comes from (default `https://login.microsoftonline.com`)',
+    example: 'https://login.microsoftonline.com',
+  },
   'destinations.<name>{teams}.url': {
     text: 'the channel’s Workflows webhook URL; it carries its signature, so keep it in the secret object',
     example: { secret: 'socTeamsWebhook' },

@@ -11,18 +11,18 @@ import * as z from 'zod/mini';
 import { EVENT_FILTER_TYPES } from '../upstream/event-types.ts';
 import { parseDuration } from './duration.ts';
 import { domainName, matchSchema, nonEmpty, severity } from './match-schema.ts';
+import {
+  jiraDestination,
+  sentinelDestination,
+  servicenowDestination,
+  splunkDestination,
+} from './schema-destinations.ts';
+import { httpUrl, secretOr, secretRefSchema } from './schema-parts.ts';
 import { checkTimestamp } from './timestamp.ts';
 
 export { type Match, matchSchema } from './match-schema.ts';
 
-/** `{ "secret": "NAME" }`: a value looked up in the secret object. */
-export const secretRefSchema = z.strictObject({ secret: nonEmpty });
-export type SecretRef = z.infer<typeof secretRefSchema>;
-const secretOr = (schema: z.ZodMiniType<string>) => z.union([schema, secretRefSchema]);
-
-const httpUrl = z
-  .string()
-  .check(z.refine((s) => /^https?:\/\/[^\s/]+/i.test(s) && URL.canParse(s), 'expected an http(s) URL'));
+export { type SecretRef, secretRefSchema } from './schema-parts.ts';
 
 const duration = z
   .string()
@@ -182,41 +182,6 @@ const pagerdutyDestination = z.strictObject({
   credentialSeverity: z._default(z.enum(['critical', 'error', 'warning', 'info']), 'error'),
 });
 
-/** Jira Cloud (REST v3): one issue per item, or per digest, found again by its `exposure-` label. */
-const jiraDestination = z.strictObject({
-  type: z.literal('jira'),
-  url: httpUrl,
-  email: nonEmpty,
-  apiToken: secretOr(nonEmpty),
-  project: z.string().check(z.regex(/^[A-Z][A-Z0-9_]{1,9}$/, 'expected a Jira project key such as SEC')),
-  issueType: z._default(nonEmpty, 'Task'),
-  labels: z.optional(z.array(z.string().check(z.regex(/^\S+$/, 'a Jira label has no spaces')))),
-  /** The transition a follow-up of ignore or remediate moves the issue through (its name). */
-  doneTransition: z.optional(nonEmpty),
-});
-
-/** ServiceNow (Table API): one incident per item, found again by its `correlation_id`. */
-const servicenowDestination = z.strictObject({
-  type: z.literal('servicenow'),
-  url: httpUrl,
-  username: nonEmpty,
-  password: secretOr(nonEmpty),
-  table: z._default(
-    z.string().check(z.regex(/^[a-z_][a-z0-9_]*$/, 'expected a table name such as incident')),
-    'incident',
-  ),
-  assignmentGroup: z.optional(nonEmpty),
-});
-
-/** Splunk's HTTP Event Collector: every item as one event, many to a request. */
-const splunkDestination = z.strictObject({
-  type: z.literal('splunk'),
-  url: httpUrl,
-  token: secretOr(nonEmpty),
-  index: z.optional(nonEmpty),
-  sourcetype: z._default(nonEmpty, 'exposure_alerts'),
-});
-
 const consoleDestination = z.strictObject({ type: z.literal('console') });
 
 export const destinationSchema = z.discriminatedUnion('type', [
@@ -228,6 +193,7 @@ export const destinationSchema = z.discriminatedUnion('type', [
   jiraDestination,
   servicenowDestination,
   splunkDestination,
+  sentinelDestination,
   consoleDestination,
 ]);
 export type DestinationConfig = z.infer<typeof destinationSchema>;

@@ -11,7 +11,6 @@
  */
 
 import { readFile } from 'node:fs/promises';
-import { PAGERDUTY_URL } from '../../deliver/destinations.ts';
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import type { Alert, DeliveryAlert } from '../../model.ts';
@@ -27,6 +26,7 @@ import { credentialSchema, eventItemSchema } from '../../upstream/schemas.ts';
 import { describeIssues } from '../../upstream/validate.ts';
 import type { Command } from '../command.ts';
 import { terminalSafe, useColor } from '../terminal.ts';
+import { describeDestination, secretText } from './preview-describe.ts';
 
 type Kind = 'event' | 'credential';
 
@@ -37,21 +37,6 @@ export function itemKind(value: unknown): Kind | undefined {
   if (v.metadata && typeof v.metadata === 'object' && 'uid' in v.metadata) return 'event';
   if ('id' in v && 'identity_name' in v) return 'credential';
   return undefined;
-}
-
-function secretText(value: string | SecretRef): string {
-  return typeof value === 'string' ? value : `<secret ${value.secret}>`;
-}
-
-/** A URL without its query (a token often hides there); secrets by name only. */
-function urlText(value: string | SecretRef): string {
-  if (typeof value !== 'string') return secretText(value);
-  try {
-    const url = new URL(value);
-    return `${url.origin}${url.pathname}${url.search ? '?…' : ''}`;
-  } catch {
-    return '<invalid URL>';
-  }
 }
 
 const SENSITIVE_HEADER = /auth|token|key|secret|signature|password|cookie/i;
@@ -79,31 +64,6 @@ function webhookHeaders(
     );
   }
   return headers.map(([k, v]) => `${k}: ${v}`).join('\n');
-}
-
-function describeDestination(destination: DestinationConfig): string {
-  switch (destination.type) {
-    case 'slack':
-      return destination.token
-        ? `chat.postMessage to ${destination.channel} as the Slack app (its bot token is a credential, not shown); a digest is a thread, follow-ups edit the message and reply in its thread`
-        : 'POST to the Slack incoming webhook (its URL is a credential, not shown)';
-    case 'email':
-      return `e-mail via ${destination.provider}${destination.url ? ` (${urlText(destination.url)})` : ''} from ${destination.from} to ${destination.to.join(', ')}`;
-    case 'webhook':
-      return `POST ${urlText(destination.url)}`;
-    case 'teams':
-      return 'POST to the Teams Workflows webhook (its URL is a credential, not shown)';
-    case 'pagerduty':
-      return `PagerDuty Events API v2: POST ${urlText(destination.url ?? PAGERDUTY_URL)}`;
-    case 'splunk':
-      return `Splunk HEC: POST ${urlText(destination.url)}/services/collector/event (its token is a credential, not shown)`;
-    case 'servicenow':
-      return `ServiceNow: POST ${urlText(destination.url)}/api/now/table/${destination.table} as ${destination.username} (its password is a credential, not shown)`;
-    case 'jira':
-      return `Jira: POST ${urlText(destination.url)}/rest/api/3/issue in project ${destination.project} as ${destination.issueType}, as ${destination.email} (its API token is a credential, not shown)`;
-    case 'console':
-      return 'printed on the terminal';
-  }
 }
 
 /** The routing key is a secret even when written in the config: named, never shown. */
@@ -154,6 +114,7 @@ function payloadText(
     case 'jira':
     case 'servicenow':
     case 'splunk':
+    case 'sentinel':
       return terminalSafe(JSON.stringify(m.payload, null, 2), { multiline: true });
     case 'pagerduty':
       return terminalSafe(
