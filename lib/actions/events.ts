@@ -44,7 +44,6 @@ export const EVENT_ACTION_TYPES: readonly EventActionType[] = [
 ];
 /** Uids one action may name (the API's limit; the upstream takes 10 a request, so up to 10 requests). */
 export const MAX_ACTION_UIDS = 100;
-export const MAX_REASON_CHARS = 500;
 /** An action open this long is taken to be interrupted (a live one takes seconds). */
 export const STALE_ACTION_MS = 60_000;
 
@@ -106,8 +105,6 @@ export function actionProblem(request: Pick<ActRequest, 'type' | 'uids' | 'reaso
     return `give 1 to ${MAX_ACTION_UIDS} event uids (got ${request.uids.length})`;
   const bad = request.uids.findIndex((uid) => typeof uid !== 'string' || uid.trim() === '');
   if (bad >= 0) return `uid ${bad + 1} is empty`;
-  if (request.reason !== undefined && request.reason.length > MAX_REASON_CHARS)
-    return `the reason is ${request.reason.length} characters; at most ${MAX_REASON_CHARS}`;
   return undefined;
 }
 

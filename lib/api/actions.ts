@@ -13,7 +13,6 @@ import {
   actOnEvents,
   EVENT_ACTION_TYPES,
   MAX_ACTION_UIDS,
-  MAX_REASON_CHARS,
 } from '../actions/events.ts';
 import { describeIssues, issuesToText } from '../upstream/validate.ts';
 import { ApiError, upstreamFailure } from './errors.ts';
@@ -30,7 +29,7 @@ export const eventActionBodySchema = z
       .check(z.minLength(1), z.maxLength(MAX_ACTION_UIDS))
       .register(z.globalRegistry, { description: `The events' uids, 1 to ${MAX_ACTION_UIDS}.` }),
     reason: z.optional(
-      z.string().check(z.maxLength(MAX_REASON_CHARS)).register(z.globalRegistry, {
+      z.string().register(z.globalRegistry, {
         description: 'Why: kept in the audit trail and shown in the follow-ups.',
       }),
     ),

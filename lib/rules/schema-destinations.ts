@@ -12,7 +12,7 @@ export const jiraDestination = z.strictObject({
   url: httpUrl,
   email: nonEmpty,
   apiToken: secretOr(nonEmpty),
-  project: z.string().check(z.regex(/^[A-Z][A-Z0-9_]{1,9}$/, 'expected a Jira project key such as SEC')),
+  project: z.string().check(z.regex(/^[A-Z][A-Z0-9_]*$/, 'expected a Jira project key such as SEC')),
   issueType: z._default(nonEmpty, 'Task'),
   labels: z.optional(z.array(z.string().check(z.regex(/^\S+$/, 'a Jira label has no spaces')))),
   /** The transition a follow-up of ignore or remediate moves the issue through (its name). */

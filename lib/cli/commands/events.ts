@@ -29,7 +29,7 @@ function eventsCommand(type: EventActionType): Command {
     path: ['events', type],
     example: `exposure-alerts events ${type} forum_post/darkforum/thread/12/post/3 --reason "test account"`,
     optionHelp: {
-      reason: 'why, kept in the audit trail and shown in the follow-ups (at most 500 characters)',
+      reason: 'why, kept in the audit trail and shown in the follow-ups',
     },
     uses: { table: true, upstream: true },
     usage: `events ${type} <uid>... [--reason TEXT]`,
