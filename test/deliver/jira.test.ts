@@ -19,6 +19,7 @@ import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { captureIo } from '../helpers/io.ts';
 import { adfProblem, JIRA_EMAIL, JIRA_TOKEN, type JiraStandIn, startJira } from '../helpers/jira.ts';
+import { crashingOnce, expectNoPassword, oneDestination } from '../helpers/one-destination.ts';
 import { makeWorld } from '../helpers/world.ts';
 
 const emu = useEmulator({ eventsPerTenant: 4, lateMatchesPerTenant: 0, credentials: 60 });
@@ -28,8 +29,6 @@ beforeAll(async () => {
   jira = await startJira({ indexDelayMs: 300 });
 });
 afterAll(() => jira.close());
-
-class Crash extends Error {}
 
 const uids = () =>
   emu.running.emulator.dataset
@@ -42,25 +41,19 @@ async function setUp(options: { token?: string; credentials?: boolean; passwords
   return makeWorld(
     emu,
     db,
-    {
-      sources: options.credentials
-        ? { tenantEvents: { enabled: false }, credentials: { domains: ['acme.test'], lookback: 'P60D' } }
-        : { tenantEvents: { lookback: 'P30D' } },
-      destinations: {
-        tickets: {
-          type: 'jira',
-          url: jira.url,
-          email: JIRA_EMAIL,
-          apiToken: { secret: 'jiraToken' },
-          project: 'SEC',
-          labels: ['exposure'],
-          doneTransition: 'Done',
-        },
+    oneDestination(
+      'tickets',
+      {
+        type: 'jira',
+        url: jira.url,
+        email: JIRA_EMAIL,
+        apiToken: { secret: 'jiraToken' },
+        project: 'SEC',
+        labels: ['exposure'],
+        doneTransition: 'Done',
       },
-      routes: [{ name: 'all', to: ['tickets'] }],
-      digest: { threshold: 500, maxItems: 20 },
-      ...(options.passwords ? { passwords: options.passwords } : {}),
-    },
+      { credentials: options.credentials, passwords: options.passwords },
+    ),
     { secrets: { jiraToken: options.token ?? JIRA_TOKEN }, clock: skipClock() },
   );
 }
@@ -88,16 +81,7 @@ describe('Jira', () => {
 
   it('a crash between Jira’s 201 and our record: after 5 minutes, a search finds the issue; no second one', async () => {
     const world = await setUp();
-    let crashed = false;
-    world.runtime.deliver.checkpoint = () => {
-      if (!crashed) {
-        crashed = true;
-        throw new Crash('died after the create');
-      }
-    };
-    await world.cycle('events').catch(() => undefined);
-    world.runtime.deliver.checkpoint = undefined;
-    expect(crashed).toBe(true);
+    await crashingOnce(world, () => world.cycle('events'));
     const created = jira.issues.length;
     // At once, and within 5 minutes: the create of unknown outcome waits; the others go.
     await world.deliver();
@@ -163,10 +147,10 @@ describe('Jira', () => {
       await world.cycle('credentials');
       expect(jira.issues.length).toBeGreaterThan(0);
       const text = JSON.stringify(jira.issues);
-      for (const c of emu.running.emulator.dataset.credentials.filter((c) => c.domain === 'acme.test')) {
-        expect(text).not.toContain(c.password);
-        if (c.hash.length > 3) expect(text).not.toContain(c.hash);
-      }
+      expectNoPassword(
+        text,
+        emu.running.emulator.dataset.credentials.filter((c) => c.domain === 'acme.test'),
+      );
       expect(text).toContain('Leaked credential:');
     }
   });

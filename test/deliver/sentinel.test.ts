@@ -10,6 +10,7 @@ import type { EventItem } from '../../lib/upstream/schemas.ts';
 import { skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
+import { crashingOnce, expectNoPassword, oneDestination } from '../helpers/one-destination.ts';
 import { SENTINEL_APP, type SentinelStandIn, startSentinel } from '../helpers/sentinel.ts';
 import { makeWorld } from '../helpers/world.ts';
 
@@ -38,26 +39,20 @@ async function setUp(
   return makeWorld(
     emu,
     db,
-    {
-      sources: options.credentials
-        ? { tenantEvents: { enabled: false }, credentials: { domains: ['acme.test'], lookback: 'P60D' } }
-        : { tenantEvents: { lookback: 'P30D' } },
-      destinations: {
-        sentinel: {
-          type: 'sentinel',
-          tenantId: SENTINEL_APP.tenantId,
-          clientId: options.clientId ?? SENTINEL_APP.clientId,
-          clientSecret: { secret: 'az' },
-          endpoint: `${az.url}/`,
-          ruleId: `dcr-${app}`,
-          stream: 'Custom-ExposureAlerts_CL',
-          loginUrl: az.url,
-        },
+    oneDestination(
+      'sentinel',
+      {
+        type: 'sentinel',
+        tenantId: SENTINEL_APP.tenantId,
+        clientId: options.clientId ?? SENTINEL_APP.clientId,
+        clientSecret: { secret: 'az' },
+        endpoint: `${az.url}/`,
+        ruleId: `dcr-${app}`,
+        stream: 'Custom-ExposureAlerts_CL',
+        loginUrl: az.url,
       },
-      routes: [{ name: 'all', to: ['sentinel'] }],
-      digest: { threshold: 2, maxItems: 20 },
-      ...(options.passwords ? { passwords: options.passwords } : {}),
-    },
+      { credentials: options.credentials, passwords: options.passwords, threshold: 2 },
+    ),
     { secrets: { az: options.secret ?? SENTINEL_APP.clientSecret }, clock: skipClock() },
   );
 }
@@ -132,15 +127,7 @@ describe('Microsoft Sentinel', () => {
 
   it('a crash between send and record: that one request again, and no item lost', async () => {
     const world = await setUp();
-    let crashed = false;
-    world.runtime.deliver.checkpoint = () => {
-      if (!crashed) {
-        crashed = true;
-        throw new Error('died after the send');
-      }
-    };
-    await world.cycle('events').catch(() => undefined);
-    world.runtime.deliver.checkpoint = undefined;
+    await crashingOnce(world, () => world.cycle('events'));
     await world.deliver();
     expect(new Set(az.records.map((r) => r.Key))).toEqual(new Set(uids()));
     const sent = await world.runtime.deliveries.list({ status: 'sent', destinations: ['sentinel'] });
@@ -152,9 +139,10 @@ describe('Microsoft Sentinel', () => {
       const world = await setUp({ credentials: true, passwords });
       await world.cycle('credentials');
       expect(az.records.length).toBeGreaterThan(0);
-      const text = JSON.stringify(az.records);
-      for (const c of emu.running.emulator.dataset.credentials.filter((c) => c.domain === 'acme.test'))
-        if (c.hash_type === 'plaintext' && c.hash.length > 3) expect(text).not.toContain(`"${c.hash}"`);
+      expectNoPassword(
+        JSON.stringify(az.records),
+        emu.running.emulator.dataset.credentials.filter((c) => c.domain === 'acme.test'),
+      );
     }
   });
 });

@@ -11,6 +11,7 @@ import type { EventItem } from '../../lib/upstream/schemas.ts';
 import { skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
+import { crashingOnce, expectNoPassword, oneDestination } from '../helpers/one-destination.ts';
 import { type ServiceNowStandIn, SN_PASSWORD, SN_USER, startServiceNow } from '../helpers/servicenow.ts';
 import { makeWorld } from '../helpers/world.ts';
 
@@ -31,23 +32,17 @@ async function setUp(options: { password?: string; credentials?: boolean; passwo
   return makeWorld(
     emu,
     db,
-    {
-      sources: options.credentials
-        ? { tenantEvents: { enabled: false }, credentials: { domains: ['acme.test'], lookback: 'P60D' } }
-        : { tenantEvents: { lookback: 'P30D' } },
-      destinations: {
-        itsm: {
-          type: 'servicenow',
-          url: sn.url,
-          username: SN_USER,
-          password: { secret: 'sn' },
-          assignmentGroup: 'SOC',
-        },
+    oneDestination(
+      'itsm',
+      {
+        type: 'servicenow',
+        url: sn.url,
+        username: SN_USER,
+        password: { secret: 'sn' },
+        assignmentGroup: 'SOC',
       },
-      routes: [{ name: 'all', to: ['itsm'] }],
-      digest: { threshold: 500, maxItems: 20 },
-      ...(options.passwords ? { passwords: options.passwords } : {}),
-    },
+      { credentials: options.credentials, passwords: options.passwords },
+    ),
     { secrets: { sn: options.password ?? SN_PASSWORD }, clock: skipClock() },
   );
 }
@@ -73,15 +68,7 @@ describe('ServiceNow', () => {
 
   it('a crash between the 201 and our record: 5 minutes later, the correlation_id finds it; no second incident', async () => {
     const world = await setUp();
-    let crashed = false;
-    world.runtime.deliver.checkpoint = () => {
-      if (!crashed) {
-        crashed = true;
-        throw new Error('died after the create');
-      }
-    };
-    await world.cycle('events').catch(() => undefined);
-    world.runtime.deliver.checkpoint = undefined;
+    await crashingOnce(world, () => world.cycle('events'));
     await world.runtime.deliver.clock.sleep(5 * 60_000 + 1_000);
     await world.deliver();
     expect(sn.incidents).toHaveLength(events().length);
@@ -128,10 +115,10 @@ describe('ServiceNow', () => {
       await world.cycle('credentials');
       expect(sn.incidents.length).toBeGreaterThan(0);
       const text = JSON.stringify(sn.incidents);
-      for (const c of emu.running.emulator.dataset.credentials.filter((c) => c.domain === 'acme.test')) {
-        expect(text).not.toContain(c.password);
-        if (c.hash.length > 3) expect(text).not.toContain(c.hash);
-      }
+      expectNoPassword(
+        text,
+        emu.running.emulator.dataset.credentials.filter((c) => c.domain === 'acme.test'),
+      );
     }
   });
 

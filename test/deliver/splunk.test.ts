@@ -9,6 +9,7 @@ import type { EventItem } from '../../lib/upstream/schemas.ts';
 import { skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
+import { crashingOnce, expectNoPassword, oneDestination } from '../helpers/one-destination.ts';
 import { HEC_TOKEN, type HecStandIn, startHec } from '../helpers/splunk.ts';
 import { makeWorld } from '../helpers/world.ts';
 
@@ -31,16 +32,12 @@ async function setUp(options: { token?: string; credentials?: boolean; passwords
   return makeWorld(
     emu,
     db,
-    {
-      sources: options.credentials
-        ? { tenantEvents: { enabled: false }, credentials: { domains: ['acme.test'], lookback: 'P60D' } }
-        : { tenantEvents: { lookback: 'P30D' } },
-      destinations: { splunk: { type: 'splunk', url: hec.url, token: { secret: 'hec' }, index: 'security' } },
-      routes: [{ name: 'all', to: ['splunk'] }],
-      // Digests do not apply to a SIEM, whatever the threshold.
-      digest: { threshold: 2, maxItems: 20 },
-      ...(options.passwords ? { passwords: options.passwords } : {}),
-    },
+    // Digests do not apply to a SIEM, whatever the threshold.
+    oneDestination(
+      'splunk',
+      { type: 'splunk', url: hec.url, token: { secret: 'hec' }, index: 'security' },
+      { credentials: options.credentials, passwords: options.passwords, threshold: 2 },
+    ),
     { secrets: { hec: options.token ?? HEC_TOKEN }, clock: skipClock() },
   );
 }
@@ -78,15 +75,7 @@ describe('Splunk HEC', () => {
 
   it('a crash between send and record: that one request again, and no item lost', async () => {
     const world = await setUp();
-    let crashed = false;
-    world.runtime.deliver.checkpoint = () => {
-      if (!crashed) {
-        crashed = true;
-        throw new Error('died after the send');
-      }
-    };
-    await world.cycle('events').catch(() => undefined);
-    world.runtime.deliver.checkpoint = undefined;
+    await crashingOnce(world, () => world.cycle('events'));
     await world.deliver();
     const keys = hec.events.map((e) => String(e.event.key));
     expect(new Set(keys)).toEqual(new Set(uids()));
@@ -101,9 +90,10 @@ describe('Splunk HEC', () => {
       const world = await setUp({ credentials: true, passwords });
       await world.cycle('credentials');
       expect(hec.events.length).toBeGreaterThan(0);
-      const text = JSON.stringify(hec.events);
-      for (const c of emu.running.emulator.dataset.credentials.filter((c) => c.domain === 'acme.test'))
-        if (c.hash_type === 'plaintext' && c.hash.length > 3) expect(text).not.toContain(`"${c.hash}"`);
+      expectNoPassword(
+        JSON.stringify(hec.events),
+        emu.running.emulator.dataset.credentials.filter((c) => c.domain === 'acme.test'),
+      );
     }
   });
 });
