@@ -8,12 +8,7 @@
  * nothing changed. The follow-ups are recorded here and sent by the next delivery pass.
  */
 import * as z from 'zod/mini';
-import {
-  type ActDeps,
-  actOnEvents,
-  EVENT_ACTION_TYPES,
-  MAX_ACTION_UIDS,
-} from '../actions/events.ts';
+import { type ActDeps, actOnEvents, EVENT_ACTION_TYPES, MAX_ACTION_UIDS } from '../actions/events.ts';
 import { describeIssues, issuesToText } from '../upstream/validate.ts';
 import { ApiError, upstreamFailure } from './errors.ts';
 

@@ -222,7 +222,9 @@ export type Silence = z.infer<typeof silenceSchema>;
 const slackActionsSchema = z.strictObject({
   /** Only from the secret object: the API, which has no config, reads it there by name. */
   signingSecret: secretRefSchema,
-  teamId: z.string().check(z.regex(/^[TE][A-Z0-9]{2,}$/, 'expected a Slack workspace id (T or E, then capitals and digits)')),
+  teamId: z
+    .string()
+    .check(z.regex(/^[TE][A-Z0-9]{2,}$/, 'expected a Slack workspace id (T or E, then capitals and digits)')),
   allowedUsers: z
     .array(
       z.union([
