@@ -44,6 +44,8 @@ export const EVENT_ACTION_TYPES: readonly EventActionType[] = [
 ];
 /** Uids one action may name (the API's limit; the upstream takes 10 a request, so up to 10 requests). */
 export const MAX_ACTION_UIDS = 100;
+/** Interrupted actions one delivery pass finishes at most; the rest, the next passes. */
+export const FINISH_PER_PASS = 10;
 /** An action open this long is taken to be interrupted (a live one takes seconds). */
 export const STALE_ACTION_MS = 60_000;
 
@@ -150,7 +152,9 @@ export async function actOnEvents(deps: ActDeps, request: ActRequest): Promise<A
 
 /** Finishes the actions a crash left open (the delivery pass calls this). Returns how many. */
 export async function finishActions(deps: ActDeps): Promise<number> {
-  const open = await deps.actions.unfinished(deps.clock.now() - STALE_ACTION_MS);
+  // A few a pass, and none after the first that fails: the pass's deliveries must not wait on an
+  // upstream that does not answer, action after action.
+  const open = await deps.actions.unfinished(deps.clock.now() - STALE_ACTION_MS, FINISH_PER_PASS);
   let finished = 0;
   for (const record of open) {
     try {
@@ -166,6 +170,7 @@ export async function finishActions(deps: ActDeps): Promise<number> {
         action: record.id,
         error,
       });
+      break;
     }
   }
   return finished;

@@ -184,16 +184,22 @@ describe('an interrupted action the upstream does not answer', () => {
     actions.flags = () => {
       throw new Error('crash');
     };
-    await expect(
-      actOnEvents({ ...act, actions }, { type: 'ignore', uids: [uid], by: 'cli:ana', id: 'open-1' }),
-    ).rejects.toThrow('crash');
+    for (const id of ['open-1', 'open-2'])
+      await expect(
+        actOnEvents({ ...act, actions }, { type: 'ignore', uids: [uid], by: 'cli:ana', id }),
+      ).rejects.toThrow('crash');
     await world.runtime.deliver.clock.sleep(61_000);
-    control().addFault({ endpoint: 'eventActions', status: 401 });
+    control().addFault({ endpoint: 'eventActions', status: 401, times: 5 });
+    const calls = control().calls('eventActions').length;
     await world.deliver();
     expect((await act.actions.get('open-1'))?.status).toBe('pending');
+    // The first refusal ends the pass's tries: the deliveries do not wait on one upstream call each.
+    expect(control().calls('eventActions').length - calls).toBe(1);
+    control().clearFaults();
     expect(world.logs.join('\n')).toContain('could not finish an interrupted action');
     await world.deliver();
     expect((await act.actions.get('open-1'))?.status).toBe('done');
+    expect((await act.actions.get('open-2'))?.status).toBe('done');
     expect(events()[6]?.isIgnored).toBe(true);
     expect(await seen(uid)).toMatchObject({ edits: 1, replies: 1, resolves: 1 });
   });
