@@ -65,6 +65,14 @@ export type ResolvedDestination =
     }
   | {
       name: string;
+      type: 'discord';
+      /** Holds the webhook's token: a secret. */
+      url: string;
+      /** Destinations of this config posting to the same webhook: the pace is per webhook. */
+      sharing: number;
+    }
+  | {
+      name: string;
       type: 'pagerduty';
       url: string;
       routingKey: string;
@@ -194,6 +202,8 @@ export function resolveDestination(
       };
     case 'teams':
       return { name, type: 'teams', url: get(config.url, 'url'), sharing: 1 };
+    case 'discord':
+      return { name, type: 'discord', url: get(config.url, 'url'), sharing: 1 };
     case 'pagerduty':
       return {
         name,
@@ -250,13 +260,17 @@ export function resolveDestination(
 }
 
 /**
- * Teams and PagerDuty limit the rate per URL and per routing key, not per destination: when
+ * Teams, Discord and PagerDuty limit the rate per URL and per routing key, not per destination: when
  * several destinations share one, each paces at that many times the interval, so together they
  * keep within it. Secrets are compared only once resolved, which is why this is done here.
  */
 function countSharing(destinations: Map<string, ResolvedDestination>): void {
   const keyOf = (d: ResolvedDestination) =>
-    d.type === 'teams' ? `teams ${d.url}` : d.type === 'pagerduty' ? `pagerduty ${d.routingKey}` : undefined;
+    d.type === 'teams' || d.type === 'discord'
+      ? `${d.type} ${d.url}`
+      : d.type === 'pagerduty'
+        ? `pagerduty ${d.routingKey}`
+        : undefined;
   const counts = new Map<string, number>();
   for (const d of destinations.values()) {
     const key = keyOf(d);
@@ -264,7 +278,8 @@ function countSharing(destinations: Map<string, ResolvedDestination>): void {
   }
   for (const d of destinations.values()) {
     const key = keyOf(d);
-    if (key && (d.type === 'teams' || d.type === 'pagerduty')) d.sharing = counts.get(key) ?? 1;
+    if (key && (d.type === 'teams' || d.type === 'discord' || d.type === 'pagerduty'))
+      d.sharing = counts.get(key) ?? 1;
   }
 }
 

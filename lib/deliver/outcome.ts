@@ -18,6 +18,8 @@ export type SendOutcome =
       posted?: Posted;
       /** The ticket it made (a Jira issue key). */
       ticket?: string;
+      /** The destination said its rate is spent: the next message to it waits this long (Discord). */
+      holdMs?: number;
     }
   | {
       ok: false;

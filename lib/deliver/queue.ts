@@ -31,6 +31,8 @@ export interface PassState {
   pace: number;
   /** When the last message went (the pace runs from it; the lease keeps it for the next run). */
   lastSentAt: number;
+  /** Not before then: the destination said its rate was spent (an acceptance's `holdMs`). */
+  holdUntil?: number;
   signal: AbortSignal;
   /** A Slack app's digests go as threads (thread.ts); undefined for every other destination. */
   threads?: ThreadSend & { threads: ThreadStore };
@@ -76,10 +78,15 @@ export function passState(
  */
 export async function takeTurn(state: PassState): Promise<boolean> {
   const { clock } = state.deps;
-  const wait = paceWait(state.lastSentAt, state.pace, clock.now());
+  const wait = turnWait(state, clock.now());
   if (clock.now() + wait > state.options.deadline) return false;
   if (wait > 0) await clock.sleep(wait, state.signal);
   return true;
+}
+
+/** The wait for the next message: the pace, or longer when the destination asked for more. */
+function turnWait(state: PassState, now: number): number {
+  return Math.max(paceWait(state.lastSentAt, state.pace, now), (state.holdUntil ?? 0) - now);
 }
 
 /** Notes that a message went: the pace runs from now. */
@@ -142,7 +149,7 @@ export async function sendAll(
       queue.unshift(...(await halves(chunk, records)));
       continue;
     }
-    const wait = paceWait(state.lastSentAt, state.pace, clock.now());
+    const wait = turnWait(state, clock.now());
     // A send may start up to the deadline, not after: a wait that ends later ends the pass here.
     if (clock.now() + wait > options.deadline) {
       stopEarly(result, 'budget', pendingIn([message, ...queue], byId), full);
@@ -161,6 +168,7 @@ export async function sendAll(
     const outcome = await send(destination, message.payload, message.deliveryIds, state.ctx);
     state.lastSentAt = clock.now();
     result.messages += 1;
+    if (outcome.ok && outcome.holdMs) state.holdUntil = state.lastSentAt + outcome.holdMs;
     if (outcome.ok) await deps.checkpoint?.('accepted', message.deliveryIds);
     else if (outcome.tooLarge && records.length > 1) {
       // Too large is about this body, not its items: no attempt counted, the halves go instead.

@@ -16,6 +16,7 @@ import type { WebhookActionBody } from '../render/follow-up.ts';
 import type { JiraContent } from '../render/jira.ts';
 import type { IncidentContent } from '../render/servicenow.ts';
 import type {
+  DiscordPayload,
   EmailContent,
   HecEvent,
   PagerDutyEvent,
@@ -28,6 +29,7 @@ import type {
 import { signWebhook, webhookIdempotencyKey } from '../render/webhook.ts';
 import { parseRetryAfter } from '../upstream/wire.ts';
 import type { ResolvedDestination } from './destinations.ts';
+import { readDiscordAnswer } from './discord.ts';
 import { incidentRequest, jiraRequest, readIncidentAnswer, readJiraAnswer } from './jira.ts';
 import type { HttpRequest, SendOutcome } from './outcome.ts';
 import type { HttpPost } from './post.ts';
@@ -48,6 +50,7 @@ export type Payload =
   | IncidentContent
   | { events: HecEvent[] }
   | { records: SentinelRecord[] }
+  | DiscordPayload
   | string;
 
 export interface SendContext {
@@ -107,6 +110,7 @@ export function buildRequest(
       if (destination.app) return postMessage(destination.app, payload as SlackPayload);
       return { url: destination.url, headers: json, body: JSON.stringify(payload) };
     case 'teams':
+    case 'discord':
       return { url: destination.url, headers: json, body: JSON.stringify(payload) };
     case 'pagerduty': {
       // The routing key goes first, as PagerDuty documents the body; the rendered event never holds it.
@@ -303,7 +307,8 @@ export async function sendRequest(
       signal,
     });
     const text = await res.text();
-    return classify(destination, res.status, text, res.headers.get('retry-after'), ctx.now());
+    const read = classify(destination, res.status, text, res.headers.get('retry-after'), ctx.now());
+    return destination.type === 'discord' ? readDiscordAnswer(read, text, res.headers) : read;
   } catch (error) {
     if (ctx.signal?.aborted) throw ctx.signal.reason;
     const timedOut = timeout.aborted;

@@ -9,6 +9,7 @@
 import type { DeliveryAlert } from '../model.ts';
 import type { AlertsConfig, DestinationConfig } from '../rules/config.ts';
 import { applyPasswordPolicy } from '../rules/passwords.ts';
+import { discordProblems } from './discord.ts';
 import { slackFollowUp } from './follow-up.ts';
 import { renderFor } from './index.ts';
 import { JIRA_SUMMARY_MAX, type JiraContent } from './jira.ts';
@@ -19,6 +20,7 @@ import { slackLimitProblems } from './slack-limits.ts';
 import { teamsProblems } from './teams-limits.ts';
 import type {
   AlertPayload,
+  DiscordPayload,
   EmailContent,
   IncidentContent,
   NoticePayload,
@@ -54,6 +56,8 @@ function payloadProblems(type: DestinationConfig['type'], payload: AlertPayload 
     }
     case 'teams':
       return teamsProblems(payload as TeamsPayload);
+    case 'discord':
+      return discordProblems(payload as DiscordPayload);
     case 'pagerduty':
       return pagerDutyProblems(payload as PagerDutyEvent);
     case 'jira': {

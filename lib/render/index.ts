@@ -7,6 +7,7 @@
  */
 import type { DestinationConfig } from '../rules/config.ts';
 import { renderConsole } from './console.ts';
+import { renderDiscord } from './discord.ts';
 import { renderEmail } from './email.ts';
 import { renderJira } from './jira.ts';
 import { renderPagerDuty } from './pagerduty.ts';
@@ -20,6 +21,7 @@ import type { AlertPayload, DeliveryAlert, PagerDutySeverity, Rendered, RenderOp
 import { renderWebhook } from './webhook.ts';
 
 export { type ConsoleOptions, renderConsole } from './console.ts';
+export { DISCORD_LIMITS, discordProblems, renderDiscord } from './discord.ts';
 export { renderEmail } from './email.ts';
 export {
   escapeHtml,
@@ -92,6 +94,8 @@ export function renderFor(
       return renderWebhook(alerts, opts);
     case 'teams':
       return renderTeams(alerts, opts);
+    case 'discord':
+      return renderDiscord(alerts, opts);
     case 'pagerduty':
       return renderPagerDuty(alerts, opts, { credentialSeverity: destination.credentialSeverity ?? 'error' });
     case 'jira':

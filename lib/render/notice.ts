@@ -5,13 +5,15 @@
  * it is escaped like upstream text.
  */
 import { createHash } from 'node:crypto';
-import { htmlText, lineText, slackLines, slackPlain, slackText } from './escape.ts';
+import { discordMessage } from './discord.ts';
+import { discordText, htmlText, lineText, slackLines, slackPlain, slackText } from './escape.ts';
 import { exposureLabel, JIRA_SUMMARY_MAX, type JiraContent, jiraComment } from './jira.ts';
 import { dedupKey } from './pagerduty.ts';
 import { fitSlackPayload } from './slack-limits.ts';
 import { rich, run, teamsMessage, upstreamText } from './teams-card.ts';
 import { fitTeamsPayload } from './teams-limits.ts';
 import type {
+  DiscordPayload,
   EmailContent,
   HecEvent,
   IncidentContent,
@@ -33,6 +35,7 @@ export type NoticeTarget =
   | 'email'
   | 'webhook'
   | 'teams'
+  | 'discord'
   | 'pagerduty'
   | 'jira'
   | 'servicenow'
@@ -115,6 +118,18 @@ function teamsNotice(notice: Notice, opts: RenderOptions): TeamsPayload {
   return fitTeamsPayload(teamsMessage(body, []));
 }
 
+/** A notice as one Discord embed: the headline as its title, the text escaped (it may quote an error). */
+function discordNotice(notice: Notice, opts: RenderOptions): DiscordPayload {
+  const lines =
+    notice.kind === 'test' ? `**${discordText(notice.title, 200)}**\n${discordText(notice.text, 3_000)}` : '';
+  return discordMessage({
+    title: discordText(headline(notice), 250, () => '…'),
+    description: lines || discordText(notice.text, 3_500, undefined, { lines: true }),
+    color: notice.kind === 'test' ? 0x1565c0 : 0xb71c1c,
+    footer: { text: lineText(footer(opts), 500) },
+  });
+}
+
 /**
  * A test pages at `info` and `destinations test` resolves it at once (same key); an ops notice
  * pages at `error`, keyed by destination and title, so a repeat joins the open incident.
@@ -164,6 +179,7 @@ export function renderNotice(type: 'slack', notice: Notice, opts: RenderOptions)
 export function renderNotice(type: 'email', notice: Notice, opts: RenderOptions): EmailContent;
 export function renderNotice(type: 'webhook', notice: Notice, opts: RenderOptions): WebhookNoticeBody;
 export function renderNotice(type: 'teams', notice: Notice, opts: RenderOptions): TeamsPayload;
+export function renderNotice(type: 'discord', notice: Notice, opts: RenderOptions): DiscordPayload;
 export function renderNotice(type: 'pagerduty', notice: Notice, opts: RenderOptions): PagerDutyEvent;
 export function renderNotice(type: 'jira', notice: Notice, opts: RenderOptions): JiraContent;
 export function renderNotice(type: 'servicenow', notice: Notice, opts: RenderOptions): IncidentContent;
@@ -185,6 +201,8 @@ export function renderNotice(type: NoticeTarget, notice: Notice, opts: RenderOpt
       return webhookNotice(notice, opts);
     case 'teams':
       return teamsNotice(notice, opts);
+    case 'discord':
+      return discordNotice(notice, opts);
     case 'pagerduty':
       return pagerDutyNotice(notice, opts);
     case 'jira':

@@ -132,6 +132,7 @@ export type AlertPayload =
   | IncidentContent
   | { events: HecEvent[] }
   | { records: SentinelRecord[] }
+  | DiscordPayload
   | string;
 
 /** Whatever `renderNotice` produces, by destination type. */
@@ -145,6 +146,7 @@ export type NoticePayload =
   | IncidentContent
   | { events: HecEvent[] }
   | { records: SentinelRecord[] }
+  | DiscordPayload
   | string;
 
 /** Atlassian Document Format, as far as render/jira.ts writes it. */
@@ -194,4 +196,22 @@ export interface SentinelRecord {
   Destination: string;
   Source: string;
   Item: unknown;
+}
+
+/** One Discord embed, as render/discord.ts builds it (within DISCORD_LIMITS). */
+export interface DiscordEmbed {
+  title: string;
+  url?: string;
+  description?: string;
+  color?: number;
+  fields?: { name: string; value: string; inline?: boolean }[];
+  footer?: { text: string };
+  timestamp?: string;
+}
+
+/** Body of a Discord webhook POST: embeds, and never a mention (`allowed_mentions`). */
+export interface DiscordPayload {
+  content?: string;
+  embeds: DiscordEmbed[];
+  allowed_mentions: { parse: string[] };
 }

@@ -109,6 +109,10 @@ export function checkWarnings(config: AlertsConfig, now: Date, warnings: string[
   });
   for (const [name, destination] of Object.entries(config.destinations)) {
     if (!used.has(name)) warnings.push(`destinations.${name}: no route sends to it`);
+    if (destination.type === 'discord' && typeof destination.url === 'string')
+      warnings.push(
+        `destinations.${name}.url: a Discord webhook URL holds the webhook's token, so anyone who has it can post: keep it in the secret object ({ "secret": "NAME" })`,
+      );
     if (destination.type === 'teams' && typeof destination.url === 'string') {
       warnings.push(
         OFFICE_CONNECTOR_URL.test(destination.url)

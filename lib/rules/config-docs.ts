@@ -210,6 +210,10 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     text: 'the channel’s Workflows webhook URL; it carries its signature, so keep it in the secret object',
     example: { secret: 'socTeamsWebhook' },
   },
+  'destinations.<name>{discord}.url': {
+    text: 'the channel’s webhook URL (`https://discord.com/api/webhooks/<id>/<token>`); it holds the webhook’s token, so keep it in the secret object',
+    example: { secret: 'socDiscordWebhook' },
+  },
   'destinations.<name>{pagerduty}.routingKey': {
     text: `the Events API v2 integration key: ${SECRET_OR}`,
     example: { secret: 'oncallRoutingKey' },

@@ -29,9 +29,12 @@ const DESTINATION_TYPES = [
   'email',
   'webhook',
   'teams',
+  'discord',
   'pagerduty',
   'jira',
   'servicenow',
+  'splunk',
+  'sentinel',
   'console',
 ] as const;
 

@@ -173,6 +173,12 @@ const teamsDestination = z.strictObject({
   url: secretOr(httpUrl),
 });
 
+/** A Discord webhook: its URL holds the webhook's token, so it is a secret. */
+const discordDestination = z.strictObject({
+  type: z.literal('discord'),
+  url: secretOr(httpUrl),
+});
+
 /** PagerDuty Events API v2; `url` is overridable so tests and the emulator world can stand in for it. */
 const pagerdutyDestination = z.strictObject({
   type: z.literal('pagerduty'),
@@ -189,6 +195,7 @@ export const destinationSchema = z.discriminatedUnion('type', [
   emailDestination,
   webhookDestination,
   teamsDestination,
+  discordDestination,
   pagerdutyDestination,
   jiraDestination,
   servicenowDestination,

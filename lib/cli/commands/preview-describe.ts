@@ -33,6 +33,8 @@ export function describeDestination(destination: DestinationConfig): string {
       return `POST ${urlText(destination.url)}`;
     case 'teams':
       return 'POST to the Teams Workflows webhook (its URL is a credential, not shown)';
+    case 'discord':
+      return 'POST to the Discord webhook (its URL holds its token, not shown), one message every 2 s';
     case 'pagerduty':
       return `PagerDuty Events API v2: POST ${urlText(destination.url ?? PAGERDUTY_URL)}`;
     case 'sentinel':

@@ -111,6 +111,7 @@ function payloadText(
     // and its ANSI colours are its own.
     case 'slack':
     case 'teams':
+    case 'discord':
     case 'jira':
     case 'servicenow':
     case 'splunk':

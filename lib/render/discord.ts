@@ -1,0 +1,289 @@
+/**
+ * Discord webhook messages (interface.md section 4): one embed a message, laid out like the Slack
+ * message (the effective severity and the event type as the title, linked to the item; what
+ * matched with highlights in bold; who it concerns and where it was found as fields). Upstream text
+ * is Markdown-escaped wherever Discord renders Markdown (escape.ts), every message says
+ * `allowed_mentions: {"parse": []}`, and every embed is built within Discord's limits, which
+ * `discordProblems` checks. A password never appears, not even masked: only the login and the kind
+ * of secret the upstream holds.
+ *
+ * Grouping and digests are Slack's (group.ts): a credential group too long for one embed is split
+ * into numbered parts, each covering exactly the logins it lists; a digest lists what fits and
+ * counts the rest.
+ */
+import { eventSeverity } from '../model.ts';
+import type { Severity } from '../upstream/event-types.ts';
+import { discordText, ellipsis, highlightToDiscord, lineText } from './escape.ts';
+import { formatTime, hashKind, identifierNames, joinList, plural, severityText, tagsOf } from './format.ts';
+import {
+  type Batch,
+  batchSummary,
+  type CredentialDelivery,
+  deliveryIdsOf,
+  digestDomains,
+  digestLeaks,
+  digestTypes,
+  type EventDelivery,
+  highlightsOf,
+  mostSevereFirst,
+  planBatches,
+  routesOf,
+  severityCounts,
+} from './group.ts';
+import { credentialLink, eventLink } from './link.ts';
+import type { DeliveryAlert, DiscordEmbed, DiscordPayload, Rendered, RenderOptions } from './types.ts';
+
+/** Discord's limits on a webhook message (destinations-facts.md), in characters. */
+export const DISCORD_LIMITS = {
+  content: 2_000,
+  embeds: 10,
+  title: 256,
+  description: 4_096,
+  fields: 25,
+  fieldName: 256,
+  fieldValue: 1_024,
+  footer: 2_048,
+  /** Title, description, field names and values and footer of all embeds together. */
+  total: 6_000,
+} as const;
+
+/** Room kept under the total for the notes a fitted embed may gain. */
+const TOTAL_BUDGET = DISCORD_LIMITS.total - 100;
+const URL_MAX = 2_000;
+
+const COLOR: Record<Severity, number> = {
+  critical: 0xb71c1c,
+  high: 0xe65100,
+  medium: 0xf9a825,
+  low: 0x1565c0,
+  info: 0x757575,
+};
+const CREDENTIAL_COLOR = 0xb71c1c;
+
+/** What an embed counts toward Discord's 6,000 characters. */
+export function embedChars(embed: DiscordEmbed): number {
+  let n = embed.title.length + (embed.description?.length ?? 0) + (embed.footer?.text.length ?? 0);
+  for (const f of embed.fields ?? []) n += f.name.length + f.value.length;
+  return n;
+}
+
+export function discordMessage(embed: DiscordEmbed): DiscordPayload {
+  return { embeds: [embed], allowed_mentions: { parse: [] } };
+}
+
+const field = (name: string, value: string, inline = false) => ({
+  name,
+  value: value || '—',
+  ...(inline ? { inline } : {}),
+});
+const list = (values: string[], max: number) => joinList(values, max, (v) => discordText(v, 200, ellipsis));
+const footer = (text: string) => ({ text: lineText(text, 1_000, ellipsis) });
+const link = (url: string | undefined) => (url && url.length <= URL_MAX ? { url } : {});
+const isoTime = (value: string | null | undefined) => {
+  const ms = Date.parse(value ?? '');
+  return Number.isFinite(ms) ? { timestamp: new Date(ms).toISOString() } : {};
+};
+
+/** The description's room once the rest of the embed is counted. */
+function room(embed: DiscordEmbed): number {
+  return Math.min(DISCORD_LIMITS.description, TOTAL_BUDGET - embedChars({ ...embed, description: '' }));
+}
+
+/** Lines joined until `max` characters, then a note counting the rest; how many fit. */
+function fill(lines: string[], max: number, rest: (n: number) => string): { text: string; shown: number } {
+  let text = '';
+  let shown = 0;
+  for (const line of lines) {
+    const more = lines.length - shown - 1;
+    const reserve = more > 0 ? rest(more).length + 1 : 0;
+    if (text.length + line.length + 1 + reserve > max) break;
+    text += `${text ? '\n' : ''}${line}`;
+    shown++;
+  }
+  if (shown < lines.length) text += `${text ? '\n' : ''}${rest(lines.length - shown)}`;
+  return { text, shown };
+}
+
+function eventEmbed(alert: EventDelivery, opts: RenderOptions): DiscordEmbed {
+  const item = alert.item;
+  const severity = eventSeverity(item);
+  const notes = item.tenant_metadata?.notes;
+  const embed: DiscordEmbed = {
+    title: `${severity.toUpperCase()} · ${discordText(item.metadata.type, 200, ellipsis)}`,
+    ...link(eventLink(item, opts.appUrl)),
+    color: COLOR[severity],
+    fields: [
+      field('Identifiers', list(identifierNames(item), 1_000)),
+      field('Tags', list(tagsOf(item), 500)),
+      field('Severity', discordText(severityText(item), 100), true),
+      field('Created (estimated)', formatTime(item.metadata.estimated_created_at), true),
+      field('Matched', formatTime(item.metadata.matched_at), true),
+      field('Item', discordText(item.metadata.uid, 400, ellipsis)),
+      ...(notes ? [field('Notes', discordText(notes, 600, undefined, { lines: true }))] : []),
+    ],
+    footer: footer(`source ${alert.source} · routes ${alert.routes.join(', ')}`),
+    ...isoTime(item.metadata.matched_at),
+  };
+  const highlights = highlightsOf(alert).map(
+    (h) => `${discordText(h.field, 100, ellipsis)}: ${highlightToDiscord(h.text, 600)}`,
+  );
+  const matched = highlights.length
+    ? fill(highlights, room(embed) - 20, (n) => `… (truncated, ${plural(n, 'more highlight')} not shown)`)
+        .text
+    : 'No highlighted text.';
+  return { ...embed, description: `**What matched**\n${matched}` };
+}
+
+function credentialLine(alert: CredentialDelivery): string {
+  return `• ${discordText(alert.item.identity_name, 200, ellipsis)} (${discordText(hashKind(alert.item), 40, ellipsis)})`;
+}
+
+function credentialEmbeds(
+  batch: Extract<Batch, { type: 'credentials' }>,
+  opts: RenderOptions,
+): Rendered<DiscordPayload>[] {
+  const source = batch.alerts.find((a) => a.item.source)?.item.source;
+  const embed = (part: string, logins: string, description: string): DiscordEmbed => ({
+    title: `Leaked credentials · ${discordText(batch.domain, 180, ellipsis)}${part}`,
+    ...link(batch.alerts.map((a) => credentialLink(a.item, opts.appUrl)).find(Boolean)),
+    color: CREDENTIAL_COLOR,
+    description,
+    fields: [
+      field('Leak', discordText(source?.name ?? batch.sourceId, 300, ellipsis)),
+      field('Breached', formatTime(source?.breached_at), true),
+      field('Leaked', formatTime(source?.leaked_at), true),
+      field('Logins', logins, true),
+      field('Source id', discordText(batch.sourceId, 300, ellipsis)),
+    ],
+    footer: footer(
+      `source ${batch.alerts[0]?.source ?? ''} · routes ${routesOf(batch.alerts).join(', ')} · passwords are never sent to Discord`,
+    ),
+  });
+  // The part note and the login count take a few characters more than this sample of them.
+  const max = room(embed(' (part 1000 of 1000)', '100000 (10000 in this part)', ''));
+  const parts: CredentialDelivery[][] = [];
+  let current: CredentialDelivery[] = [];
+  let used = 0;
+  for (const alert of batch.alerts) {
+    const size = credentialLine(alert).length + 1;
+    if (current.length && used + size > max) {
+      parts.push(current);
+      current = [];
+      used = 0;
+    }
+    current.push(alert);
+    used += size;
+  }
+  if (current.length) parts.push(current);
+  return parts.map((part, i) => {
+    const partNote = parts.length > 1 ? ` (part ${i + 1} of ${parts.length})` : '';
+    const logins = `${batch.alerts.length}${parts.length > 1 ? ` (${part.length} in this part)` : ''}`;
+    return {
+      deliveryIds: deliveryIdsOf(part),
+      payload: discordMessage(embed(partNote, logins, part.map(credentialLine).join('\n'))),
+      summary: `${batchSummary(batch)}${partNote}`,
+    };
+  });
+}
+
+function digestEmbed(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOptions): DiscordEmbed {
+  const rest = (n: number) => `… and ${n} more, not listed`;
+  if (batch.kind === 'event') {
+    const alerts = mostSevereFirst(batch.alerts);
+    const embed: DiscordEmbed = {
+      title: `${plural(alerts.length, 'new event')} (${severityCounts(alerts)})`,
+      color: COLOR[eventSeverity((alerts[0] as EventDelivery).item)],
+      fields: [field('Types', list(digestTypes(alerts), 1_000))],
+      footer: footer(`destination ${opts.destination} · routes ${routesOf(alerts).join(', ')}`),
+    };
+    const lines = alerts
+      .slice(0, opts.digest.maxItems)
+      .map(
+        (a) =>
+          `• **${eventSeverity(a.item).toUpperCase()}** ${discordText(a.item.metadata.type, 80, ellipsis)} · ${discordText(a.item.metadata.uid, 160, ellipsis)}`,
+      );
+    const shown = fill(lines, room(embed), (n) => rest(n + alerts.length - lines.length));
+    const tail = shown.shown === lines.length && lines.length < alerts.length;
+    return {
+      ...embed,
+      description: tail ? `${shown.text}\n${rest(alerts.length - lines.length)}` : shown.text,
+    };
+  }
+  const alerts = batch.alerts;
+  const embed: DiscordEmbed = {
+    title: plural(alerts.length, 'leaked credential'),
+    color: CREDENTIAL_COLOR,
+    fields: [
+      field('Domains', list(digestDomains(alerts), 1_000)),
+      field('Leaks', list(digestLeaks(alerts), 1_000)),
+    ],
+    footer: footer(
+      `destination ${opts.destination} · routes ${routesOf(alerts).join(', ')} · passwords are never sent to Discord`,
+    ),
+  };
+  const lines = alerts
+    .slice(0, opts.digest.maxItems)
+    .map(
+      (a) =>
+        `• ${discordText(a.item.identity_name, 120, ellipsis)} · ${discordText(a.item.domain, 80, ellipsis)} (${discordText(hashKind(a.item), 30, ellipsis)})`,
+    );
+  const shown = fill(lines, room(embed), (n) => rest(n + alerts.length - lines.length));
+  const tail = shown.shown === lines.length && lines.length < alerts.length;
+  return {
+    ...embed,
+    description: tail ? `${shown.text}\n${rest(alerts.length - lines.length)}` : shown.text,
+  };
+}
+
+/**
+ * One Discord message per event, per credential group (or part of one), or per digest (over
+ * `digest.threshold` alerts). Each Rendered lists exactly the alerts its embed shows or counts.
+ */
+export function renderDiscord(alerts: DeliveryAlert[], opts: RenderOptions): Rendered<DiscordPayload>[] {
+  return planBatches(alerts, opts.digest).flatMap((batch): Rendered<DiscordPayload>[] => {
+    if (batch.type === 'credentials') return credentialEmbeds(batch, opts);
+    const embed = batch.type === 'event' ? eventEmbed(batch.alert, opts) : digestEmbed(batch, opts);
+    const covered = batch.type === 'event' ? [batch.alert] : batch.alerts;
+    return [
+      { deliveryIds: deliveryIdsOf(covered), payload: discordMessage(embed), summary: batchSummary(batch) },
+    ];
+  });
+}
+
+/** Markdown that would be live in text Discord renders: a mention, a masked link, a spoiler. */
+const LIVE = /(^|[^\\])(@everyone|@here|<@|<#|\]\(|\|\|)/;
+
+/**
+ * What Discord would refuse, or what would be live in a message: `config validate` and the tests
+ * use it. Upstream text is always escaped, so a live mention or link means an escape was missed.
+ */
+export function discordProblems(payload: DiscordPayload): string[] {
+  const problems: string[] = [];
+  if (!Array.isArray(payload.allowed_mentions?.parse) || payload.allowed_mentions.parse.length)
+    problems.push('allowed_mentions must be {"parse": []}');
+  if ((payload.content?.length ?? 0) > DISCORD_LIMITS.content) problems.push('content over 2,000 characters');
+  if (!payload.embeds.length && !payload.content) problems.push('neither content nor an embed');
+  if (payload.embeds.length > DISCORD_LIMITS.embeds) problems.push('more than 10 embeds');
+  let total = 0;
+  for (const [i, e] of payload.embeds.entries()) {
+    const where = `embeds[${i}]`;
+    total += embedChars(e);
+    if (!e.title || e.title.length > DISCORD_LIMITS.title)
+      problems.push(`${where}.title: 1 to 256 characters`);
+    if ((e.description?.length ?? 0) > DISCORD_LIMITS.description)
+      problems.push(`${where}.description: over 4,096 characters`);
+    if ((e.footer?.text.length ?? 0) > DISCORD_LIMITS.footer)
+      problems.push(`${where}.footer: over 2,048 characters`);
+    if ((e.fields?.length ?? 0) > DISCORD_LIMITS.fields) problems.push(`${where}: more than 25 fields`);
+    for (const f of e.fields ?? []) {
+      if (!f.name || f.name.length > DISCORD_LIMITS.fieldName)
+        problems.push(`${where}: a field name of 1 to 256`);
+      if (!f.value || f.value.length > DISCORD_LIMITS.fieldValue)
+        problems.push(`${where}.fields[${f.name}]: a value of 1 to 1,024 characters`);
+    }
+    for (const text of [e.title, e.description ?? '', ...(e.fields ?? []).map((f) => f.value)])
+      if (LIVE.test(text)) problems.push(`${where}: live Markdown (a mention, a masked link or a spoiler)`);
+  }
+  if (total > DISCORD_LIMITS.total) problems.push(`the embeds hold ${total} characters, over 6,000`);
+  return problems;
+}
