@@ -59,6 +59,9 @@ describe('npm start with the example config', () => {
         'oncall:pagerduty',
         'tickets:jira',
         'itsm:servicenow',
+        'socDiscord:discord',
+        'hec:splunk',
+        'sentinel:sentinel',
       ]).toContain(name);
     expect(shown.size).toBeGreaterThanOrEqual(2);
   }, 40_000);

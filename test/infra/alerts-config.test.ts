@@ -62,11 +62,14 @@ describe('alert config at synth', () => {
     expect(loaded.secretNames).toEqual([
       'jiraApiToken',
       'oncallRoutingKey',
+      'sentinelClientSecret',
       'servicenowPassword',
       'siemKey',
+      'socDiscordWebhook',
       'socSlackBotToken',
       'socSlackWebhook',
       'socTeamsWebhook',
+      'splunkHecToken',
     ]);
   });
 

@@ -748,6 +748,9 @@ describe('dashboard', () => {
         'oncall',
         'tickets',
         'itsm',
+        'socDiscord',
+        'hec',
+        'sentinel',
       ]);
       const used = lines({ properties: { metrics: metrics.filter((m) => !expressions.includes(m)) } });
       expect(used).toContainEqual([

@@ -15,9 +15,36 @@ const all = config({
       to: ['b@example.com'],
     },
     siem: { type: 'webhook', url: 'https://siem.example/in' },
+    teams: { type: 'teams', url: { secret: 'x' } },
+    chat: { type: 'discord', url: { secret: 'x' } },
+    pager: { type: 'pagerduty', routingKey: { secret: 'x' } },
+    jira: {
+      type: 'jira',
+      url: 'https://j.example',
+      email: 'a@example.com',
+      apiToken: { secret: 'x' },
+      project: 'SEC',
+    },
+    snow: { type: 'servicenow', url: 'https://s.example', username: 'u', password: { secret: 'x' } },
+    hec: { type: 'splunk', url: 'https://h.example', token: { secret: 'x' } },
+    logs: {
+      type: 'sentinel',
+      tenantId: 't',
+      clientId: 'c',
+      clientSecret: { secret: 'x' },
+      endpoint: 'https://dce.example',
+      ruleId: 'dcr-1',
+      stream: 'Custom-X_CL',
+    },
     local: { type: 'console' },
   },
-  routes: [{ name: 'all', match: {}, to: ['soc', 'mail', 'siem', 'local'] }],
+  routes: [
+    {
+      name: 'all',
+      match: {},
+      to: ['soc', 'mail', 'siem', 'teams', 'chat', 'pager', 'jira', 'snow', 'hec', 'logs', 'local'],
+    },
+  ],
   digest: { threshold: 3, maxItems: 45 },
 });
 
@@ -45,8 +72,10 @@ describe('checkRendering', () => {
       },
     );
     expect(errors).toEqual([]);
-    // Four destinations; each sample digest holds more items than it may list, so the rest is counted.
-    expect(digestSizes).toEqual(Array(4).fill((SAMPLE_DIGEST_MAX + 5) * 2));
+    // Every destination; each sample digest holds more items than it may list, so the rest is counted.
+    expect(digestSizes).toEqual(
+      Array(Object.keys(all.destinations).length).fill((SAMPLE_DIGEST_MAX + 5) * 2),
+    );
     expect(performance.now() - started).toBeLessThan(5_000);
   });
 
