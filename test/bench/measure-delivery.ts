@@ -10,6 +10,7 @@
 
 import { POLLER_MEMORY_MB } from '../../infra/function.ts';
 import type { DrainRun, DrainSetup } from './drain.ts';
+import { measureSiem } from './measure-siem.ts';
 import { measureTickets } from './measure-tickets.ts';
 import {
   createTable,
@@ -67,9 +68,11 @@ export async function measureDelivery(): Promise<{ figures: Figure[]; raw: unkno
     }
     const lastSlack = Math.max(...slack.arrivals.map((a) => a.at));
     const tickets = await measureTickets();
+    const siem = await measureSiem();
     return {
       figures: [
         ...tickets.figures,
+        ...siem.figures,
         figure({
           section: 'delivery',
           id: 'delivery.slackMessages',
@@ -134,6 +137,7 @@ export async function measureDelivery(): Promise<{ figures: Figure[]; raw: unkno
       ],
       raw: {
         tickets: tickets.raw,
+        siem: siem.raw,
         run,
         slackArrivals: slack.arrivals.map((a) => a.at - started),
         webhookArrivals: { first: (hook.arrivals[0]?.at ?? started) - started, count: hook.arrivals.length },
