@@ -30,6 +30,7 @@ import { signWebhook, webhookIdempotencyKey } from '../render/webhook.ts';
 import { parseRetryAfter } from '../upstream/wire.ts';
 import type { ResolvedDestination } from './destinations.ts';
 import { readDiscordAnswer } from './discord.ts';
+import { emailRequest } from './email.ts';
 import { incidentRequest, jiraRequest, readIncidentAnswer, readJiraAnswer } from './jira.ts';
 import type { HttpRequest, SendOutcome } from './outcome.ts';
 import type { HttpPost } from './post.ts';
@@ -150,56 +151,8 @@ export function buildRequest(
         headers: { ...json, Authorization: destination.authorization },
         body: (payload as { events: HecEvent[] }).events.map((e) => JSON.stringify(e)).join('\n'),
       };
-    case 'email': {
-      const mail = payload as EmailContent;
-      if (destination.provider === 'sendgrid') {
-        return {
-          url: destination.url,
-          headers: { ...json, Authorization: `Bearer ${destination.apiKey ?? ''}` },
-          body: JSON.stringify({
-            personalizations: [{ to: destination.to.map((email) => ({ email })) }],
-            from: { email: destination.from },
-            subject: mail.subject,
-            content: [
-              { type: 'text/plain', value: mail.text },
-              { type: 'text/html', value: mail.html },
-            ],
-          }),
-        };
-      }
-      if (destination.provider === 'postmark') {
-        return {
-          url: destination.url,
-          headers: {
-            ...json,
-            Accept: 'application/json',
-            'X-Postmark-Server-Token': destination.apiKey ?? '',
-          },
-          body: JSON.stringify({
-            From: destination.from,
-            To: destination.to.join(', '),
-            Subject: mail.subject,
-            TextBody: mail.text,
-            HtmlBody: mail.html,
-            MessageStream: destination.messageStream ?? 'outbound',
-          }),
-        };
-      }
-      return {
-        url: destination.url,
-        headers: {
-          ...json,
-          ...(destination.apiKey ? { Authorization: `Bearer ${destination.apiKey}` } : {}),
-        },
-        body: JSON.stringify({
-          from: destination.from,
-          to: destination.to,
-          subject: mail.subject,
-          text: mail.text,
-          html: mail.html,
-        }),
-      };
-    }
+    case 'email':
+      return emailRequest(destination, payload as EmailContent);
   }
 }
 

@@ -13,7 +13,8 @@
  */
 import { eventSeverity } from '../model.ts';
 import type { Severity } from '../upstream/event-types.ts';
-import { discordText, ellipsis, highlightToDiscord, lineText } from './escape.ts';
+import { discordText, highlightToDiscord } from './discord-escape.ts';
+import { ellipsis, lineText } from './escape.ts';
 import { formatTime, hashKind, identifierNames, joinList, plural, severityText, tagsOf } from './format.ts';
 import {
   type Batch,

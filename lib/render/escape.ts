@@ -200,7 +200,7 @@ export function renderSegments(
  * check with maxItems 1,000 went from about 780 ms to about 250 ms). Bounded, so hostile text in
  * every script cannot grow it without end.
  */
-function perChar(escapeOne: (c: string) => string): (c: string) => string {
+export function perChar(escapeOne: (c: string) => string): (c: string) => string {
   const known = new Map<string, string>();
   return (c) => {
     let out = known.get(c);
@@ -294,44 +294,4 @@ const plainSwap = perChar((c) => (c === '<' ? '‹' : c === '>' ? '›' : c === 
  */
 export function slackPlain(text: string, max?: number, note?: (more: number) => string): string {
   return renderSegments([{ text, marked: false }], { escape: plainSwap, open: '', close: '' }, max, note);
-}
-
-/**
- * Discord Markdown: every ASCII punctuation character gets a backslash, which Discord shows as the
- * character itself. That one rule takes the power from everything upstream text could use there:
- * `@everyone` and `<@123>` (no mention, besides `allowed_mentions`), `[x](https://evil)` (no masked
- * link), `||spoiler||`, `**bold**`, `# heading`, `> quote`, `-# subtext`, `:emoji:` and a bare
- * `https://` link (no auto-link). Controls are stripped first, as everywhere.
- */
-const DISCORD_SPECIAL = /[!-/:-@[-`{-~]/;
-const discordOne = (c: string, lines: boolean) => {
-  const shown = stripControl(c, { lines });
-  return DISCORD_SPECIAL.test(shown) ? `\\${shown}` : shown;
-};
-const discordLineEscape = perChar((c) => discordOne(c, false));
-const discordLinesEscape = perChar((c) => discordOne(c, true));
-
-/** Upstream highlight text as Discord Markdown: escaped, `<mark>` shown bold, one line, clipped to `max`. */
-export function highlightToDiscord(text: string, max?: number, note?: (more: number) => string): string {
-  return renderSegments(
-    parseHighlight(text),
-    { escape: discordLineEscape, open: '**', close: '**' },
-    max,
-    note,
-  );
-}
-
-/** Plain upstream text as Discord Markdown, escaped and clipped to `max`; one line unless `lines`. */
-export function discordText(
-  text: string,
-  max?: number,
-  note?: (more: number) => string,
-  { lines = false }: { lines?: boolean } = {},
-): string {
-  return renderSegments(
-    [{ text, marked: false }],
-    { escape: lines ? discordLinesEscape : discordLineEscape, open: '', close: '' },
-    max,
-    note,
-  );
 }

@@ -6,7 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { discordMessage } from './discord.ts';
-import { discordText, htmlText, lineText, slackLines, slackPlain, slackText } from './escape.ts';
+import { discordText } from './discord-escape.ts';
+import { htmlText, lineText, slackLines, slackPlain, slackText } from './escape.ts';
 import { exposureLabel, JIRA_SUMMARY_MAX, type JiraContent, jiraComment } from './jira.ts';
 import { dedupKey } from './pagerduty.ts';
 import { fitSlackPayload } from './slack-limits.ts';

@@ -28,10 +28,11 @@ export const FUNCTIONS = [
 const RUNS = 10;
 const MAX_BUNDLE_KB = 150;
 /**
- * Workers deliver, so they hold every renderer: 220 KB since the Slack app, follow-ups, actions and
- * the ticket destinations (the budget of test/infra/synth.test.ts, which says how they grew).
+ * Workers deliver, so they hold every renderer: 230 KB since the Slack app, follow-ups, actions, the
+ * ticket and SIEM destinations and Discord (the budget of test/infra/synth.test.ts, which says how
+ * they grew), until the bundle is split.
  */
-const MAX_WORKER_BUNDLE_KB = 220;
+const MAX_WORKER_BUNDLE_KB = 230;
 const MAX_INIT_MS = 150;
 
 interface InitTiming {
