@@ -6,6 +6,7 @@
  * Flow: upstream page -> Alert (poll/) -> routing decision (rules/) -> delivery record (state/)
  * -> DeliveryAlert -> rendered message (render/) -> sender (deliver/).
  */
+import type { TenantRef } from './poll/ids.ts';
 import type { Credential, EventItem } from './upstream/schemas.ts';
 
 export type ItemKind = 'event' | 'credential';
@@ -13,22 +14,29 @@ export type ItemKind = 'event' | 'credential';
 /** How long a delivery record (the dedupe marker) is kept: an item seen again later is new again. */
 export const RECORD_RETENTION_DAYS = 90;
 
-/** A stream's id and the `sources` value routes match on: `tenant`, `group:<id>`, `credentials:<domain>`. */
+/**
+ * A stream's id and the `sources` value routes match on: `tenant`, `group:<id>`,
+ * `credentials:<domain>`, and a tenant's `tenant:<tenant>`, `group:<tenant>:<id>`,
+ * `credentials:<tenant>:<domain>`.
+ */
 export type SourceId = string;
 
 export interface EventAlert {
   kind: 'event';
-  /** `metadata.uid`. */
+  /** `metadata.uid`; `<tenant id>:<uid>` for an item of a `tenants` entry (poll/ids.ts). */
   key: string;
   source: SourceId;
+  /** The `tenants` entry it was found for; none for the top-level sources. */
+  tenant?: TenantRef;
   item: EventItem;
 }
 
 export interface CredentialAlert {
   kind: 'credential';
-  /** The credential's `id`, as a string. */
+  /** The credential's `id`, as a string; `<tenant id>:<id>` for an item of a `tenants` entry. */
   key: string;
   source: SourceId;
+  tenant?: TenantRef;
   /** The credential with the password policy applied: `hash` masked, removed, or (opt-in) clear. */
   item: Credential;
 }

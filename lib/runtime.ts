@@ -35,7 +35,10 @@ import type { Logger } from './log.ts';
 import { MemoryMetrics, type Metrics } from './metrics.ts';
 import type { Alert } from './model.ts';
 import type { CycleDeps } from './poll/cycle.ts';
+import { type TenantRef, tenantOfStream, tenantRef } from './poll/ids.ts';
 import { QuotaGate } from './poll/quota.ts';
+import { tenantRefusals } from './poll/refusals.ts';
+import type { UpstreamFor } from './poll/streams.ts';
 import { streamIds } from './poll/turn.ts';
 import type { PollDeps } from './poll/types.ts';
 import { renderFor, renderNotice } from './render/index.ts';
@@ -54,10 +57,11 @@ import { type DeliveryQueue, DeliveryRecords } from './state/records/index.ts';
 import { SilenceStore, silenceSource } from './state/silences.ts';
 import { StreamStore } from './state/streams.ts';
 import { createDynamoClient, ensureTable } from './state/table.ts';
+import { TenantStateStore } from './state/tenants.ts';
 import { ThreadStore } from './state/threads.ts';
 import type { TokenProvider } from './upstream/auth.ts';
 import type { UpstreamClient } from './upstream/client.ts';
-import { createUpstreamClient } from './upstream/index.ts';
+import { createUpstreamClient, tenantTokenProvider, usesStaticToken } from './upstream/index.ts';
 
 /** The credentials of a run that does not poll: any request would be a mistake, said plainly. */
 const NO_UPSTREAM_CREDENTIALS: TokenProvider = {
@@ -123,7 +127,12 @@ export interface Runtime {
   config: AlertsConfig;
   configSource: string;
   secrets: SecretObject;
+  /** The client of the top-level sources (the token's tenant, or EXPOSURE_TENANT_ID's). */
   upstream: UpstreamClient;
+  /** The client of a `tenants` entry (its own token), or the top level's for none. */
+  upstreamFor: UpstreamFor;
+  /** The `tenants` entry a stream belongs to, with its name; none for the top-level sources. */
+  tenantOf(source: string): TenantRef | undefined;
   dynamo: DynamoDBClient;
   /** Creating delivery records (the poll cycle's dedupe step). */
   records: DeliveryRecords;
@@ -211,6 +220,37 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         }
       },
     });
+  // One client per `tenants` entry, each with a token of its own (interface.md section 10).
+  const tenantClients = new Map<number, UpstreamClient>();
+  const upstreamFor: UpstreamFor = (tenant) => {
+    if (!tenant) return upstream;
+    let client = tenantClients.get(tenant.id);
+    if (!client) {
+      client = upstream.withAuth(
+        options.polls === false
+          ? NO_UPSTREAM_CREDENTIALS
+          : tenantTokenProvider(env, secrets, tenant.id, options.fetch, governor),
+      );
+      tenantClients.set(tenant.id, client);
+    }
+    return client;
+  };
+  const tenantOf = (source: string) => tenantRef(config, tenantOfStream(source));
+  let tenantsChecked: Promise<void> | undefined;
+  // A static token acts for its own tenant only: a config naming others is refused before any poll.
+  const checkTenants = () =>
+    (tenantsChecked ??= (async () => {
+      if (!config.tenants?.length || !usesStaticToken(env, secrets)) return;
+      const own = (await upstream.tokenTest()).tenant_id;
+      const others = config.tenants.filter((t) => t.id !== own);
+      if (others.length)
+        throw new ConfigError(
+          `tenants: a static token (EXPOSURE_API_TOKEN or apiToken) acts for its own tenant (${own}) only, and the config names ${others.map((t) => `${t.id} (${t.name})`).join(', ')}: use an API key (EXPOSURE_API_KEY or apiKey), exchanged once per tenant`,
+        );
+    })().catch((error: unknown) => {
+      tenantsChecked = undefined;
+      throw error;
+    }));
   const tuning = options.optimisations ?? {};
   const records = new DeliveryRecords(dynamo, env.tableName, clock, {
     onRequest: options.onDynamoRequest,
@@ -274,6 +314,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       renderNotice(destination.type, notice, renderOptions(destination, now)),
     renderOptions,
     opsDestinations: config.ops?.to ?? [],
+    tenantOf,
     post: options.post ?? httpPost,
     clock,
     logger: logger.child({ component: 'deliver' }),
@@ -291,6 +332,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     configSource: loaded.source,
     secrets,
     upstream,
+    upstreamFor,
+    tenantOf,
     dynamo,
     records,
     deliveries,
@@ -304,6 +347,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     cycle: {
       config,
       upstream,
+      upstreamFor,
+      checkTenants,
+      ...tenantRefusals({
+        store: new TenantStateStore(dynamo, env.tableName),
+        deliver,
+        logger: logger.child({ component: 'poll' }),
+        metrics,
+        now: () => clock.now(),
+      }),
       poll,
       deliver,
       quota,

@@ -52,7 +52,7 @@ async function sendOne(state: PassState, record: DeliveryRecord): Promise<SendOu
   const action = record.followUp?.action;
   if (!action) return { ok: false, permanent: true, error: 'not a follow-up' };
   const now = new Date(deps.clock.now());
-  const alert = recordToAlert(record);
+  const alert = recordToAlert(record, deps.tenantOf);
   const opts = deps.renderOptions(destination, now);
   if (destination.type === 'slack' && destination.app) {
     const { app } = destination;

@@ -17,6 +17,7 @@ export function holdBack(
   records: readonly DeliveryRecord[],
   silences: readonly Holding[],
   now: number,
+  tenantOf?: DeliverDeps['tenantOf'],
 ): { held: DeliveryRecord[]; rest: DeliveryRecord[] } {
   if (silences.length === 0) return { held: [], rest: [...records] };
   const held: DeliveryRecord[] = [];
@@ -28,7 +29,14 @@ export function holdBack(
       rest.push(record);
       continue;
     }
-    const alert = { kind: record.kind, key: record.key, source: record.source, item: record.item } as Alert;
+    const tenant = tenantOf?.(record.source);
+    const alert = {
+      kind: record.kind,
+      key: record.key,
+      source: record.source,
+      ...(tenant ? { tenant } : {}),
+      item: record.item,
+    } as Alert;
     const hit = silenceFor(silences, alert, now);
     if (!hit) {
       rest.push(record);
@@ -45,7 +53,7 @@ export const HOLD_SWEEP_LIMIT = 2_000;
 
 /** Records silenced every waiting delivery of `destination` a silence matches (one index read, bounded). */
 export async function holdWaiting(
-  deps: Pick<DeliverDeps, 'deliveries' | 'clock'>,
+  deps: Pick<DeliverDeps, 'deliveries' | 'clock' | 'tenantOf'>,
   destination: string,
   silences: readonly Holding[],
   result: DestinationResult,
@@ -59,7 +67,7 @@ export async function holdWaiting(
     const now = current.get(r.id);
     return now && now.status === 'pending' ? [now] : [];
   });
-  const { held } = holdBack(pending, silences, deps.clock.now());
+  const { held } = holdBack(pending, silences, deps.clock.now(), deps.tenantOf);
   if (held.length === 0) return;
   await deps.deliveries.save(held);
   result.silenced = (result.silenced ?? 0) + held.length;

@@ -93,7 +93,11 @@ export class InlineDelivery {
     }
     let messages: Rendered<Payload>[];
     try {
-      messages = this.deps.render(target.destination, records.map(recordToAlert), new Date(clock.now()));
+      messages = this.deps.render(
+        target.destination,
+        records.map((r) => recordToAlert(r, this.deps.tenantOf)),
+        new Date(clock.now()),
+      );
     } catch (error) {
       log.warn('could not render inline; the delivery pass takes over', { error });
       target.enabled = false;

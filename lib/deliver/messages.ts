@@ -21,12 +21,14 @@ export interface Chunk {
   byId: Map<string, DeliveryRecord>;
 }
 
-/** A delivery record as the renderers take it. */
-export function recordToAlert(record: DeliveryRecord): DeliveryAlert {
+/** A delivery record as the renderers take it, with its tenant when `tenantOf` knows one. */
+export function recordToAlert(record: DeliveryRecord, tenantOf?: DeliverDeps['tenantOf']): DeliveryAlert {
+  const tenant = tenantOf?.(record.source);
   return {
     kind: record.kind,
     key: record.key,
     source: record.source,
+    ...(tenant ? { tenant } : {}),
     item: record.item,
     deliveryId: record.id,
     destination: record.destination,
@@ -42,7 +44,12 @@ export function recordToAlert(record: DeliveryRecord): DeliveryAlert {
 export async function renderSafely(chunk: Chunk, records: DeliveryRecord[]): Promise<Rendered<Payload>[]> {
   const { deps, destination, log, byId } = chunk;
   const now = new Date(deps.clock.now());
-  const render = (batch: DeliveryRecord[]) => deps.render(destination, batch.map(recordToAlert), now);
+  const render = (batch: DeliveryRecord[]) =>
+    deps.render(
+      destination,
+      batch.map((r) => recordToAlert(r, deps.tenantOf)),
+      now,
+    );
   try {
     return render(records);
   } catch (error) {

@@ -33,9 +33,22 @@ export async function reportRefusal(
     title: `destination "${destination.name}" refuses deliveries`,
     text: `Destination "${destination.name}" (${destination.type}) answered ${outcome.error}. Its deliveries are marked dead and will not be retried. Fix the destination, then run: exposure-alerts deliveries retry --all-dead`,
   };
+  await notifyOps(deps, notice, log, destination.name);
+}
+
+/**
+ * Sends `notice` to each ops destination (but `except`, the one it is about). A notice that cannot
+ * be sent is logged, not retried.
+ */
+export async function notifyOps(
+  deps: DeliverDeps,
+  notice: Notice,
+  log: Logger,
+  except?: string,
+): Promise<void> {
   for (const name of deps.opsDestinations) {
     const ops = deps.destinations.get(name);
-    if (!ops || name === destination.name) continue;
+    if (!ops || name === except) continue;
     try {
       const payload = deps.renderNotice(ops, notice, new Date(deps.clock.now()));
       const sent = await send(ops, payload, [], sendContext(deps));

@@ -165,7 +165,7 @@ async function deliverTo(
       });
       for (const r of due) handled.add(r.id);
       // What a silence holds back is recorded silenced, never sent (hold.ts).
-      const { held, rest: live } = holdBack(pending, silences, clock.now());
+      const { held, rest: live } = holdBack(pending, silences, clock.now(), deps.tenantOf);
       if (held.length) {
         await deps.deliveries.save(held);
         result.silenced = (result.silenced ?? 0) + held.length;

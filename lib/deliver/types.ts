@@ -7,6 +7,7 @@ import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { DeliveryAlert } from '../model.ts';
+import type { TenantRef } from '../poll/ids.ts';
 import type { Notice, Rendered, RenderOptions } from '../render/types.ts';
 import type { SilenceSource } from '../rules/silences.ts';
 import type { DestinationStateStore } from '../state/destinations.ts';
@@ -40,6 +41,8 @@ export interface DeliverDeps {
   sendTimeoutMs?: number;
   /** Test hook: called after a message was accepted and before it is recorded as sent. */
   checkpoint?(step: 'accepted', deliveryIds: string[]): void | Promise<void>;
+  /** The `tenants` entry a record's stream belongs to, with its name (none for the top level). */
+  tenantOf?: (source: string) => TenantRef | undefined;
   /** The silences (config and run-time), read once at the start of each pass (hold.ts). */
   silences?: SilenceSource;
   /** Digests posted to a Slack app as threads, while they are being posted (thread.ts). */

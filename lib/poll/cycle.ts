@@ -19,9 +19,10 @@ import type {
 import type { AlertsConfig } from '../rules/config.ts';
 import { withSilences } from '../rules/silences.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
+import { type TenantRef, tenantOfStream } from './ids.ts';
 import type { QuotaGate, QuotaState } from './quota.ts';
 import { pollStream } from './stream.ts';
-import { type PollKind, streamsFor } from './streams.ts';
+import { type PollKind, streamsFor, type UpstreamFor } from './streams.ts';
 import { inTurn } from './turn.ts';
 import { type PollBudget, type PollDeps, type StreamResult, zeroCounts } from './types.ts';
 
@@ -35,6 +36,10 @@ export interface CycleSummary {
 export interface CycleDeps {
   config: AlertsConfig;
   upstream: UpstreamClient;
+  /** The client of each `tenants` entry (runtime.ts); the top level's for every stream without. */
+  upstreamFor?: UpstreamFor;
+  /** Refuses, once a run, a config naming tenants its credentials cannot act for (runtime.ts). */
+  checkTenants?: () => Promise<void>;
   poll: PollDeps;
   deliver: DeliverDeps;
   /**
@@ -49,6 +54,10 @@ export interface CycleDeps {
   quota?: QuotaGate;
   /** A warning the operator must see (the log by default). */
   warn?: (text: string) => void;
+  /** A tenant's credentials were refused (reported once: tenants.ts); undefined is the top level. */
+  onRefused?: (tenant: TenantRef | undefined, message: string) => Promise<void>;
+  /** A tenant's stream was polled to its end: a refusal reported before is over. */
+  onAccepted?: (tenant: TenantRef | undefined) => Promise<void>;
   /** Stores what `status` needs of the config (state/catalog.ts); runtime.ts does it once a run. */
   publish?: () => Promise<void>;
 }
@@ -62,8 +71,15 @@ export const PAGE_RESERVE_MS = 5_000;
 export const MIN_STREAM_SLICE_MS = 5_000;
 
 /** The streams of `kind`, in turn (turn.ts): the order a cycle visits them in. */
-export function streamsInTurn(deps: Pick<CycleDeps, 'config' | 'upstream' | 'poll'>, kind: PollKind) {
-  return inTurn(streamsFor(deps.config, kind, deps.upstream), (spec) => spec.id, deps.poll.streams);
+export function streamsInTurn(
+  deps: Pick<CycleDeps, 'config' | 'upstream' | 'upstreamFor' | 'poll'>,
+  kind: PollKind,
+) {
+  return inTurn(
+    streamsFor(deps.config, kind, deps.upstreamFor ?? deps.upstream),
+    (spec) => spec.id,
+    deps.poll.streams,
+  );
 }
 
 export interface CycleOptions {
@@ -96,6 +112,7 @@ export async function runPollCycle(
     const silences = (await deps.poll.silences?.active()) ?? [];
     const poll: PollDeps = { ...deps.poll, route: withSilences(deps.poll.route, silences) };
     await deps.publish?.();
+    await deps.checkTenants?.();
     const inline = deps.inline === false ? undefined : new InlineDelivery(deps.deliver);
     const only = options.streams ? new Set(options.streams) : undefined;
     let turn = (await streamsInTurn(deps, kind)).filter((s) => !only || only.has(s.id));
@@ -106,9 +123,15 @@ export async function runPollCycle(
       for (const spec of paused) done(pausedResult(spec.id, deps.quota?.latest()?.remaining, reserve));
       turn = turn.slice(0, gate === 'probe' ? 1 : 0);
     }
+    // A tenant whose credentials are refused is skipped for the rest of the cycle; the others go on.
+    const refused = new Set<number | undefined>();
     for (const [i, spec] of turn.entries()) {
       const now = clock.now();
       if (now >= pollDeadline) break; // the rest waited longest next time: they come first then
+      if (refused.has(spec.tenant?.id)) {
+        done(refusedResult(spec.id));
+        continue;
+      }
       if (kind === 'credentials' && gate === 'open' && deps.quota?.below(reserve)) {
         for (const rest of turn.slice(i))
           done(pausedResult(rest.id, deps.quota.latest()?.remaining, reserve));
@@ -130,7 +153,11 @@ export async function runPollCycle(
         inline,
       );
       done(result);
-      if (result.status === 'unauthorized') break; // every other stream would meet the same refusal
+      if (result.status === 'unauthorized') {
+        // Every other stream of its tenant would meet the same refusal.
+        refused.add(spec.tenant?.id);
+        await deps.onRefused?.(spec.tenant, result.error?.message ?? 'refused');
+      } else if (result.status === 'done') await deps.onAccepted?.(spec.tenant);
       // A stream that outlasted its share stopped only itself. Only the governor's word that no
       // turn is left before the polling deadline ends the cycle early: the rest go first next time.
       if (result.nextTurnAt !== undefined && result.nextTurnAt > pollDeadline) break;
@@ -146,11 +173,17 @@ export async function runPollCycle(
     deps.poll.metrics.flush();
     if (kind === 'credentials') await deps.quota?.save();
   }
-  const exitCode = streams.some((s) => s.status === 'unauthorized')
-    ? 3
-    : streams.some((s) => s.status === 'failed') || delivery.destinations.some((d) => d.status === 'failed')
-      ? 1
-      : 0;
+  // 3 only when every tenant of the cycle was refused: one refused tenant stops only itself.
+  const tenants = new Set(streams.map((s) => tenantOfStream(s.stream)));
+  const refusedTenants = new Set(
+    streams.filter((s) => s.status === 'unauthorized').map((s) => tenantOfStream(s.stream)),
+  );
+  const exitCode =
+    refusedTenants.size > 0 && refusedTenants.size === tenants.size
+      ? 3
+      : streams.some((s) => s.status === 'failed') || delivery.destinations.some((d) => d.status === 'failed')
+        ? 1
+        : 0;
   return { kind, streams, delivery, exitCode };
 }
 
@@ -166,6 +199,19 @@ async function quotaGate(deps: CycleDeps, reserve: number): Promise<QuotaState> 
     );
   }
   return state;
+}
+
+function refusedResult(stream: string): StreamResult {
+  return {
+    stream,
+    status: 'unauthorized',
+    pages: 0,
+    ...zeroCounts(),
+    error: {
+      code: 'unauthorized',
+      message: 'not polled: the upstream refused this tenant’s credentials earlier in this cycle',
+    },
+  };
 }
 
 function pausedResult(stream: string, remaining: number | undefined, reserve: number): StreamResult {

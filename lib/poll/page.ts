@@ -18,6 +18,7 @@ import {
 import type { StreamLease } from '../state/streams.ts';
 import type { Credential, EventItem } from '../upstream/schemas.ts';
 import { issuesToText } from '../upstream/validate.ts';
+import { itemKey } from './ids.ts';
 import type { StreamPage, StreamSpec } from './streams.ts';
 import { type PageCounts, type PollDeps, zeroCounts } from './types.ts';
 import { passedOver, type Walk } from './walk.ts';
@@ -44,9 +45,22 @@ export interface PageContext {
 }
 
 function toAlert(spec: StreamSpec, item: EventItem | Credential): Alert {
+  const tenantOf = spec.tenant ? { tenant: spec.tenant } : {};
   return spec.kind === 'event'
-    ? { kind: 'event', key: (item as EventItem).metadata.uid, source: spec.id, item: item as EventItem }
-    : { kind: 'credential', key: String((item as Credential).id), source: spec.id, item: item as Credential };
+    ? {
+        kind: 'event',
+        key: itemKey((item as EventItem).metadata.uid, spec.tenant?.id),
+        source: spec.id,
+        ...tenantOf,
+        item: item as EventItem,
+      }
+    : {
+        kind: 'credential',
+        key: itemKey(String((item as Credential).id), spec.tenant?.id),
+        source: spec.id,
+        ...tenantOf,
+        item: item as Credential,
+      };
 }
 
 /** Routing decisions for a page's items, as the delivery records they call for. */

@@ -19,7 +19,14 @@ import type { EventFilters, Quota, UpstreamClient } from '../upstream/client.ts'
 import type { CallOptions } from '../upstream/http.ts';
 import type { Credential, EventItem } from '../upstream/schemas.ts';
 import type { InvalidItem } from '../upstream/validate.ts';
-import { credentialStreamId, groupStreamId } from './ids.ts';
+import {
+  credentialStreamId,
+  groupStreamId,
+  type Scope,
+  scopesOf,
+  type TenantRef,
+  tenantStreamId,
+} from './ids.ts';
 
 export type PollKind = 'events' | 'credentials';
 
@@ -32,6 +39,8 @@ export interface StreamPage {
 
 export interface StreamSpec {
   id: SourceId;
+  /** The `tenants` entry it polls for (its token, its items' keys); none for the top-level sources. */
+  tenant?: TenantRef;
   kind: ItemKind;
   lookbackMs: number;
   firstRun: 'alert' | 'baseline';
@@ -78,19 +87,37 @@ function domainsOverlap(a: string, b: string): boolean {
   return x.includes(y) || y.includes(x);
 }
 
-export function streamsFor(config: AlertsConfig, kind: PollKind, upstream: UpstreamClient): StreamSpec[] {
+/** Who asks the upstream for a scope: the client with the token of that tenant (or the top level's). */
+export type UpstreamFor = (tenant?: TenantRef) => UpstreamClient;
+
+/** Every stream of `kind` the config asks for: the top-level sources', then each tenant's. */
+export function streamsFor(
+  config: AlertsConfig,
+  kind: PollKind,
+  upstream: UpstreamClient | UpstreamFor,
+): StreamSpec[] {
+  const clientFor = typeof upstream === 'function' ? upstream : () => upstream;
+  return scopesOf(config).flatMap((scope) => scopeStreams(scope, kind, clientFor(scope.tenant)));
+}
+
+function scopeStreams(scope: Scope, kind: PollKind, upstream: UpstreamClient): StreamSpec[] {
   const specs: StreamSpec[] = [];
+  const { sources } = scope;
+  const t = scope.tenant?.id;
+  const tenantOf = scope.tenant ? { tenant: scope.tenant } : {};
   if (kind === 'events') {
-    const tenant = config.sources.tenantEvents;
-    const groups = config.sources.identifierGroups;
+    const tenant = sources.tenantEvents;
+    const groups = sources.identifierGroups;
     const eventStreams = (tenant?.enabled ? 1 : 0) + groups.length;
     if (tenant?.enabled) {
+      const id = tenantStreamId(t);
       specs.push({
-        id: 'tenant',
+        id,
+        ...tenantOf,
         kind: 'event',
         lookbackMs: parseDuration(tenant.lookback) ?? 86_400_000,
         firstRun: tenant.firstRun,
-        fingerprint: fingerprintOf({ v: 2, stream: 'tenant', filters: tenant.filters, order: 'asc' }),
+        fingerprint: fingerprintOf({ v: 2, stream: id, filters: tenant.filters, order: 'asc' }),
         endpoint: 'tenantEvents',
         exclusive: eventStreams === 1,
         page: (from, _since, options) =>
@@ -99,17 +126,14 @@ export function streamsFor(config: AlertsConfig, kind: PollKind, upstream: Upstr
       });
     }
     for (const group of groups) {
+      const id = groupStreamId(group.id, t);
       specs.push({
-        id: groupStreamId(group.id),
+        id,
+        ...tenantOf,
         kind: 'event',
         lookbackMs: parseDuration(group.lookback) ?? 86_400_000,
         firstRun: group.firstRun,
-        fingerprint: fingerprintOf({
-          v: 2,
-          stream: groupStreamId(group.id),
-          filters: group.filters,
-          order: 'asc',
-        }),
+        fingerprint: fingerprintOf({ v: 2, stream: id, filters: group.filters, order: 'asc' }),
         endpoint: 'identifierGroupEvents',
         exclusive: eventStreams === 1,
         page: (from, _since, options) =>
@@ -117,16 +141,18 @@ export function streamsFor(config: AlertsConfig, kind: PollKind, upstream: Upstr
         itemTime: eventTime,
       });
     }
-  } else if (config.sources.credentials) {
-    const source = config.sources.credentials;
+  } else if (sources.credentials) {
+    const source = sources.credentials;
     const domains = [...new Set(source.domains.map((d) => d.toLowerCase()))];
     for (const domain of domains) {
+      const id = credentialStreamId(domain, t);
       specs.push({
-        id: credentialStreamId(domain),
+        id,
+        ...tenantOf,
         kind: 'credential',
         lookbackMs: parseDuration(source.lookback) ?? 7 * 86_400_000,
         firstRun: source.firstRun,
-        fingerprint: fingerprintOf({ v: 2, stream: credentialStreamId(domain), order: 'asc' }),
+        fingerprint: fingerprintOf({ v: 2, stream: id, order: 'asc' }),
         endpoint: 'globalCredentials',
         exclusive: !domains.some((other) => other !== domain && domainsOverlap(other, domain)),
         page: (from, since, options) =>

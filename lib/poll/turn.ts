@@ -6,7 +6,7 @@
  * dispatcher loads nothing else: no upstream client, no destinations, no renderers.
  */
 import type { AlertsConfig } from '../rules/config.ts';
-import { credentialStreamId, groupStreamId } from './ids.ts';
+import { credentialStreamId, groupStreamId, scopesOf, tenantStreamId } from './ids.ts';
 import type { PollKind } from './streams.ts';
 
 /** One stream to poll: what a dispatcher hands a worker. */
@@ -22,13 +22,16 @@ export interface LastPolled {
 
 /** The ids of the streams of `kind` in the config, in its order, each once. */
 export function streamIds(config: AlertsConfig, kind: PollKind): string[] {
-  if (kind === 'events') {
-    return [
-      ...(config.sources.tenantEvents?.enabled ? ['tenant'] : []),
-      ...config.sources.identifierGroups.map((g) => groupStreamId(g.id)),
-    ];
-  }
-  return [...new Set((config.sources.credentials?.domains ?? []).map(credentialStreamId))];
+  return scopesOf(config).flatMap(({ sources, tenant }) => {
+    const t = tenant?.id;
+    if (kind === 'events') {
+      return [
+        ...(sources.tenantEvents?.enabled ? [tenantStreamId(t)] : []),
+        ...sources.identifierGroups.map((g) => groupStreamId(g.id, t)),
+      ];
+    }
+    return [...new Set((sources.credentials?.domains ?? []).map((d) => credentialStreamId(d, t)))];
+  });
 }
 
 /** `streams` in turn: one BatchGet per 100 streams. Stable: streams polled at the same time keep their order. */

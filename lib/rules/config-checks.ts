@@ -5,6 +5,7 @@
  */
 import { RECORD_RETENTION_DAYS } from '../model.ts';
 import { parseDuration } from './duration.ts';
+import { SOURCE_REF } from './match-schema.ts';
 import type { AlertsConfig, Match } from './schema.ts';
 
 type Json = Record<string, unknown>;
@@ -18,32 +19,70 @@ const listAt = (value: unknown): unknown[] => (Array.isArray(value) ? value : []
  */
 export function checkReferences(input: unknown, errors: string[]): void {
   const root = objectAt(input);
-  const sources = objectAt(root.sources);
   const names = new Set(Object.keys(objectAt(root.destinations)));
-  const tenant = sources.tenantEvents;
-  const tenantOn = tenant !== undefined && objectAt(tenant).enabled !== false;
-  const groupIds = listAt(sources.identifierGroups).map((g) => objectAt(g).id);
-  const domains = new Set(
-    listAt(objectAt(sources.credentials).domains).flatMap((d) =>
-      typeof d === 'string' ? [d.toLowerCase()] : [],
-    ),
-  );
-  const knownSource = (ref: string) =>
-    ref === 'tenant'
-      ? tenantOn
-      : ref.startsWith('group:')
-        ? groupIds.includes(Number(ref.slice(6)))
-        : domains.has(ref.slice('credentials:'.length).toLowerCase());
+  const tenants = listAt(root.tenants).map(objectAt);
+  // Every configured stream, by id: the top level's, then each tenant's (poll/ids.ts).
+  const streams = new Set<string>();
+  const addSources = (path: string, sources: Json, tenant?: number) => {
+    const at = (id: string) =>
+      tenant === undefined ? id : id.replace(/^(tenant|group|credentials)/, `$1:${tenant}`);
+    const on = sources.tenantEvents !== undefined && objectAt(sources.tenantEvents).enabled !== false;
+    if (on) streams.add(tenant === undefined ? 'tenant' : `tenant:${tenant}`);
+    const groupIds = listAt(sources.identifierGroups).map((g) => objectAt(g).id);
+    groupIds.forEach((id, i) => {
+      if (typeof id !== 'number') return;
+      if (groupIds.indexOf(id) !== i)
+        errors.push(`${path}.identifierGroups[${i}].id: group ${id} is listed twice`);
+      streams.add(at(`group:${id}`));
+    });
+    for (const d of listAt(objectAt(sources.credentials).domains))
+      if (typeof d === 'string') streams.add(at(`credentials:${d.toLowerCase()}`));
+  };
+  addSources('sources', objectAt(root.sources));
+  const tenantIds = new Set<number>();
+  const tenantNames = new Set<string>();
+  tenants.forEach((t, i) => {
+    if (typeof t.id === 'number') {
+      if (tenantIds.has(t.id)) errors.push(`tenants[${i}].id: tenant ${t.id} is listed twice`);
+      tenantIds.add(t.id);
+      addSources(`tenants[${i}].sources`, objectAt(t.sources), t.id);
+    }
+    if (typeof t.name === 'string') {
+      const name = t.name.toLowerCase();
+      if (tenantNames.has(name))
+        errors.push(`tenants[${i}].name: tenant name ${JSON.stringify(t.name)} is used twice`);
+      tenantNames.add(name);
+    }
+  });
+  const knownSource = (ref: string) => {
+    const lower = ref.replace(
+      /^(credentials:(\d+:)?)(.*)$/,
+      (_m, head: string, _t, domain: string) => head + domain.toLowerCase(),
+    );
+    return streams.has(lower);
+  };
   const checkTargets = (path: string, to: unknown) => {
     listAt(to).forEach((name, j) => {
       if (typeof name === 'string' && !names.has(name))
         errors.push(`${path}[${j}]: no destination named ${JSON.stringify(name)}`);
     });
   };
-  const checkSources = (path: string, match: unknown) => {
-    listAt(objectAt(match).sources).forEach((ref, i) => {
-      if (typeof ref === 'string' && /^(tenant|group:\d+|credentials:.+)$/.test(ref) && !knownSource(ref))
+  const checkMatch = (path: string, raw: unknown) => {
+    const match = objectAt(raw);
+    listAt(match.sources).forEach((ref, i) => {
+      if (typeof ref === 'string' && SOURCE_REF.test(ref) && !knownSource(ref))
         errors.push(`${path}.match.sources[${i}]: ${ref} is not a configured source`);
+    });
+    listAt(match.tenants).forEach((ref, i) => {
+      const known =
+        typeof ref === 'number'
+          ? tenantIds.has(ref)
+          : typeof ref === 'string' &&
+            (tenantNames.has(ref.trim().toLowerCase()) || tenantIds.has(Number(ref)));
+      if ((typeof ref === 'number' || typeof ref === 'string') && !known)
+        errors.push(
+          `${path}.match.tenants[${i}]: ${JSON.stringify(ref)} is not a configured tenant (${tenants.length ? 'tenants lists them' : 'the config has no tenants'})`,
+        );
     });
   };
   const routeNames = new Set<unknown>();
@@ -53,15 +92,11 @@ export function checkReferences(input: unknown, errors: string[]): void {
       errors.push(`routes[${i}].name: duplicate route name ${JSON.stringify(route.name)}`);
     routeNames.add(route.name);
     checkTargets(`routes[${i}].to`, route.to);
-    checkSources(`routes[${i}]`, route.match);
+    checkMatch(`routes[${i}]`, route.match);
   });
   checkTargets('ops.to', objectAt(root.ops).to);
   listAt(root.silences).forEach((silence, i) => {
-    checkSources(`silences[${i}]`, objectAt(silence).match);
-  });
-  groupIds.forEach((id, i) => {
-    if (typeof id === 'number' && groupIds.indexOf(id) !== i)
-      errors.push(`sources.identifierGroups[${i}].id: group ${id} is listed twice`);
+    checkMatch(`silences[${i}]`, objectAt(silence).match);
   });
   for (const [name, raw] of Object.entries(objectAt(root.destinations))) {
     const dest = objectAt(raw);

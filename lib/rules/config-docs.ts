@@ -73,6 +73,12 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     text: 'credentials a page (1 to 10000); below 100 costs as many searches as 100 does',
     example: 100,
   },
+  tenants: {
+    text: 'several tenants of the organization from one deployment, each with its own sources; their streams and item keys name the tenant (`tenant:1001`, `1001:<uid>`), and each uses a token of its own (an API key, exchanged once per tenant)',
+    example: [{ id: 1001, name: 'Acme', sources: { tenantEvents: { enabled: true } } }],
+  },
+  'tenants[].id': { text: 'the tenant’s id upstream', example: 1001 },
+  'tenants[].name': { text: 'its name, shown in every alert and matched by routes', example: 'Acme' },
   destinations: {
     text: 'where alerts go, by a name of your choosing; each has a `type`',
     example: { soc: { type: 'slack', url: { secret: 'socSlackWebhook' } } },
@@ -257,6 +263,10 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
   'match.domains': {
     text: 'credentials whose domain is one of these or a subdomain of one',
     example: ['example.com'],
+  },
+  'match.tenants': {
+    text: 'items of these `tenants` entries, by id or name (never an item of the top-level sources)',
+    example: ['Acme'],
   },
   'routes[].to': {
     text: 'destination names; empty with `stop`: the matching items go nowhere (a drop rule)',

@@ -35,10 +35,15 @@ export const domainName = z
     ),
   );
 
+/** A stream: the top level's (`tenant`, `group:12`), or a tenant's (`tenant:1001`, `group:1001:12`). */
+export const SOURCE_REF = /^(tenant(:\d+)?|group:(\d+:)?\d+|credentials:.+)$/;
 const sourceRef = z
   .string()
   .check(
-    z.regex(/^(tenant|group:\d+|credentials:.+)$/, 'expected tenant, group:<id> or credentials:<domain>'),
+    z.regex(
+      SOURCE_REF,
+      "expected tenant, group:<id> or credentials:<domain> (a tenant's: tenant:<tenant>, group:<tenant>:<id>, credentials:<tenant>:<domain>)",
+    ),
   );
 
 export const matchSchema = z.strictObject({
@@ -57,5 +62,7 @@ export const matchSchema = z.strictObject({
   ),
   identifiers: z.optional(z.array(z.union([z.int(), nonEmpty]))),
   domains: z.optional(z.array(domainName)),
+  /** Items of these `tenants` entries, by id or name. */
+  tenants: z.optional(z.array(z.union([z.int(), nonEmpty]))),
 });
 export type Match = z.infer<typeof matchSchema>;

@@ -19,6 +19,8 @@
  *   as often as a name).
  * - `domains`: the credential's `domain` equals a listed domain or is a subdomain of it,
  *   case-insensitively and ignoring a trailing dot; `notexample.com` is not under `example.com`.
+ * - `tenants`: an id or a name of a `tenants` entry, compared as `identifiers` are; an item of the
+ *   top-level sources belongs to no entry, so a `tenants` match never matches it.
  * - Silences: the first silence that matches and whose `until` is still ahead of `now` applies.
  */
 import type { Alert } from '../model.ts';
@@ -71,6 +73,10 @@ export function matches(match: Match, alert: Alert): boolean {
   if (match.sources !== undefined) {
     const source = normalizeSource(alert.source);
     if (!match.sources.some((s) => normalizeSource(s) === source)) return false;
+  }
+  if (match.tenants !== undefined) {
+    const tenant = alert.tenant;
+    if (!tenant || !match.tenants.some((s) => identifierMatches(s, tenant))) return false;
   }
   const eventOnly =
     match.severity !== undefined ||

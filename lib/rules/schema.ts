@@ -91,6 +91,17 @@ const sourcesSchema = z.strictObject({
   ),
 });
 
+/**
+ * One tenant of the organization watched from this deployment (interface.md section 10): its own
+ * sources, its streams and item keys named after its id.
+ */
+const tenantSchema = z.strictObject({
+  id: z.int().check(z.positive()),
+  name: nonEmpty,
+  sources: z._default(sourcesSchema, { identifierGroups: [] }),
+});
+export type TenantConfig = z.infer<typeof tenantSchema>;
+
 /** Any name: it is encoded where it goes into a key (state/limits.ts `nameInKey`). */
 const destinationName = nonEmpty;
 
@@ -254,6 +265,8 @@ export type SlackActionsConfig = z.infer<typeof slackActionsSchema>;
 export const configSchema = z.strictObject({
   $schema: z.optional(z.string()),
   sources: z._default(sourcesSchema, { identifierGroups: [] }),
+  /** Several tenants from one deployment (interface.md section 10). */
+  tenants: z.optional(z.array(tenantSchema)),
   destinations: z.record(destinationName, destinationSchema),
   routes: z._default(z.array(routeSchema), []),
   silences: z._default(z.array(silenceSchema), []),

@@ -8,8 +8,10 @@
  * Longer than 300 lines on purpose: one method per endpoint of the spec, each next to its own
  * limits; split up, the contract would be scattered over files that each hold a few endpoints.
  */
+
 import type { Logger } from '../log.ts';
 import { silentLogger } from '../log.ts';
+import type { TokenProvider } from './auth.ts';
 import { RequestLimitError, UpstreamError } from './errors.ts';
 import type { Severity } from './event-types.ts';
 import type { CallOptions, QueryValue, RawResponse, RequestSpec, UpstreamHttpOptions } from './http.ts';
@@ -211,8 +213,10 @@ export class UpstreamClient {
   readonly http: UpstreamHttp;
   private readonly logger: Logger;
   private readonly onQuota?: (quota: Quota, endpoint: string) => void;
+  private readonly options: UpstreamClientOptions;
 
   constructor(options: UpstreamClientOptions) {
+    this.options = options;
     this.onQuota = options.onQuota;
     // The quota headers of every global-search answer, refusals included: a 403 QUOTA_EXCEEDED
     // is a reading of 0 whether or not it carries the header (interface.md section 7).
@@ -232,6 +236,14 @@ export class UpstreamClient {
       },
     });
     this.logger = options.logger ?? silentLogger;
+  }
+
+  /**
+   * The same client with other credentials: another tenant's token (interface.md section 10). It
+   * shares everything else, the governor's turns and the quota readings included.
+   */
+  withAuth(auth: TokenProvider): UpstreamClient {
+    return new UpstreamClient({ ...this.options, auth });
   }
 
   private send(spec: RequestSpec, options?: CallOptions): Promise<RawResponse> {

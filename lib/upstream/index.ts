@@ -38,6 +38,27 @@ export function tokenProviderFor(
   );
 }
 
+/**
+ * The credentials of one `tenants` entry (interface.md section 10): with an API key, an exchange
+ * of its own for that tenant (`{"tenant_id": id}`), cached and renewed on its own; with a static
+ * token, that token, which acts for its own tenant only (`checkTenants` refuses a config naming
+ * others before any poll).
+ */
+export function tenantTokenProvider(
+  env: Pick<Environment, 'apiToken' | 'apiKey' | 'tenantId' | 'apiUrl'>,
+  secrets: SecretObject,
+  tenantId: number,
+  fetchImpl?: typeof fetch,
+  governor?: RateGovernor,
+): TokenProvider {
+  return tokenProviderFor({ ...env, tenantId }, secrets, fetchImpl, governor);
+}
+
+/** Whether the run's credentials are a static token (not an API key to exchange). */
+export function usesStaticToken(env: Pick<Environment, 'apiToken'>, secrets: SecretObject = {}): boolean {
+  return Boolean(env.apiToken ?? (typeof secrets.apiToken === 'string' ? secrets.apiToken : undefined));
+}
+
 export function createUpstreamClient(
   env: Environment,
   secrets: SecretObject,
