@@ -6,10 +6,15 @@
  * Flow: upstream page -> Alert (poll/) -> routing decision (rules/) -> delivery record (state/)
  * -> DeliveryAlert -> rendered message (render/) -> sender (deliver/).
  */
-import type { TenantRef } from './poll/ids.ts';
 import type { Credential, EventItem } from './upstream/schemas.ts';
 
 export type ItemKind = 'event' | 'credential';
+
+/** A tenant of the config's `tenants` (interface.md section 10), as alerts carry it. */
+export interface TenantRef {
+  id: number;
+  name: string;
+}
 
 /** How long a delivery record (the dedupe marker) is kept: an item seen again later is new again. */
 export const RECORD_RETENTION_DAYS = 90;

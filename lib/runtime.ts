@@ -19,6 +19,9 @@
  * 7. renders it (digests over the threshold): deliver/messages.ts, render/
  * 8. sends it and records the outcome (sent, retry, dead): deliver/senders.ts, deliver/post.ts,
  *    deliver/settle.ts, deliver/retry.ts
+ *
+ * It is longer than 300 lines because it is the one place where every part is wired to the others
+ * (options, the runtime's shape, and the wiring), and it reads best whole.
  */
 
 import { randomBytes } from 'node:crypto';
@@ -62,6 +65,7 @@ import { ThreadStore } from './state/threads.ts';
 import type { TokenProvider } from './upstream/auth.ts';
 import type { UpstreamClient } from './upstream/client.ts';
 import { createUpstreamClient, tenantTokenProvider, usesStaticToken } from './upstream/index.ts';
+import { tenantClients } from './upstream/tenants.ts';
 
 /** The credentials of a run that does not poll: any request would be a mistake, said plainly. */
 const NO_UPSTREAM_CREDENTIALS: TokenProvider = {
@@ -220,37 +224,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         }
       },
     });
-  // One client per `tenants` entry, each with a token of its own (interface.md section 10).
-  const tenantClients = new Map<number, UpstreamClient>();
-  const upstreamFor: UpstreamFor = (tenant) => {
-    if (!tenant) return upstream;
-    let client = tenantClients.get(tenant.id);
-    if (!client) {
-      client = upstream.withAuth(
-        options.polls === false
-          ? NO_UPSTREAM_CREDENTIALS
-          : tenantTokenProvider(env, secrets, tenant.id, options.fetch, governor),
-      );
-      tenantClients.set(tenant.id, client);
-    }
-    return client;
-  };
+  const { upstreamFor, checkTenants } = tenantClients(upstream, config, {
+    auth: (id) =>
+      options.polls === false
+        ? NO_UPSTREAM_CREDENTIALS
+        : tenantTokenProvider(env, secrets, id, options.fetch, governor),
+    staticToken: usesStaticToken(env, secrets),
+  });
   const tenantOf = (source: string) => tenantRef(config, tenantOfStream(source));
-  let tenantsChecked: Promise<void> | undefined;
-  // A static token acts for its own tenant only: a config naming others is refused before any poll.
-  const checkTenants = () =>
-    (tenantsChecked ??= (async () => {
-      if (!config.tenants?.length || !usesStaticToken(env, secrets)) return;
-      const own = (await upstream.tokenTest()).tenant_id;
-      const others = config.tenants.filter((t) => t.id !== own);
-      if (others.length)
-        throw new ConfigError(
-          `tenants: a static token (EXPOSURE_API_TOKEN or apiToken) acts for its own tenant (${own}) only, and the config names ${others.map((t) => `${t.id} (${t.name})`).join(', ')}: use an API key (EXPOSURE_API_KEY or apiKey), exchanged once per tenant`,
-        );
-    })().catch((error: unknown) => {
-      tenantsChecked = undefined;
-      throw error;
-    }));
   const tuning = options.optimisations ?? {};
   const records = new DeliveryRecords(dynamo, env.tableName, clock, {
     onRequest: options.onDynamoRequest,

@@ -14,6 +14,9 @@ export interface EmulatorKnobs {
   readonly control: EmulatorControl;
   readonly coreSegment: string;
   appendEvents(...args: Parameters<Dataset['appendEvents']>): ReturnType<Dataset['appendEvents']>;
+  appendSharedEvents(
+    ...args: Parameters<Dataset['appendSharedEvents']>
+  ): ReturnType<Dataset['appendSharedEvents']>;
   expireCursors(): void;
   revokeIssuedTokens(): void;
   setQuotaRemaining(remaining: number, of?: { organizationId?: number; tenant?: number | string }): void;
@@ -115,8 +118,15 @@ export function adminRoutes(emulator: EmulatorKnobs): Hono {
   admin.post('/events', async (c) => {
     const body = ((await c.req.json().catch(() => ({}))) ?? {}) as {
       tenant?: number | string;
+      /** Several tenants: the same events (one uid) for each. */
+      tenants?: (number | string)[];
       count?: number;
     };
+    if (Array.isArray(body.tenants)) {
+      const ids = body.tenants.map((t) => emulator.dataset.tenant(t).id);
+      const shared = emulator.appendSharedEvents(ids, body.count ?? 1);
+      return c.json({ added: shared.map((e) => e.item.metadata.uid) });
+    }
     const tenant = emulator.dataset.tenant(body.tenant ?? 'acme');
     const added = emulator.appendEvents(tenant.id, body.count ?? 1);
     return c.json({ added: added.map((e) => e.item.metadata.uid) });

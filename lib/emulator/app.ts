@@ -122,6 +122,13 @@ export class Emulator {
     return added;
   }
 
+  /** The same new events (one uid) for several tenants; kept across a restart like any appended. */
+  appendSharedEvents(...args: Parameters<Dataset['appendSharedEvents']>) {
+    const added = this.dataset.appendSharedEvents(...args);
+    this.persist();
+    return added;
+  }
+
   /** Writes the state file, when there is one (small: the key, the anchor, what was appended). */
   persist(): void {
     if (!this.stateFile) return;
@@ -190,7 +197,7 @@ export class Emulator {
     const organizationId =
       tenant?.organizationId ??
       (name === 'generateToken'
-        ? this.dataset.tenantByApiKey((c.req.header('authorization') ?? '').trim())?.organizationId
+        ? this.dataset.tenantsOfApiKey((c.req.header('authorization') ?? '').trim())[0]?.organizationId
         : undefined);
     if (organizationId === undefined) return undefined;
     const admission = this.control.rate.admit(organizationId, name);
@@ -305,10 +312,11 @@ export class Emulator {
         'generateToken',
         (c, _tenant, input) => {
           const key = (c.req.header('authorization') ?? '').trim();
-          const tenant = key ? this.dataset.tenantByApiKey(key) : undefined;
-          if (!tenant) throw new EmulatorError(401, 'UNAUTHORIZED', 'invalid API key');
+          const allowed = key ? this.dataset.tenantsOfApiKey(key) : [];
+          if (!allowed.length) throw new EmulatorError(401, 'UNAUTHORIZED', 'invalid API key');
           const wanted = isObject(input) ? input.tenant_id : undefined;
-          if (wanted !== undefined && wanted !== tenant.id) {
+          const tenant = wanted === undefined ? allowed[0] : allowed.find((t) => t.id === wanted);
+          if (!tenant) {
             throw new EmulatorError(403, 'FORBIDDEN', 'this API key has no access to that tenant');
           }
           const token = `emu_${randomBytes(16).toString('hex')}`;

@@ -181,6 +181,29 @@ const TENANT_SEEDS = [
   },
 ] as const;
 
+/**
+ * A third tenant of Globex and Initech's organization, which the MSSP key may not act for. Made
+ * after everything else, from its own random stream: the rest of the data is unchanged by it.
+ */
+const EXTRA_TENANT_SEEDS = [
+  {
+    id: 1004,
+    slug: 'umbrella',
+    name: 'Umbrella',
+    accountTakeover: false,
+    domain: 'umbrella.test',
+    organizationId: 301,
+  },
+] as const;
+
+/**
+ * An API key of organization 301 that may act for two of its tenants, as an MSSP's key does:
+ * `{"tenant_id": N}` picks which (Globex without one), and Umbrella is refused (403).
+ */
+export const MSSP_API_KEY = { key: 'emu-mssp-key', tenants: [1002, 1003] } as const;
+
+type TenantSeed = (typeof TENANT_SEEDS)[number] | (typeof EXTRA_TENANT_SEEDS)[number];
+
 const TAGS = ['vip', 'finance', 'phishing', 'credentials', 'noise', 'triage'];
 const ORIGINS = ['darkforum', 'pastebin', 'telegram', 'github', 'ransomwatch', 'marketplace', 's3'];
 const FIRST = ['jane', 'john', 'alex', 'maria', 'li', 'sam', 'noor', 'omar', 'eva', 'raj', 'kim', 'lee'];
@@ -250,6 +273,13 @@ export class Dataset {
     // After everything else, from their own random stream: the rest of the data is unchanged by them.
     const late = options.lateMatchesPerTenant ?? 3;
     if (late > 0) for (const tenant of this.tenants) this.addLateMatches(tenant, late);
+    EXTRA_TENANT_SEEDS.forEach((seed, i) => {
+      const r = createRandom(`${this.seed}:tenant:${seed.id}`);
+      const tenant = this.buildTenant(seed, TENANT_SEEDS.length + i, r);
+      this.sizeGroups(tenant, TENANT_SEEDS.length + i, groups);
+      this.tenants.push(tenant);
+      this.fillEvents(tenant, eventsPerTenant, r);
+    });
   }
 
   /** What was appended since generation, to restore after a restart with {@link restore}. */
@@ -287,6 +317,34 @@ export class Dataset {
     return this.tenants.find((t) => t.apiKey === key);
   }
 
+  /** The tenants an API key may act for, its default first; none for an unknown key. */
+  tenantsOfApiKey(key: string): Tenant[] {
+    if (key === MSSP_API_KEY.key) return MSSP_API_KEY.tenants.map((id) => this.tenant(id));
+    const own = this.tenantByApiKey(key);
+    return own ? [own] : [];
+  }
+
+  /**
+   * Adds the same new events to several tenants at once (one piece of content matching each one's
+   * identifiers): one uid, found for each. Returns them as the first tenant has them.
+   */
+  appendSharedEvents(tenantIds: readonly number[], count: number, at: Date = new Date()): EmulatedEvent[] {
+    const [first, ...rest] = tenantIds;
+    if (first === undefined) return [];
+    const added = this.appendEvents(first, count, at);
+    for (const id of rest) {
+      const tenant = this.tenant(id);
+      for (const event of added) {
+        const copy = structuredClone(event);
+        copy.seq = (tenant.events.at(-1)?.seq ?? 0) + 1;
+        copy.item.identifiers = [tenant.identifiers[0] as TenantIdentifier];
+        tenant.events.push(copy);
+        this.remember(tenant.id, copy);
+      }
+    }
+    return added;
+  }
+
   organization(id: number): Organization {
     const found = this.organizations.find((o) => o.id === id);
     if (!found) throw new Error(`no emulated organization ${id}`);
@@ -322,7 +380,7 @@ export class Dataset {
     });
   }
 
-  private buildTenant(seed: (typeof TENANT_SEEDS)[number], index: number): Tenant {
+  private buildTenant(seed: TenantSeed, index: number, r: Random = this.random): Tenant {
     const base = (index + 1) * 10;
     const identifiers: TenantIdentifier[] = [
       { id: base + 1, name: seed.domain },
@@ -367,7 +425,7 @@ export class Dataset {
         data: { value: identifier.name },
         search_types: ['leak', 'paste', 'forum_post'],
         experimental_search_types: [],
-        count: this.random.int(0, 500),
+        count: r.int(0, 500),
         data_updated_at: iso(this.anchor - k * DAY),
         feed_id: 9000 + id,
         fetching_progress: 100,
@@ -461,15 +519,15 @@ export class Dataset {
     return { seq, isIgnored: !live && r.chance(0.05), isRemediated: !live && r.chance(0.05), item };
   }
 
-  private fillEvents(tenant: Tenant, count: number): void {
+  private fillEvents(tenant: Tenant, count: number, r: Random = this.random): void {
     // Spread over the three days before the anchor, oldest first, so a 24 h lookback finds about a third.
     const span = 3 * DAY;
     for (let i = 0; i < count; i++) {
       const createdAt = this.anchor - span + Math.floor(((i + 1) * span) / (count + 1));
       // Cover every type and every severity before picking at random.
-      const type = i < EVENT_TYPES.length ? (EVENT_TYPES[i] as string) : this.random.pick(EVENT_TYPES);
-      const severity = i < SEVERITIES.length ? (SEVERITIES[i] as Severity) : this.random.pick(SEVERITIES);
-      tenant.events.push(this.makeEvent(tenant, i + 1, createdAt, type, severity, false));
+      const type = i < EVENT_TYPES.length ? (EVENT_TYPES[i] as string) : r.pick(EVENT_TYPES);
+      const severity = i < SEVERITIES.length ? (SEVERITIES[i] as Severity) : r.pick(SEVERITIES);
+      tenant.events.push(this.makeEvent(tenant, i + 1, createdAt, type, severity, false, r));
     }
   }
 

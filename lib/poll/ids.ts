@@ -6,13 +6,10 @@
  * `credentials:1001:example.com`), and so do their items' keys (`1001:<uid>`), so the same event
  * found for two tenants alerts each of them once (interface.md section 10).
  */
+import type { TenantRef } from '../model.ts';
 import type { AlertsConfig, TenantConfig } from '../rules/config.ts';
 
-/** A tenant of the config's `tenants`, as alerts carry it. */
-export interface TenantRef {
-  id: number;
-  name: string;
-}
+export type { TenantRef };
 
 /** The tenant stream: the top level's, or a `tenants` entry's. */
 export const tenantStreamId = (tenant?: number) => (tenant === undefined ? 'tenant' : `tenant:${tenant}`);

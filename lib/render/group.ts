@@ -4,7 +4,7 @@
  * below it, each event alone and credentials grouped by (domain, source). Every alert lands in
  * exactly one batch, in the order its kind or group first appears.
  */
-import type { DeliveryAlert } from '../model.ts';
+import type { DeliveryAlert, TenantRef } from '../model.ts';
 import { eventSeverity } from '../model.ts';
 import { type Severity, severityRank } from '../upstream/event-types.ts';
 
@@ -23,7 +23,37 @@ export type Batch =
   | { type: 'digest'; kind: 'event'; alerts: EventDelivery[] }
   | { type: 'digest'; kind: 'credential'; alerts: CredentialDelivery[] };
 
+/**
+ * The alerts of each tenant apart, in the order each tenant first appears: a message is about one
+ * tenant, and names it (interface.md section 10). One group when none has a tenant.
+ */
+export function byTenant<T extends { tenant?: TenantRef }>(alerts: readonly T[]): T[][] {
+  const groups = new Map<number | undefined, T[]>();
+  for (const alert of alerts) {
+    const list = groups.get(alert.tenant?.id);
+    if (list) list.push(alert);
+    else groups.set(alert.tenant?.id, [alert]);
+  }
+  return [...groups.values()];
+}
+
+/** The tenant a batch is about (planBatches never mixes tenants in one). */
+export function batchTenant(batch: Batch): TenantRef | undefined {
+  return batch.type === 'event' ? batch.alert.tenant : batch.alerts[0]?.tenant;
+}
+
+/** `text` after the tenant's name, for a message about a `tenants` entry's items. */
+export function forTenant(tenant: TenantRef | undefined, text: string, between = ' · '): string {
+  return tenant ? `${tenant.name}${between}${text}` : text;
+}
+
+/** Each tenant's alerts batched on their own (digests count per tenant), tenants in order. */
 export function planBatches(alerts: DeliveryAlert[], digest: { threshold: number }): Batch[] {
+  const tenants = byTenant(alerts);
+  return tenants.length > 1 ? tenants.flatMap((own) => planOne(own, digest)) : planOne(alerts, digest);
+}
+
+function planOne(alerts: DeliveryAlert[], digest: { threshold: number }): Batch[] {
   if (alerts.length > digest.threshold) {
     const events = alerts.filter((a): a is EventDelivery => a.kind === 'event');
     const credentials = alerts.filter((a): a is CredentialDelivery => a.kind === 'credential');

@@ -367,7 +367,7 @@ describe('global-search quota', () => {
     expect(await set.json()).toMatchObject({
       organizations: [
         { organizationId: 300, remaining: 1_000 },
-        { organizationId: 301, tenants: ['globex', 'initech'], remaining: 5 },
+        { organizationId: 301, tenants: ['globex', 'initech', 'umbrella'], remaining: 5 },
       ],
     });
     expect(remaining(await api.credentials(fresh(100), 'initech'))).toBe(4);
