@@ -14,6 +14,7 @@ import { formatTime, hashKind, identifierNames, plural, severityText, tagsOf } f
 import {
   type Batch,
   batchSummary,
+  batchTenant,
   type CredentialDelivery,
   deliveryIdsOf,
   type EventDelivery,
@@ -159,6 +160,9 @@ export function renderConsole(alerts: DeliveryAlert[], opts: ConsoleOptions): Re
           ? credentialBlock(batch, opts, paint)
           : digestBlock(batch, opts, paint);
     const covered = batch.type === 'event' ? [batch.alert] : batch.alerts;
-    return { deliveryIds: deliveryIdsOf(covered), payload: `${body}\n`, summary: batchSummary(batch) };
+    const tenant = batchTenant(batch);
+    // A `tenants` entry's items say whose they are, first thing.
+    const named = tenant ? `${paint('bold', `[${lineText(tenant.name, 60, ellipsis)}]`)} ${body}` : body;
+    return { deliveryIds: deliveryIdsOf(covered), payload: `${named}\n`, summary: batchSummary(batch) };
   });
 }

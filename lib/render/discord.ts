@@ -11,7 +11,7 @@
  * into numbered parts, each covering exactly the logins it lists; a digest lists what fits and
  * counts the rest.
  */
-import { eventSeverity } from '../model.ts';
+import { eventSeverity, type TenantRef } from '../model.ts';
 import type { Severity } from '../upstream/event-types.ts';
 import { discordText, highlightToDiscord } from './discord-escape.ts';
 import { ellipsis, lineText } from './escape.ts';
@@ -19,6 +19,7 @@ import { formatTime, hashKind, identifierNames, joinList, plural, severityText, 
 import {
   type Batch,
   batchSummary,
+  batchTenant,
   type CredentialDelivery,
   deliveryIdsOf,
   digestDomains,
@@ -60,6 +61,10 @@ const COLOR: Record<Severity, number> = {
   info: 0x757575,
 };
 const CREDENTIAL_COLOR = 0xb71c1c;
+
+/** `Acme · `, escaped, before the rest of a title about a `tenants` entry's items. */
+const named = (tenant: TenantRef | undefined) =>
+  tenant ? `${discordText(tenant.name, 60, ellipsis)} · ` : '';
 
 /** What an embed counts toward Discord's 6,000 characters. */
 export function embedChars(embed: DiscordEmbed): number {
@@ -110,7 +115,7 @@ function eventEmbed(alert: EventDelivery, opts: RenderOptions): DiscordEmbed {
   const severity = eventSeverity(item);
   const notes = item.tenant_metadata?.notes;
   const embed: DiscordEmbed = {
-    title: `${severity.toUpperCase()} · ${discordText(item.metadata.type, 200, ellipsis)}`,
+    title: `${severity.toUpperCase()} · ${named(alert.tenant)}${discordText(item.metadata.type, 180, ellipsis)}`,
     ...link(eventLink(item, opts.appUrl)),
     color: COLOR[severity],
     fields: [
@@ -145,7 +150,7 @@ function credentialEmbeds(
 ): Rendered<DiscordPayload>[] {
   const source = batch.alerts.find((a) => a.item.source)?.item.source;
   const embed = (part: string, logins: string, description: string): DiscordEmbed => ({
-    title: `Leaked credentials · ${discordText(batch.domain, 180, ellipsis)}${part}`,
+    title: `${named(batchTenant(batch))}Leaked credentials · ${discordText(batch.domain, 160, ellipsis)}${part}`,
     ...link(batch.alerts.map((a) => credentialLink(a.item, opts.appUrl)).find(Boolean)),
     color: CREDENTIAL_COLOR,
     description,
@@ -192,7 +197,7 @@ function digestEmbed(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOpti
   if (batch.kind === 'event') {
     const alerts = mostSevereFirst(batch.alerts);
     const embed: DiscordEmbed = {
-      title: `${plural(alerts.length, 'new event')} (${severityCounts(alerts)})`,
+      title: `${named(batchTenant(batch))}${plural(alerts.length, 'new event')} (${severityCounts(alerts)})`,
       color: COLOR[eventSeverity((alerts[0] as EventDelivery).item)],
       fields: [field('Types', list(digestTypes(alerts), 1_000))],
       footer: footer(`destination ${opts.destination} · routes ${routesOf(alerts).join(', ')}`),
@@ -212,7 +217,7 @@ function digestEmbed(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOpti
   }
   const alerts = batch.alerts;
   const embed: DiscordEmbed = {
-    title: plural(alerts.length, 'leaked credential'),
+    title: `${named(batchTenant(batch))}${plural(alerts.length, 'leaked credential')}`,
     color: CREDENTIAL_COLOR,
     fields: [
       field('Domains', list(digestDomains(alerts), 1_000)),

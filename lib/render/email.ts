@@ -7,17 +7,19 @@
  * holds, never the value, even masked. Mail is forwarded and archived far beyond the SOC; the
  * webhook and the console are where the policy-masked value is available.
  */
-import { eventSeverity } from '../model.ts';
+import { eventSeverity, type TenantRef } from '../model.ts';
 import { severityRank } from '../upstream/event-types.ts';
 import { ellipsis, highlightToHtml, highlightToPlain, htmlText, lineText } from './escape.ts';
 import { formatTime, hashKind, identifierNames, plural, severityText, tagsOf } from './format.ts';
 import {
   type Batch,
   batchSummary,
+  batchTenant,
   type CredentialDelivery,
   countBy,
   deliveryIdsOf,
   type EventDelivery,
+  forTenant,
   highestSeverity,
   highlightsOf,
   planBatches,
@@ -125,6 +127,9 @@ class Mail {
   }
 }
 
+/** `[Acme] ` before a subject about a `tenants` entry's items. */
+const tenantTag = (tenant: TenantRef | undefined) => (tenant ? `[${tenant.name}] ` : '');
+
 function eventMail(alert: EventDelivery, opts: RenderOptions): EmailContent {
   const item = alert.item;
   const severity = eventSeverity(item);
@@ -132,7 +137,7 @@ function eventMail(alert: EventDelivery, opts: RenderOptions): EmailContent {
   const names = identifierNames(item);
   const notes = item.tenant_metadata?.notes;
   return new Mail()
-    .heading(`${severity.toUpperCase()} · ${type} exposure`)
+    .heading(forTenant(alert.tenant, `${severity.toUpperCase()} · ${type} exposure`))
     .highlights(highlightsOf(alert))
     .rows([
       ['Severity', severityText(item)],
@@ -148,7 +153,9 @@ function eventMail(alert: EventDelivery, opts: RenderOptions): EmailContent {
     .footer(
       `exposure-alerts · ${opts.destination} · source ${alert.source} · routes ${alert.routes.join(', ')}`,
     )
-    .build(`[${severity.toUpperCase()}] 1 ${type} event${names.length ? ` · ${names.join(', ')}` : ''}`);
+    .build(
+      `${tenantTag(alert.tenant)}[${severity.toUpperCase()}] 1 ${type} event${names.length ? ` · ${names.join(', ')}` : ''}`,
+    );
 }
 
 function credentialMail(batch: Extract<Batch, { type: 'credentials' }>, opts: RenderOptions): EmailContent {
@@ -156,7 +163,7 @@ function credentialMail(batch: Extract<Batch, { type: 'credentials' }>, opts: Re
   const leak = source?.name ?? batch.sourceId;
   const count = plural(batch.alerts.length, 'leaked credential');
   return new Mail()
-    .heading(`${count} for ${batch.domain}`)
+    .heading(forTenant(batchTenant(batch), `${count} for ${batch.domain}`))
     .rows([
       ['Leak', leak],
       ['Breached', formatTime(source?.breached_at)],
@@ -174,7 +181,7 @@ function credentialMail(batch: Extract<Batch, { type: 'credentials' }>, opts: Re
     .footer(
       `exposure-alerts · ${opts.destination} · routes ${routesOf(batch.alerts).join(', ')} · passwords are not sent by e-mail`,
     )
-    .build(`[LEAKED CREDENTIALS] ${count}: ${batch.domain} (${leak})`);
+    .build(`${tenantTag(batchTenant(batch))}[LEAKED CREDENTIALS] ${count}: ${batch.domain} (${leak})`);
 }
 
 function digestMail(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOptions): EmailContent {
@@ -190,9 +197,9 @@ function digestMail(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOptio
     const types = countBy(batch.alerts.map((a) => a.item.metadata.type));
     const typeList = types.slice(0, 3).map(([t]) => t);
     const moreTypes = types.length > 3 ? `, +${types.length - 3} more types` : '';
-    subject = `[${(highestSeverity(batch.alerts) ?? 'info').toUpperCase()}] ${plural(total, 'exposure event')}: ${typeList.join(', ')}${moreTypes}`;
+    subject = `${tenantTag(batchTenant(batch))}[${(highestSeverity(batch.alerts) ?? 'info').toUpperCase()}] ${plural(total, 'exposure event')}: ${typeList.join(', ')}${moreTypes}`;
     mail
-      .heading(`Exposure digest: ${plural(total, 'event')}`)
+      .heading(forTenant(batchTenant(batch), `Exposure digest: ${plural(total, 'event')}`))
       .paragraph(
         `By severity: ${severityCounts(batch.alerts)}. By type: ${types.map(([t, n]) => `${t} (${n})`).join(', ')}.`,
       )
@@ -205,12 +212,12 @@ function digestMail(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOptio
       );
   } else {
     const domains = countBy(batch.alerts.map((a) => a.item.domain.toLowerCase()));
-    subject = `[LEAKED CREDENTIALS] ${plural(total, 'leaked credential')}: ${domains
+    subject = `${tenantTag(batchTenant(batch))}[LEAKED CREDENTIALS] ${plural(total, 'leaked credential')}: ${domains
       .slice(0, 3)
       .map(([d]) => d)
       .join(', ')}${domains.length > 3 ? `, +${domains.length - 3} more domains` : ''}`;
     mail
-      .heading(`Leaked credentials digest: ${plural(total, 'login')}`)
+      .heading(forTenant(batchTenant(batch), `Leaked credentials digest: ${plural(total, 'login')}`))
       .paragraph(`By domain: ${domains.map(([d, n]) => `${d} (${n})`).join(', ')}.`)
       .list(batch.alerts.slice(0, max).map((a: CredentialDelivery) => credentialDigestItem(a, opts)));
   }

@@ -10,7 +10,15 @@ import { createHash } from 'node:crypto';
 import { eventSeverity } from '../model.ts';
 import { lineText, parseHighlight, stripControl } from './escape.ts';
 import { formatTime, hashKind, identifierNames, severityText, tagsOf } from './format.ts';
-import { type Batch, batchSummary, deliveryIdsOf, highlightsOf, planBatches } from './group.ts';
+import {
+  type Batch,
+  batchSummary,
+  batchTenant,
+  deliveryIdsOf,
+  forTenant,
+  highlightsOf,
+  planBatches,
+} from './group.ts';
 import { alertLink } from './link.ts';
 import type {
   AdfDoc,
@@ -126,7 +134,7 @@ export function renderJira(alerts: DeliveryAlert[], opts: RenderOptions): Render
           deliveryIds: [alert.deliveryId],
           summary: batchSummary(batch),
           payload: {
-            summary: oneLine(summaryOf(alert)),
+            summary: oneLine(forTenant(alert.tenant, summaryOf(alert), ': ')),
             description: adfDoc(
               alert.kind === 'event' ? eventNodes(alert, opts) : credentialNodes(alert, opts),
             ),
@@ -159,7 +167,7 @@ export function renderJira(alerts: DeliveryAlert[], opts: RenderOptions): Render
         summary: batchSummary(batch),
         payload: {
           summary: oneLine(
-            `${items.length} exposure alerts: ${[...new Set(items.map((a) => summaryOf(a).split(' for ')[0]))].slice(0, 5).join('; ')}`,
+            `${batchTenant(batch) ? `${batchTenant(batch)?.name}: ` : ''}${items.length} exposure alerts: ${[...new Set(items.map((a) => summaryOf(a).split(' for ')[0]))].slice(0, 5).join('; ')}`,
           ),
           description: adfDoc([
             paragraph(text(`${items.length} items, one per line:`)),

@@ -23,11 +23,13 @@ import { hashKind, identifierNames, plural } from './format.ts';
 import {
   type Batch,
   batchSummary,
+  batchTenant,
   type CredentialDelivery,
   deliveryIdsOf,
   digestDomains,
   digestTypes,
   type EventDelivery,
+  forTenant,
   highestSeverity,
   highlightsOf,
   planBatches,
@@ -98,10 +100,14 @@ function eventTrigger(alert: EventDelivery, opts: RenderOptions): PagerDutyEvent
   const whom = names.length ? ` for ${lineText(names.join(', '), 200, () => '…')}` : '';
   const what = first ? `: ${highlightPlain(first.text)}` : '';
   return trigger(
-    `event:${item.metadata.uid}`,
+    `event:${alert.key}`,
     {
       summary: summaryOf(
-        `${severity.toUpperCase()} ${lineText(item.metadata.type, 60, () => '…')}${whom}${what}`,
+        forTenant(
+          alert.tenant,
+          `${severity.toUpperCase()} ${lineText(item.metadata.type, 60, () => '…')}${whom}${what}`,
+          ': ',
+        ),
       ),
       source: 'exposure-alerts',
       severity: PAGERDUTY_SEVERITY[severity],
@@ -124,7 +130,11 @@ function credentialTrigger(
     `credential:${alert.key}`,
     {
       summary: summaryOf(
-        `LEAKED CREDENTIAL for ${lineText(item.identity_name, 300, () => '…')} (${hashKind(item)}) in ${leak}, domain ${item.domain}`,
+        forTenant(
+          alert.tenant,
+          `LEAKED CREDENTIAL for ${lineText(item.identity_name, 300, () => '…')} (${hashKind(item)}) in ${leak}, domain ${item.domain}`,
+          ': ',
+        ),
       ),
       source: 'exposure-alerts',
       severity: pd.credentialSeverity,
@@ -163,7 +173,11 @@ function digestTrigger(
       key,
       {
         summary: summaryOf(
-          `EXPOSURE DIGEST ${plural(total, 'event')} (${severityCounts(batch.alerts)}): ${types.join(', ')}`,
+          forTenant(
+            batchTenant(batch),
+            `EXPOSURE DIGEST ${plural(total, 'event')} (${severityCounts(batch.alerts)}): ${types.join(', ')}`,
+            ': ',
+          ),
         ),
         source: 'exposure-alerts',
         severity: PAGERDUTY_SEVERITY[highestSeverity(batch.alerts) ?? 'info'],
@@ -178,7 +192,13 @@ function digestTrigger(
   return trigger(
     key,
     {
-      summary: summaryOf(`LEAKED CREDENTIALS DIGEST ${plural(total, 'login')}: ${domains.join(', ')}`),
+      summary: summaryOf(
+        forTenant(
+          batchTenant(batch),
+          `LEAKED CREDENTIALS DIGEST ${plural(total, 'login')}: ${domains.join(', ')}`,
+          ': ',
+        ),
+      ),
       source: 'exposure-alerts',
       severity: pd.credentialSeverity,
       timestamp: opts.now.toISOString(),

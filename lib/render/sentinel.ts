@@ -17,6 +17,7 @@ export function sentinelRecord(alert: DeliveryAlert, opts: RenderOptions): Senti
   return wellFormedDeep({
     TimeGenerated: new Date(Number.isFinite(ms) ? ms : opts.now.getTime()).toISOString(),
     Key: alert.key,
+    ...(alert.tenant ? { tenant: { id: alert.tenant.id, name: alert.tenant.name } } : {}),
     Kind: alert.kind,
     Severity: alert.kind === 'event' ? eventSeverity(alert.item) : 'credential',
     Routes: alert.routes,

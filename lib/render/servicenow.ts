@@ -8,7 +8,15 @@
 import { eventSeverity } from '../model.ts';
 import { lineText, stripControl } from './escape.ts';
 import { formatTime, hashKind, identifierNames, severityText, tagsOf } from './format.ts';
-import { type Batch, batchSummary, deliveryIdsOf, highlightsOf, planBatches } from './group.ts';
+import {
+  type Batch,
+  batchSummary,
+  batchTenant,
+  deliveryIdsOf,
+  forTenant,
+  highlightsOf,
+  planBatches,
+} from './group.ts';
 import { exposureLabel } from './jira.ts';
 import { alertLink } from './link.ts';
 import type { DeliveryAlert, IncidentContent, Rendered, RenderOptions } from './types.ts';
@@ -101,7 +109,9 @@ export function renderServiceNow(alerts: DeliveryAlert[], opts: RenderOptions): 
       deliveryIds: ids,
       summary: batchSummary(batch),
       payload: {
-        short_description: oneLine(one ? title(one) : `${items.length} exposure alerts`),
+        short_description: oneLine(
+          forTenant(batchTenant(batch), one ? title(one) : `${items.length} exposure alerts`, ': '),
+        ),
         description,
         correlation_id: exposureLabel(
           one

@@ -14,11 +14,13 @@ import { plural } from './format.ts';
 import {
   type Batch,
   batchSummary,
+  batchTenant,
   type CredentialDelivery,
   countBy,
   deliveryIdsOf,
   digestTypes,
   type EventDelivery,
+  forTenant,
   mostSevereFirst,
   planBatches,
   routesOf,
@@ -88,7 +90,7 @@ function eventThread(batch: Extract<Batch, { type: 'digest'; kind: 'event' }>, o
   const sorted = mostSevereFirst(batch.alerts);
   const { shown } = digestLines(sorted, (a) => eventDigestLine(a, opts), opts.digest.maxItems);
   const rest = sorted.slice(shown.length).map((a) => eventDigestLine(a, opts));
-  const title = `Exposure digest · ${plural(total, 'event')}`;
+  const title = forTenant(batchTenant(batch), `Exposure digest · ${plural(total, 'event')}`);
   const blocks: Block[] = [
     header(title),
     section(
@@ -120,7 +122,7 @@ function credentialThread(
     credentialLink((batch.alerts[0] as CredentialDelivery).item, opts.appUrl),
     'open in the web app',
   );
-  const title = `Leaked credentials digest · ${plural(total, 'login')}`;
+  const title = forTenant(batchTenant(batch), `Leaked credentials digest · ${plural(total, 'login')}`);
   const blocks: Block[] = [
     header(title),
     section(

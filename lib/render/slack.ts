@@ -32,12 +32,14 @@ import {
 import {
   type Batch,
   batchSummary,
+  batchTenant,
   type CredentialDelivery,
   deliveryIdsOf,
   digestDomains,
   digestLeaks,
   digestTypes,
   type EventDelivery,
+  forTenant,
   highlightsOf,
   mostSevereFirst,
   planBatches,
@@ -113,7 +115,7 @@ function eventMessage(alert: EventDelivery, opts: RenderOptions): SlackPayload {
   const link = slackLink(eventLink(item, opts.appUrl), 'Open in the web app');
   const notes = item.tenant_metadata?.notes;
   const blocks: Block[] = [
-    header(`${SEVERITY_EMOJI[severity]} ${severity.toUpperCase()} · ${type}`),
+    header(`${SEVERITY_EMOJI[severity]} ${severity.toUpperCase()} · ${forTenant(alert.tenant, type)}`),
     section(lines.length ? lines.join('\n') : '_No highlighted text._'),
     fields([
       ['Severity', slackText(severityText(item), 200)],
@@ -126,13 +128,16 @@ function eventMessage(alert: EventDelivery, opts: RenderOptions): SlackPayload {
     ]),
     section(link ?? '_No link to the web app for this item._'),
     context(
-      `uid ${slackText(item.metadata.uid, 400)} · source ${slackText(alert.source, 200)} · routes ${slackText(alert.routes.join(', '), 400)}`,
+      `${alert.tenant ? `tenant ${slackText(alert.tenant.name, 200)} (${alert.tenant.id}) · ` : ''}uid ${slackText(item.metadata.uid, 400)} · source ${slackText(alert.source, 200)} · routes ${slackText(alert.routes.join(', '), 400)}`,
     ),
     ...(opts.buttons ? actionButtons(alert, opts.flags ?? {}, opts.slackWebhook ? 'webhook' : 'app') : []),
   ];
   const first = highlights[0] ? `: ${highlightPlain(highlights[0].text)}` : '';
   const about = names.length ? ` for ${names.join(', ')}` : '';
-  const text = slackText(`${severity.toUpperCase()} ${type} exposure${about}${first}`, 500);
+  const text = slackText(
+    forTenant(alert.tenant, `${severity.toUpperCase()} ${type} exposure${about}${first}`, ': '),
+    500,
+  );
   return { text, blocks };
 }
 
@@ -171,7 +176,7 @@ function credentialMessages(
     const partNote = parts.length > 1 ? ` (part ${i + 1} of ${parts.length})` : '';
     const alerts = part.map((e) => e.value);
     const blocks: Block[] = [
-      header(`Leaked credentials · ${batch.domain}${partNote}`),
+      header(forTenant(batchTenant(batch), `Leaked credentials · ${batch.domain}${partNote}`)),
       fields([
         ['Leak', slackText(leak, 500)],
         ['Logins', `${batch.alerts.length}${parts.length > 1 ? ` (${part.length} in this part)` : ''}`],
@@ -186,7 +191,11 @@ function credentialMessages(
       ),
     ];
     const text = slackText(
-      `${plural(batch.alerts.length, 'leaked credential')} for ${batch.domain} in ${leak}${partNote}`,
+      forTenant(
+        batchTenant(batch),
+        `${plural(batch.alerts.length, 'leaked credential')} for ${batch.domain} in ${leak}${partNote}`,
+        ': ',
+      ),
       500,
     );
     return {
@@ -238,14 +247,14 @@ function digestMessage(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOp
     // Most severe first, so the lines that make the cut are the ones that matter.
     const sorted = mostSevereFirst(batch.alerts);
     const types = digestTypes(batch.alerts);
-    title = `Exposure digest · ${plural(total, 'event')}`;
+    title = forTenant(batchTenant(batch), `Exposure digest · ${plural(total, 'event')}`);
     summary = `*${plural(total, 'event')}*: ${severityCounts(batch.alerts)}\n*Types:* ${listOf(types, 1_000)}`;
     listed = digestLines(sorted, (a) => eventDigestLine(a, opts), opts.digest.maxItems);
     fallback = `${title}: ${severityCounts(batch.alerts)}`;
   } else {
     const domains = digestDomains(batch.alerts);
     const leaks = digestLeaks(batch.alerts);
-    title = `Leaked credentials digest · ${plural(total, 'login')}`;
+    title = forTenant(batchTenant(batch), `Leaked credentials digest · ${plural(total, 'login')}`);
     summary = `*${plural(total, 'leaked login')}*\n*Domains:* ${listOf(domains, 1_000)}\n*Leaks:* ${listOf(leaks, 1_000)}`;
     listed = digestLines(batch.alerts, credentialDigestLine, opts.digest.maxItems);
     fallback = `${title} across ${plural(domains.length, 'domain')}`;

@@ -32,6 +32,7 @@ export function hecEvent(
     ...(index ? { index } : {}),
     event: wellFormedDeep({
       key: alert.key,
+      ...(alert.tenant ? { tenant: { id: alert.tenant.id, name: alert.tenant.name } } : {}),
       kind: alert.kind,
       severity: alert.kind === 'event' ? eventSeverity(alert.item) : 'credential',
       routes: alert.routes,

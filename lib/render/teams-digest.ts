@@ -8,11 +8,13 @@ import { parseHighlight } from './escape.ts';
 import { hashKind, identifierNames, plural } from './format.ts';
 import {
   type Batch,
+  batchTenant,
   type CredentialDelivery,
   digestDomains,
   digestLeaks,
   digestTypes,
   type EventDelivery,
+  forTenant,
   highlightsOf,
   mostSevereFirst,
   routesOf,
@@ -87,7 +89,7 @@ export function digestCard(batch: Extract<Batch, { type: 'digest' }>, opts: Rend
     // Most severe first, so the lines that make the cut are the ones that matter.
     const sorted = mostSevereFirst(batch.alerts);
     const types = digestTypes(batch.alerts);
-    title = `Exposure digest · ${plural(total, 'event')}`;
+    title = forTenant(batchTenant(batch), `Exposure digest · ${plural(total, 'event')}`);
     summary = [
       rich([run('By severity: ', subtle), run(severityCounts(batch.alerts))]),
       fact('Types', listOf(types, 1_000), 2_500),
@@ -96,12 +98,12 @@ export function digestCard(batch: Extract<Batch, { type: 'digest' }>, opts: Rend
   } else {
     const domains = digestDomains(batch.alerts);
     const leaks = digestLeaks(batch.alerts);
-    title = `Leaked credentials digest · ${plural(total, 'login')}`;
+    title = forTenant(batchTenant(batch), `Leaked credentials digest · ${plural(total, 'login')}`);
     summary = [fact('Domains', listOf(domains, 1_000), 2_500), fact('Leaks', listOf(leaks, 1_000), 2_500)];
     lines = (room) =>
       within(batch.alerts.slice(0, opts.digest.maxItems), room, (a) => credentialDigestLine(a, opts));
   }
-  const header = rich([run(title, { weight: 'Bolder', size: 'Large' })]);
+  const header = rich(upstreamText(title, 600, { weight: 'Bolder', size: 'Large' }));
   const end = footer(
     `routes ${routesOf(batch.alerts).join(', ')}${batch.kind === 'credential' ? ' · passwords are never sent to Teams' : ''}`,
   );

@@ -10,12 +10,13 @@
  * and a digest lists what fits and counts the rest. A password never appears, not even masked:
  * only the login and the kind of secret the upstream holds.
  */
-import { eventSeverity } from '../model.ts';
+import { eventSeverity, type TenantRef } from '../model.ts';
 import { parseHighlight } from './escape.ts';
 import { formatTime, hashKind, identifierNames, plural, severityText, tagsOf } from './format.ts';
 import {
   type Batch,
   batchSummary,
+  batchTenant,
   type CredentialDelivery,
   deliveryIdsOf,
   type EventDelivery,
@@ -51,12 +52,20 @@ import { digestCard } from './teams-digest.ts';
 import { fitTeamsPayload } from './teams-limits.ts';
 import type { CardElement, DeliveryAlert, Rendered, RenderOptions, TeamsPayload } from './types.ts';
 
+/** The tenant's name and a separator, first in a card's header, for a `tenants` entry's items. */
+function tenantRuns(tenant: TenantRef | undefined) {
+  return tenant
+    ? [...upstreamText(tenant.name, 200, { weight: 'Bolder', size: 'Large' }), run(' · ', { size: 'Large' })]
+    : [];
+}
+
 function eventCard(alert: EventDelivery, opts: RenderOptions): TeamsPayload {
   const item = alert.item;
   const severity = eventSeverity(item);
   const header = rich([
     run(severity.toUpperCase(), { weight: 'Bolder', size: 'Large', color: COLOR[severity] }),
     run(' · ', { size: 'Large' }),
+    ...tenantRuns(alert.tenant),
     ...upstreamText(item.metadata.type, 400, { weight: 'Bolder', size: 'Large' }),
   ]);
   const notes = item.tenant_metadata?.notes;
@@ -121,6 +130,7 @@ function credentialCards(
   const leak = source?.name ?? batch.sourceId;
   const header = (part: string) =>
     rich([
+      ...tenantRuns(batchTenant(batch)),
       run('Leaked credentials · ', { weight: 'Bolder', size: 'Large', color: 'Attention' }),
       ...upstreamText(batch.domain, 600, { weight: 'Bolder', size: 'Large' }),
       run(part, { size: 'Large' }),

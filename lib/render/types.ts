@@ -2,7 +2,7 @@
  * What renderers produce and senders send. Renderers (lib/render) are pure: alerts in, payloads
  * out, no I/O. Senders (lib/deliver) turn a payload into an HTTP request (or a terminal write).
  */
-import type { DeliveryAlert } from '../model.ts';
+import type { DeliveryAlert, TenantRef } from '../model.ts';
 
 export interface RenderOptions {
   /** The destination's name in the config. */
@@ -52,6 +52,8 @@ export interface WebhookBody {
   version: 1;
   kind: 'events' | 'credentials';
   destination: string;
+  /** The `tenants` entry whose items these are (interface.md section 10); none for the top level. */
+  tenant?: TenantRef;
   routes: string[];
   items: unknown[];
   sentAt: string;
@@ -190,6 +192,8 @@ export interface HecEvent {
 export interface SentinelRecord {
   TimeGenerated: string;
   Key: string;
+  /** `{id, name}` of the `tenants` entry the item was found for (named as interface.md section 10 names it). */
+  tenant?: TenantRef;
   Kind: string;
   Severity: string;
   Routes: string[];

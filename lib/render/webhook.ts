@@ -13,7 +13,7 @@
 
 import { createHash, createHmac } from 'node:crypto';
 import { wellFormedDeep } from '../text.ts';
-import { deliveryIdsOf, routesOf } from './group.ts';
+import { byTenant, deliveryIdsOf, routesOf } from './group.ts';
 import type { DeliveryAlert, Rendered, RenderOptions, WebhookBody } from './types.ts';
 
 export const WEBHOOK_MAX_ITEMS = 100;
@@ -23,8 +23,17 @@ export function webhookTimestamp(now: Date): string {
   return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/**
+ * Bodies of one kind and one tenant each, at most 100 items: a `tenants` entry's body says whose
+ * items it carries (`tenant: {id, name}`).
+ */
 export function renderWebhook(alerts: DeliveryAlert[], opts: RenderOptions): Rendered<WebhookBody>[] {
+  return byTenant(alerts).flatMap((own) => renderOneTenant(own, opts));
+}
+
+function renderOneTenant(alerts: DeliveryAlert[], opts: RenderOptions): Rendered<WebhookBody>[] {
   const out: Rendered<WebhookBody>[] = [];
+  const tenant = alerts[0]?.tenant;
   // Kinds in the order they first appear, so a batch of credentials is not reordered behind events.
   const kinds = [...new Set(alerts.map((a) => a.kind))];
   for (const kind of kinds) {
@@ -38,6 +47,7 @@ export function renderWebhook(alerts: DeliveryAlert[], opts: RenderOptions): Ren
           version: 1,
           kind: bodyKind,
           destination: opts.destination,
+          ...(tenant ? { tenant: { id: tenant.id, name: tenant.name } } : {}),
           routes: routesOf(chunk),
           items: chunk.map((a) => wellFormedDeep(a.item)),
           sentAt: webhookTimestamp(opts.now),
