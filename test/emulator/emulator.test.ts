@@ -80,6 +80,33 @@ describe('over HTTP', () => {
       body: JSON.stringify(body),
     });
 
+  it('an MSSP key acts for two tenants of its organization, not the third; shared events have one uid', async () => {
+    const generate = (body: unknown) =>
+      fetch(`${emu.url}/tokens/generate`, {
+        method: 'POST',
+        headers: { Authorization: 'emu-mssp-key', 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const tenantOf = async (body: unknown) => {
+      const { token } = (await (await generate(body)).json()) as { token: string };
+      const info = await fetch(`${emu.url}/tokens/test`, { headers: { Authorization: `Bearer ${token}` } });
+      return ((await info.json()) as { tenant_id: number; organization_id: number }).tenant_id;
+    };
+    expect(await tenantOf({})).toBe(1002);
+    expect(await tenantOf({ tenant_id: 1003 })).toBe(1003);
+    expect((await generate({ tenant_id: 1004 })).status).toBe(403);
+    expect(emu.running.emulator.dataset.tenant(1004).organizationId).toBe(301);
+    const [shared] = emu.running.emulator.dataset.appendSharedEvents([1002, 1003], 1);
+    const uid = shared?.item.metadata.uid;
+    for (const id of [1002, 1003])
+      expect(
+        emu.running.emulator.dataset.tenant(id).events.filter((e) => e.item.metadata.uid === uid),
+      ).toHaveLength(1);
+    expect(emu.running.emulator.dataset.tenant(1004).events.some((e) => e.item.metadata.uid === uid)).toBe(
+      false,
+    );
+  });
+
   it('issues opaque cursors and refuses altered, foreign or mismatched ones', async () => {
     const first = (await (
       await post('/firework/v4/events/tenant/_search', { size: 10, order: 'asc' })
