@@ -167,6 +167,7 @@ export function catalogOf(config: AlertsConfig, destinations: Iterable<ResolvedD
     configSilences: config.silences.map((s) => s.until),
     followUps: followUpTargets(destinations),
     passwords: config.passwords,
+    ...(config.tenants?.length ? { tenants: config.tenants.map((t) => ({ id: t.id, name: t.name })) } : {}),
   };
 }
 
@@ -236,6 +237,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const records = new DeliveryRecords(dynamo, env.tableName, clock, {
     onRequest: options.onDynamoRequest,
     keepItems: (name) => keepsItems(destinations.get(name)),
+    tenants: (config.tenants ?? []).map((t) => t.id),
     packs: tuning.packs,
     claimMark: tuning.claimMark,
   });

@@ -144,6 +144,11 @@ export const statusSchema = z
     streams: z.array(
       z.object({
         stream: z.string(),
+        tenant: z.nullable(
+          z.object({ id: z.number(), name: z.string() }).register(z.globalRegistry, {
+            description: 'The tenants entry the stream polls for; null for the top-level sources.',
+          }),
+        ),
         lastPolledAt: z.nullable(isoTime('When its last poll ended; null: never polled.')),
         lagSeconds: z.nullable(
           z.number().register(z.globalRegistry, {

@@ -6,6 +6,7 @@
  */
 import type { DeliveryAlert, TenantRef } from '../model.ts';
 import { eventSeverity } from '../model.ts';
+import { takeTurns } from '../turns.ts';
 import { type Severity, severityRank } from '../upstream/event-types.ts';
 
 export type EventDelivery = Extract<DeliveryAlert, { kind: 'event' }>;
@@ -47,10 +48,14 @@ export function forTenant(tenant: TenantRef | undefined, text: string, between =
   return tenant ? `${tenant.name}${between}${text}` : text;
 }
 
-/** Each tenant's alerts batched on their own (digests count per tenant), tenants in order. */
+/**
+ * Each tenant's alerts batched on their own (digests count per tenant), the tenants taking turns:
+ * the first message of each, then the second of each, so one tenant's flood does not hold back
+ * another's alerts (interface.md section 10).
+ */
 export function planBatches(alerts: DeliveryAlert[], digest: { threshold: number }): Batch[] {
   const tenants = byTenant(alerts);
-  return tenants.length > 1 ? tenants.flatMap((own) => planOne(own, digest)) : planOne(alerts, digest);
+  return tenants.length > 1 ? takeTurns(tenants.map((own) => planOne(own, digest))) : planOne(alerts, digest);
 }
 
 function planOne(alerts: DeliveryAlert[], digest: { threshold: number }): Batch[] {

@@ -13,6 +13,7 @@
 
 import { createHash, createHmac } from 'node:crypto';
 import { wellFormedDeep } from '../text.ts';
+import { takeTurns } from '../turns.ts';
 import { byTenant, deliveryIdsOf, routesOf } from './group.ts';
 import type { DeliveryAlert, Rendered, RenderOptions, WebhookBody } from './types.ts';
 
@@ -28,7 +29,10 @@ export function webhookTimestamp(now: Date): string {
  * items it carries (`tenant: {id, name}`).
  */
 export function renderWebhook(alerts: DeliveryAlert[], opts: RenderOptions): Rendered<WebhookBody>[] {
-  return byTenant(alerts).flatMap((own) => renderOneTenant(own, opts));
+  const tenants = byTenant(alerts);
+  return tenants.length > 1
+    ? takeTurns(tenants.map((own) => renderOneTenant(own, opts)))
+    : renderOneTenant(alerts, opts);
 }
 
 function renderOneTenant(alerts: DeliveryAlert[], opts: RenderOptions): Rendered<WebhookBody>[] {

@@ -21,6 +21,8 @@ export interface Catalog {
   followUps: { name: string; pagerduty: boolean; ticket?: boolean }[];
   /** The config's password policy: lookups through the API show passwords as it says. */
   passwords?: 'masked' | 'hidden' | 'clear';
+  /** The config's `tenants`, by id and name: status groups the streams by them. */
+  tenants?: { id: number; name: string }[];
   writtenAt: string;
 }
 
@@ -70,6 +72,14 @@ export class CatalogStore {
               : [];
           })
         : [],
+      ...(Array.isArray(item.tenants)
+        ? {
+            tenants: item.tenants.flatMap((t: unknown) => {
+              const { id, name } = (t ?? {}) as { id?: unknown; name?: unknown };
+              return typeof id === 'number' && typeof name === 'string' ? [{ id, name }] : [];
+            }),
+          }
+        : {}),
       ...(item.passwords === 'masked' || item.passwords === 'hidden' || item.passwords === 'clear'
         ? { passwords: item.passwords }
         : {}),

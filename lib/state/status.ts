@@ -14,6 +14,8 @@
  * `lagSeconds` is the value the `PollLagSeconds` metric had at the stream's last poll that saw
  * items (poll/stream.ts stores both from one computation): how old the newest item it handled was.
  */
+
+import { tenantOfStream } from '../poll/ids.ts';
 import { type Holding, isActive, type SilenceSource } from '../rules/silences.ts';
 import { CATALOG_KEY, CatalogStore } from './catalog.ts';
 import { destinationKey } from './destinations.ts';
@@ -29,6 +31,8 @@ export const COUNT_PAGE = 1_000;
 
 export interface StreamStatusLine {
   stream: string;
+  /** The `tenants` entry it polls for; null for the top-level sources. */
+  tenant: { id: number; name: string } | null;
   lastPolledAt: string | null;
   lagSeconds: number | null;
   lastResult: string | null;
@@ -73,6 +77,8 @@ export class StatusReader {
     const quota = QuotaStore.from(found.find((item) => item.pk === QUOTA_KEY.pk));
     const streams = catalog?.streams ?? [];
     const destinations = catalog?.destinations ?? [];
+    const tenants = new Map((catalog?.tenants ?? []).map((t) => [t.id, t]));
+    const partitions = [undefined, ...new Set(streams.flatMap((s) => tenantOfStream(s) ?? []))];
     const keys = [...streams.map((id) => streamKey(id)), ...destinations.map((name) => destinationKey(name))];
     const [items, counts] = await Promise.all([
       batchGet(
@@ -81,9 +87,10 @@ export class StatusReader {
       ),
       Promise.all(
         destinations.map(async (name) => {
+          // The top level's queue, and each tenant's (records/queue.ts).
           const [pending, dead] = await Promise.all([
-            this.count(queueKey('pending', name)),
-            this.count(queueKey('dead', name)),
+            this.countAll(partitions.map((t) => queueKey('pending', name, t))),
+            this.countAll(partitions.map((t) => queueKey('dead', name, t))),
           ]);
           return { pending, dead };
         }),
@@ -100,8 +107,10 @@ export class StatusReader {
     return {
       streams: streams.map((stream) => {
         const item = at(streamKey(stream));
+        const id = tenantOfStream(stream);
         return {
           stream,
+          tenant: id === undefined ? null : (tenants.get(id) ?? { id, name: String(id) }),
           lastPolledAt: str(item?.lastPolledAt),
           lagSeconds: typeof item?.lagSeconds === 'number' ? item.lagSeconds : null,
           lastResult: str(item?.lastResult),
@@ -121,6 +130,12 @@ export class StatusReader {
       silences: active.filter((s: Holding) => isActive(s, now)).length + configLive,
       quota: quota ?? null,
     };
+  }
+
+  /** Items under several index partitions, summed. */
+  private async countAll(partitions: string[]): Promise<Count> {
+    const counts = await Promise.all(partitions.map((p) => this.count(p)));
+    return { n: counts.reduce((n, c) => n + c.n, 0), more: counts.some((c) => c.more) };
   }
 
   /** Items under one index partition, one page at most. */

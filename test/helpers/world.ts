@@ -41,6 +41,8 @@ export async function makeWorld(
   configInput: unknown,
   options: {
     token?: string;
+    /** An API key instead of the token: exchanged per tenant for a config's `tenants`. */
+    apiKey?: string;
     secrets?: Record<string, unknown>;
     table?: string;
     clock?: Clock;
@@ -57,7 +59,9 @@ export async function makeWorld(
   const table = options.table ?? (await db.table());
   const env = readEnvironment({
     EXPOSURE_API_URL: emu.url,
-    EXPOSURE_API_TOKEN: options.token ?? 'emu-acme-token',
+    ...(options.apiKey
+      ? { EXPOSURE_API_KEY: options.apiKey }
+      : { EXPOSURE_API_TOKEN: options.token ?? 'emu-acme-token' }),
     TABLE_NAME: table,
     DYNAMODB_ENDPOINT: db.endpoint,
   });

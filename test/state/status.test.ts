@@ -32,10 +32,28 @@ describe('status', () => {
     const r = reader(world.table);
     const status = await r.status.read();
     expect(status.streams).toEqual([
-      { stream: 'tenant', lastPolledAt: expect.any(String), lagSeconds: 42.5, lastResult: 'done' },
-      { stream: 'group:12', lastPolledAt: expect.any(String), lagSeconds: null, lastResult: 'failed' },
-      { stream: 'group:13', lastPolledAt: null, lagSeconds: null, lastResult: null },
-      { stream: 'credentials:acme.test', lastPolledAt: null, lagSeconds: null, lastResult: null },
+      {
+        stream: 'tenant',
+        tenant: null,
+        lastPolledAt: expect.any(String),
+        lagSeconds: 42.5,
+        lastResult: 'done',
+      },
+      {
+        stream: 'group:12',
+        tenant: null,
+        lastPolledAt: expect.any(String),
+        lagSeconds: null,
+        lastResult: 'failed',
+      },
+      { stream: 'group:13', tenant: null, lastPolledAt: null, lagSeconds: null, lastResult: null },
+      {
+        stream: 'credentials:acme.test',
+        tenant: null,
+        lastPolledAt: null,
+        lagSeconds: null,
+        lastResult: null,
+      },
     ]);
     const [soc, siem, pager] = status.destinations;
     // One page of the count: at most COUNT_PAGE items (fewer when the items fill 1 MB first).

@@ -26,13 +26,23 @@ export function describeStatus(status: Status, now: number): string[] {
   if (status.streams.length === 0 && status.destinations.length === 0) {
     lines.push('no poller has run against this table yet: no streams or destinations are known');
   }
-  if (status.streams.length) {
-    lines.push('streams:');
+  // Grouped by tenant (interface.md section 10): the top-level sources first, then each tenant's.
+  const groups = new Map<number | undefined, Status['streams']>();
+  for (const s of status.streams) {
+    const list = groups.get(s.tenant?.id);
+    if (list) list.push(s);
+    else groups.set(s.tenant?.id, [s]);
+  }
+  for (const [id, streams] of [...groups].sort(([a], [b]) => (a ?? -1) - (b ?? -1))) {
+    const tenant = streams[0]?.tenant;
+    lines.push(
+      id === undefined ? 'streams:' : `streams of tenant ${terminalSafe(tenant?.name ?? '')} (${id}):`,
+    );
     lines.push(
       ...formatTable(
         [
           ['STREAM', 'LAST POLLED', 'LAG', 'LAST RESULT'],
-          ...status.streams.map((s) => [
+          ...streams.map((s) => [
             s.stream,
             ago(s.lastPolledAt, now),
             s.lagSeconds === null ? '-' : span(s.lagSeconds),

@@ -74,6 +74,11 @@ export interface DeliveryRecordsOptions {
    * which show the item again and need to know where its message went (deliver/follow-up.ts).
    */
   keepItems?: (destination: string) => boolean;
+  /**
+   * The config's `tenants` ids: each has its own queue partition per destination, which the
+   * delivery pass reads in turns (queue.ts). The top-level sources' partition is always read.
+   */
+  tenants?: readonly number[];
 }
 
 export class DeliveryRecords {
@@ -93,6 +98,7 @@ export class DeliveryRecords {
       this.io,
       (options.retentionDays ?? DEFAULT_RETENTION_DAYS) * 86_400,
       options.keepItems,
+      options.tenants,
     );
     this.packs = new PackStore(this.io);
   }

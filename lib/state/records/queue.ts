@@ -5,6 +5,8 @@
  * lease (the only writer of those records then), so they are unconditional batch writes.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { tenantOfStream } from '../../poll/ids.ts';
+import { takeTurns } from '../../turns.ts';
 import { batchPut, queryAll, type TableIo } from '../io.ts';
 import { marshall } from '../marshall.ts';
 import { ConditionalCheckFailedException, ScanCommand, UpdateItemCommand } from '../sdk.ts';
@@ -23,13 +25,65 @@ import {
   toStored,
 } from './record.ts';
 
+/** Each tenant's partition gives a chunk at least this many records, however many tenants share it. */
+export const MIN_TENANT_SHARE = 100;
+
 export class DeliveryQueue {
+  /** The index partitions of a destination: the top level's, then each tenant's. */
+  private readonly partitions: readonly (number | undefined)[];
+
   constructor(
     private readonly io: TableIo,
     private readonly retentionSeconds: number,
     /** Destinations whose sent records keep their item (they take follow-ups). */
     readonly keepsItems: (destination: string) => boolean = () => false,
-  ) {}
+    tenants: readonly number[] = [],
+  ) {
+    this.partitions = [undefined, ...tenants];
+  }
+
+  /**
+   * Reads each partition of `destination` under `status` (oldest first within each) and takes
+   * turns between them: the first record of each, then the second of each, and so on, so a
+   * tenant's backlog cannot keep another tenant's records out of a chunk. Each partition gives up
+   * to an equal share of `limit` (at least MIN_TENANT_SHARE).
+   */
+  private async readTurns(
+    status: 'pending' | 'dead',
+    destination: string,
+    limit: number,
+    bound?: string,
+  ): Promise<DeliveryRecord[]> {
+    const read = async (tenant: number | undefined, n: number) =>
+      (
+        await queryAll(
+          this.io,
+          {
+            IndexName: 'gsi1',
+            KeyConditionExpression: `gsi1pk = :pk${bound ? ' AND gsi1sk <= :bound' : ''}`,
+            ExpressionAttributeValues: marshall({
+              ':pk': queueKey(status, destination, tenant),
+              ...(bound ? { ':bound': bound } : {}),
+            }),
+          },
+          n,
+        )
+      ).map(fromStored);
+    if (this.partitions.length === 1) return read(undefined, limit);
+    const share = Math.max(MIN_TENANT_SHARE, Math.ceil(limit / this.partitions.length));
+    const lists = await Promise.all(this.partitions.map((tenant) => read(tenant, share)));
+    const total = lists.reduce((n, l) => n + l.length, 0);
+    if (total < limit) {
+      // Room the quiet partitions left goes to those with more: they are read further.
+      const room = limit - total;
+      await Promise.all(
+        lists.map(async (list, i) => {
+          if (list.length === share) lists[i] = await read(this.partitions[i], share + room);
+        }),
+      );
+    }
+    return takeTurns(lists).slice(0, limit);
+  }
 
   private nowSeconds(): number {
     return Math.floor(this.io.clock.now() / 1000);
@@ -54,31 +108,12 @@ export class DeliveryQueue {
 
   /** Pending records of `destination` whose next attempt is due, oldest first (index read). */
   async due(destination: string, limit: number): Promise<DeliveryRecord[]> {
-    const bound = `${new Date(this.io.clock.now()).toISOString()}~`;
-    const items = await queryAll(
-      this.io,
-      {
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk <= :bound',
-        ExpressionAttributeValues: marshall({ ':pk': queueKey('pending', destination), ':bound': bound }),
-      },
-      limit,
-    );
-    return items.map(fromStored);
+    return this.readTurns('pending', destination, limit, `${new Date(this.io.clock.now()).toISOString()}~`);
   }
 
   /** Pending records of `destination`, due or not, soonest first (index read): what a silence may hold back. */
   async waiting(destination: string, limit: number): Promise<DeliveryRecord[]> {
-    const items = await queryAll(
-      this.io,
-      {
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: marshall({ ':pk': queueKey('pending', destination) }),
-      },
-      limit,
-    );
-    return items.map(fromStored);
+    return this.readTurns('pending', destination, limit);
   }
 
   /** Writes records whose status the delivery pass changed (under the destination's lease). */
@@ -99,16 +134,7 @@ export class DeliveryQueue {
     const { status, destinations } = options;
     if ((status === 'pending' || status === 'dead') && destinations) {
       for (const destination of destinations) {
-        const items = await queryAll(
-          this.io,
-          {
-            IndexName: 'gsi1',
-            KeyConditionExpression: 'gsi1pk = :pk',
-            ExpressionAttributeValues: marshall({ ':pk': queueKey(status, destination) }),
-          },
-          limit - out.length,
-        );
-        out.push(...items.map(fromStored));
+        out.push(...(await this.readTurns(status, destination, limit - out.length)));
         if (out.length >= limit) break;
       }
       return out;
@@ -146,6 +172,9 @@ export class DeliveryQueue {
   async requeue(id: string): Promise<boolean> {
     const parsed = parseDeliveryId(id);
     if (!parsed) return false;
+    // Its queue partition depends on its stream's tenant.
+    const stored = (await this.getMany([id])).get(id);
+    if (!stored) return false;
     const now = new Date(this.io.clock.now()).toISOString();
     try {
       await this.io.client.send(
@@ -161,7 +190,7 @@ export class DeliveryQueue {
             ':dead': 'dead',
             ':zero': 0,
             ':now': now,
-            ':gpk': queueKey('pending', parsed.destination),
+            ':gpk': queueKey('pending', parsed.destination, tenantOfStream(stored.source)),
             ':gsk': indexSortKey(now, id),
           }),
         }),

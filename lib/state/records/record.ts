@@ -14,6 +14,7 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { type FollowUpAction, type ItemKind, RECORD_RETENTION_DAYS } from '../../model.ts';
+import { tenantOfStream } from '../../poll/ids.ts';
 import { fitKey, nameFromKey, nameInKey, PARTITION_KEY_BYTES, SORT_KEY_BYTES } from '../limits.ts';
 import { marshall, unmarshall } from '../marshall.ts';
 
@@ -139,9 +140,13 @@ export function keyOfId(id: string): Record<string, AttributeValue> | undefined 
   return parsed ? marshall(recordKey(parsed.destination, parsed.kind, parsed.key, parsed.action)) : undefined;
 }
 
-/** The index partition of a destination's pending or dead records. */
-export function queueKey(status: 'pending' | 'dead', destination: string): string {
-  return `${status}#${nameInKey(destination)}`;
+/**
+ * The index partition of a destination's pending or dead records: one per destination for the
+ * top-level sources' items (as it always was), and one per destination and tenant for a `tenants`
+ * entry's, so the delivery pass can take turns between tenants (interface.md section 10).
+ */
+export function queueKey(status: 'pending' | 'dead', destination: string, tenant?: number): string {
+  return `${status}#${nameInKey(destination)}${tenant === undefined ? '' : `#${tenant}`}`;
 }
 
 /** The index's sort key: time first (what is due), then the id, cut to fit when a uid is huge. */
@@ -175,11 +180,14 @@ export function toStored(record: DeliveryRecord, keepItem = false): Record<strin
   const indexed =
     record.status === 'pending'
       ? {
-          gsi1pk: queueKey('pending', record.destination),
+          gsi1pk: queueKey('pending', record.destination, tenantOfStream(record.source)),
           gsi1sk: indexSortKey(record.nextAttemptAt ?? record.createdAt, record.id),
         }
       : record.status === 'dead'
-        ? { gsi1pk: queueKey('dead', record.destination), gsi1sk: indexSortKey(record.updatedAt, record.id) }
+        ? {
+            gsi1pk: queueKey('dead', record.destination, tenantOfStream(record.source)),
+            gsi1sk: indexSortKey(record.updatedAt, record.id),
+          }
         : {};
   return marshall({
     ...recordKey(record.destination, record.kind, record.key, record.followUp?.action.id),
