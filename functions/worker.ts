@@ -24,7 +24,7 @@
  * `poll-credentials`), so the stack's alarms on them keep watching.
  */
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { lookup } from '../lib/actions/lookup.ts';
+import { lookup, lookupTenant } from '../lib/actions/lookup.ts';
 import { isSlackWork, runSlackWork, type SlackWork, type SlackWorkDeps } from '../lib/actions/slack-work.ts';
 import { lastSendStart, runDeliveryPass } from '../lib/deliver/pass.ts';
 import { readEnvironment } from '../lib/env.ts';
@@ -105,7 +105,15 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
   const slackSettings = runtime.config.actions?.slack;
   const workDeps: SlackWorkDeps = {
     act: runtime.act,
-    lookup: (query) => lookup({ upstream: runtime.upstream, passwords: runtime.config.passwords }, query),
+    // As the tenant the request named (the Slack channel's, or `tenant`), with its own token.
+    lookup: (query) =>
+      lookup(
+        {
+          upstream: runtime.upstreamFor(lookupTenant(runtime.config.tenants ?? [], query.tenant)),
+          passwords: runtime.config.passwords,
+        },
+        query,
+      ),
     responseUrlPrefix: slackSettings?.responseUrlPrefix ?? 'https://hooks.slack.com/',
     logger,
   };

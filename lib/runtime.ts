@@ -167,8 +167,35 @@ export function catalogOf(config: AlertsConfig, destinations: Iterable<ResolvedD
     configSilences: config.silences.map((s) => s.until),
     followUps: followUpTargets(destinations),
     passwords: config.passwords,
-    ...(config.tenants?.length ? { tenants: config.tenants.map((t) => ({ id: t.id, name: t.name })) } : {}),
+    ...(config.tenants?.length
+      ? { tenants: config.tenants.map((t) => ({ id: t.id, name: t.name })), channels: channelTenants(config) }
+      : {}),
   };
+}
+
+/**
+ * The Slack app channels (by id) whose every route names `tenants` of one tenant: a lookup from
+ * such a channel runs as that tenant. A channel a route without `tenants` feeds serves them all.
+ */
+export function channelTenants(config: AlertsConfig): { channel: string; tenant: number }[] {
+  const out: { channel: string; tenant: number }[] = [];
+  for (const [name, d] of Object.entries(config.destinations)) {
+    if (d.type !== 'slack' || !d.channel || d.channel.startsWith('#')) continue;
+    const routes = config.routes.filter((r) => r.to.includes(name));
+    const ids = new Set<number | undefined>();
+    for (const route of routes) {
+      if (!route.match.tenants?.length) ids.add(undefined);
+      for (const wanted of route.match.tenants ?? [])
+        ids.add(
+          config.tenants?.find(
+            (t) => t.id === Number(wanted) || t.name.toLowerCase() === String(wanted).toLowerCase(),
+          )?.id,
+        );
+    }
+    const [only] = [...ids];
+    if (ids.size === 1 && only !== undefined) out.push({ channel: d.channel, tenant: only });
+  }
+  return out;
 }
 
 export function runOwner(): string {
@@ -284,7 +311,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     metrics,
     owner,
   };
-  const act = actDeps({ upstream, io, records, logger, targets: followUpTargets(destinations.values()) });
+  const tenantIds = (config.tenants ?? []).map((t) => t.id);
+  const act = actDeps({
+    upstream,
+    tenants: { ids: async () => tenantIds, upstreamFor: (id) => upstreamFor(tenantRef(config, id)) },
+    io,
+    records,
+    logger,
+    targets: followUpTargets(destinations.values()),
+  });
   const deliver: DeliverDeps = {
     deliveries,
     destinationState,

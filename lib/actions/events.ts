@@ -24,6 +24,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { type FollowUpDeps, type FollowUpTarget, followUp, type ItemChange } from '../deliver/follow-up.ts';
 import type { Logger } from '../log.ts';
+import { splitKey } from '../poll/ids.ts';
 import {
   type ActionRecord,
   ActionStore,
@@ -49,8 +50,18 @@ export const FINISH_PER_PASS = 10;
 /** An action open this long is taken to be interrupted (a live one takes seconds). */
 export const STALE_ACTION_MS = 60_000;
 
+type ActingUpstream = {
+  eventActions(type: EventActionType, uids: readonly string[]): Promise<EventActionBatch[]>;
+};
+
 export interface ActDeps {
-  upstream: { eventActions(type: EventActionType, uids: readonly string[]): Promise<EventActionBatch[]> };
+  /** The top-level sources' client. */
+  upstream: ActingUpstream;
+  /**
+   * A `tenants` entry's client (its own token: interface.md section 10), and the configured
+   * tenants' ids, which tell a key `1002:<uid>` from a top-level uid. None: every key is a uid.
+   */
+  tenants?: { ids(): Promise<readonly number[]>; upstreamFor(tenant: number): ActingUpstream };
   actions: ActionStore;
   /** deliver/follow-up.ts `followUp`, bound to the runtime's records and destinations. */
   followUp(change: ItemChange): Promise<DeliveryRecord[]>;
@@ -81,6 +92,7 @@ export interface ActOutcome {
 /** The deps of a runtime's actions: its upstream client, and follow-ups through its records. */
 export function actDeps(parts: {
   upstream: ActDeps['upstream'];
+  tenants?: ActDeps['tenants'];
   io: TableIo;
   records: FollowUpDeps['records'];
   /** The destinations that hear of actions, or where to read them (the API: the catalog). */
@@ -92,6 +104,7 @@ export function actDeps(parts: {
   const targets = typeof list === 'function' ? list : async () => list;
   return {
     upstream,
+    ...(parts.tenants ? { tenants: parts.tenants } : {}),
     actions: new ActionStore(io),
     followUp: (change) => followUp({ records, targets, clock: io.clock }, change),
     clock: io.clock,
@@ -182,7 +195,7 @@ async function finish(deps: ActDeps, record: ActionRecord, resumed = false): Pro
   let { results, changed } = record;
   if (record.status === 'pending' || !results || !changed) {
     const before = await deps.actions.flags(record.uids);
-    const batches = await deps.upstream.eventActions(type, record.uids);
+    const batches = await actUpstream(deps, type, record.uids);
     const failures = batches.flatMap((b) => (b.ok ? [] : [b.error]));
     if (batches.length && failures.length === batches.length && failures.every(unanswered)) {
       // Taken up by a pass after a crash, it stays open: the next pass asks again.
@@ -225,6 +238,37 @@ async function finish(deps: ActDeps, record: ActionRecord, resumed = false): Pro
   }
   await deps.actions.done(id);
   return { id, results, replayed: false, followUps };
+}
+
+/**
+ * Asks the upstream, each key with its own tenant's token and the upstream's own uid (a key of a
+ * `tenants` entry is `<tenant>:<uid>`); the answers speak of keys again.
+ */
+async function actUpstream(
+  deps: ActDeps,
+  type: EventActionType,
+  keys: readonly string[],
+): Promise<EventActionBatch[]> {
+  const ids = (await deps.tenants?.ids()) ?? [];
+  if (!ids.length || !deps.tenants) return deps.upstream.eventActions(type, keys);
+  const groups = new Map<number | undefined, { key: string; uid: string }[]>();
+  for (const key of keys) {
+    const { tenant, uid } = splitKey(key, ids);
+    const list = groups.get(tenant) ?? [];
+    list.push({ key, uid });
+    groups.set(tenant, list);
+  }
+  const out: EventActionBatch[] = [];
+  for (const [tenant, list] of groups) {
+    const client = tenant === undefined ? deps.upstream : deps.tenants.upstreamFor(tenant);
+    const keyOf = new Map(list.map((e) => [e.uid, e.key]));
+    const batches = await client.eventActions(
+      type,
+      list.map((e) => e.uid),
+    );
+    out.push(...batches.map((b) => ({ ...b, uids: b.uids.map((uid) => keyOf.get(uid) ?? uid) })));
+  }
+  return out;
 }
 
 /** The upstream did not answer (it may: retry), or refused our own credentials. */

@@ -23,7 +23,30 @@ export const LOOKUP_MAX_ACCOUNTS = 100;
 /** Records asked of endpoints 7 and 8: one page. */
 export const LOOKUP_PAGE_SIZE = 1_000;
 
-export type LookupQuery = { account: string[] } | { domain: string } | { keyword: string };
+/**
+ * What to look up, and (with `tenants`) as which tenant: an id or a name of a `tenants` entry
+ * (interface.md section 9). The door resolves it to that tenant's client.
+ */
+export type LookupQuery = ({ account: string[] } | { domain: string } | { keyword: string }) & {
+  tenant?: string;
+};
+
+/** The `tenants` entry a lookup names (by id or name, case-insensitive), or undefined for none. */
+export function lookupTenant<T extends { id: number; name: string }>(
+  tenants: readonly T[],
+  wanted: string | undefined,
+): T | undefined {
+  if (wanted === undefined) return undefined;
+  const w = wanted.trim().toLowerCase();
+  const found = tenants.find((t) => String(t.id) === w || t.name.toLowerCase() === w);
+  if (!found)
+    throw new RangeError(
+      tenants.length
+        ? `no tenant ${JSON.stringify(wanted.slice(0, 60))}: the tenants are ${tenants.map((t) => `${t.id} (${t.name})`).join(', ')}`
+        : `no tenant ${JSON.stringify(wanted.slice(0, 60))}: the config has no tenants`,
+    );
+  return found;
+}
 
 export interface Leak {
   source: string;

@@ -75,6 +75,8 @@ export interface ApiDeps extends SilenceDeps {
   post?: (url: string, body: unknown) => Promise<void>;
   /** What the leak store knows (actions/lookup.ts): `GET /lookup`. */
   lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
+  /** With tenants: the tenant a Slack channel's routes carry alone, for its lookups. */
+  tenantOfChannel?: (channel: string) => Promise<number | undefined>;
   /** `GET /status` (state/status.ts): read from the table alone. */
   status: { read(): Promise<Status> };
   /** Reads the `apiClients` map (client name to SHA-256 hex digest of its token) afresh. */

@@ -12,7 +12,7 @@
 
 import { createRequire } from 'node:module';
 import { actDeps } from '../actions/events.ts';
-import { lookup } from '../actions/lookup.ts';
+import { lookup, lookupTenant } from '../actions/lookup.ts';
 import type { SlackWork } from '../actions/slack-work.ts';
 import { type Clock, systemClock } from '../clock.ts';
 import type { Environment } from '../env.ts';
@@ -28,10 +28,11 @@ import { recordAccess } from '../state/records/once.ts';
 import { SilenceStore } from '../state/silences.ts';
 import { StatusReader } from '../state/status.ts';
 import { createDynamoClient, ensureTable } from '../state/table.ts';
-import type { UpstreamClientOptions } from '../upstream/client.ts';
-import { createUpstreamClient } from '../upstream/index.ts';
+import type { UpstreamClient, UpstreamClientOptions } from '../upstream/client.ts';
+import { createUpstreamClient, tenantTokenProvider } from '../upstream/index.ts';
 import type { ApiDeps } from './app.ts';
 import { parseApiClients } from './auth.ts';
+import { ApiError } from './errors.ts';
 import type { SlackSettings } from './slack.ts';
 
 /**
@@ -115,6 +116,30 @@ export async function createApiDeps(
   const silences = new SilenceStore(io);
   const catalog = new CatalogStore(io);
   const slack = slackSettings(options.slackActions ?? env.slackActions, secrets);
+  // Its own client: an action from Slack runs after Slack's answer, and may wait longer for the
+  // upstream than a caller of the toggle (still inside the function's 15 s).
+  const acting = createUpstreamClient(env, secrets, {
+    logger,
+    clock,
+    timeoutMs: ACTION_UPSTREAM_BUDGET.attemptMs,
+    maxAttempts: ACTION_UPSTREAM_BUDGET.maxAttempts,
+    governor,
+    ...options.upstream,
+  });
+  // A `tenants` entry's clients, with its own token, made when first asked for.
+  const perTenant = (base: UpstreamClient) => {
+    const made = new Map<number, UpstreamClient>();
+    return (id: number) => {
+      let client = made.get(id);
+      if (!client) {
+        client = base.withAuth(tenantTokenProvider(env, secrets, id, undefined, governor));
+        made.set(id, client);
+      }
+      return client;
+    };
+  };
+  const actingFor = perTenant(acting);
+  const lookingFor = perTenant(upstream);
   return {
     ...(slack
       ? {
@@ -126,24 +151,34 @@ export async function createApiDeps(
     upstream,
     // Follow-ups go to the destinations the pollers' config names (the catalog they publish).
     act: actDeps({
-      // Its own client: an action from Slack runs after Slack's answer, and may wait longer for
-      // the upstream than a caller of the toggle (still inside the function's 15 s).
-      upstream: createUpstreamClient(env, secrets, {
-        logger,
-        clock,
-        timeoutMs: ACTION_UPSTREAM_BUDGET.attemptMs,
-        maxAttempts: ACTION_UPSTREAM_BUDGET.maxAttempts,
-        governor,
-        ...options.upstream,
-      }),
+      upstream: acting,
+      // A `tenants` entry's events are acted on with that tenant's token (the catalog lists them).
+      tenants: {
+        ids: async () => (await catalog.read())?.tenants?.map((t) => t.id) ?? [],
+        upstreamFor: (id) => actingFor(id),
+      },
       io,
       records: recordAccess(io),
       logger,
       targets: async () => (await catalog.read())?.followUps ?? [],
     }),
     // As the config's password policy says (the catalog again); masked until a poller has run.
-    lookup: async (query) =>
-      lookup({ upstream, passwords: (await catalog.read())?.passwords ?? 'masked' }, query),
+    tenantOfChannel: async (channel) =>
+      (await catalog.read())?.channels?.find((c) => c.channel === channel)?.tenant,
+    // As the tenant the query names (a `tenants` entry: its own token), else the top level's.
+    lookup: async (query) => {
+      const known = await catalog.read();
+      let named: { id: number } | undefined;
+      try {
+        named = lookupTenant(known?.tenants ?? [], query.tenant);
+      } catch (error) {
+        throw new ApiError('invalid_request', (error as Error).message);
+      }
+      return lookup(
+        { upstream: named ? lookingFor(named.id) : upstream, passwords: known?.passwords ?? 'masked' },
+        query,
+      );
+    },
     audit: new DynamoAuditStore(dynamo, env.tableName),
     refusals: new DynamoRefusalAudit(dynamo, env.tableName),
     silences,

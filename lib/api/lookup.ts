@@ -6,9 +6,14 @@ import * as z from 'zod/mini';
 import { LOOKUP_MAX_ACCOUNTS, type LookupQuery, lookupProblem } from '../actions/lookup.ts';
 import { ApiError } from './errors.ts';
 
-const USAGE = 'use ?account=<name> (repeatable), ?domain=<domain> or ?keyword=<pattern>';
+const USAGE =
+  'use ?account=<name> (repeatable), ?domain=<domain> or ?keyword=<pattern>, and ?tenant=<id or name> with tenants';
 
-export function parseLookupQuery(queries: Record<string, string[]>): LookupQuery {
+export function parseLookupQuery(all: Record<string, string[]>): LookupQuery {
+  const { tenant: tenants, ...queries } = all;
+  if (tenants && tenants.length !== 1)
+    throw new ApiError('invalid_request', `give one tenant (got ${tenants.length}); ${USAGE}`);
+  const tenant = tenants?.[0];
   const kinds = Object.keys(queries);
   const unknown = kinds.find((k) => k !== 'account' && k !== 'domain' && k !== 'keyword');
   if (unknown !== undefined)
@@ -26,12 +31,13 @@ export function parseLookupQuery(queries: Record<string, string[]>): LookupQuery
       'invalid_request',
       `at most ${LOOKUP_MAX_ACCOUNTS} accounts a lookup (got ${values.length})`,
     );
-  const query: LookupQuery =
+  const what: LookupQuery =
     kind === 'account'
       ? { account: values }
       : kind === 'domain'
         ? { domain: values[0] ?? '' }
         : { keyword: values[0] ?? '' };
+  const query: LookupQuery = tenant === undefined ? what : { ...what, tenant };
   const problem = lookupProblem(query);
   if (problem) throw new ApiError('invalid_request', problem);
   return query;

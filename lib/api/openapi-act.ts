@@ -68,6 +68,13 @@ export function actPaths(): Record<string, unknown> {
           },
           { name: 'domain', in: 'query', required: false, schema: { type: 'string' } },
           { name: 'keyword', in: 'query', required: false, schema: { type: 'string' } },
+          {
+            name: 'tenant',
+            in: 'query',
+            required: false,
+            description: 'With tenants: the id or name of the tenant to look up as (its own token).',
+            schema: { type: 'string' },
+          },
         ],
         responses: {
           '200': json('The identities found', lookupAnswerSchema),

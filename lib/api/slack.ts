@@ -14,6 +14,7 @@
  *   request's `response_url`, only when it starts with `responseUrlPrefix`), run after the answer
  *   (`background`).
  */
+
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { type ActDeps, recordAction } from '../actions/events.ts';
 import type { LookupAnswer, LookupQuery } from '../actions/lookup.ts';
@@ -21,6 +22,7 @@ import { answerAt } from '../actions/slack-answer.ts';
 import type { SlackWork } from '../actions/slack-work.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
+import { splitKey } from '../poll/ids.ts';
 import { BLOCK_PREFIX } from '../render/slack-buttons.ts';
 import type { EventActionType } from '../state/actions.ts';
 import { ApiError } from './errors.ts';
@@ -44,6 +46,8 @@ export interface SlackDeps extends SilenceDeps {
   slack: SlackSettings;
   act?: ActDeps;
   lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
+  /** The tenant a Slack channel's routes carry alone (the catalog knows), if one. */
+  tenantOfChannel?: (channel: string) => Promise<number | undefined>;
   logger: Logger;
   metrics?: Metrics;
   now: () => number;
@@ -206,6 +210,8 @@ export async function slackInteraction(deps: SlackDeps, form: URLSearchParams): 
   if (click.action_id === 'exposure:silence') {
     const similar = parseSimilar(click.block_id, click.selected_option?.value);
     if (!similar) throw new ApiError('invalid_request', 'the select names no event');
+    // A `tenants` entry's event (its key `<tenant>:<uid>`): the silence is that tenant's alone.
+    const { tenant } = splitKey(similar.key, (await deps.act?.tenants?.ids()) ?? []);
     const { silence } = await addSilence(deps, {
       client: by,
       requestId: `slack:${team}:${user}:${click.action_ts ?? ''}`,
@@ -214,13 +220,14 @@ export async function slackInteraction(deps: SlackDeps, form: URLSearchParams): 
           kind: 'event',
           types: [similar.type],
           ...(similar.identifiers.length ? { identifiers: similar.identifiers } : {}),
+          ...(tenant === undefined ? {} : { tenants: [tenant] }),
         },
         until: similar.for,
         reason: `Silence similar, from Slack, on ${similar.key}`,
       },
     });
     reply(
-      `Silenced events of type ${shown(similar.type)} for the same identifiers until ${silence.until} (${silence.id}).`,
+      `Silenced events of type ${shown(similar.type)} for the same identifiers${tenant === undefined ? '' : ` of tenant ${tenant}`} until ${silence.until} (${silence.id}).`,
     );
   }
 }
@@ -265,7 +272,13 @@ export async function slackCommand(deps: SlackDeps, form: URLSearchParams): Prom
         ? { keyword: what }
         : { domain: what };
     const responseUrl = form.get('response_url');
-    await deps.handOff({ kind: 'slack-lookup', query, ...(responseUrl ? { responseUrl } : {}) });
+    // With tenants: as the tenant whose items this channel's routes carry (none: the top level).
+    const tenant = await deps.tenantOfChannel?.(form.get('channel_id') ?? '');
+    await deps.handOff({
+      kind: 'slack-lookup',
+      query: tenant === undefined ? query : { ...query, tenant: String(tenant) },
+      ...(responseUrl ? { responseUrl } : {}),
+    });
     return ephemeral(`Looking up ${shown(what)}…`);
   }
   return ephemeral(HELP);

@@ -27,6 +27,16 @@ export const credentialStreamId = (domain: string, tenant?: number) =>
 /** An item's key: its uid or id, after its tenant's id for a `tenants` entry. */
 export const itemKey = (key: string, tenant?: number) => (tenant === undefined ? key : `${tenant}:${key}`);
 
+/**
+ * An item key split into its tenant (one of `tenants`) and the upstream's own uid or id. A key
+ * whose prefix is not a configured tenant is a top-level item's, whole.
+ */
+export function splitKey(key: string, tenants: Iterable<number>): { tenant?: number; uid: string } {
+  const m = /^(\d+):(.+)$/s.exec(key);
+  if (m && new Set(tenants).has(Number(m[1]))) return { tenant: Number(m[1]), uid: m[2] as string };
+  return { uid: key };
+}
+
 /** The `tenants` entry a stream id belongs to; undefined for the top-level sources. */
 export function tenantOfStream(stream: string): number | undefined {
   const m = /^(?:tenant:(\d+)$|group:(\d+):\d+$|credentials:(\d+):)/.exec(stream);

@@ -23,6 +23,11 @@ export interface Catalog {
   passwords?: 'masked' | 'hidden' | 'clear';
   /** The config's `tenants`, by id and name: status groups the streams by them. */
   tenants?: { id: number; name: string }[];
+  /**
+   * Slack channels (by id) whose routes carry one tenant's items only: a lookup from that channel
+   * runs as that tenant (interface.md section 9).
+   */
+  channels?: { channel: string; tenant: number }[];
   writtenAt: string;
 }
 
@@ -77,6 +82,14 @@ export class CatalogStore {
             tenants: item.tenants.flatMap((t: unknown) => {
               const { id, name } = (t ?? {}) as { id?: unknown; name?: unknown };
               return typeof id === 'number' && typeof name === 'string' ? [{ id, name }] : [];
+            }),
+          }
+        : {}),
+      ...(Array.isArray(item.channels)
+        ? {
+            channels: item.channels.flatMap((c: unknown) => {
+              const { channel, tenant } = (c ?? {}) as { channel?: unknown; tenant?: unknown };
+              return typeof channel === 'string' && typeof tenant === 'number' ? [{ channel, tenant }] : [];
             }),
           }
         : {}),

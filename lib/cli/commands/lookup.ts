@@ -3,8 +3,15 @@
  * store knows (actions/lookup.ts), as a table, or JSON with `--json`: each identity's leaks,
  * newest first, the password per the config's policy. The upstream's text is shown escaped.
  */
-import { type LookupAnswer, type LookupQuery, lookup, lookupProblem } from '../../actions/lookup.ts';
+import {
+  type LookupAnswer,
+  type LookupQuery,
+  lookup,
+  lookupProblem,
+  lookupTenant,
+} from '../../actions/lookup.ts';
 import { UsageError } from '../../errors.ts';
+import type { TenantRef } from '../../model.ts';
 import type { Command, CommandContext } from '../command.ts';
 import { formatTable, terminalSafe } from '../terminal.ts';
 import { runtimeFor } from './poll.ts';
@@ -46,11 +53,14 @@ function lookupCommand(kind: Kind): Command {
   return {
     path: ['lookup', kind],
     example: `exposure-alerts lookup ${kind} ${EXAMPLE[kind]}`,
-    optionHelp: { json: 'print the answer as JSON: {"identities": [{"name", "leaks"}], "more"}' },
+    optionHelp: {
+      json: 'print the answer as JSON: {"identities": [{"name", "leaks"}], "more"}',
+      tenant: 'with tenants: look up as this tenant (its id or name), with its own token',
+    },
     uses: { table: true, upstream: true },
-    usage: `lookup ${kind} ${ARG[kind]} [--json]`,
+    usage: `lookup ${kind} ${ARG[kind]} [--tenant ID|NAME] [--json]`,
     summary: SUMMARY[kind],
-    options: { json: { type: 'boolean' } },
+    options: { json: { type: 'boolean' }, tenant: { type: 'string' } },
     positionals: kind === 'account' ? [1, 100] : [1, 1],
     async run(ctx: CommandContext) {
       const [first = ''] = ctx.positionals;
@@ -63,7 +73,16 @@ function lookupCommand(kind: Kind): Command {
       const problem = lookupProblem(query);
       if (problem) throw new UsageError(problem);
       const runtime = await runtimeFor(ctx);
-      const answer = await lookup({ upstream: runtime.upstream, passwords: runtime.config.passwords }, query);
+      let tenant: TenantRef | undefined;
+      try {
+        tenant = lookupTenant(runtime.config.tenants ?? [], ctx.values.tenant as string | undefined);
+      } catch (error) {
+        throw new UsageError(`--tenant: ${(error as Error).message}`);
+      }
+      const answer = await lookup(
+        { upstream: runtime.upstreamFor(tenant), passwords: runtime.config.passwords },
+        query,
+      );
       if (ctx.values.json)
         ctx.io.stdout(`${terminalSafe(JSON.stringify(answer, null, 2), { multiline: true })}\n`);
       else for (const line of lookupTable(answer)) ctx.io.stdout(`${line}\n`);
