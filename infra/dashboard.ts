@@ -1,7 +1,7 @@
 /**
  * One CloudWatch dashboard, so ops can see the system without writing a query: per stream, the
- * poll lag, new items and quarantined items; per destination, deliveries sent and dead; and the
- * global-search quota. Only metrics the product already emits (lib/metrics.ts, EMF, namespace
+ * poll lag, new items and quarantined items; per tenant (a config's `tenants`), the poll lag of its
+ * worst stream; per destination, deliveries sent and dead; and the global-search quota. Only metrics the product already emits (lib/metrics.ts, EMF, namespace
  * ExposureAlerts): each worker publishes them under its `service` (`poll-events`,
  * `poll-credentials`), with the `stream` or `destination` dimension as well. The streams and
  * destinations are the alert config's, known at synth; a deploy with another config redraws it.
@@ -107,6 +107,25 @@ export function addDashboard(scope: Construct, config: AlertsConfig): Dashboard 
     }),
   );
   dashboard.addWidgets(...graphs('Poll lag (seconds, maximum)', perStream('PollLagSeconds', 'Maximum')));
+  // Each tenant's worst stream, one line a tenant (interface.md section 10).
+  const tenants = config.tenants ?? [];
+  if (tenants.length)
+    dashboard.addWidgets(
+      ...graphs(
+        'Poll lag by tenant (seconds, maximum)',
+        tenants.flatMap((t) =>
+          KINDS.map((kind) =>
+            metric(
+              'PollLagSeconds',
+              `poll-${kind}`,
+              { tenant: String(t.id) },
+              'Maximum',
+              `${t.name} (${kind})`,
+            ),
+          ),
+        ),
+      ),
+    );
   dashboard.addWidgets(...graphs('New items', perStream('NewItems', 'Sum')));
   dashboard.addWidgets(...graphs('Quarantined items', perStream('QuarantinedItems', 'Sum')));
   dashboard.addWidgets(

@@ -11,6 +11,7 @@
  * The upstream follows the same rule with EXPOSURE_API_URL, EXPOSURE_API_TOKEN and
  * EXPOSURE_API_KEY: when none is set, a command talks to the local emulator.
  */
+
 import {
   closeSync,
   existsSync,
@@ -22,7 +23,10 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { type Dataset, MSSP_API_KEY, type Tenant } from '../emulator/dataset.ts';
 import { startEmulator } from '../emulator/index.ts';
+import { readEnvironment } from '../env.ts';
+import { loadAlertsConfig } from '../rules/source.ts';
 import { startDynalite } from '../state/local.ts';
 
 export const DATA_DIR = '.data';
@@ -35,10 +39,29 @@ export interface LocalDeployment {
   /** DynamoDB (dynalite) endpoint, and the table. */
   dynamodb: string;
   tableName: string;
-  /** The emulator and its demo token, when `npm start` runs it. */
-  upstream?: { url: string; token: string };
+  /**
+   * The emulator and its demo credentials, when `npm start` runs it: a tenant's token, or (for a
+   * config with `tenants`) an API key that acts for the emulator's MSSP tenants.
+   */
+  upstream?: { url: string; token?: string; apiKey?: string };
   /** The HTTP API, and the demo bearer token made for this run when no apiClients are configured. */
   api?: { url: string; token?: string };
+}
+
+/**
+ * The emulator's demo credentials for the folder's config: the demo tenant's token, or, when the
+ * config has `tenants`, the emulator's MSSP key, which acts for two tenants of one organization
+ * (Globex, its default, and Initech) as an MSSP's key does.
+ */
+export async function localCredentials(env: Env, dataset: Dataset): Promise<{ env: Env; tenants: Tenant[] }> {
+  const loaded = await loadAlertsConfig(readEnvironment(env), () => {}).catch(() => undefined);
+  if (loaded?.config.tenants?.length)
+    return {
+      env: { EXPOSURE_API_KEY: MSSP_API_KEY.key },
+      tenants: MSSP_API_KEY.tenants.map((id) => dataset.tenant(id)),
+    };
+  const tenant = dataset.tenant(LOCAL_EMULATOR.tenant);
+  return { env: { EXPOSURE_API_TOKEN: tenant.token }, tenants: [tenant] };
 }
 
 export interface Needs {
@@ -138,7 +161,9 @@ export async function useLocalDeployment(
     if (upstream && running.upstream) {
       Object.assign(out, {
         EXPOSURE_API_URL: running.upstream.url,
-        EXPOSURE_API_TOKEN: running.upstream.token,
+        ...(running.upstream.apiKey
+          ? { EXPOSURE_API_KEY: running.upstream.apiKey }
+          : { EXPOSURE_API_TOKEN: running.upstream.token }),
       });
       uses.push(`the emulator at ${running.upstream.url}`);
     }
@@ -172,7 +197,7 @@ export async function useLocalDeployment(
       closers.unshift(() => emulator.close());
       Object.assign(out, {
         EXPOSURE_API_URL: emulator.url,
-        EXPOSURE_API_TOKEN: emulator.emulator.dataset.tenant(LOCAL_EMULATOR.tenant).token,
+        ...(await localCredentials(out, emulator.emulator.dataset)).env,
       });
       uses.push('its emulator');
     }

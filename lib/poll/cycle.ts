@@ -162,6 +162,7 @@ export async function runPollCycle(
       // turn is left before the polling deadline ends the cycle early: the rest go first next time.
       if (result.nextTurnAt !== undefined && result.nextTurnAt > pollDeadline) break;
     }
+    tenantLag(deps, streams);
     delivery = withInline(
       await (deps.pass ?? ((options) => runDeliveryPass(deps.deliver, options)))({
         deadline: budget.sendsStartBy ?? budget.deadline,
@@ -199,6 +200,21 @@ async function quotaGate(deps: CycleDeps, reserve: number): Promise<QuotaState> 
     );
   }
   return state;
+}
+
+/**
+ * Each `tenants` entry's poll lag: the largest of its streams' this cycle (PollLagSeconds with a
+ * `tenant` dimension), for the dashboard's per-tenant widget.
+ */
+function tenantLag(deps: Pick<CycleDeps, 'poll'>, streams: readonly StreamResult[]): void {
+  const worst = new Map<number, number>();
+  for (const s of streams) {
+    const tenant = tenantOfStream(s.stream);
+    if (tenant === undefined || s.lagSeconds === undefined) continue;
+    worst.set(tenant, Math.max(worst.get(tenant) ?? 0, s.lagSeconds));
+  }
+  for (const [tenant, lag] of worst)
+    deps.poll.metrics.gauge('PollLagSeconds', lag, 'Seconds', { tenant: String(tenant) });
 }
 
 function refusedResult(stream: string): StreamResult {

@@ -105,7 +105,10 @@ export async function pollStream(
     }
   }
   if (lag === undefined) measure();
-  if (lag !== undefined) deps.metrics.gauge('PollLagSeconds', lag, 'Seconds', { stream: spec.id });
+  if (lag !== undefined) {
+    deps.metrics.gauge('PollLagSeconds', lag, 'Seconds', { stream: spec.id });
+    result.lagSeconds = lag;
+  }
   deps.metrics.count('ItemsFetched', result.items, { stream: spec.id });
   deps.metrics.count('NewItems', result.newItems, { stream: spec.id });
   return result;

@@ -88,6 +88,8 @@ export interface PageCounts {
 
 export interface StreamResult extends PageCounts {
   stream: string;
+  /** The PollLagSeconds of this poll, when it saw items. */
+  lagSeconds?: number;
   status: StreamStatus;
   pages: number;
   error?: { code: string; message: string };

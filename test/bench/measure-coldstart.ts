@@ -28,11 +28,12 @@ export const FUNCTIONS = [
 const RUNS = 10;
 const MAX_BUNDLE_KB = 150;
 /**
- * Workers deliver, so they hold every renderer: 230 KB since the Slack app, follow-ups, actions, the
- * ticket and SIEM destinations and Discord (the budget of test/infra/synth.test.ts, which says how
- * they grew), until the bundle is split.
+ * Workers deliver, so they hold every renderer: 240 KB since the Slack app, follow-ups, actions, the
+ * ticket and SIEM destinations, Discord and many tenants; the API 155 KB since many tenants (the
+ * budgets of test/infra/synth.test.ts, which says how they grew), until the bundles are split.
  */
-const MAX_WORKER_BUNDLE_KB = 230;
+const MAX_WORKER_BUNDLE_KB = 240;
+const MAX_API_BUNDLE_KB = 155;
 const MAX_INIT_MS = 150;
 
 interface InitTiming {
@@ -144,7 +145,13 @@ export async function measureColdStart(): Promise<{ figures: Figure[]; raw: unkn
           label: `${name}: bundle, minified, AWS SDK excluded`,
           value: round(bytes / 1024, 1),
           unit: 'KB',
-          budget: { max: name.startsWith('work-') ? MAX_WORKER_BUNDLE_KB : MAX_BUNDLE_KB },
+          budget: {
+            max: name.startsWith('work-')
+              ? MAX_WORKER_BUNDLE_KB
+              : name === 'api'
+                ? MAX_API_BUNDLE_KB
+                : MAX_BUNDLE_KB,
+          },
         }),
         figure({
           section: 'coldstart',

@@ -717,7 +717,10 @@ describe('dashboard', () => {
     const streams = [
       ['poll-events', 'tenant'],
       ['poll-events', 'group:12'],
+      ['poll-events', 'tenant:1002'],
+      ['poll-events', 'tenant:1003'],
       ['poll-credentials', 'credentials:example.com'],
+      ['poll-credentials', 'credentials:1003:initech.test'],
     ];
     for (const [title, name] of [
       ['Poll lag (seconds, maximum)', 'PollLagSeconds'],
@@ -729,6 +732,21 @@ describe('dashboard', () => {
         streams.map(([service, stream]) => ['ExposureAlerts', name, 'service', service, 'stream', stream]),
       );
     }
+  });
+
+  it("per tenant: its worst stream's lag, from both workers", () => {
+    expect(lines(titled('Poll lag by tenant (seconds, maximum)'))).toEqual(
+      ['1002', '1003'].flatMap((tenant) =>
+        ['poll-events', 'poll-credentials'].map((service) => [
+          'ExposureAlerts',
+          'PollLagSeconds',
+          'service',
+          service,
+          'tenant',
+          tenant,
+        ]),
+      ),
+    );
   });
 
   it('per destination: sent and dead, both workers summed; and the quota', () => {

@@ -16,16 +16,22 @@ import { build, EXAMPLE_CONFIG, logicalId } from './harness.ts';
 /** Minified, without the AWS SDK (provided by the Lambda runtime). */
 const BUDGET_BYTES = 150 * 1024;
 /**
+ * The API: 150 KB until many tenants (a client per tenant for actions and lookups, the tenants in
+ * status) made it 153 KB; 155 KB until the bundles are split.
+ */
+const API_BUDGET_BYTES = 155 * 1024;
+/**
  * The workers deliver, so they hold every renderer: 148 KB, then 166 KB with Teams and PagerDuty,
  * then 177 KB with the clock correction, the shared quota probe and the text-safety rules, then
  * 202 KB with the Slack app (threads, follow-ups), finishing interrupted actions, and the work a
  * Slack request leaves for them; 219 KB with Jira, ServiceNow, Splunk and Sentinel; 225 KB with
- * Discord. 230 KB, with their init still about half of its 150 ms budget, until the bundle is split
- * (each destination kind's code loaded only when the config has one), which brings every bundle
- * under 200 KB.
+ * Discord; 235 KB with many tenants. 240 KB, with their init still about half of its 150 ms
+ * budget, until the bundle is split (each destination kind's code loaded only when the config has
+ * one), which brings every bundle under 200 KB.
  */
-const WORKER_BUDGET_BYTES = 230 * 1024;
-const budgetOf = (name: string) => (name.startsWith('work-') ? WORKER_BUDGET_BYTES : BUDGET_BYTES);
+const WORKER_BUDGET_BYTES = 240 * 1024;
+const budgetOf = (name: string) =>
+  name.startsWith('work-') ? WORKER_BUDGET_BYTES : name === 'api' ? API_BUDGET_BYTES : BUDGET_BYTES;
 
 let outdir: string;
 let template: Template;
@@ -57,7 +63,7 @@ const FUNCTIONS = [
 
 describe('real synth with esbuild', () => {
   it.each(FUNCTIONS)(
-    '%s: minified ESM with a source map, the AWS SDK external, within its budget (150 KB, workers 220 KB)',
+    '%s: minified ESM with a source map, the AWS SDK external, within its budget (150 KB; the API 155 KB, the workers 240 KB)',
     (name, prefix) => {
       const dir = assetDir('AWS::Lambda::Function', prefix, 'Code');
       const code = readFileSync(join(dir, 'index.mjs'), 'utf8');

@@ -34,7 +34,14 @@ import { loadSecrets, type SecretObject } from '../../secrets.ts';
 import { startDynalite } from '../../state/local.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { type Command, untilAborted } from '../command.ts';
-import { DATA_DIR, LOCAL_EMULATOR, type LocalDeployment, lockDataDir, recordLocal } from '../local.ts';
+import {
+  DATA_DIR,
+  LOCAL_EMULATOR,
+  type LocalDeployment,
+  localCredentials,
+  lockDataDir,
+  recordLocal,
+} from '../local.ts';
 import { terminalSafe, useColor } from '../terminal.ts';
 import { listenApi, withLocalSlackWork } from './api.ts';
 import { describeDelivery, describeStream } from './poll.ts';
@@ -118,19 +125,19 @@ export const startCommand: Command = {
           seed: LOCAL_EMULATOR.seed,
           stateFile: join(data, LOCAL_EMULATOR.stateFile),
         });
-        const stopLive = emulator.emulator.startLiveEvents({
-          tenant: LOCAL_EMULATOR.tenant,
-          everyMs: 20_000,
-        });
+        // The demo tenant's token; for a config with tenants, a key for the emulator's MSSP tenants.
+        const local = await localCredentials({ ...io.env, ...overrides }, emulator.emulator.dataset);
+        const stops = local.tenants.map((t) =>
+          emulator.emulator.startLiveEvents({ tenant: t.id, everyMs: 20_000 }),
+        );
         cleanup.unshift(async () => {
-          stopLive();
+          for (const stopLive of stops) stopLive();
           await emulator.close();
         });
-        const tenant = emulator.emulator.dataset.tenant(LOCAL_EMULATOR.tenant);
         overrides.EXPOSURE_API_URL = emulator.url;
-        overrides.EXPOSURE_API_TOKEN = tenant.token;
+        Object.assign(overrides, local.env);
         lines.push(
-          `  Upstream (emulator):  ${emulator.url}  (demo tenant ${tenant.name}, new events every ~20 s)`,
+          `  Upstream (emulator):  ${emulator.url}  (demo tenant${local.tenants.length > 1 ? 's' : ''} ${local.tenants.map((t) => t.name).join(' and ')}, new events every ~20 s)`,
         );
       } else {
         lines.push(`  Upstream:             ${base.apiUrl}`);
@@ -183,7 +190,14 @@ export const startCommand: Command = {
         dynamodb: env.dynamodbEndpoint ?? '',
         tableName: env.tableName,
         ...(overrides.EXPOSURE_API_URL
-          ? { upstream: { url: overrides.EXPOSURE_API_URL, token: overrides.EXPOSURE_API_TOKEN ?? '' } }
+          ? {
+              upstream: {
+                url: overrides.EXPOSURE_API_URL,
+                ...(overrides.EXPOSURE_API_KEY
+                  ? { apiKey: overrides.EXPOSURE_API_KEY }
+                  : { token: overrides.EXPOSURE_API_TOKEN ?? '' }),
+              },
+            }
           : {}),
         api: { url: server.url, ...(demoToken ? { token: demoToken } : {}) },
       };
