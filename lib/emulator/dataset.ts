@@ -202,6 +202,9 @@ const EXTRA_TENANT_SEEDS = [
  */
 export const MSSP_API_KEY = { key: 'emu-mssp-key', tenants: [1002, 1003] } as const;
 
+/** The organization's own key for Globex, Initech and Umbrella alike (scale tests of many tenants). */
+export const ORGANIZATION_API_KEY = { key: 'emu-org301-key', tenants: [1002, 1003, 1004] } as const;
+
 type TenantSeed = (typeof TENANT_SEEDS)[number] | (typeof EXTRA_TENANT_SEEDS)[number];
 
 const TAGS = ['vip', 'finance', 'phishing', 'credentials', 'noise', 'triage'];
@@ -320,6 +323,7 @@ export class Dataset {
   /** The tenants an API key may act for, its default first; none for an unknown key. */
   tenantsOfApiKey(key: string): Tenant[] {
     if (key === MSSP_API_KEY.key) return MSSP_API_KEY.tenants.map((id) => this.tenant(id));
+    if (key === ORGANIZATION_API_KEY.key) return ORGANIZATION_API_KEY.tenants.map((id) => this.tenant(id));
     const own = this.tenantByApiKey(key);
     return own ? [own] : [];
   }

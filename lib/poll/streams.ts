@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import type { ItemKind, SourceId } from '../model.ts';
 import type { AlertsConfig } from '../rules/config.ts';
 import { parseDuration } from '../rules/duration.ts';
+import { takeTurns } from '../turns.ts';
 import type { EventFilters, Quota, UpstreamClient } from '../upstream/client.ts';
 import type { CallOptions } from '../upstream/http.ts';
 import type { Credential, EventItem } from '../upstream/schemas.ts';
@@ -97,7 +98,8 @@ export function streamsFor(
   upstream: UpstreamClient | UpstreamFor,
 ): StreamSpec[] {
   const clientFor = typeof upstream === 'function' ? upstream : () => upstream;
-  return scopesOf(config).flatMap((scope) => scopeStreams(scope, kind, clientFor(scope.tenant)));
+  // Tenants take turns (the config's order within each): none waits behind another's streams.
+  return takeTurns(scopesOf(config).map((scope) => scopeStreams(scope, kind, clientFor(scope.tenant))));
 }
 
 function scopeStreams(scope: Scope, kind: PollKind, upstream: UpstreamClient): StreamSpec[] {

@@ -6,6 +6,7 @@
  * dispatcher loads nothing else: no upstream client, no destinations, no renderers.
  */
 import type { AlertsConfig } from '../rules/config.ts';
+import { takeTurns } from '../turns.ts';
 import { credentialStreamId, groupStreamId, scopesOf, tenantStreamId } from './ids.ts';
 import type { PollKind } from './streams.ts';
 
@@ -22,16 +23,19 @@ export interface LastPolled {
 
 /** The ids of the streams of `kind` in the config, in its order, each once. */
 export function streamIds(config: AlertsConfig, kind: PollKind): string[] {
-  return scopesOf(config).flatMap(({ sources, tenant }) => {
-    const t = tenant?.id;
-    if (kind === 'events') {
-      return [
-        ...(sources.tenantEvents?.enabled ? [tenantStreamId(t)] : []),
-        ...sources.identifierGroups.map((g) => groupStreamId(g.id, t)),
-      ];
-    }
-    return [...new Set((sources.credentials?.domains ?? []).map((d) => credentialStreamId(d, t)))];
-  });
+  // The tenants take turns, as in streams.ts: the same order everywhere.
+  return takeTurns(
+    scopesOf(config).map(({ sources, tenant }) => {
+      const t = tenant?.id;
+      if (kind === 'events') {
+        return [
+          ...(sources.tenantEvents?.enabled ? [tenantStreamId(t)] : []),
+          ...sources.identifierGroups.map((g) => groupStreamId(g.id, t)),
+        ];
+      }
+      return [...new Set((sources.credentials?.domains ?? []).map((d) => credentialStreamId(d, t)))];
+    }),
+  );
 }
 
 /** `streams` in turn: one BatchGet per 100 streams. Stable: streams polled at the same time keep their order. */

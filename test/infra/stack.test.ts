@@ -714,11 +714,12 @@ describe('dashboard', () => {
   });
 
   it('per stream: lag, new items and quarantined items, from the metrics the workers emit', () => {
+    // The tenants take turns (the top-level sources first), the config's order within each.
     const streams = [
       ['poll-events', 'tenant'],
-      ['poll-events', 'group:12'],
       ['poll-events', 'tenant:1002'],
       ['poll-events', 'tenant:1003'],
+      ['poll-events', 'group:12'],
       ['poll-credentials', 'credentials:example.com'],
       ['poll-credentials', 'credentials:1003:initech.test'],
     ];
