@@ -159,6 +159,66 @@ describe('what is wrong, said exactly', () => {
   });
 });
 
+describe('tenants', () => {
+  const tenant = (id: number, name: string, sources: Record<string, unknown> = { tenantEvents: {} }) => ({
+    id,
+    name,
+    sources,
+  });
+
+  it('are accepted with their own sources, and routes and silences may name them and their streams', () => {
+    const check = checkConfig(
+      base({
+        tenants: [
+          tenant(1002, 'Globex'),
+          tenant(1003, 'Initech', { credentials: { domains: ['initech.test'] } }),
+        ],
+        routes: [
+          { name: 'globex', match: { tenants: ['globex'] }, to: ['soc'] },
+          {
+            name: 'initech',
+            match: { tenants: [1003], sources: ['credentials:1003:initech.test'] },
+            to: ['soc'],
+          },
+        ],
+        silences: [{ match: { tenants: ['1002'] }, until: '2999-01-01T00:00:00Z', reason: 'quiet' }],
+      }),
+    );
+    expect(check.errors).toEqual([]);
+    expect(check.config?.tenants?.map((t) => t.id)).toEqual([1002, 1003]);
+  });
+
+  it('a tenant listed twice, a name used twice, an unknown tenant or tenant stream: each named', () => {
+    const check = checkConfig(
+      base({
+        tenants: [tenant(1002, 'Globex'), tenant(1002, 'Other'), tenant(1003, 'GLOBEX')],
+        routes: [
+          { name: 'a', match: { tenants: ['Hooli'] }, to: ['soc'] },
+          { name: 'b', match: { sources: ['group:1002:12'] }, to: ['soc'] },
+        ],
+        silences: [{ match: { tenants: [9] }, until: '2999-01-01T00:00:00Z', reason: 'x' }],
+      }),
+    );
+    expect(check.errors).toEqual(
+      expect.arrayContaining([
+        'tenants[1].id: tenant 1002 is listed twice',
+        'tenants[2].name: tenant name "GLOBEX" is used twice',
+        'routes[0].match.tenants[0]: "Hooli" is not a configured tenant (tenants lists them)',
+        'routes[1].match.sources[0]: group:1002:12 is not a configured source',
+        'silences[0].match.tenants[0]: 9 is not a configured tenant (tenants lists them)',
+      ]),
+    );
+    expect(check.config).toBeUndefined();
+  });
+
+  it('a route naming a tenant in a config without tenants says so', () => {
+    const check = checkConfig(base({ routes: [{ name: 'a', match: { tenants: [1002] }, to: ['soc'] }] }));
+    expect(check.errors).toEqual([
+      'routes[0].match.tenants[0]: 1002 is not a configured tenant (the config has no tenants)',
+    ]);
+  });
+});
+
 describe('dates that do not exist', () => {
   it('are refused with their path, not rolled over to the next month', () => {
     const check = checkConfig(
