@@ -38,32 +38,34 @@ const single = renderOptions({ digest: { threshold: 100, maxItems: 20 } });
 const render = (target: RenderTarget, alerts: DeliveryAlert[], opts = single) =>
   renderFor(target, alerts, opts, { color: false });
 const text = (value: unknown) => JSON.stringify(value);
+/** The payload of the first message, as the shape the test reads. */
+function first<T>(target: RenderTarget, alerts: DeliveryAlert[]): T {
+  const [message] = render(target, alerts);
+  if (!message) throw new Error(`no message for ${target.type}`);
+  return message.payload as T;
+}
 
 describe('a tenant in every message', () => {
   it('the chat, mail, paging and ticket messages name it; the top level is unchanged', () => {
     const alerts = [event('t/o/1', INITECH)];
     const [slack] = render({ type: 'slack' }, alerts);
     expect(text(slack?.payload)).toMatch(/MEDIUM · Initech · /);
-    expect((slack?.payload as { text: string }).text).toMatch(/^Initech: /);
+    expect(first<{ text: string }>({ type: 'slack' }, alerts).text).toMatch(/^Initech: /);
     expect(text(render({ type: 'teams' }, alerts)[0]?.payload)).toContain('"text":"Initech"');
-    expect((render({ type: 'email' }, alerts)[0]?.payload as { subject: string }).subject).toMatch(
-      /^\[Initech\] /,
-    );
+    expect(first<{ subject: string }>({ type: 'email' }, alerts).subject).toMatch(/^\[Initech\] /);
     const page = render({ type: 'pagerduty' }, alerts)[0]?.payload as {
       dedup_key: string;
       payload: { summary: string };
     };
     expect(page.payload.summary).toMatch(/^Initech: /);
     expect(page.dedup_key).toBe('event:1003:t/o/1');
-    expect((render({ type: 'jira' }, alerts)[0]?.payload as { summary: string }).summary).toMatch(
+    expect(first<{ summary: string }>({ type: 'jira' }, alerts).summary).toMatch(/^Initech: /);
+    expect(first<{ short_description: string }>({ type: 'servicenow' }, alerts).short_description).toMatch(
       /^Initech: /,
     );
-    expect(
-      (render({ type: 'servicenow' }, alerts)[0]?.payload as { short_description: string }).short_description,
-    ).toMatch(/^Initech: /);
-    expect(
-      (render({ type: 'discord' }, alerts)[0]?.payload as { embeds: { title: string }[] }).embeds[0]?.title,
-    ).toMatch(/· Initech · /);
+    expect(first<{ embeds: { title: string }[] }>({ type: 'discord' }, alerts).embeds[0]?.title).toMatch(
+      /· Initech · /,
+    );
     expect(render({ type: 'console' }, alerts)[0]?.payload).toMatch(/^\[Initech\] /);
     // The top level's items: no tenant anywhere.
     const top = [event('t/o/2')];
@@ -78,11 +80,9 @@ describe('a tenant in every message', () => {
     );
     expect(bodies.map((b) => b.tenant)).toEqual([GLOBEX, INITECH, undefined]);
     expect(bodies.every((b) => b.items.length === 1)).toBe(true);
-    const [hec] = render({ type: 'splunk' }, alerts);
-    const events = (hec?.payload as { events: { event: { tenant?: unknown } }[] }).events;
+    const { events } = first<{ events: { event: { tenant?: unknown } }[] }>({ type: 'splunk' }, alerts);
     expect(events.map((e) => e.event.tenant)).toEqual([GLOBEX, INITECH, undefined]);
-    const [logs] = render({ type: 'sentinel' }, alerts);
-    const records = (logs?.payload as { records: { tenant?: unknown }[] }).records;
+    const { records } = first<{ records: { tenant?: unknown }[] }>({ type: 'sentinel' }, alerts);
     expect(records.map((r) => r.tenant)).toEqual([GLOBEX, INITECH, undefined]);
   });
 
