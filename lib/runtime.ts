@@ -38,10 +38,11 @@ import type { Logger } from './log.ts';
 import { MemoryMetrics, type Metrics } from './metrics.ts';
 import type { Alert } from './model.ts';
 import type { CycleDeps } from './poll/cycle.ts';
+import { heartbeatUrl, type Pinger, pinger } from './poll/heartbeat.ts';
 import { type TenantRef, tenantOfStream, tenantRef } from './poll/ids.ts';
 import { QuotaGate } from './poll/quota.ts';
 import { tenantRefusals } from './poll/refusals.ts';
-import type { UpstreamFor } from './poll/streams.ts';
+import type { PollKind, UpstreamFor } from './poll/streams.ts';
 import { streamIds } from './poll/turn.ts';
 import type { PollDeps } from './poll/types.ts';
 import { renderFor, renderNotice } from './render/index.ts';
@@ -117,6 +118,11 @@ export interface RuntimeOptions {
    * no destination secret is needed.
    */
   dryRun?: boolean;
+  /**
+   * Whether this run's cycles ping the config's heartbeat (default true). The AWS workers do not:
+   * there a dispatch and its jobs are the cycle (functions/worker.ts).
+   */
+  cycleHeartbeat?: boolean;
   /** Optimisations the bench turns off one at a time, to show what each is worth. All on by default. */
   optimisations?: Optimisations;
   /**
@@ -260,6 +266,25 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     staticToken: usesStaticToken(env, secrets),
   });
   const tenantOf = (source: string) => tenantRef(config, tenantOfStream(source));
+  // The heartbeat's URLs, their secrets looked up now: a missing one is named at start. A dry run
+  // sends nothing, heartbeats included.
+  const beats = new Map<PollKind, Pinger>();
+  for (const kind of ['events', 'credentials'] as const) {
+    const wanted = config.heartbeat?.[kind];
+    if (wanted === undefined || options.dryRun) continue;
+    const url = heartbeatUrl(config, kind, secrets);
+    if (!url)
+      throw new ConfigError(
+        `heartbeat.${kind}: secret ${JSON.stringify(typeof wanted === 'string' ? '' : wanted.secret)} is missing from the secret object`,
+      );
+    beats.set(
+      kind,
+      pinger(url, config.heartbeat?.style ?? 'healthchecks', {
+        logger: logger.child({ component: 'heartbeat' }),
+      }),
+    );
+  }
+  const heartbeatOf = (kind: PollKind) => beats.get(kind);
   const tuning = options.optimisations ?? {};
   const records = new DeliveryRecords(dynamo, env.tableName, clock, {
     onRequest: options.onDynamoRequest,
@@ -367,6 +392,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       upstream,
       upstreamFor,
       checkTenants,
+      ...(options.cycleHeartbeat === false ? {} : { heartbeat: heartbeatOf }),
       ...tenantRefusals({
         store: new TenantStateStore(dynamo, env.tableName),
         deliver,

@@ -16,9 +16,11 @@ import type {
   DeliverySummary,
   DestinationResult,
 } from '../deliver/types.ts';
+import { describeError } from '../errors.ts';
 import type { AlertsConfig } from '../rules/config.ts';
 import { withSilences } from '../rules/silences.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
+import { cycleOutcome, type Pinger } from './heartbeat.ts';
 import { type TenantRef, tenantOfStream } from './ids.ts';
 import type { QuotaGate, QuotaState } from './quota.ts';
 import { pollStream } from './stream.ts';
@@ -54,6 +56,8 @@ export interface CycleDeps {
   quota?: QuotaGate;
   /** A warning the operator must see (the log by default). */
   warn?: (text: string) => void;
+  /** The heartbeat of a kind (heartbeat.ts), when one is configured and this run's cycles ping it. */
+  heartbeat?: (kind: PollKind) => Pinger | undefined;
   /** A tenant's credentials were refused (reported once: tenants.ts); undefined is the top level. */
   onRefused?: (tenant: TenantRef | undefined, message: string) => Promise<void>;
   /** A tenant's stream was polled to its end: a refusal reported before is over. */
@@ -107,6 +111,9 @@ export async function runPollCycle(
   const { clock } = deps.poll;
   const notPolledSince = budget.notPolledSince ?? new Date(clock.now()).toISOString();
   let delivery: DeliverySummary;
+  // The heartbeat's start goes out beside the cycle, never ahead of it (heartbeat.ts).
+  const beat = deps.heartbeat?.(kind);
+  const started = beat?.start();
   try {
     // Read once, at the start: a silence made or ended during the cycle counts from the next one.
     const silences = (await deps.poll.silences?.active()) ?? [];
@@ -169,10 +176,22 @@ export async function runPollCycle(
       }),
       inline?.results() ?? [],
     );
+  } catch (error) {
+    if (beat) {
+      await started;
+      await beat.fail(`poll ${kind}: the cycle failed: ${describeError(error)}`);
+    }
+    throw error;
   } finally {
     // Even a cycle that throws (DynamoDB unreachable, say) reports what it measured.
     deps.poll.metrics.flush();
     if (kind === 'credentials') await deps.quota?.save();
+  }
+  if (beat) {
+    // After the cycle: its start first, then whether it ended well.
+    await started;
+    const outcome = cycleOutcome(kind, streams);
+    await (outcome.well ? beat.success() : beat.fail(outcome.summary));
   }
   // 3 only when every tenant of the cycle was refused: one refused tenant stops only itself.
   const tenants = new Set(streams.map((s) => tenantOfStream(s.stream)));

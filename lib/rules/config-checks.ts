@@ -158,6 +158,12 @@ export function checkWarnings(config: AlertsConfig, now: Date, warnings: string[
       );
     }
   }
+  for (const kind of ['events', 'credentials'] as const) {
+    if (typeof config.heartbeat?.[kind] === 'string')
+      warnings.push(
+        `heartbeat.${kind}: a heartbeat URL is a secret (anyone who has it can ping it, or make it fail): keep it in the secret object ({ "secret": "NAME" })`,
+      );
+  }
   const { tenantEvents, identifierGroups, credentials } = config.sources;
   const lookbacks: [string, string][] = [
     ...(tenantEvents ? [['sources.tenantEvents.lookback', tenantEvents.lookback] as [string, string]] : []),

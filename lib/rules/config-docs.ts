@@ -76,6 +76,22 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     text: 'credentials a page (1 to 10000); below 100 costs as many searches as 100 does',
     example: 100,
   },
+  heartbeat: {
+    text: 'URLs a monitoring service (healthchecks.io, Cronitor, Dead Man’s Snitch) expects to hear from after each poll cycle that ended well; when a ping is late, the service alerts',
+    example: { events: { secret: 'eventsHeartbeat' }, credentials: { secret: 'credentialsHeartbeat' } },
+  },
+  'heartbeat.events': {
+    text: `pinged after each events cycle that ended well (on AWS: each dispatch whose jobs all ended well): ${SECRET_OR}`,
+    example: { secret: 'eventsHeartbeat' },
+  },
+  'heartbeat.credentials': {
+    text: `pinged after each credentials cycle that ended well: ${SECRET_OR}`,
+    example: { secret: 'credentialsHeartbeat' },
+  },
+  'heartbeat.style': {
+    text: '`healthchecks` (default): also `<url>/start` as a cycle begins and a POST of what failed to `<url>/fail`; `plain`: the success ping only',
+    example: 'healthchecks',
+  },
   tenants: {
     text: 'several tenants of the organization from one deployment, each with its own sources; their streams and item keys name the tenant (`tenant:1001`, `1001:<uid>`), and each uses a token of its own (an API key, exchanged once per tenant)',
     example: [{ id: 1001, name: 'Acme', sources: { tenantEvents: { enabled: true } } }],

@@ -278,6 +278,14 @@ export const configSchema = z.strictObject({
     }),
     { threshold: 5, maxItems: 20 },
   ),
+  /** URLs a monitoring service expects to hear from after each good cycle (interface.md section 11). */
+  heartbeat: z.optional(
+    z.strictObject({
+      events: z.optional(secretOr(httpUrl)),
+      credentials: z.optional(secretOr(httpUrl)),
+      style: z._default(z.enum(['healthchecks', 'plain']), 'healthchecks'),
+    }),
+  ),
   /** Acting on alerts from where they are (interface.md section 9). */
   actions: z.optional(z.strictObject({ slack: z.optional(slackActionsSchema) })),
   /** Where a destination that refuses for good is reported (once). */

@@ -1,0 +1,101 @@
+/**
+ * The heartbeat (interface.md section 11): a URL a monitoring service expects to hear from after
+ * each poll cycle of a kind that ended well, so the alerter's own silence becomes an alert
+ * elsewhere (a dead man's switch: healthchecks.io, Cronitor, Dead Man's Snitch).
+ *
+ * - `healthchecks` style (the default): GET `<url>/start` as a cycle begins, GET `<url>` when it
+ *   ended well, POST a short `text/plain` summary to `<url>/fail` when it did not; `plain`: the
+ *   success GET only.
+ * - A cycle ended well when no stream failed and no tenant was refused: a stream done, stopped by
+ *   the time budget, leased by another run, rate-limited or paused for quota ended well.
+ * - A ping never delays or fails a cycle: one try, a 2-second timeout, not the upstream's rate
+ *   (a plain request, no governor), its outcome logged at debug.
+ *
+ * Locally (`npm start`, `poll … --once`) the cycle pings (cycle.ts); on AWS a dispatch and the jobs
+ * it handed out are the cycle, and the workers ping (functions/worker.ts, state/heartbeat.ts).
+ */
+import type { Logger } from '../log.ts';
+import type { AlertsConfig } from '../rules/config.ts';
+import type { SecretObject } from '../secrets.ts';
+import type { PollKind } from './streams.ts';
+import type { StreamResult } from './types.ts';
+
+/** One try, this long at most. */
+export const PING_TIMEOUT_MS = 2_000;
+/** The longest summary a failure ping carries. */
+export const FAIL_SUMMARY_MAX = 2_000;
+
+export interface Pinger {
+  start(): Promise<void>;
+  success(): Promise<void>;
+  fail(summary: string): Promise<void>;
+}
+
+/** The heartbeat URL of `kind`, its secret looked up; undefined when none is configured. */
+export function heartbeatUrl(
+  config: Pick<AlertsConfig, 'heartbeat'>,
+  kind: PollKind,
+  secrets: SecretObject,
+): string | undefined {
+  const value = config.heartbeat?.[kind];
+  if (value === undefined) return undefined;
+  if (typeof value === 'string') return value;
+  const secret = secrets[value.secret];
+  return typeof secret === 'string' && secret ? secret : undefined;
+}
+
+/** Pings `url` as `style` says; every ping one try of at most 2 s, any outcome only logged. */
+export function pinger(
+  url: string,
+  style: 'healthchecks' | 'plain',
+  deps: { fetch?: typeof fetch; logger: Logger },
+): Pinger {
+  const doFetch = deps.fetch ?? fetch;
+  const base = url.replace(/\/+$/, '');
+  const ping = async (what: string, target: string, init: RequestInit = {}) => {
+    try {
+      const res = await doFetch(target, { ...init, signal: AbortSignal.timeout(PING_TIMEOUT_MS) });
+      await res.body?.cancel();
+      deps.logger.debug('heartbeat ping sent', { ping: what, status: res.status });
+    } catch (error) {
+      deps.logger.debug('heartbeat ping failed; the cycle goes on', {
+        ping: what,
+        error:
+          (error as Error)?.name === 'TimeoutError'
+            ? `no answer within ${PING_TIMEOUT_MS} ms`
+            : String(error),
+      });
+    }
+  };
+  const healthchecks = style === 'healthchecks';
+  return {
+    start: () => (healthchecks ? ping('start', `${base}/start`) : Promise.resolve()),
+    success: () => ping('success', base),
+    fail: (summary) =>
+      healthchecks
+        ? ping('fail', `${base}/fail`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'text/plain; charset=utf-8' },
+            body: summary.slice(0, FAIL_SUMMARY_MAX),
+          })
+        : Promise.resolve(),
+  };
+}
+
+/** Stream outcomes that make a cycle fail: a stream failed, or its tenant's credentials were refused. */
+const FAILING = new Set(['failed', 'unauthorized']);
+
+/** Whether a cycle's streams ended well, and what to say when they did not (one line each). */
+export function cycleOutcome(
+  kind: PollKind,
+  streams: readonly StreamResult[],
+): { well: boolean; summary: string } {
+  const bad = streams.filter((s) => FAILING.has(s.status));
+  if (!bad.length) return { well: true, summary: '' };
+  const refused = bad.filter((s) => s.status === 'unauthorized').length;
+  const lines = [
+    `poll ${kind}: ${bad.length - refused} of ${streams.length} streams failed${refused ? `, ${refused} refused (their tenant's credentials)` : ''}`,
+    ...bad.map((s) => `${s.stream}: ${s.status}${s.error ? ` (${s.error.code}: ${s.error.message})` : ''}`),
+  ];
+  return { well: false, summary: lines.join('\n') };
+}
