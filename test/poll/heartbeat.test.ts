@@ -27,7 +27,8 @@ async function receiver(): Promise<HeartbeatReceiver> {
   return r;
 }
 
-function config(url: string, extra: Record<string, unknown> = {}) {
+/** Every stream to the terminal; the heartbeat URLs are secrets (`world` gives them). */
+function config(extra: Record<string, unknown> = {}) {
   return {
     sources: {
       tenantEvents: { lookback: 'P30D' },
@@ -41,7 +42,7 @@ function config(url: string, extra: Record<string, unknown> = {}) {
 }
 
 const world = (url: string, extra: Record<string, unknown> = {}) =>
-  makeWorld(emu, db, config(url, extra), {
+  makeWorld(emu, db, config(extra), {
     secrets: { eventsBeat: url, credentialsBeat: url },
     clock: skipClock(),
   });
@@ -103,7 +104,7 @@ describe('the heartbeat of a cycle', () => {
 
   it('a missing heartbeat secret is named at start', async () => {
     await expect(
-      makeWorld(emu, db, config('http://unused.example'), { secrets: { eventsBeat: 'http://x.example/1' } }),
+      makeWorld(emu, db, config(), { secrets: { eventsBeat: 'http://x.example/1' } }),
     ).rejects.toThrow('heartbeat.credentials: secret "credentialsBeat" is missing from the secret object');
   });
 });
