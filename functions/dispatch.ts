@@ -7,8 +7,10 @@
  * The dispatcher polls nothing: it makes no upstream request, so it takes no turn of the shared
  * rate governor, and its only table read is the streams' last-polled times. So it loads the config
  * and the stream store only (lib/poll/turn.ts): no upstream client, destinations or renderers, no
- * secrets.
+ * secrets. With a heartbeat it also writes the dispatch (how many jobs), and numbers each job: the
+ * workers ping the heartbeat (state/heartbeat.ts).
  */
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { systemClock } from '../lib/clock.ts';
 import { readEnvironment } from '../lib/env.ts';
@@ -19,6 +21,7 @@ import { dispatchStreams, type LastPolled, type StreamJob } from '../lib/poll/tu
 import type { AlertsConfig } from '../lib/rules/config.ts';
 import { loadAlertsConfig } from '../lib/rules/source.ts';
 import { syncedClock } from '../lib/state/clock-sync.ts';
+import { DispatchStore } from '../lib/state/heartbeat.ts';
 import { StreamStore } from '../lib/state/streams.ts';
 import { createDynamoClient, ensureTable } from '../lib/state/table.ts';
 
@@ -96,6 +99,7 @@ export async function createDispatchHandler(kind: PollKind, options: DispatchOpt
   let config: AlertsConfig;
   let configSource: string;
   let store: LastPolled;
+  let dispatches: DispatchStore;
   let queueUrl: string;
   let send: SendBatch;
   try {
@@ -113,6 +117,7 @@ export async function createDispatchHandler(kind: PollKind, options: DispatchOpt
     const dynamo = createDynamoClient({ endpoint: env.dynamodbEndpoint });
     if (env.dynamodbEndpoint) await ensureTable(dynamo, env.tableName);
     store = new StreamStore(dynamo, env.tableName, syncedClock(systemClock, dynamo));
+    dispatches = new DispatchStore(dynamo, env.tableName);
     send = options.send ?? sqsSender();
   } catch (error) {
     throw startFailure(logger, name, error);
@@ -120,13 +125,24 @@ export async function createDispatchHandler(kind: PollKind, options: DispatchOpt
   logger.info(`${name} ready`, { config: configSource });
   return async (): Promise<DispatchResult> => {
     const jobs: StreamJob[] = await dispatchStreams({ config, streams: store }, kind);
+    // With a heartbeat, this dispatch and its jobs are the cycle (state/heartbeat.ts): the workers
+    // ping when its last job ends. Written before any job goes out.
+    let dispatch: string | undefined;
+    if (config.heartbeat?.[kind] !== undefined && jobs.length) {
+      dispatch = `${new Date().toISOString()}-${randomBytes(4).toString('hex')}`;
+      await dispatches.open(kind, dispatch, jobs.length, Date.now());
+    }
     let batches = 0;
     // One batch after the other, so the queue receives the streams in turn order (a standard
     // queue keeps roughly to it, and the workers take the longest-waiting streams first).
     for (let i = 0; i < jobs.length; i += SQS_BATCH) {
       const entries = jobs.slice(i, i + SQS_BATCH).map((job, j) => ({
         Id: String(i + j),
-        MessageBody: JSON.stringify({ kind: job.kind, stream: job.stream }),
+        MessageBody: JSON.stringify({
+          kind: job.kind,
+          stream: job.stream,
+          ...(dispatch ? { dispatch, job: i + j } : {}),
+        }),
       }));
       await sendAll(send, queueUrl, entries);
       batches += 1;

@@ -34,6 +34,7 @@ import { workStreams } from '../lib/poll/dispatch.ts';
 import type { PollKind } from '../lib/poll/streams.ts';
 import type { StreamStatus } from '../lib/poll/types.ts';
 import { createRuntime } from '../lib/runtime.ts';
+import { type DispatchRef, DispatchStore } from '../lib/state/heartbeat.ts';
 
 /** Time kept back at the end of an invocation for the last writes and the metrics flush. */
 export const SAFETY_MARGIN_MS = 10_000;
@@ -50,6 +51,8 @@ interface Message {
   messageId: string;
   stream: string;
   sentAt: number;
+  /** The dispatch it is a job of, when the config has a heartbeat (state/heartbeat.ts). */
+  dispatch?: DispatchRef;
 }
 
 /** The Slack work a record carries (the API's hand-off), if that is what it is. */
@@ -70,7 +73,12 @@ function readRecord(record: SQSRecord, kind: PollKind): Message | string {
   } catch {
     return 'its body is not JSON';
   }
-  const { kind: k, stream } = (body ?? {}) as { kind?: unknown; stream?: unknown };
+  const {
+    kind: k,
+    stream,
+    dispatch,
+    job,
+  } = (body ?? {}) as { kind?: unknown; stream?: unknown; dispatch?: unknown; job?: unknown };
   if (k !== kind || typeof stream !== 'string' || stream === '')
     return `its body is not {"kind":"${kind}","stream":"..."}`;
   // Without a send time, nothing can be known to have happened after it: the stream is polled.
@@ -79,6 +87,9 @@ function readRecord(record: SQSRecord, kind: PollKind): Message | string {
     messageId: record.messageId,
     stream,
     sentAt: Number.isFinite(sentAt) ? sentAt : Number.POSITIVE_INFINITY,
+    ...(typeof dispatch === 'string' && Number.isInteger(job)
+      ? { dispatch: { id: dispatch, job: job as number } }
+      : {}),
   };
 }
 
@@ -93,6 +104,8 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
       env,
       logger,
       metrics: new EmfMetrics({ service, ...(options.emfWrite ? { write: options.emfWrite } : {}) }),
+      // A dispatch and its jobs are the heartbeat's cycle here, not each invocation's streams.
+      cycleHeartbeat: false,
     });
   } catch (error) {
     throw startFailure(logger, `${service} worker`, error);
@@ -132,6 +145,52 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
     }
   };
 
+  const dispatches = new DispatchStore(runtime.dynamo, runtime.env.tableName);
+  const pings = runtime.heartbeat(kind);
+  /**
+   * The heartbeat of the dispatches these messages are jobs of (state/heartbeat.ts): `ended` notes
+   * each job's end once and pings, for a dispatch whose last job it ended, success or what failed.
+   * A ping never fails the invocation (poll/heartbeat.ts); a note that cannot be written is logged.
+   */
+  const heartbeat = (messages: readonly Message[]) => {
+    const jobs = messages.filter((m) => m.dispatch);
+    if (!pings || !jobs.length) return { ended: async (_failed: Map<string, string>) => {} };
+    const safely = <T>(what: string, work: Promise<T>) =>
+      work.catch((error: unknown) => {
+        logger.warn(`${service}: could not ${what} for the heartbeat`, { error });
+        return undefined;
+      });
+    const firsts = [...new Map(jobs.map((m) => [m.dispatch?.id, m])).values()];
+    const started = Promise.all(
+      firsts.map(async (m) => {
+        const ref = m.dispatch as DispatchRef;
+        if (await safely('claim the start', dispatches.claimStart(kind, ref, Date.now())))
+          await pings.start();
+      }),
+    );
+    return {
+      async ended(failed: Map<string, string>) {
+        await started;
+        for (const m of jobs) {
+          const note = failed.get(m.stream);
+          const end = await safely(
+            'note a job’s end',
+            dispatches.end(kind, m.dispatch as DispatchRef, note === undefined, note),
+          );
+          if (!end?.last) continue;
+          if (end.failed === 0) await pings.success();
+          else
+            await pings.fail(
+              [
+                `poll ${kind}: ${end.failed} of the dispatch's jobs did not end well`,
+                ...end.notes.slice(0, 10),
+              ].join('\n'),
+            );
+        }
+      },
+    };
+  };
+
   return async (
     event: Pick<SQSEvent, 'Records'>,
     context: Pick<Context, 'getRemainingTimeInMillis'>,
@@ -155,6 +214,8 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
       } else messages.push(read);
     }
 
+    // The heartbeat: the first job of a dispatch pings its start, beside the work.
+    const beat = heartbeat(messages);
     // What a request from Slack left for after its answer (the API hands it over by this queue).
     if (slackWork.length) await doSlackWork(slackWork);
     const polled = await runtime.streams.lastPolled([...new Set(messages.map((m) => m.stream))]);
@@ -174,6 +235,7 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
         alreadyPolled: messages.length,
         unreadable: failures.length,
       });
+      await beat.ended(new Map());
       return { batchItemFailures: failures };
     }
 
@@ -201,6 +263,17 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
       dead: summary.delivery.dead,
     });
     const firstError = summary.streams.find((s) => s.error && FAILED_STATUSES.has(s.status))?.error;
+    // Each job of a dispatch ends here, once, well or not (before anything below throws).
+    await beat.ended(
+      new Map(
+        summary.streams
+          .filter((s) => FAILED_STATUSES.has(s.status))
+          .map((s) => [
+            s.stream,
+            `${s.stream}: ${s.status}${s.error ? ` (${s.error.code}: ${s.error.message})` : ''}`,
+          ]),
+      ),
+    );
     // Failures of the whole invocation, not of a stream: the function's error alarm must hear of
     // them. Every message is offered again, and those whose stream was polled are then deleted
     // unpolled (see "Already polled").

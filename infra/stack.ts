@@ -79,6 +79,8 @@ export const WORKER_QUEUE_ACTIONS = [
 export const DISPATCHER_TABLE_ACTIONS = ['dynamodb:BatchGetItem'] as const;
 /** Partition keys of the stream items (lib/state/streams.ts), the only ones a dispatcher reads. */
 export const STREAM_KEYS = 'stream#*';
+/** With a heartbeat, a dispatcher writes its dispatch (lib/state/heartbeat.ts), under these keys only. */
+export const DISPATCH_KEYS = 'heartbeat#*';
 /** The API writes and lists its audit trail (toggles and silence changes). */
 export const API_TABLE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:Query'] as const;
 /**
@@ -447,6 +449,14 @@ export class ExposureAlertsStack extends Stack {
         actions: [...DISPATCHER_TABLE_ACTIONS],
         resources: [this.table.tableArn],
         conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [STREAM_KEYS] } },
+      }),
+    );
+    // The dispatch the heartbeat's workers count its jobs against: PutItem, in its own partitions.
+    fn.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:PutItem'],
+        resources: [this.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [DISPATCH_KEYS] } },
       }),
     );
     // grantSendMessages would add GetQueueAttributes and GetQueueUrl, which the dispatcher never calls.

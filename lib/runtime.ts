@@ -143,6 +143,8 @@ export interface Runtime {
   upstreamFor: UpstreamFor;
   /** The `tenants` entry a stream belongs to, with its name; none for the top-level sources. */
   tenantOf(source: string): TenantRef | undefined;
+  /** The heartbeat of a kind, when the config has one (poll/heartbeat.ts); none in a dry run. */
+  heartbeat(kind: PollKind): Pinger | undefined;
   dynamo: DynamoDBClient;
   /** Creating delivery records (the poll cycle's dedupe step). */
   records: DeliveryRecords;
@@ -377,6 +379,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     upstream,
     upstreamFor,
     tenantOf,
+    heartbeat: heartbeatOf,
     dynamo,
     records,
     deliveries,

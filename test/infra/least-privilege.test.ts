@@ -68,7 +68,7 @@ const ROLES = [
 
 describe('dispatcher roles', () => {
   it.each(LABELS)(
-    '%sDispatcherRole holds exactly: its log group, tracing, its dead-letter queue, BatchGetItem on stream items, sending to its stream queue (no secret)',
+    '%sDispatcherRole holds exactly: its log group, tracing, its dead-letter queue, BatchGetItem on stream items, PutItem on dispatch items, sending to its stream queue (no secret)',
     (label) => {
       const table = logicalId(t, 'AWS::DynamoDB::Table', 'Table');
       expect(bySet(statementsOf(t, `${label}DispatcherRole`))).toEqual(
@@ -86,6 +86,13 @@ describe('dispatcher roles', () => {
             Effect: 'Allow',
             Resource: arn(table),
             Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['stream#*'] } },
+          },
+          // The heartbeat's dispatch, which its workers count the jobs against.
+          {
+            Action: 'dynamodb:PutItem',
+            Effect: 'Allow',
+            Resource: arn(table),
+            Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['heartbeat#*'] } },
           },
           {
             Action: 'sqs:SendMessage',
