@@ -3,14 +3,18 @@
  * with a real local receiver in healthchecks.io's manner: start and success, in order, for a good
  * cycle; start and fail with a summary for a cycle with a failing stream; a quota pause and a budget
  * stop still ping success; the plain style pings success only; a dead or slow receiver costs a
- * cycle nothing; a missing heartbeat secret is named at start.
+ * cycle nothing; a dry run pings nothing; a missing heartbeat secret is named at start.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { readEnvironment } from '../../lib/env.ts';
+import { memoryLogger } from '../../lib/log.ts';
+import { runPollCycle } from '../../lib/poll/cycle.ts';
+import { createRuntime } from '../../lib/runtime.ts';
 import { skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { deadUrl, type HeartbeatReceiver, startHeartbeat } from '../helpers/heartbeat.ts';
-import { makeWorld } from '../helpers/world.ts';
+import { configFrom, makeWorld } from '../helpers/world.ts';
 
 const emu = useEmulator({ eventsPerTenant: 6, lateMatchesPerTenant: 0, credentials: 40 });
 const db = useDynalite();
@@ -100,6 +104,27 @@ describe('the heartbeat of a cycle', () => {
     expect(summary.streams.every((s) => s.status === 'done')).toBe(true);
     expect(Date.now() - started).toBeLessThan(8_000);
     expect(slow.pings.map((p) => p.kind)).toEqual(['start', 'success']);
+  });
+
+  it('a dry run pings nothing', async () => {
+    const beat = await receiver();
+    const runtime = await createRuntime({
+      env: readEnvironment({
+        EXPOSURE_API_URL: emu.url,
+        EXPOSURE_API_TOKEN: 'emu-acme-token',
+        TABLE_NAME: await db.table(),
+        DYNAMODB_ENDPOINT: db.endpoint,
+      }),
+      config: configFrom(config()),
+      secrets: { eventsBeat: beat.url, credentialsBeat: beat.url },
+      logger: memoryLogger('error'),
+      dynamo: db.client,
+      dryRun: true,
+      write: () => {},
+    });
+    expect(runtime.heartbeat('events')).toBeUndefined();
+    expect((await runPollCycle(runtime.cycle, 'events', { deadline: Date.now() + 60_000 })).exitCode).toBe(0);
+    expect(beat.pings).toEqual([]);
   });
 
   it('a missing heartbeat secret is named at start', async () => {
