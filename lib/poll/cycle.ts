@@ -16,11 +16,10 @@ import type {
   DeliverySummary,
   DestinationResult,
 } from '../deliver/types.ts';
-import { describeError } from '../errors.ts';
 import type { AlertsConfig } from '../rules/config.ts';
 import { withSilences } from '../rules/silences.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
-import { cycleOutcome, type Pinger } from './heartbeat.ts';
+import { type Pinger, withHeartbeat } from './heartbeat.ts';
 import { type TenantRef, tenantOfStream } from './ids.ts';
 import type { QuotaGate, QuotaState } from './quota.ts';
 import { pollStream } from './stream.ts';
@@ -93,11 +92,20 @@ export interface CycleOptions {
   onStream?: (result: StreamResult) => void;
 }
 
-export async function runPollCycle(
+export function runPollCycle(
   deps: CycleDeps,
   kind: PollKind,
   budget: PollBudget,
   options: CycleOptions = {},
+): Promise<CycleSummary> {
+  return withHeartbeat(deps.heartbeat?.(kind), kind, () => cycle(deps, kind, budget, options));
+}
+
+async function cycle(
+  deps: CycleDeps,
+  kind: PollKind,
+  budget: PollBudget,
+  options: CycleOptions,
 ): Promise<CycleSummary> {
   const streams: StreamResult[] = [];
   const done = (result: StreamResult) => {
@@ -111,9 +119,6 @@ export async function runPollCycle(
   const { clock } = deps.poll;
   const notPolledSince = budget.notPolledSince ?? new Date(clock.now()).toISOString();
   let delivery: DeliverySummary;
-  // The heartbeat's start goes out beside the cycle, never ahead of it (heartbeat.ts).
-  const beat = deps.heartbeat?.(kind);
-  const started = beat?.start();
   try {
     // Read once, at the start: a silence made or ended during the cycle counts from the next one.
     const silences = (await deps.poll.silences?.active()) ?? [];
@@ -176,35 +181,28 @@ export async function runPollCycle(
       }),
       inline?.results() ?? [],
     );
-  } catch (error) {
-    if (beat) {
-      await started;
-      await beat.fail(`poll ${kind}: the cycle failed: ${describeError(error)}`);
-    }
-    throw error;
   } finally {
     // Even a cycle that throws (DynamoDB unreachable, say) reports what it measured.
     deps.poll.metrics.flush();
     if (kind === 'credentials') await deps.quota?.save();
   }
-  if (beat) {
-    // After the cycle: its start first, then whether it ended well.
-    await started;
-    const outcome = cycleOutcome(kind, streams);
-    await (outcome.well ? beat.success() : beat.fail(outcome.summary));
-  }
-  // 3 only when every tenant of the cycle was refused: one refused tenant stops only itself.
+  return { kind, streams, delivery, exitCode: exitCodeOf(streams, delivery) };
+}
+
+/**
+ * A cycle's exit code (interface.md section 1): 3 only when every tenant of the cycle was refused
+ * (one refused tenant stops only itself), 1 when a stream or a destination's pass failed, else 0.
+ */
+export function exitCodeOf(streams: readonly StreamResult[], delivery: DeliverySummary): 0 | 1 | 3 {
   const tenants = new Set(streams.map((s) => tenantOfStream(s.stream)));
-  const refusedTenants = new Set(
+  const refused = new Set(
     streams.filter((s) => s.status === 'unauthorized').map((s) => tenantOfStream(s.stream)),
   );
-  const exitCode =
-    refusedTenants.size > 0 && refusedTenants.size === tenants.size
-      ? 3
-      : streams.some((s) => s.status === 'failed') || delivery.destinations.some((d) => d.status === 'failed')
-        ? 1
-        : 0;
-  return { kind, streams, delivery, exitCode };
+  if (refused.size > 0 && refused.size === tenants.size) return 3;
+  return streams.some((s) => s.status === 'failed') ||
+    delivery.destinations.some((d) => d.status === 'failed')
+    ? 1
+    : 0;
 }
 
 /** Whether credential polling goes on: one warning (and the metric) when it pauses. */

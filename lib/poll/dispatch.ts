@@ -10,7 +10,7 @@
  * governor keeps every worker together within the organization's rate.
  */
 import type { DestinationResult } from '../deliver/types.ts';
-import { type CycleDeps, type CycleSummary, runPollCycle } from './cycle.ts';
+import { type CycleDeps, type CycleSummary, exitCodeOf, runPollCycle } from './cycle.ts';
 import type { PollKind } from './streams.ts';
 import type { StreamJob } from './turn.ts';
 import type { PollBudget } from './types.ts';
@@ -33,19 +33,16 @@ export function combineSummaries(kind: PollKind, summaries: readonly CycleSummar
   const passes = [...new Set(summaries.map((s) => s.delivery))];
   const destinations = mergeByDestination(passes.flatMap((p) => p.destinations));
   const sum = (key: 'sent' | 'retrying' | 'dead' | 'left') => passes.reduce((n, p) => n + (p[key] ?? 0), 0);
-  const codes = summaries.map((s) => s.exitCode);
-  return {
-    kind,
-    streams: summaries.flatMap((s) => s.streams),
-    delivery: {
-      destinations,
-      sent: sum('sent'),
-      retrying: sum('retrying'),
-      dead: sum('dead'),
-      left: sum('left'),
-    },
-    exitCode: codes.includes(3) ? 3 : codes.includes(1) ? 1 : 0,
+  const streams = summaries.flatMap((s) => s.streams);
+  const delivery = {
+    destinations,
+    sent: sum('sent'),
+    retrying: sum('retrying'),
+    dead: sum('dead'),
+    left: sum('left'),
   };
+  // From all the streams at once: a worker whose streams were all one refused tenant's is not all.
+  return { kind, streams, delivery, exitCode: exitCodeOf(streams, delivery) };
 }
 
 /** One result per destination: the counts of its passes added up, the last pass's state. */

@@ -14,6 +14,7 @@
  * Locally (`npm start`, `poll … --once`) the cycle pings (cycle.ts); on AWS a dispatch and the jobs
  * it handed out are the cycle, and the workers ping (functions/worker.ts, state/heartbeat.ts).
  */
+import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { AlertsConfig } from '../rules/config.ts';
 import type { SecretObject } from '../secrets.ts';
@@ -80,6 +81,31 @@ export function pinger(
           })
         : Promise.resolve(),
   };
+}
+
+/**
+ * Runs a cycle with its heartbeat: the start beside the work (never ahead of it), then, once the
+ * work is over, success or the failure (a cycle that throws fails, with its error).
+ */
+export async function withHeartbeat<T extends { streams: readonly StreamResult[] }>(
+  beat: Pinger | undefined,
+  kind: PollKind,
+  work: () => Promise<T>,
+): Promise<T> {
+  if (!beat) return work();
+  const started = beat.start();
+  let result: T;
+  try {
+    result = await work();
+  } catch (error) {
+    await started;
+    await beat.fail(`poll ${kind}: the cycle failed: ${describeError(error)}`);
+    throw error;
+  }
+  await started;
+  const outcome = cycleOutcome(kind, result.streams);
+  await (outcome.well ? beat.success() : beat.fail(outcome.summary));
+  return result;
 }
 
 /** Stream outcomes that make a cycle fail: a stream failed, or its tenant's credentials were refused. */

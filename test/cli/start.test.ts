@@ -3,13 +3,14 @@
  * alerts in the terminal within seconds, answers on its HTTP API, and stops cleanly on Ctrl-C.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../lib/cli/run.ts';
 import { startEmulator } from '../../lib/emulator/index.ts';
+import { startHeartbeat } from '../helpers/heartbeat.ts';
 import { captureIo } from '../helpers/io.ts';
 
 const home = process.cwd();
@@ -111,6 +112,28 @@ describe('start, done right', () => {
       expect(run.io.err).toContain(`port ${port} on 127.0.0.1 is already in use; set PORT to another port`);
     } finally {
       taken.close();
+    }
+  }, 60_000);
+
+  it('with a heartbeat: each kind pings its start and success once a cycle, not once a worker', async () => {
+    const beat = await startHeartbeat();
+    try {
+      await writeFile(
+        'alerts.config.json',
+        JSON.stringify({
+          sources: { tenantEvents: { lookback: 'P7D' }, identifierGroups: [{ id: 101 }, { id: 102 }] },
+          destinations: { terminal: { type: 'console' } },
+          routes: [{ name: 'all', to: ['terminal'] }],
+          heartbeat: { events: beat.url, style: 'healthchecks' },
+        }),
+      );
+      const run = begin({ LOG_LEVEL: 'warn' });
+      expect(await until(() => beat.pings.some((p) => p.kind === 'success'), 30_000)).toBe(true);
+      run.stop();
+      expect(await run.done).toBe(0);
+      expect(beat.pings.map((p) => p.kind)).toEqual(['start', 'success']);
+    } finally {
+      await beat.close();
     }
   }, 60_000);
 

@@ -27,6 +27,7 @@ import { startEmulator } from '../../emulator/index.ts';
 import { type Environment, readEnvironment } from '../../env.ts';
 import { redactor } from '../../log.ts';
 import { combineSummaries, runWorkers } from '../../poll/dispatch.ts';
+import { withHeartbeat } from '../../poll/heartbeat.ts';
 import type { PollKind } from '../../poll/streams.ts';
 import { dispatchStreams } from '../../poll/turn.ts';
 import { createRuntime } from '../../runtime.ts';
@@ -222,14 +223,18 @@ export const startCommand: Command = {
         if (running.has(kind) || signal.aborted) return;
         const budgetMs = Math.min(SCHEDULE[kind] - 5_000, kind === 'events' ? 25_000 : 240_000);
         // The deployed design in small: a dispatcher hands the streams out, a few workers poll them.
-        const deps = { ...runtime.cycle, pass };
+        // The heartbeat pings once for the whole cycle, not once a worker.
+        const deps = { ...runtime.cycle, pass, heartbeat: undefined };
         const deadline = Date.now() + budgetMs;
-        const task = dispatchStreams({ config: deps.config, streams: deps.poll.streams }, kind)
-          .then((jobs) => runWorkers(deps, jobs, LOCAL_WORKERS, () => ({ deadline })))
-          .then((summaries) => combineSummaries(kind, summaries))
+        const task = withHeartbeat(runtime.heartbeat(kind), kind, () =>
+          dispatchStreams({ config: deps.config, streams: deps.poll.streams }, kind)
+            .then((jobs) => runWorkers(deps, jobs, LOCAL_WORKERS, () => ({ deadline })))
+            .then((summaries) => combineSummaries(kind, summaries)),
+        )
           .then((summary) => {
+            // Every tenant refused (one refused tenant stops only itself): nothing can go on.
             const refused = summary.streams.find((s) => s.status === 'unauthorized');
-            if (refused) {
+            if (refused && summary.exitCode === 3) {
               fatal ??= new UpstreamError(
                 'unauthorized',
                 `${refused.stream}: ${refused.error?.message ?? 'refused'}`,
