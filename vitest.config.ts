@@ -45,6 +45,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    globalSetup: ['test/global-setup.ts'],
     /**
      * One more worker than cores: most test time is spent waiting (on real paces, timeouts, other
      * processes), not computing. Vitest's default (cores − 1) ran the suite one file at a time on

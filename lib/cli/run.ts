@@ -4,10 +4,11 @@
  * rejected the credentials, 1 anything else. A failure prints one line to stderr; the stack only
  * with LOG_LEVEL=debug.
  */
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { awsSetupProblem, ConfigError, describeError, NotFoundError, UsageError } from '../errors.ts';
 import { createLogger, isLogLevel } from '../log.ts';
+import { projectFile } from '../root.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import { type Command, credentialsRejected, type Io } from './command.ts';
 import { commands } from './commands/index.ts';
@@ -51,7 +52,7 @@ export function commandHelp(command: Command): string {
 
 /** The package's version (package.json), for --version. */
 export function version(): string {
-  const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
+  const pkg = JSON.parse(readFileSync(projectFile('package.json'), 'utf8')) as { version: string };
   return pkg.version;
 }
 

@@ -146,7 +146,7 @@ export async function startEmulatorProcess(options: {
   const child = spawn(
     process.execPath,
     [
-      join(ROOT, 'lib/cli/bin.js'),
+      join(ROOT, 'dist/exposure-alerts.mjs'),
       'emulator',
       '--port',
       '0',

@@ -99,7 +99,7 @@ function run(command: string, args: string[], cwd: string, env: Record<string, s
 }
 
 let start: ChildProcess | undefined;
-/** Ctrl-C as a terminal sends it: SIGINT to the whole process group (npm, tsx and the product). */
+/** Ctrl-C as a terminal sends it: SIGINT to the whole process group (npm and the product). */
 const interrupt = (child: ChildProcess) => {
   if (child.pid) process.kill(-child.pid, 'SIGINT');
 };
@@ -123,14 +123,16 @@ describe('the README', () => {
 
   it('every command of Commands, HTTP API and During an incident runs as typed beside npm start', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ea-readme-'));
-    const main = join(PROJECT_ROOT, 'lib/cli/main.ts');
+    // The package's own scripts, pointed at this checkout: build the command, then run it.
+    const build = `node ${join(PROJECT_ROOT, 'lib/cli/build.mjs')}`;
+    const bin = `node ${join(PROJECT_ROOT, 'dist/exposure-alerts.mjs')}`;
     await writeFile(
       join(dir, 'package.json'),
       JSON.stringify({
         name: 'readme-folder',
         private: true,
         type: 'module',
-        scripts: { start: `tsx ${main} start`, cli: `tsx ${main}` },
+        scripts: { start: `${build} && ${bin} start`, cli: `${build} && ${bin}` },
       }),
     );
     const env = newcomerEnv();

@@ -1,11 +1,12 @@
 /**
- * The real CLI in a process of its own (`lib/cli/bin.js`, as the installed command runs), for
- * tests of what only a process shows: exit codes, stderr, a working directory, a moved clock.
+ * The real CLI in a process of its own (`dist/exposure-alerts.mjs`, the installed command, which
+ * the tests' global setup builds from the sources as they are), for tests of what only a process
+ * shows: exit codes, stderr, a working directory, a moved clock.
  */
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 
-export const BIN = resolve(import.meta.dirname, '../../lib/cli/bin.js');
+export const BIN = resolve(import.meta.dirname, '../../dist/exposure-alerts.mjs');
 
 export interface CliRun {
   code: number | null;

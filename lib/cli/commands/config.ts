@@ -10,10 +10,10 @@
 
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import { checkRendering } from '../../render/check.ts';
+import { projectFile } from '../../root.ts';
 import { checkConfig } from '../../rules/config.ts';
 import { configReference, documentedJsonSchema } from '../../rules/config-reference.ts';
 import { parseJson } from '../../rules/json.ts';
@@ -78,7 +78,7 @@ export const configValidateCommand: Command = {
 };
 
 /** The example config of the deploy guide, shipped with the package. */
-const EXAMPLE_CONFIG = fileURLToPath(new URL('../../../infra/alerts.config.example.json', import.meta.url));
+const EXAMPLE_CONFIG = projectFile('infra/alerts.config.example.json');
 
 export const configReferenceCommand: Command = {
   path: ['config', 'reference'],
