@@ -39,6 +39,13 @@ export interface ToggleRequest {
   requestId: string;
 }
 
+/** The `pending` audit record could not be written: the toggle must not be sent. */
+class AuditUnavailable extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the audit trail could not be written');
+  }
+}
+
 /** Toggles the asset and returns it as the upstream reports it; throws an ApiError otherwise. */
 export async function toggleAsset(deps: ToggleDeps, request: ToggleRequest): Promise<Asset> {
   const { client, assetId, isDisabled, requestId } = request;
@@ -50,24 +57,34 @@ export async function toggleAsset(deps: ToggleDeps, request: ToggleRequest): Pro
     assetId,
     requestedDisabled: isDisabled,
   };
-  try {
-    await deps.audit.record({ ...base, outcome: 'pending', status: 0 });
-  } catch (error) {
-    log.error('audit trail unavailable; the toggle was not sent', { error });
-    throw new ApiError(
-      'internal_error',
-      'the audit trail could not be written, so the toggle was not sent; retry later',
-      { cause: error },
-    );
-  }
-
+  // The `pending` record is written while the request waits for its turn; the request is sent
+  // only once the record is in, so no toggle reaches the upstream without a trace.
+  const pending = deps.audit.record({ ...base, outcome: 'pending', status: 0 }).catch((error: unknown) => {
+    throw new AuditUnavailable(error);
+  });
   let asset: Asset | undefined;
   let failure: ApiError | undefined;
   try {
     asset = await deps.upstream.toggleAsset(assetId, isDisabled, {
       deadline: deps.now() + deps.upstreamTimeoutMs,
+      ready: pending,
     });
   } catch (error) {
+    const audit =
+      error instanceof AuditUnavailable
+        ? error
+        : await pending.then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+    if (audit instanceof AuditUnavailable) {
+      log.error('audit trail unavailable; the toggle was not sent', { error: audit.cause });
+      throw new ApiError(
+        'internal_error',
+        'the audit trail could not be written, so the toggle was not sent; retry later',
+        { cause: audit.cause },
+      );
+    }
     failure = toApiError(error, assetId);
     const fields = { code: failure.code, status: failure.status, error: error };
     if (failure.code === 'upstream_auth_failed') {

@@ -31,6 +31,11 @@ export interface CallOptions {
   /** Absolute time (ms since the epoch) after which no attempt starts and no wait may end. */
   deadline?: number;
   signal?: AbortSignal;
+  /**
+   * What must be done before the request is sent (an audit record, say), awaited beside the first
+   * attempt's turn rather than before it; if it fails, nothing is sent and its error is thrown.
+   */
+  ready?: Promise<unknown>;
 }
 
 export interface RawResponse {
@@ -148,10 +153,16 @@ export class UpstreamHttp {
         // Every attempt takes its turn, retries included; a turn that cannot come in time ends
         // here. The governor paces in real time (its slots are shared with other processes): the
         // budget is handed over as real time too, whatever clock this client runs on.
-        await this.governor?.take(SEARCH_TIER_ENDPOINTS.has(spec.endpoint) ? 'search' : 'basic', {
+        const turn = this.governor?.take(SEARCH_TIER_ENDPOINTS.has(spec.endpoint) ? 'search' : 'basic', {
           deadline: Number.isFinite(deadline) ? Date.now() + (deadline - this.clock.now()) : undefined,
           signal: options.signal,
         });
+        if (attempt === 1 && options.ready) {
+          // Both settle before anything is sent: a failed `ready` sends nothing.
+          const [done] = await Promise.allSettled([options.ready, turn]);
+          if (done.status === 'rejected') throw done.reason;
+        }
+        await turn;
         // What is left after the turn: the request gets no longer than that.
         const remaining = deadline - this.clock.now();
         if (remaining <= 0) throw spent();

@@ -148,6 +148,19 @@ export async function measureApi(): Promise<{ figures: Figure[]; raw: unknown }>
           }),
         );
       }
+      if (name === 'sequential')
+        figures.push(
+          figure({
+            section: 'api',
+            id: 'api.sequential.p99OwnMs',
+            label:
+              'toggle, sequential: p99 of our own time (the upstream wait excluded, the booking included)',
+            value: round(percentile(own, 99)),
+            unit: 'ms',
+            budget: { max: 10 },
+            detail: `p50 ${round(percentile(own, 50))} ms`,
+          }),
+        );
     }
     const waits = await waitBehindPollers(db.url);
     for (const p of [50, 99]) {

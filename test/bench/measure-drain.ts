@@ -155,7 +155,7 @@ export async function measureDrain(
         label: `drain overhead: product / bare (median of ${ROUNDS})`,
         value: round(median(ratios)),
         unit: 'x',
-        budget: { max: 1.15 },
+        budget: { max: 1.1 },
         detail: `rounds ${ratios.map((r) => round(r)).join(', ')}; warm-up round, not counted: ${round(warmupRatio)}`,
       }),
       figure({
