@@ -1,7 +1,7 @@
 /**
  * "A function of ours": every Lambda of the stack is built here, so all of them run the same way:
  * arm64 on the newest Node runtime, bundled by the local esbuild as minified ESM with source maps
- * (the AWS SDK v3 left to the runtime), an explicit timeout and memory size, their own log group
+ * and code splitting (the AWS SDK v3 left to the runtime; infra/lambda-bundle.mjs), an explicit timeout and memory size, their own log group
  * with a retention, their own role holding nothing but what the caller grants (no managed
  * policies), active tracing, and alarms on errors and throttles.
  */
@@ -154,6 +154,16 @@ export class AlertsFunction extends Construct {
         logLevel: LogLevel.WARNING,
         // Never fall back to Docker: bundling must work offline with the local esbuild.
         forceDockerBundling: false,
+        // NodejsFunction writes one file; the bundle is then made again with code splitting
+        // (infra/lambda-bundle.mjs: the same settings), so a function loads at start only what it
+        // always runs, and each destination kind's code when it first delivers to one.
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (inputDir: string, outputDir: string) => [
+            `node ${JSON.stringify(join(inputDir, 'infra', 'lambda-bundle.mjs'))} ${JSON.stringify(join(inputDir, 'functions', `${props.name}.ts`))} ${JSON.stringify(outputDir)}`,
+          ],
+        },
       },
     });
 

@@ -45,7 +45,7 @@ import { tenantRefusals } from './poll/refusals.ts';
 import type { PollKind, UpstreamFor } from './poll/streams.ts';
 import { streamIds } from './poll/turn.ts';
 import type { PollDeps } from './poll/types.ts';
-import { renderFor, renderNotice } from './render/index.ts';
+import { noticeLazily, renderLazily } from './render/lazy.ts';
 import type { AlertsConfig } from './rules/config.ts';
 import { decide } from './rules/match.ts';
 import { applyPasswordPolicy, maskRawItem } from './rules/passwords.ts';
@@ -351,12 +351,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     deliveries,
     destinationState,
     destinations,
+    // Each kind's renderer loaded when it is first needed (render/lazy.ts).
     render: (destination, alerts, now) =>
-      renderFor(destination, alerts, renderOptions(destination, now), {
+      renderLazily(destination, alerts, renderOptions(destination, now), {
         color: options.color ?? false,
       }),
     renderNotice: (destination, notice, now) =>
-      renderNotice(destination.type, notice, renderOptions(destination, now)),
+      noticeLazily(destination.type, notice, renderOptions(destination, now)),
     renderOptions,
     opsDestinations: config.ops?.to ?? [],
     tenantOf,

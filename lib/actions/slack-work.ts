@@ -6,7 +6,6 @@
  * answered: functions/worker.ts runs it).
  */
 import { slackText } from '../render/escape.ts';
-import { replacedMessage } from '../render/follow-up.ts';
 import { lookupText } from '../render/lookup.ts';
 import { flagOf } from '../state/actions.ts';
 import { type ActDeps, type ActRequest, actOnEvents } from './events.ts';
@@ -52,6 +51,7 @@ export async function runSlackWork(deps: SlackWorkDeps, work: SlackWork): Promis
       const { type, by, id } = work.request;
       const [flag, value] = flagOf(type);
       const action = { id, type, by, at: new Date().toISOString() };
+      const { replacedMessage } = await import('../render/follow-up.ts');
       await answerAt(deps, work.responseUrl, {
         replace_original: true,
         ...replacedMessage(work.replace, result.uid, action, { ...work.replace.flags, [flag]: value }),

@@ -8,8 +8,6 @@
  * - a webhook: the signed body of kind `action`.
  */
 import { RESOLVING_ACTIONS } from '../model.ts';
-import { actionWords, pagerDutyResolve, slackFollowUp, webhookAction } from '../render/follow-up.ts';
-import { jiraComment } from '../render/jira.ts';
 import type { DeliveryRecord } from '../state/records/record.ts';
 import { recordToAlert } from './messages.ts';
 import type { SendOutcome } from './outcome.ts';
@@ -54,6 +52,8 @@ async function sendOne(state: PassState, record: DeliveryRecord): Promise<SendOu
   const now = new Date(deps.clock.now());
   const alert = recordToAlert(record, deps.tenantOf);
   const opts = deps.renderOptions(destination, now);
+  // Loaded when a follow-up is first sent: a function that never sends one never loads it.
+  const { pagerDutyResolve, slackFollowUp, webhookAction } = await import('../render/follow-up.ts');
   if (destination.type === 'slack' && destination.app) {
     const { app } = destination;
     const posted = record.posted;
@@ -123,6 +123,8 @@ async function jiraFollowUp(
     Accept: 'application/json',
     Authorization: destination.authorization,
   };
+  const { actionWords } = await import('../render/follow-up.ts');
+  const { jiraComment } = await import('../render/jira.ts');
   const lines = [actionWords(action), ...(action.reason ? [`Reason: ${action.reason}`] : [])];
   const commented = await sendRequest(
     destination,
@@ -178,6 +180,7 @@ async function incidentFollowUp(
   if (destination.type !== 'servicenow' || !record.ticket)
     return { ok: false, permanent: true, error: 'no incident to note on' };
   if (!(await takeTurn(state))) return 'budget';
+  const { actionWords } = await import('../render/follow-up.ts');
   const note = [actionWords(action), ...(action.reason ? [`Reason: ${action.reason}`] : [])].join('\n');
   try {
     const res = await fetch(

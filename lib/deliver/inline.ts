@@ -93,7 +93,7 @@ export class InlineDelivery {
     }
     let messages: Rendered<Payload>[];
     try {
-      messages = this.deps.render(
+      messages = await this.deps.render(
         target.destination,
         records.map((r) => recordToAlert(r, this.deps.tenantOf)),
         new Date(clock.now()),

@@ -51,7 +51,7 @@ export async function renderSafely(chunk: Chunk, records: DeliveryRecord[]): Pro
       now,
     );
   try {
-    return render(records);
+    return await render(records);
   } catch (error) {
     log.error('rendering a batch failed; looking for the alerts that cannot be rendered', { error });
   }
@@ -59,7 +59,7 @@ export async function renderSafely(chunk: Chunk, records: DeliveryRecord[]): Pro
   const unrenderable: DeliveryRecord[] = [];
   for (const record of records) {
     try {
-      singles.set(record.id, render([record]));
+      singles.set(record.id, await render([record]));
     } catch (single) {
       record.status = 'dead';
       record.rateLimitedSince = undefined;
@@ -76,7 +76,7 @@ export async function renderSafely(chunk: Chunk, records: DeliveryRecord[]): Pro
   }
   const rest = records.filter((r) => singles.has(r.id));
   try {
-    return rest.length ? render(rest) : [];
+    return rest.length ? await render(rest) : [];
   } catch {
     return rest.flatMap((r) => singles.get(r.id) ?? []);
   }

@@ -50,7 +50,7 @@ export async function notifyOps(
     const ops = deps.destinations.get(name);
     if (!ops || name === except) continue;
     try {
-      const payload = deps.renderNotice(ops, notice, new Date(deps.clock.now()));
+      const payload = await deps.renderNotice(ops, notice, new Date(deps.clock.now()));
       const sent = await send(ops, payload, [], sendContext(deps));
       if (!sent.ok) log.error('could not notify the ops destination', { ops: name, error: sent.error });
     } catch (error) {

@@ -23,8 +23,8 @@ export interface DeliverDeps {
   destinationState: DestinationStateStore;
   destinations: Map<string, ResolvedDestination>;
   /** Renders the due alerts of one destination into messages (lib/render). */
-  render(destination: ResolvedDestination, alerts: DeliveryAlert[], now: Date): Rendered<Payload>[];
-  renderNotice(destination: ResolvedDestination, notice: Notice, now: Date): Payload;
+  render(destination: ResolvedDestination, alerts: DeliveryAlert[], now: Date): Promise<Rendered<Payload>[]>;
+  renderNotice(destination: ResolvedDestination, notice: Notice, now: Date): Promise<Payload>;
   /** What the renderers are told for `destination` (follow-ups render with it: follow-up.ts). */
   renderOptions(destination: ResolvedDestination, now: Date): RenderOptions;
   /** Destinations that hear about a destination refusing for good. */

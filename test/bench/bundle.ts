@@ -1,64 +1,53 @@
 /**
- * Bundles an entry the way the CDK bundles our Lambda functions (infra/function.ts: NodejsFunction
- * with the local esbuild). The settings are read from infra/function.ts itself, so the bench follows
- * any change there, and it fails loudly when it can no longer read them.
+ * Bundles an entry the way the stack bundles our Lambda functions: with infra/lambda-bundle.mjs's
+ * options, which infra/function.ts runs after the CDK's own esbuild step, so the bench follows any
+ * change there.
  */
-import { readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { type BuildOptions, build } from 'esbuild';
-import { ROOT } from './procs.ts';
+// @ts-expect-error a plain JavaScript module of the stack, shared with infra/function.ts's build step
+import { lambdaBuildOptions } from '../../infra/lambda-bundle.mjs';
 
-export interface LambdaBundling {
-  target: string;
-  banner: string;
-  external: string[];
-  mainFields: string[];
-  minify: boolean;
-  sourcesContent: boolean;
+/** The options infra/lambda-bundle.mjs gives every Lambda bundle (the stack runs it after the CDK's step). */
+export function lambdaOptions(entry: string, outdir: string): BuildOptions {
+  return lambdaBuildOptions(entry, outdir) as BuildOptions;
 }
 
-function read(source: string, pattern: RegExp, what: string): string {
-  const match = pattern.exec(source);
-  if (!match?.[1]) throw new Error(`cannot read ${what} from infra/function.ts; update test/bench/bundle.ts`);
-  return match[1];
-}
-
-const list = (text: string) => [...text.matchAll(/'([^']+)'/g)].map((m) => m[1] as string);
-
-/** The bundling settings of infra/function.ts. */
-export function lambdaBundling(): LambdaBundling {
-  const source = readFileSync(join(ROOT, 'infra/function.ts'), 'utf8');
-  const bundling = read(source, /bundling:\s*\{([\s\S]*?)\n\s{6}\},/, 'the bundling block');
-  if (!/format:\s*OutputFormat\.ESM/.test(bundling))
-    throw new Error('infra/function.ts no longer bundles ESM');
-  return {
-    target: read(bundling, /target:\s*'([^']+)'/, 'target'),
-    banner: read(source, /const REQUIRE_BANNER =\s*"([^"]+)";/, 'REQUIRE_BANNER'),
-    external: list(read(bundling, /externalModules:\s*\[([^\]]*)\]/, 'externalModules')),
-    mainFields: list(read(bundling, /mainFields:\s*\[([^\]]*)\]/, 'mainFields')),
-    minify: read(bundling, /minify:\s*(true|false)/, 'minify') === 'true',
-    sourcesContent: read(bundling, /sourcesContent:\s*(true|false)/, 'sourcesContent') === 'true',
-  };
-}
-
-/** Bundles `entry` to `outfile` (ESM, with a source map beside it); returns the bundle's size in bytes. */
+/**
+ * Bundles `entry` to `outfile` as one file with the Lambda settings (the bench's own worker: a
+ * process, not a function), a source map beside it; returns its size in bytes.
+ */
 export async function bundleLikeLambda(entry: string, outfile: string): Promise<number> {
-  const settings = lambdaBundling();
-  const options: BuildOptions = {
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: settings.target,
-    mainFields: settings.mainFields,
-    banner: { js: settings.banner },
-    minify: settings.minify,
-    sourcemap: true,
-    sourcesContent: settings.sourcesContent,
-    external: settings.external,
-    logLevel: 'warning',
-  };
-  await build(options);
+  const {
+    outdir: _dir,
+    entryPoints: _entries,
+    splitting: _split,
+    chunkNames: _chunks,
+    outExtension: _ext,
+    ...rest
+  } = lambdaOptions(entry, dirname(outfile));
+  await build({ ...rest, entryPoints: [entry], outfile });
   return statSync(outfile).size;
+}
+
+/**
+ * Bundles a function's `entry` into `outdir` as the stack does (split into `index.mjs` and chunks);
+ * returns what it loads at start: `index.mjs` and the chunks it imports statically.
+ */
+export async function bundleFunction(
+  entry: string,
+  outdir: string,
+): Promise<{ index: string; bytes: number }> {
+  const result = await build({ ...lambdaOptions(entry, outdir), metafile: true });
+  const outputs = result.metafile?.outputs ?? {};
+  const index = Object.keys(outputs).find((k) => k.endsWith('/index.mjs')) ?? '';
+  const seen = new Set([index]);
+  for (const file of seen)
+    for (const i of outputs[file]?.imports ?? [])
+      if (i.kind === 'import-statement' && !i.external) seen.add(i.path);
+  return {
+    index: join(outdir, 'index.mjs'),
+    bytes: [...seen].reduce((n, f) => n + (outputs[f]?.bytes ?? 0), 0),
+  };
 }

@@ -50,8 +50,8 @@ async function setup(type: keyof typeof destinationOf, fallback: Reply = { statu
   // A webhook takes every due item in one body; make it one message per item like the others.
   if (type === 'webhook') {
     const render = world.runtime.deliver.render;
-    world.runtime.deliver.render = (destination, alerts, now) =>
-      alerts.flatMap((a) => render(destination, [a], now));
+    world.runtime.deliver.render = async (destination, alerts, now) =>
+      (await Promise.all(alerts.map((a) => render(destination, [a], now)))).flat();
   }
   return { clock, hook, world };
 }

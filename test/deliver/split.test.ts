@@ -200,7 +200,7 @@ describe('e-mail answered 413', () => {
       digest: { threshold: 2, maxItems: 20 },
     });
     const destination = world.runtime.destinations.get('mail') as ResolvedDestination;
-    const bytes = (n: number) => {
+    const bytes = async (n: number) => {
       const alerts = Array.from({ length: n }, (_, i) => ({
         kind: 'event' as const,
         key: `k${i}`,
@@ -210,12 +210,12 @@ describe('e-mail answered 413', () => {
         destination: 'mail',
         routes: ['all'],
       }));
-      const [message] = world.runtime.deliver.render(destination, alerts as DeliveryAlert[], new Date());
+      const [message] = await world.runtime.deliver.render(destination, alerts as DeliveryAlert[], new Date());
       return (buildRequest(destination, message?.payload as Payload, [], Date.now())?.body ?? '').length;
     };
     // A digest of 12 is refused; one of 6 or fewer (and any single e-mail) is taken.
-    mail.limit.maxBytes = Math.max(bytes(6), bytes(1)) + 200;
-    expect(bytes(12)).toBeGreaterThan(mail.limit.maxBytes);
+    mail.limit.maxBytes = Math.max(await bytes(6), await bytes(1)) + 200;
+    expect(await bytes(12)).toBeGreaterThan(mail.limit.maxBytes);
     await world.seed('mail', 12);
     const summary = await world.pass();
     expect(summary.dead).toBe(0);

@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+// How every Lambda function of the stack is bundled (infra/function.ts runs this after the CDK's
+// own esbuild step, and the bench and the synth test use the same options): minified ESM for
+// Node 22+, the AWS SDK v3 left to the runtime, source maps without their sources, and code
+// splitting, so what a function may never run (the renderer of a destination kind its config
+// lacks, the follow-ups, the notices) sits in chunks of its own, loaded only when first used.
+// `index.mjs` is the handler; `chunk-*.mjs` beside it.
+//
+//   node infra/lambda-bundle.mjs <entry.ts> <outdir>
+import { build } from 'esbuild';
+
+/** Some bundled CommonJS dependencies call `require`; ESM output has none, so each file defines one. */
+export const REQUIRE_BANNER =
+  "import { createRequire as __alertsCreateRequire } from 'node:module'; const require = __alertsCreateRequire(import.meta.url);";
+
+/** The esbuild options of a function's bundle: `entry` to `outdir/index.mjs` and its chunks. */
+export function lambdaBuildOptions(entry, outdir) {
+  return {
+    entryPoints: { index: entry },
+    outdir,
+    bundle: true,
+    splitting: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    mainFields: ['module', 'main'],
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunk-[hash]',
+    banner: { js: REQUIRE_BANNER },
+    minify: true,
+    sourcemap: true,
+    sourcesContent: false,
+    // The runtime provides the AWS SDK v3; bundling it would triple the size and cold start.
+    external: ['@aws-sdk/*'],
+    logLevel: 'warning',
+  };
+}
+
+if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+  const [entry, outdir] = process.argv.slice(2);
+  if (!entry || !outdir) {
+    console.error('usage: node infra/lambda-bundle.mjs <entry.ts> <outdir>');
+    process.exit(2);
+  }
+  await build(lambdaBuildOptions(entry, outdir));
+}
