@@ -210,7 +210,11 @@ describe('e-mail answered 413', () => {
         destination: 'mail',
         routes: ['all'],
       }));
-      const [message] = await world.runtime.deliver.render(destination, alerts as DeliveryAlert[], new Date());
+      const [message] = await world.runtime.deliver.render(
+        destination,
+        alerts as DeliveryAlert[],
+        new Date(),
+      );
       return (buildRequest(destination, message?.payload as Payload, [], Date.now())?.body ?? '').length;
     };
     // A digest of 12 is refused; one of 6 or fewer (and any single e-mail) is taken.
