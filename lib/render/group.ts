@@ -58,6 +58,28 @@ export function planBatches(alerts: DeliveryAlert[], digest: { threshold: number
   return tenants.length > 1 ? takeTurns(tenants.map((own) => planOne(own, digest))) : planOne(alerts, digest);
 }
 
+/**
+ * For tickets (Jira, ServiceNow): one batch per item, or, for a tenant with more than `threshold`
+ * items, that tenant's digests; the tenants taking turns. A ticket is never a group of logins.
+ */
+export function ticketBatches(alerts: DeliveryAlert[], digest: { threshold: number }): Batch[] {
+  const plan = (own: DeliveryAlert[]): Batch[] =>
+    own.length > digest.threshold
+      ? planOne(own, digest)
+      : own.map((alert) =>
+          alert.kind === 'event'
+            ? { type: 'event', alert }
+            : {
+                type: 'credentials',
+                domain: alert.item.domain,
+                sourceId: alert.item.source_id,
+                alerts: [alert],
+              },
+        );
+  const tenants = byTenant(alerts);
+  return tenants.length > 1 ? takeTurns(tenants.map(plan)) : plan(alerts);
+}
+
 function planOne(alerts: DeliveryAlert[], digest: { threshold: number }): Batch[] {
   if (alerts.length > digest.threshold) {
     const events = alerts.filter((a): a is EventDelivery => a.kind === 'event');

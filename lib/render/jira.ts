@@ -10,15 +10,7 @@ import { createHash } from 'node:crypto';
 import { eventSeverity } from '../model.ts';
 import { lineText, parseHighlight, stripControl } from './escape.ts';
 import { formatTime, hashKind, identifierNames, severityText, tagsOf } from './format.ts';
-import {
-  type Batch,
-  batchSummary,
-  batchTenant,
-  deliveryIdsOf,
-  forTenant,
-  highlightsOf,
-  planBatches,
-} from './group.ts';
+import { batchSummary, batchTenant, deliveryIdsOf, forTenant, highlightsOf, ticketBatches } from './group.ts';
 import { alertLink } from './link.ts';
 import type {
   AdfDoc,
@@ -113,19 +105,7 @@ const oneLine = (s: string) => lineText(s, JIRA_SUMMARY_MAX, () => '…');
 
 /** One issue per item, or per digest (over `digest.threshold`): each lists exactly its items. */
 export function renderJira(alerts: DeliveryAlert[], opts: RenderOptions): Rendered<JiraContent>[] {
-  const batches: Batch[] =
-    alerts.length > opts.digest.threshold
-      ? planBatches(alerts, opts.digest)
-      : alerts.map((alert) =>
-          alert.kind === 'event'
-            ? { type: 'event' as const, alert }
-            : {
-                type: 'credentials' as const,
-                domain: alert.item.domain,
-                sourceId: alert.item.source_id,
-                alerts: [alert],
-              },
-        );
+  const batches = ticketBatches(alerts, opts.digest);
   return batches.flatMap((batch): Rendered<JiraContent>[] => {
     if (batch.type === 'event' || (batch.type === 'credentials' && batch.alerts.length === 1)) {
       const alert = batch.type === 'event' ? batch.alert : (batch.alerts[0] as DeliveryAlert);

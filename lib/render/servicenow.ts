@@ -8,15 +8,7 @@
 import { eventSeverity } from '../model.ts';
 import { lineText, stripControl } from './escape.ts';
 import { formatTime, hashKind, identifierNames, severityText, tagsOf } from './format.ts';
-import {
-  type Batch,
-  batchSummary,
-  batchTenant,
-  deliveryIdsOf,
-  forTenant,
-  highlightsOf,
-  planBatches,
-} from './group.ts';
+import { batchSummary, batchTenant, deliveryIdsOf, forTenant, highlightsOf, ticketBatches } from './group.ts';
 import { exposureLabel } from './jira.ts';
 import { alertLink } from './link.ts';
 import type { DeliveryAlert, IncidentContent, Rendered, RenderOptions } from './types.ts';
@@ -75,19 +67,7 @@ const levelOf = (alert: DeliveryAlert) =>
   alert.kind === 'event' ? (LEVEL[eventSeverity(alert.item)] ?? '2') : '2';
 
 export function renderServiceNow(alerts: DeliveryAlert[], opts: RenderOptions): Rendered<IncidentContent>[] {
-  const batches: Batch[] =
-    alerts.length > opts.digest.threshold
-      ? planBatches(alerts, opts.digest)
-      : alerts.map((alert) =>
-          alert.kind === 'event'
-            ? { type: 'event' as const, alert }
-            : {
-                type: 'credentials' as const,
-                domain: alert.item.domain,
-                sourceId: alert.item.source_id,
-                alerts: [alert],
-              },
-        );
+  const batches = ticketBatches(alerts, opts.digest);
   return batches.map((batch): Rendered<IncidentContent> => {
     const items = batch.type === 'event' ? [batch.alert] : batch.alerts;
     const one = items.length === 1 ? (items[0] as DeliveryAlert) : undefined;

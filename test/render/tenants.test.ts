@@ -106,6 +106,16 @@ describe('a tenant in every message', () => {
       text(r.payload).includes('Globex') ? 'G' : 'I',
     );
     expect(singles.join('')).toBe('GIGIGGGGGG');
+    // Tickets: a tenant under the threshold gets one ticket per item (never a group of logins),
+    // though all tenants together are over it; the one over it gets its digest.
+    const forTickets = [
+      ...Array.from({ length: 8 }, (_, i) => event(`t/o/g${i}`, GLOBEX)),
+      credential(1, INITECH),
+      credential(2, INITECH),
+    ];
+    const over5 = renderOptions({ digest: { threshold: 5, maxItems: 20 } });
+    for (const type of ['jira', 'servicenow'] as const)
+      expect(render({ type }, forTickets, over5).map((r) => r.deliveryIds.length)).toEqual([8, 1, 1]);
     const logins = render({ type: 'slack' }, [
       credential(1, GLOBEX),
       credential(2, INITECH),
