@@ -28,7 +28,12 @@ import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type ActDeps, actDeps, finishActions } from './actions/events.ts';
 import { type Clock, systemClock } from './clock.ts';
-import { dryRunDestinations, type ResolvedDestination, resolveDestinations } from './deliver/destinations.ts';
+import {
+  dryRunDestinations,
+  type ResolvedDestination,
+  resolveDestinations,
+  resolveValue,
+} from './deliver/destinations.ts';
 import { followUpTargets, keepsItems } from './deliver/follow-up.ts';
 import { type HttpPost, httpPost } from './deliver/post.ts';
 import type { DeliverDeps } from './deliver/types.ts';
@@ -38,7 +43,7 @@ import type { Logger } from './log.ts';
 import { MemoryMetrics, type Metrics } from './metrics.ts';
 import type { Alert } from './model.ts';
 import type { CycleDeps } from './poll/cycle.ts';
-import { heartbeatUrl, type Pinger, pinger } from './poll/heartbeat.ts';
+import { type Pinger, pinger } from './poll/heartbeat.ts';
 import { type TenantRef, tenantOfStream, tenantRef } from './poll/ids.ts';
 import { QuotaGate } from './poll/quota.ts';
 import { tenantRefusals } from './poll/refusals.ts';
@@ -271,14 +276,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   // The heartbeat's URLs, their secrets looked up now: a missing one is named at start. A dry run
   // sends nothing, heartbeats included.
   const beats = new Map<PollKind, Pinger>();
+  const beatProblems: string[] = [];
   for (const kind of ['events', 'credentials'] as const) {
     const wanted = config.heartbeat?.[kind];
     if (wanted === undefined || options.dryRun) continue;
-    const url = heartbeatUrl(config, kind, secrets);
-    if (!url)
-      throw new ConfigError(
-        `heartbeat.${kind}: secret ${JSON.stringify(typeof wanted === 'string' ? '' : wanted.secret)} is missing from the secret object`,
-      );
+    const url = resolveValue(wanted, secrets, `heartbeat.${kind}`, beatProblems);
+    if (!url) continue;
     beats.set(
       kind,
       pinger(url, config.heartbeat?.style ?? 'healthchecks', {
@@ -286,6 +289,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       }),
     );
   }
+  if (beatProblems.length) throw new ConfigError(beatProblems.join('; '));
   const heartbeatOf = (kind: PollKind) => beats.get(kind);
   const tuning = options.optimisations ?? {};
   const records = new DeliveryRecords(dynamo, env.tableName, clock, {

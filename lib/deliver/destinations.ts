@@ -130,20 +130,24 @@ export type ResolvedDestination =
       standsFor?: DestinationConfig['type'];
     };
 
-function resolveValue(
+/**
+ * A config value that may be a secret reference, looked up; a missing secret is added to
+ * `problems` (by its path). The value is redacted from every log line from now on.
+ */
+export function resolveValue(
   value: string | SecretRef,
   secrets: SecretObject,
   path: string,
   problems: string[],
 ): string {
-  if (typeof value === 'string') return value;
-  const found = secrets[value.secret];
+  const found = typeof value === 'string' ? value : secrets[value.secret];
   if (typeof found !== 'string' || found === '') {
     problems.push(
-      `${path}: secret "${value.secret}" is not a non-empty string in the secret object (SECRET_ID / SECRETS_FILE)`,
+      `${path}: secret "${(value as SecretRef).secret}" is not a non-empty string in the secret object (SECRET_ID / SECRETS_FILE)`,
     );
     return '';
   }
+  redactor.add(found);
   return found;
 }
 
@@ -154,11 +158,8 @@ export function resolveDestination(
   problems: string[],
 ): ResolvedDestination {
   const path = `destinations.${name}`;
-  const get = (value: string | SecretRef, key: string) => {
-    const resolved = resolveValue(value, secrets, `${path}.${key}`, problems);
-    redactor.add(resolved);
-    return resolved;
-  };
+  const get = (value: string | SecretRef, key: string) =>
+    resolveValue(value, secrets, `${path}.${key}`, problems);
   switch (config.type) {
     case 'slack': {
       if (config.url !== undefined) return { name, type: 'slack', url: get(config.url, 'url') };

@@ -16,8 +16,6 @@
  */
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import type { AlertsConfig } from '../rules/config.ts';
-import type { SecretObject } from '../secrets.ts';
 import type { PollKind } from './streams.ts';
 import type { StreamResult } from './types.ts';
 
@@ -30,19 +28,6 @@ export interface Pinger {
   start(): Promise<void>;
   success(): Promise<void>;
   fail(summary: string): Promise<void>;
-}
-
-/** The heartbeat URL of `kind`, its secret looked up; undefined when none is configured. */
-export function heartbeatUrl(
-  config: Pick<AlertsConfig, 'heartbeat'>,
-  kind: PollKind,
-  secrets: SecretObject,
-): string | undefined {
-  const value = config.heartbeat?.[kind];
-  if (value === undefined) return undefined;
-  if (typeof value === 'string') return value;
-  const secret = secrets[value.secret];
-  return typeof secret === 'string' && secret ? secret : undefined;
 }
 
 /** Pings `url` as `style` says; every ping one try of at most 2 s, any outcome only logged. */
