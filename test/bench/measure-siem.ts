@@ -7,17 +7,13 @@
 
 import { runDeliveryPass } from '../../lib/deliver/pass.ts';
 import { startEmulator } from '../../lib/emulator/index.ts';
-import { readEnvironment } from '../../lib/env.ts';
-import { createLogger } from '../../lib/log.ts';
-import { EmfMetrics } from '../../lib/metrics.ts';
 import { runPollCycle } from '../../lib/poll/cycle.ts';
-import { createRuntime } from '../../lib/runtime.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
 import { skipClock } from '../helpers/clock.ts';
 import { SENTINEL_APP, startSentinel } from '../helpers/sentinel.ts';
 import { HEC_TOKEN, startHec } from '../helpers/splunk.ts';
 import { createTable, startDynaliteProcess } from './procs.ts';
-import { benchConfig, UNPACED } from './product.ts';
+import { benchRuntime } from './product.ts';
 import { type Figure, figure } from './report.ts';
 
 const EVENTS = 1_000;
@@ -36,14 +32,13 @@ export async function measureSiem(): Promise<{ figures: Figure[]; raw: unknown }
   try {
     const table = await createTable(db.url, 'siem');
     const clock = skipClock();
-    const runtime = await createRuntime({
-      env: readEnvironment({
-        EXPOSURE_API_URL: emu.url,
-        EXPOSURE_API_TOKEN: 'emu-acme-token',
-        TABLE_NAME: table,
-        DYNAMODB_ENDPOINT: db.url,
-      }),
-      config: benchConfig({
+    const runtime = await benchRuntime({
+      apiUrl: emu.url,
+      token: 'emu-acme-token',
+      dynamoEndpoint: db.url,
+      table,
+      dynamo: createDynamoClient({ endpoint: db.url }),
+      config: {
         sources: { tenantEvents: { lookback: 'P30D' } },
         destinations: {
           hec: { type: 'splunk', url: hec.url, token: { secret: 'hec' } },
@@ -59,13 +54,8 @@ export async function measureSiem(): Promise<{ figures: Figure[]; raw: unknown }
         },
         routes: [{ name: 'all', to: ['hec', 'logs'] }],
         digest: { threshold: 5, maxItems: 20 },
-      }),
+      },
       secrets: { hec: HEC_TOKEN, entra: SENTINEL_APP.clientSecret },
-      logger: createLogger({ level: 'error', write: () => {} }),
-      metrics: new EmfMetrics({ service: 'bench', write: () => {} }),
-      dynamo: createDynamoClient({ endpoint: db.url }),
-      write: () => {},
-      rates: UNPACED,
       clock,
     });
     const events = emu.emulator.dataset.tenant('acme').events.length;

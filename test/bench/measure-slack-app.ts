@@ -11,15 +11,11 @@
 
 import { runDeliveryPass } from '../../lib/deliver/pass.ts';
 import { startEmulator } from '../../lib/emulator/index.ts';
-import { readEnvironment } from '../../lib/env.ts';
-import { createLogger } from '../../lib/log.ts';
-import { EmfMetrics } from '../../lib/metrics.ts';
 import { runPollCycle } from '../../lib/poll/cycle.ts';
-import { createRuntime } from '../../lib/runtime.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
 import { SLACK_CHANNEL, startSlackApi } from '../helpers/slack-api.ts';
 import { createTable, startDynaliteProcess } from './procs.ts';
-import { benchConfig, UNPACED } from './product.ts';
+import { benchRuntime } from './product.ts';
 import { type Figure, figure } from './report.ts';
 import { round } from './stats.ts';
 
@@ -39,26 +35,20 @@ export async function measureSlackApp(
       emu.emulator.dataset.appendCredentials(PER_DOMAIN, { domain }).map((c) => c.identity_name),
     );
     const table = await createTable(db.url, 'slackapp');
-    const runtime = await createRuntime({
-      env: readEnvironment({
-        EXPOSURE_API_URL: emu.url,
-        EXPOSURE_API_TOKEN: TOKEN,
-        TABLE_NAME: table,
-        DYNAMODB_ENDPOINT: db.url,
-      }),
-      config: benchConfig({
+    const runtime = await benchRuntime({
+      apiUrl: emu.url,
+      token: TOKEN,
+      dynamoEndpoint: db.url,
+      table,
+      dynamo: createDynamoClient({ endpoint: db.url }),
+      config: {
         sources: { tenantEvents: { enabled: false }, credentials: { domains, lookback: 'P1D' } },
         destinations: {
           soc: { type: 'slack', token: { secret: 'bot' }, channel: SLACK_CHANNEL, apiUrl: slack.url },
         },
         routes: [{ name: 'all', to: ['soc'] }],
-      }),
+      },
       secrets: { bot: slack.token },
-      logger: createLogger({ level: 'info', write: () => {} }),
-      metrics: new EmfMetrics({ service: 'bench', write: () => {} }),
-      dynamo: createDynamoClient({ endpoint: db.url }),
-      write: () => {},
-      rates: UNPACED,
     });
     const started = Date.now();
     const cycle = await runPollCycle(runtime.cycle, 'credentials', { deadline: started + 600_000 });

@@ -10,16 +10,12 @@
 
 import { runDeliveryPass } from '../../lib/deliver/pass.ts';
 import { startEmulator } from '../../lib/emulator/index.ts';
-import { readEnvironment } from '../../lib/env.ts';
-import { createLogger } from '../../lib/log.ts';
-import { EmfMetrics } from '../../lib/metrics.ts';
 import { runPollCycle } from '../../lib/poll/cycle.ts';
-import { createRuntime } from '../../lib/runtime.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
 import { skipClock } from '../helpers/clock.ts';
 import { JIRA_EMAIL, JIRA_TOKEN, startJira } from '../helpers/jira.ts';
 import { createTable, startDynaliteProcess } from './procs.ts';
-import { benchConfig, UNPACED } from './product.ts';
+import { benchRuntime } from './product.ts';
 import { type Figure, figure } from './report.ts';
 import { round } from './stats.ts';
 
@@ -40,14 +36,13 @@ export async function measureTickets(): Promise<{ figures: Figure[]; raw: unknow
   try {
     const table = await createTable(db.url, 'tickets');
     const clock = skipClock();
-    const runtime = await createRuntime({
-      env: readEnvironment({
-        EXPOSURE_API_URL: emu.url,
-        EXPOSURE_API_TOKEN: 'emu-acme-token',
-        TABLE_NAME: table,
-        DYNAMODB_ENDPOINT: db.url,
-      }),
-      config: benchConfig({
+    const runtime = await benchRuntime({
+      apiUrl: emu.url,
+      token: 'emu-acme-token',
+      dynamoEndpoint: db.url,
+      table,
+      dynamo: createDynamoClient({ endpoint: db.url }),
+      config: {
         sources: { tenantEvents: { lookback: 'P30D' } },
         destinations: {
           tickets: {
@@ -60,13 +55,8 @@ export async function measureTickets(): Promise<{ figures: Figure[]; raw: unknow
         },
         routes: [{ name: 'all', to: ['tickets'] }],
         digest: { threshold: 1_000, maxItems: 20 },
-      }),
+      },
       secrets: { jira: JIRA_TOKEN },
-      logger: createLogger({ level: 'error', write: () => {} }),
-      metrics: new EmfMetrics({ service: 'bench', write: () => {} }),
-      dynamo: createDynamoClient({ endpoint: db.url }),
-      write: () => {},
-      rates: UNPACED,
       clock,
     });
     const events = emu.emulator.dataset.tenant('acme').events.length;

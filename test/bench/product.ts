@@ -3,12 +3,15 @@
  * stores, senders) with logs and metrics formatted as in Lambda but discarded, and a DynamoDB
  * client that counts every HTTP request it makes, by command, retries included.
  */
+
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Clock } from '../../lib/clock.ts';
 import { readEnvironment } from '../../lib/env.ts';
 import { createLogger } from '../../lib/log.ts';
 import { EmfMetrics } from '../../lib/metrics.ts';
 import { type AlertsConfig, checkConfig } from '../../lib/rules/config.ts';
 import { createRuntime, type Optimisations, type Runtime } from '../../lib/runtime.ts';
+import type { SecretObject } from '../../lib/secrets.ts';
 import type { UpstreamRates } from '../../lib/state/governor.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
 
@@ -57,6 +60,10 @@ export interface ProductOptions {
   dynamo: DynamoDBClient;
   /** Optimisations turned off for this run (`npm run bench -- --without ...`). */
   optimisations?: Optimisations;
+  /** The secret object (destinations' tokens); none by default. */
+  secrets?: SecretObject;
+  /** A clock of its own (one that skips waits); the real one by default. */
+  clock?: Clock;
 }
 
 /**
@@ -81,12 +88,13 @@ export function benchRuntime(options: ProductOptions): Promise<Runtime> {
   return createRuntime({
     env,
     config: benchConfig(options.config),
-    secrets: {},
+    secrets: options.secrets ?? {},
     logger: createLogger({ level: 'info', write: () => {} }),
     metrics: new EmfMetrics({ service: 'bench', write: () => {} }),
     dynamo: options.dynamo,
     write: () => {},
     ...(hasUpstream(options.config) ? {} : { rates: UNPACED }),
     ...(options.optimisations ? { optimisations: options.optimisations } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
 }
