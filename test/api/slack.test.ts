@@ -1,13 +1,3 @@
-/**
- * Slack's doors through the HTTP API (`POST /slack/interactions`, `POST /slack/commands`) with the
- * API's real dependencies, beside a poller that alerted the emulator's events to a Slack app (the
- * Web API stand-in) and PagerDuty: signed clicks act once and are followed up; every kind of
- * forgery is refused before anything changes; a replay does nothing more; `Silence similar` holds
- * the next matching events back; the slash command answers at once and then at `response_url`
- * (a real local receiver); and an upstream slower than Slack's 3 seconds still gets Slack its
- * answer in time, the outcome arriving after.
- */
-import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSlackWork } from '../../lib/actions/slack-work.ts';
 import { createApiApp } from '../../lib/api/app.ts';
@@ -23,7 +13,7 @@ import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { TEST_ROUTING_KEY, usePagerDutyReceivers } from '../helpers/pagerduty-receiver.ts';
 import { type Receiver, useReceivers } from '../helpers/receiver.ts';
-import { SLACK_CHANNEL, type SlackStandIn, startSlackApi } from '../helpers/slack-api.ts';
+import { SLACK_CHANNEL, type SlackStandIn, slackSigned, startSlackApi } from '../helpers/slack-api.ts';
 import { makeWorld } from '../helpers/world.ts';
 
 const emu = useEmulator({ eventsPerTenant: 5, lateMatchesPerTenant: 0, credentials: 400 });
@@ -43,14 +33,8 @@ const control = () => emu.running.emulator.control;
 const events = () => emu.running.emulator.dataset.tenant('acme').events;
 const itemAt = (i: number) => events()[i]?.item as unknown as EventItem;
 
-function signed(body: string, { secret = SECRET, at = Math.floor(Date.now() / 1000) } = {}) {
-  const signature = `v0=${createHmac('sha256', secret).update(`v0:${at}:${body}`).digest('hex')}`;
-  return {
-    'Content-Type': 'application/x-www-form-urlencoded',
-    'X-Slack-Request-Timestamp': String(at),
-    'X-Slack-Signature': signature,
-  };
-}
+const signed = (body: string, { secret = SECRET, at = Math.floor(Date.now() / 1000) } = {}) =>
+  slackSigned(body, secret, at);
 
 async function setUp() {
   const pd = await pagerduty();

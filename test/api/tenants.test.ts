@@ -1,11 +1,3 @@
-/**
- * Acting and looking up with many tenants, through the API's real dependencies beside a poller of
- * two tenants (the emulator's MSSP key, dynalite over HTTP): an action on a tenant's event (its
- * key `1003:<uid>`) runs with that tenant's own token and changes that tenant's event; `Silence
- * similar` on it adds the tenant to the silence; a lookup runs as the tenant it names, or as the
- * one the Slack channel's routes carry, and an unknown tenant is refused by name.
- */
-import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actOnEvents } from '../../lib/actions/events.ts';
 import { runSlackWork } from '../../lib/actions/slack-work.ts';
@@ -18,7 +10,7 @@ import { skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, useReceivers } from '../helpers/receiver.ts';
-import { SLACK_CHANNEL, type SlackStandIn, startSlackApi } from '../helpers/slack-api.ts';
+import { SLACK_CHANNEL, type SlackStandIn, slackSigned, startSlackApi } from '../helpers/slack-api.ts';
 import { makeWorld } from '../helpers/world.ts';
 
 const emu = useEmulator({ eventsPerTenant: 4, lateMatchesPerTenant: 0, credentials: 50 });
@@ -95,19 +87,8 @@ async function setUp() {
   const settled = async () => {
     while (pending.length) await Promise.all(pending.splice(0));
   };
-  const post = (path: string, body: string) => {
-    const at = Math.floor(Date.now() / 1000);
-    const signature = `v0=${createHmac('sha256', SECRET).update(`v0:${at}:${body}`).digest('hex')}`;
-    return app.request(path, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/x-www-form-urlencoded',
-        'X-Slack-Request-Timestamp': String(at),
-        'X-Slack-Signature': signature,
-      },
-      body,
-    });
-  };
+  const post = (path: string, body: string) =>
+    app.request(path, { method: 'POST', headers: slackSigned(body, SECRET), body });
   return { world, deps, post, settled, looked, answers };
 }
 

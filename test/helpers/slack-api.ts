@@ -6,6 +6,7 @@
  * channel (an id, or a name it knows), and the Block Kit limits (50 blocks, 3,000 characters a
  * section text, about 13,000 characters of blocks in all). Tests script refusals and 429s.
  */
+import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -193,5 +194,18 @@ export async function startSlackApi(
         server.close(() => done());
         server.closeAllConnections();
       }),
+  };
+}
+
+/** The headers Slack signs a request to our app with: `v0=` HMAC-SHA256 of `v0:<timestamp>:<body>`. */
+export function slackSigned(
+  body: string,
+  secret: string,
+  at = Math.floor(Date.now() / 1000),
+): Record<string, string> {
+  return {
+    'Content-Type': 'application/x-www-form-urlencoded',
+    'X-Slack-Request-Timestamp': String(at),
+    'X-Slack-Signature': `v0=${createHmac('sha256', secret).update(`v0:${at}:${body}`).digest('hex')}`,
   };
 }
