@@ -49,8 +49,6 @@ export function checkReferences(input: unknown, errors: string[]): void {
     }
     if (typeof t.name === 'string') {
       const name = t.name.toLowerCase();
-      if (tenantNames.has(name))
-        errors.push(`tenants[${i}].name: tenant name ${JSON.stringify(t.name)} is used twice`);
       tenantNames.add(name);
     }
   });
@@ -158,6 +156,16 @@ export function checkWarnings(config: AlertsConfig, now: Date, warnings: string[
       );
     }
   }
+  // Allowed (interface.md names no rule), but a route or silence naming it matches them all.
+  const seen = new Map<string, number>();
+  (config.tenants ?? []).forEach((t, i) => {
+    const first = seen.get(t.name.toLowerCase());
+    if (first !== undefined)
+      warnings.push(
+        `tenants[${i}].name: ${JSON.stringify(t.name)} is also the name of tenants[${first}]: a route or silence naming it matches both`,
+      );
+    else seen.set(t.name.toLowerCase(), i);
+  });
   for (const kind of ['events', 'credentials'] as const) {
     if (typeof config.heartbeat?.[kind] === 'string')
       warnings.push(

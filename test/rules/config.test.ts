@@ -188,7 +188,7 @@ describe('tenants', () => {
     expect(check.config?.tenants?.map((t) => t.id)).toEqual([1002, 1003]);
   });
 
-  it('a tenant listed twice, a name used twice, an unknown tenant or tenant stream: each named', () => {
+  it('a tenant listed twice, an unknown tenant or tenant stream: each named', () => {
     const check = checkConfig(
       base({
         tenants: [tenant(1002, 'Globex'), tenant(1002, 'Other'), tenant(1003, 'GLOBEX')],
@@ -202,13 +202,20 @@ describe('tenants', () => {
     expect(check.errors).toEqual(
       expect.arrayContaining([
         'tenants[1].id: tenant 1002 is listed twice',
-        'tenants[2].name: tenant name "GLOBEX" is used twice',
         'routes[0].match.tenants[0]: "Hooli" is not a configured tenant (tenants lists them)',
         'routes[1].match.sources[0]: group:1002:12 is not a configured source',
         'silences[0].match.tenants[0]: 9 is not a configured tenant (tenants lists them)',
       ]),
     );
     expect(check.config).toBeUndefined();
+  });
+
+  it('two tenants of one name are allowed, with a warning: naming it matches both', () => {
+    const check = checkConfig(base({ tenants: [tenant(1002, 'Globex'), tenant(1003, 'globex')] }));
+    expect(check.errors).toEqual([]);
+    expect(check.warnings).toContain(
+      'tenants[1].name: "globex" is also the name of tenants[0]: a route or silence naming it matches both',
+    );
   });
 
   it('a route naming a tenant in a config without tenants says so', () => {
