@@ -137,6 +137,8 @@ async function cycle(
     }
     // A tenant whose credentials are refused is skipped for the rest of the cycle; the others go on.
     const refused = new Set<number | undefined>();
+    // Reported beside the polling, not in its way: a slow ops destination holds no tenant back.
+    const reports: Promise<void>[] = [];
     for (const [i, spec] of turn.entries()) {
       const now = clock.now();
       if (now >= pollDeadline) break; // the rest waited longest next time: they come first then
@@ -168,12 +170,21 @@ async function cycle(
       if (result.status === 'unauthorized') {
         // Every other stream of its tenant would meet the same refusal.
         refused.add(spec.tenant?.id);
-        await deps.onRefused?.(spec.tenant, result.error?.message ?? 'refused');
+        if (deps.onRefused)
+          reports.push(
+            deps.onRefused(spec.tenant, result.error?.message ?? 'refused').catch((error: unknown) =>
+              // Not marked reported: the next cycle that meets the refusal reports it.
+              deps.poll.logger.warn('could not report a refused tenant; the next cycle tries again', {
+                error,
+              }),
+            ),
+          );
       } else if (result.status === 'done') await deps.onAccepted?.(spec.tenant);
       // A stream that outlasted its share stopped only itself. Only the governor's word that no
       // turn is left before the polling deadline ends the cycle early: the rest go first next time.
       if (result.nextTurnAt !== undefined && result.nextTurnAt > pollDeadline) break;
     }
+    await Promise.all(reports);
     tenantLag(deps, streams);
     delivery = withInline(
       await (deps.pass ?? ((options) => runDeliveryPass(deps.deliver, options)))({
