@@ -130,10 +130,7 @@ export type ResolvedDestination =
       standsFor?: DestinationConfig['type'];
     };
 
-/**
- * A config value that may be a secret reference, looked up; a missing secret is added to
- * `problems` (by its path). The value is redacted from every log line from now on.
- */
+/** A value or its secret, looked up (a missing one added to `problems`), then redacted from logs. */
 export function resolveValue(
   value: string | SecretRef,
   secrets: SecretObject,
