@@ -1,13 +1,32 @@
 /**
  * The password policy (interface.md section 3, `passwords`), applied in this one place.
  *
+ * The policy (`masked`, `hidden`, `clear`) applies to every field of an item that may hold a
+ * password, whatever the upstream calls it and at any depth: the spec's `hash` is only the field
+ * the spec names, and an item may carry more (a `password` the spec does not list, a `plaintext`
+ * in a source, a `password` inside `extra`). The rule, on a field's name split into words (at `_`,
+ * `-`, `.`, spaces and camelCase humps) and lower-cased:
+ *
+ * - A list of passwords: the last word is `passwords`, `hashes`, `passwds` or `pwds`. Its strings
+ *   and numbers are secrets; an object in it is a record, walked by these same rules (an
+ *   identity's `passwords: [{ hash, ... }]`).
+ * - A password: the name is `hash`; or the name, its separators removed, contains `password`,
+ *   `passwd`, `passphrase`, `plaintext` or `cleartext`; or one of its words is `pwd` or `pass`.
+ *   Every string and number under it, at any depth, is a secret (the upstream's shape there is
+ *   not trusted): masked, or the whole field removed under `hidden`.
+ * - Not a password: a name whose last word says it describes a password rather than holds one
+ *   (`id`, `type`, `at`, `date`, `time`, `count`, `length`, `changed`): `known_password_id`,
+ *   `passwordChangedAt`. `hash_type` and `credential_hash` (a digest naming the credential) are
+ *   not passwords either: `hash` counts only as the whole name.
+ *
  * The upstream's `hash` is a cleartext password whenever `hash_type` is plaintext, unknown or
  * missing, and the type is not trustworthy enough to decide on, so the policy applies to every
  * `hash` whatever its `hash_type`. Masking is idempotent: a masked value masks to itself, so an
  * item that passes through here twice is unchanged the second time.
  *
  * @example
- * applyPasswordPolicy({ hash: 'Summer2024!' }, 'masked') // { hash: 'S*********!' }
+ * applyPasswordPolicy({ hash: 'Summer2024!', password: 'Summer2024!' }, 'masked')
+ * // { hash: 'S*********!', password: 'S*********!' }
  */
 
 import type { Identity } from '../upstream/schemas.ts';
@@ -21,34 +40,10 @@ export function maskSecret(value: string): string {
   return `${chars[0]}${'*'.repeat(chars.length - 2)}${chars[chars.length - 1]}`;
 }
 
-/** Applies the policy to a credential-shaped object's `hash`, returning a copy (or the input, for `clear`). */
-export function applyPasswordPolicy<T extends { hash?: unknown }>(credential: T, policy: PasswordPolicy): T {
-  if (policy === 'clear') return credential;
-  if (policy === 'hidden') {
-    const { hash: _removed, ...rest } = credential;
-    return rest as T;
-  }
-  const hash = credential.hash;
-  if (hash === undefined || hash === null) return { ...credential };
-  // A number or boolean here is off-schema, but it may still be a password: mask its text.
-  const text = typeof hash === 'string' ? hash : typeof hash === 'object' ? undefined : String(hash);
-  return text === undefined ? { ...credential, hash: '*' } : { ...credential, hash: maskSecret(text) };
-}
-
-/** The policy applied to every record of a legacy identity (`passwords[].hash`). */
-export function applyPasswordPolicyToIdentity(identity: Identity, policy: PasswordPolicy): Identity {
-  if (policy === 'clear') return identity;
-  return { ...identity, passwords: identity.passwords.map((p) => applyPasswordPolicy(p, policy)) };
-}
-
-/** Field names that may hold a password in a raw item; compared case-insensitively. */
-const SECRET_FIELDS = new Set(['hash', 'password', 'passwd', 'pwd']);
-/**
- * Field names that may hold a list of passwords: strings in it are secrets, but an object in it
- * is a record whose other fields (ids, dates, a source's `credential_hash`) are not, so it is
- * walked like any object. An identity's `passwords: [{ hash, ... }]` is the usual shape.
- */
-const SECRET_LISTS = new Set(['passwords', 'hashes']);
+const LIST_WORDS = new Set(['passwords', 'hashes', 'passwds', 'pwds']);
+const SECRET_PARTS = ['password', 'passwd', 'passphrase', 'plaintext', 'cleartext'];
+const SECRET_WORDS = new Set(['pwd', 'pass']);
+const ABOUT_WORDS = new Set(['id', 'type', 'at', 'date', 'time', 'count', 'length', 'changed']);
 
 /**
  * Where a value sits: `none` (ordinary data), `list` (inside a password list: its strings and
@@ -57,15 +52,27 @@ const SECRET_LISTS = new Set(['passwords', 'hashes']);
  */
 type Zone = 'none' | 'list' | 'all';
 
+/** What a field of this name holds, by the rule in the header. */
+export function passwordZone(name: string): Zone {
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[\s_.-]+/)
+    .filter(Boolean);
+  const last = words.at(-1) ?? '';
+  if (LIST_WORDS.has(last)) return 'list';
+  if (ABOUT_WORDS.has(last)) return 'none';
+  const joined = words.join('');
+  if (joined === 'hash') return 'all';
+  if (SECRET_PARTS.some((p) => joined.includes(p)) || words.some((w) => SECRET_WORDS.has(w))) return 'all';
+  return 'none';
+}
+
 /**
- * A copy of a raw upstream item (one that failed validation, so its shape is unknown) with every
- * `hash` / `password` field masked or removed, at any depth (`passwords[].hash` in an identity).
- * Under such a field, every string and number is masked whatever the nesting (`{hash: ["a",
- * {x: "b"}]}`), since an invalid item is exactly the one whose shape we cannot trust; `hidden`
- * removes the whole field. Object keys are kept: they are the upstream's field names.
- * `clear` returns the input as is.
+ * A copy of `value` with every password in it masked (or removed, `hidden`), by the rule in the
+ * header; `clear` returns the input as is. Object keys are kept: they are the upstream's names.
  */
-export function maskRawItem(raw: unknown, policy: PasswordPolicy): unknown {
+function applyTo(raw: unknown, policy: PasswordPolicy): unknown {
   if (policy === 'clear') return raw;
   const seen = new WeakSet<object>();
   // `undefined` means "drop this value" (hidden policy, a secret inside a list).
@@ -84,10 +91,8 @@ export function maskRawItem(raw: unknown, policy: PasswordPolicy): unknown {
     }
     const out: Record<string, unknown> = {};
     for (const [key, field] of Object.entries(value)) {
-      const name = key.toLowerCase();
       // An object inside a list is a record: its own field names decide, as at the top.
-      const inner: Zone =
-        zone === 'all' || SECRET_FIELDS.has(name) ? 'all' : SECRET_LISTS.has(name) ? 'list' : 'none';
+      const inner: Zone = zone === 'all' ? 'all' : passwordZone(key);
       if (inner === 'all' && policy === 'hidden') continue;
       const walked = walk(field, inner);
       // A secret dropped by `hidden` (a bare string under `passwords`) takes its key with it.
@@ -96,4 +101,27 @@ export function maskRawItem(raw: unknown, policy: PasswordPolicy): unknown {
     return out;
   };
   return walk(raw, 'none');
+}
+
+/**
+ * Applies the policy to a credential (or any item of the leak store), returning a copy (or the
+ * input, for `clear`): `hash`, an extra `password`, and every other password field at any depth.
+ */
+export function applyPasswordPolicy<T extends object>(credential: T, policy: PasswordPolicy): T {
+  return applyTo(credential, policy) as T;
+}
+
+/** The policy applied to every record of a legacy identity (`passwords[].hash`). */
+export function applyPasswordPolicyToIdentity(identity: Identity, policy: PasswordPolicy): Identity {
+  return applyTo(identity, policy) as Identity;
+}
+
+/**
+ * A copy of a raw upstream item (one that failed validation, so its shape is unknown) with its
+ * passwords masked or removed, by the same rule as a valid item: an invalid item is exactly the
+ * one whose shape we cannot trust, so under a password field every string and number is masked
+ * whatever the nesting (`{hash: ["a", {x: "b"}]}`), and `hidden` removes the whole field.
+ */
+export function maskRawItem(raw: unknown, policy: PasswordPolicy): unknown {
+  return applyTo(raw, policy);
 }

@@ -5,6 +5,7 @@ import {
   applyPasswordPolicyToIdentity,
   maskRawItem,
   maskSecret,
+  passwordZone,
 } from '../../lib/rules/passwords.ts';
 import { makeCredential } from '../render/fixtures.ts';
 
@@ -171,4 +172,67 @@ describe('maskRawItem: passwords in any shape under a password field', () => {
     maskRawItem(raw, 'hidden');
     expect(raw).toEqual({ hash: ['pw1-Cleartext', { x: 'pw2-Cleartext' }] });
   });
+});
+
+describe('applyPasswordPolicy: password fields the spec does not name', () => {
+  const credential = {
+    ...makeCredential({ hash: 'Winter1999#' }),
+    password: 'Spring2001$',
+    Plaintext_Password: 'Summer2002%',
+    pass: 'Autumn2003&',
+    extra: { passwd: 'Frost2004*', note: 'kept' },
+    source: { id: 's1', name: 'Combo', cleartext: 'Thaw2005+', credential_hash: 'abc123def' },
+    known_password_id: 'kp-42',
+    passwordChangedAt: '2026-01-01T00:00:00Z',
+  };
+  const secrets = ['Winter1999#', 'Spring2001$', 'Summer2002%', 'Autumn2003&', 'Frost2004*', 'Thaw2005+'];
+
+  it('masked: every one is masked, at any depth; fields about a password are kept', () => {
+    const masked = applyPasswordPolicy(credential, 'masked');
+    const text = JSON.stringify(masked);
+    for (const secret of secrets) expect(text, secret).not.toContain(secret);
+    expect(masked.password).toBe('S*********$');
+    expect(masked.extra).toEqual({ passwd: 'F*********', note: 'kept' });
+    expect(masked.source.credential_hash).toBe('abc123def');
+    expect(masked.known_password_id).toBe('kp-42');
+    expect(masked.passwordChangedAt).toBe('2026-01-01T00:00:00Z');
+    expect(masked.hash_type).toBe(credential.hash_type);
+    expect(applyPasswordPolicy(masked, 'masked'), 'idempotent').toEqual(masked);
+  });
+
+  it('hidden: every one is removed', () => {
+    const hidden = applyPasswordPolicy(credential, 'hidden') as Record<string, unknown>;
+    const text = JSON.stringify(hidden);
+    for (const secret of secrets) expect(text, secret).not.toContain(secret);
+    for (const field of ['hash', 'password', 'Plaintext_Password', 'pass'])
+      expect(field in hidden).toBe(false);
+    expect(hidden.identity_name).toBe(credential.identity_name);
+  });
+
+  it('clear: the credential as it is', () => {
+    expect(applyPasswordPolicy(credential, 'clear')).toBe(credential);
+  });
+});
+
+describe('passwordZone: which names hold a password', () => {
+  const cases: [string, string][] = [
+    ['hash', 'all'],
+    ['password', 'all'],
+    ['Password', 'all'],
+    ['plainPassword', 'all'],
+    ['password_plaintext', 'all'],
+    ['clear_text', 'all'],
+    ['pwd', 'all'],
+    ['user_pass', 'all'],
+    ['passwords', 'list'],
+    ['old_hashes', 'list'],
+    ['hash_type', 'none'],
+    ['credential_hash', 'none'],
+    ['known_password_id', 'none'],
+    ['passwordChangedAt', 'none'],
+    ['passport', 'none'],
+    ['bypass', 'none'],
+    ['identity_name', 'none'],
+  ];
+  for (const [name, zone] of cases) it(`${name}: ${zone}`, () => expect(passwordZone(name)).toBe(zone));
 });
