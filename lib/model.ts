@@ -55,6 +55,11 @@ export type DeliveryAlert = Alert & {
   destination: string;
   /** Names of the routes that chose this destination for this item. */
   routes: string[];
+  /**
+   * A ticket destination: the label of the ticket this item is fixed to, a create of which may have
+   * happened. The renderer puts it with the others of that label, in one ticket, and nowhere else.
+   */
+  ticketLabel?: string;
 };
 
 /**

@@ -4,7 +4,8 @@
  * when the item was polled. With the silences it read at its start, the delivery pass first looks
  * at everything that waits (due or not: a retry due after the silence ends waited during it), then
  * at what is due; a held delivery is recorded `silenced`, with the silence named in its note, and
- * is never sent, even after the silence ends: it was silenced on purpose.
+ * is never sent, even after the silence ends: it was silenced on purpose. Not held: a delivery to a
+ * ticket whose create may already have happened (tickets.ts), which stays in that ticket.
  */
 import type { Logger } from '../log.ts';
 import type { Alert } from '../model.ts';
@@ -25,7 +26,8 @@ export function holdBack(
   for (const record of records) {
     // A pending record always holds its item; one that somehow does not is left to be sent as is.
     // A follow-up is news of what someone did about an item already sent: no silence holds it.
-    if (record.followUp || record.item === null || typeof record.item !== 'object') {
+    // Nor one fixed to a ticket whose create may have happened: that ticket stays as it was (tickets.ts).
+    if (record.followUp || record.sendingAt || record.item === null || typeof record.item !== 'object') {
       rest.push(record);
       continue;
     }

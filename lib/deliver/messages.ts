@@ -33,6 +33,7 @@ export function recordToAlert(record: DeliveryRecord, tenantOf?: DeliverDeps['te
     deliveryId: record.id,
     destination: record.destination,
     routes: record.routes,
+    ...(record.ticketPin && !record.followUp ? { ticketLabel: record.ticketPin.label } : {}),
   } as DeliveryAlert;
 }
 

@@ -156,10 +156,10 @@ export async function sendAll(
       return 'stop';
     }
     if (wait > 0) await clock.sleep(wait, state.signal);
-    if (destination.type === 'jira' || destination.type === 'servicenow') {
+    if (ticketing(destination)) {
       // No duplicate ticket: a create of unknown outcome waits, then searches (tickets.ts).
       const gate = await beforeTicket(deps, destination, message, records, state.ctx);
-      if ('wait' in gate) continue;
+      if ('wait' in gate || 'released' in gate) continue;
       if ('found' in gate) {
         await settle(deps, destination, lease, records, { ok: true, ticket: gate.found }, result, log);
         continue;
@@ -174,6 +174,9 @@ export async function sendAll(
       // Too large is about this body, not its items: no attempt counted, the halves go instead.
       const bytes = bodyBytes(destination, message, clock.now());
       await deps.destinationState.noteTooLarge(lease, bytes, clock.now());
+      // Refused, so not created: the halves are tickets of their own (tickets.ts).
+      const unmarked = ticketing(destination) ? afterTicket(records, outcome) : [];
+      if (unmarked.length) await deps.deliveries.save(unmarked);
       log.info('destination refused a message as too large; splitting it', {
         status: outcome.status,
         bytes,
@@ -183,7 +186,7 @@ export async function sendAll(
       continue;
     }
     const stop = await paused(records, outcome);
-    if (destination.type === 'jira' || destination.type === 'servicenow') {
+    if (ticketing(destination)) {
       const again = afterTicket(records, outcome);
       if (again.length) await deps.deliveries.save(again);
     }
@@ -191,6 +194,9 @@ export async function sendAll(
   }
   return 'go';
 }
+
+const ticketing = (destination: ResolvedDestination) =>
+  destination.type === 'jira' || destination.type === 'servicenow';
 
 /** Marks the pass as ended early for this destination, with what it leaves for the next. */
 export function stopEarly(

@@ -56,6 +56,7 @@ export function markSent(
   for (const r of records) {
     if (ticket && !r.followUp) r.ticket = ticket;
     r.sendingAt = undefined;
+    r.ticketPin = undefined;
     // Where the message is, for a later edit or thread reply; an item of a digest shares its parent.
     // A follow-up keeps the place of the message it follows up.
     if (posted && !r.followUp) r.posted = { ...posted, ...(records.length > 1 ? { digest: true } : {}) };

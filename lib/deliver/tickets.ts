@@ -1,11 +1,27 @@
 /**
- * No duplicate ticket from a crash or a timeout (interface.md section 4, Jira and ServiceNow). A ticket system has
- * no idempotency key, so a create is written down (`sendingAt`) before it is sent. A create whose
- * outcome is not known (the run died before recording it, the request timed out, the server
- * answered 5xx) is tried again no sooner than UNKNOWN_OUTCOME_WAIT_MS after it was sent, and only
- * after a search for its `exposure-` label finds nothing: the search is eventually consistent, so
- * one straight after the create could miss it. What remains: an index slower than those 5 minutes
- * (the README says so).
+ * No duplicate ticket from a crash or a timeout (Jira and ServiceNow). A ticket system has no
+ * idempotency key, so before a create is sent, each of its records is marked with when
+ * (`sendingAt`) and with the ticket it is for (`ticketPin`: the ticket's `exposure-` label and how
+ * many records it lists). From then until the create is settled, the ticket is fixed: the renderer
+ * puts records of one label together as one ticket, exactly as they were, whatever the threshold,
+ * a silence made since (hold.ts lets them through) or the items that arrived since (they go into
+ * tickets of their own); and the records go nowhere else. A create whose outcome is not known (the
+ * run died before recording it, the request timed out, the server answered 5xx) is tried again no
+ * sooner than UNKNOWN_OUTCOME_WAIT_MS after it was sent, and only after a search for its label
+ * finds nothing: the search is eventually consistent, so one straight after the create could miss
+ * it. A record that died with its mark on keeps it, so one re-queued searches before anything.
+ *
+ * A ticket's records may come back incomplete: some were not due with the others (a crash between
+ * writes of their marks or outcomes, a chunk of the pass cut through them, only some re-queued). The
+ * present ones then wait out the same 5 minutes and search the label: found, they are settled as
+ * sent in it; not found, no create happened, so their mark is taken off and the next pass batches
+ * them afresh (a mark is written on every record before the create is sent, so a record of the
+ * ticket without one means it was never sent).
+ *
+ * What remains at risk: an index slower than those 5 minutes. A search that misses a ticket that
+ * exists makes a second one: with the same items and label when the records came back whole, with
+ * other groupings when they came back incomplete. A 4xx is a known outcome: the marks go, and a
+ * digest refused as too large is split into new tickets.
  */
 import type { Rendered } from '../render/types.ts';
 import type { DeliveryRecord } from '../state/records/record.ts';
@@ -18,12 +34,23 @@ export const UNKNOWN_OUTCOME_WAIT_MS = 5 * 60_000;
 
 type Ticketing = Extract<ResolvedDestination, { type: 'jira' | 'servicenow' }>;
 
-/** What to do with a message to a ticket destination before sending it. */
-export type TicketGate = { send: true } | { wait: true } | { found: string };
+/**
+ * What to do with a message to a ticket destination before sending it: send it (marked), leave it
+ * for later (wait), settle it as sent in the ticket found, or leave it to the next pass to batch
+ * afresh (released: its records were part of a ticket that was never made).
+ */
+export type TicketGate = { send: true } | { wait: true } | { found: string } | { released: true };
+
+/** The label a rendered ticket carries. */
+function labelOf(message: Rendered<Payload>): string | undefined {
+  const payload = message.payload as { labels?: string[]; correlation_id?: string };
+  return payload.labels?.[0] ?? payload.correlation_id;
+}
 
 /**
  * Decides whether `records` may be created now: never tried (send, marked first), tried with an
- * unknown outcome less than 5 minutes ago (wait), or tried longer ago (search: found, or send).
+ * unknown outcome less than 5 minutes ago (wait), or tried longer ago (search: found, or send when
+ * the message is the fixed ticket whole, or released when only part of it came back).
  */
 export async function beforeTicket(
   deps: Pick<DeliverDeps, 'deliveries' | 'clock'>,
@@ -33,26 +60,49 @@ export async function beforeTicket(
   ctx: SendContext,
 ): Promise<TicketGate> {
   const now = deps.clock.now();
+  const label = labelOf(message);
+  const pin = records.find((r) => r.ticketPin)?.ticketPin;
   const tried = records.map((r) => Date.parse(r.sendingAt ?? '')).filter(Number.isFinite);
-  if (tried.length) {
-    const since = Math.max(...tried);
+  if (tried.length || pin) {
+    const since = tried.length ? Math.max(...tried) : 0;
     if (now - since < UNKNOWN_OUTCOME_WAIT_MS) {
       const due = new Date(since + UNKNOWN_OUTCOME_WAIT_MS).toISOString();
       for (const r of records) r.nextAttemptAt = due;
       await deps.deliveries.save(records);
       return { wait: true };
     }
-    const payload = message.payload as { labels?: string[]; correlation_id?: string };
-    const label = payload.labels?.[0] ?? payload.correlation_id;
-    const found = label ? await searchLabel(destination, label, ctx) : undefined;
+    const wanted = pin?.label ?? label;
+    const found = wanted ? await searchLabel(destination, wanted, ctx) : undefined;
     if (found === 'error') {
       for (const r of records) r.nextAttemptAt = new Date(now + 60_000).toISOString();
       await deps.deliveries.save(records);
       return { wait: true };
     }
-    if (found) return { found };
+    if (found) {
+      // A follow-up comments on a ticket of several items, and moves only an item's own.
+      if (pin && pin.items > 1) for (const r of records) r.inDigest = true;
+      return { found };
+    }
+    const whole =
+      pin !== undefined &&
+      pin.label === label &&
+      records.length === pin.items &&
+      records.every((r) => r.ticketPin?.label === pin.label);
+    if (pin && !whole) {
+      for (const r of records) {
+        r.sendingAt = undefined;
+        r.ticketPin = undefined;
+        r.nextAttemptAt = new Date(now).toISOString();
+      }
+      await deps.deliveries.save(records);
+      return { released: true };
+    }
   }
-  for (const r of records) r.sendingAt = new Date(now).toISOString();
+  for (const r of records) {
+    r.sendingAt = new Date(now).toISOString();
+    if (label) r.ticketPin = { label, items: records.length };
+  }
+  // Every mark is written before the create goes: a crash part way leaves the create unsent.
   await deps.deliveries.save(records);
   return { send: true };
 }
@@ -67,8 +117,9 @@ export function afterTicket(records: DeliveryRecord[], outcome: SendOutcome): De
   const changed: DeliveryRecord[] = [];
   for (const r of records) {
     if (known) {
-      if (r.sendingAt) changed.push(r);
+      if (r.sendingAt || r.ticketPin) changed.push(r);
       r.sendingAt = undefined;
+      r.ticketPin = undefined;
       continue;
     }
     const earliest = Date.parse(r.sendingAt ?? '') + UNKNOWN_OUTCOME_WAIT_MS;

@@ -59,25 +59,48 @@ export function planBatches(alerts: DeliveryAlert[], digest: { threshold: number
 }
 
 /**
- * For tickets (Jira, ServiceNow): one batch per item, or, for a tenant with more than `threshold`
- * items, that tenant's digests; the tenants taking turns. A ticket is never a group of logins.
+ * For tickets (Jira, ServiceNow): first, the items fixed to a ticket whose create may have
+ * happened (`ticketLabel`), each label's items as one ticket, exactly as they were, whatever the
+ * threshold says now; then the rest: one batch per item, or, for a tenant with more than
+ * `threshold` of them, that tenant's digests; the tenants taking turns. A ticket is never a group
+ * of logins.
  */
 export function ticketBatches(alerts: DeliveryAlert[], digest: { threshold: number }): Batch[] {
+  const pinned = new Map<string, DeliveryAlert[]>();
+  const free: DeliveryAlert[] = [];
+  for (const alert of alerts) {
+    if (!alert.ticketLabel) free.push(alert);
+    else pinned.set(alert.ticketLabel, [...(pinned.get(alert.ticketLabel) ?? []), alert]);
+  }
   const plan = (own: DeliveryAlert[]): Batch[] =>
-    own.length > digest.threshold
-      ? planOne(own, digest)
-      : own.map((alert) =>
-          alert.kind === 'event'
-            ? { type: 'event', alert }
-            : {
-                type: 'credentials',
-                domain: alert.item.domain,
-                sourceId: alert.item.source_id,
-                alerts: [alert],
-              },
-        );
-  const tenants = byTenant(alerts);
-  return tenants.length > 1 ? takeTurns(tenants.map(plan)) : plan(alerts);
+    own.length > digest.threshold ? planOne(own, digest) : own.map(single);
+  const tenants = byTenant(free);
+  return [
+    ...[...pinned.values()].flatMap(asOneTicket),
+    ...(tenants.length > 1 ? takeTurns(tenants.map(plan)) : plan(free)),
+  ];
+}
+
+/** An item as a ticket of its own. */
+function single(alert: DeliveryAlert): Batch {
+  return alert.kind === 'event'
+    ? { type: 'event', alert }
+    : { type: 'credentials', domain: alert.item.domain, sourceId: alert.item.source_id, alerts: [alert] };
+}
+
+/**
+ * The items of one fixed ticket as that ticket: one item alone, several as a digest. (Its items are
+ * of one kind, having been one batch; should they not be, each kind is a batch, whose label then
+ * differs from the fixed one, and the sender searches for the fixed one instead of sending it.)
+ */
+function asOneTicket(alerts: DeliveryAlert[]): Batch[] {
+  if (alerts.length === 1) return [single(alerts[0] as DeliveryAlert)];
+  const events = alerts.filter((a): a is EventDelivery => a.kind === 'event');
+  const credentials = alerts.filter((a): a is CredentialDelivery => a.kind === 'credential');
+  const batches: Batch[] = [];
+  if (events.length) batches.push({ type: 'digest', kind: 'event', alerts: events });
+  if (credentials.length) batches.push({ type: 'digest', kind: 'credential', alerts: credentials });
+  return batches;
 }
 
 function planOne(alerts: DeliveryAlert[], digest: { threshold: number }): Batch[] {

@@ -22,7 +22,11 @@ export interface JiraIssue {
   status: string;
 }
 
-export type JiraScript = { status: number; body?: unknown; retryAfter?: number };
+/**
+ * A scripted answer to the next request. With `applied`, the request is carried out first, as Jira
+ * would (an issue created behind a 5xx or a timeout), and this answer sent in place of Jira's.
+ */
+export type JiraScript = { status: number; body?: unknown; retryAfter?: number; applied?: boolean };
 
 export interface JiraStandIn {
   url: string;
@@ -97,7 +101,13 @@ export async function startJira(
   const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://jira.test');
     const raw = await read(req);
+    let instead: JiraScript | undefined;
     const send = (status: number, body?: unknown, headers: Record<string, string> = {}) => {
+      if (instead) {
+        const answer = instead;
+        instead = undefined;
+        return send(answer.status, answer.body ?? {});
+      }
       stand.calls.push({ method: req.method ?? '', path: url.pathname, status });
       res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
       res.end(body === undefined ? '' : JSON.stringify(body));
@@ -105,7 +115,8 @@ export async function startJira(
     if (req.headers.authorization !== auth)
       return send(401, { errorMessages: ['Client must be authenticated'] });
     const scripted = queue.shift();
-    if (scripted)
+    if (scripted?.applied) instead = scripted;
+    else if (scripted)
       return send(
         scripted.status,
         scripted.body ?? {},

@@ -25,7 +25,10 @@ export function oneDestination(
 }
 
 /** Runs `run` with the world dying once, right after the destination accepted a send. */
-export async function crashingOnce(world: World, run: () => Promise<unknown>): Promise<void> {
+export async function crashingOnce(
+  world: Pick<World, 'runtime'>,
+  run: () => Promise<unknown>,
+): Promise<void> {
   let crashed = false;
   world.runtime.deliver.checkpoint = () => {
     if (!crashed) {

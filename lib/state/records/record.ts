@@ -68,6 +68,12 @@ export interface DeliveryRecord {
    */
   sendingAt?: string;
   /**
+   * A ticket destination: the ticket a create of unknown outcome was for, its `exposure-` label and
+   * how many records it carries. While set, these records go only into that ticket, as it was
+   * (deliver/tickets.ts).
+   */
+  ticketPin?: TicketPin;
+  /**
    * A follow-up (deliver/follow-up.ts): not the item's alert but news of an action on it, with an id
    * of its own. `posted` is then where the item's message is; `edited`, that the edit is done (a
    * Slack app's follow-up is an edit, then a reply).
@@ -75,6 +81,14 @@ export interface DeliveryRecord {
   followUp?: { action: FollowUpAction; edited?: boolean };
   /** Where the item sorts in its feed (packs.ts); held in memory, not stored on the record. */
   position?: string;
+}
+
+/** The ticket a record is fixed to while a create of it may have happened (deliver/tickets.ts). */
+export interface TicketPin {
+  /** The ticket's `exposure-<16 hex>` label (Jira) or `correlation_id` (ServiceNow). */
+  label: string;
+  /** How many delivery records the ticket lists: more than one for a digest. */
+  items: number;
 }
 
 /** What a page asks to be recorded: a record before it has an id and times. */
