@@ -330,7 +330,7 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     example: ['U0123ABCD', 'U0456EFGH'],
   },
   'actions.slack.responseUrlPrefix': {
-    text: 'answers go to a request’s `response_url` only when it starts with this (default `https://hooks.slack.com/`)',
+    text: 'answers go to a request’s `response_url` only when it is on this origin, under this path: an `https://` origin followed by `/` (`http://` only for a loopback stand-in), so it can match no other host (default `https://hooks.slack.com/`)',
     example: 'https://hooks.slack.com/',
   },
   ops: { text: 'where a destination that refuses for good is reported, once' },

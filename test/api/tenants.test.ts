@@ -35,7 +35,7 @@ async function setUp() {
     signingSecret: { secret: 'slackSigning' },
     teamId: TEAM,
     allowedUsers: [ANA],
-    responseUrlPrefix: answers.url,
+    responseUrlPrefix: `${answers.url}/`,
   };
   const world = await makeWorld(
     emu,

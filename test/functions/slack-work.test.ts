@@ -37,7 +37,7 @@ describe('the events worker and Slack work', () => {
             signingSecret: { secret: 'slackSigning' },
             teamId: 'T0TEAM01',
             allowedUsers: ['U0ANA001'],
-            responseUrlPrefix: answers.url,
+            responseUrlPrefix: `${answers.url}/`,
           },
         },
         upstream: { requestsPerSecond: 100, searchRequestsPerSecond: 50 },
