@@ -1,10 +1,11 @@
 /**
- * Jira issues (interface.md section 4, Jira Cloud): one issue per item, or one per digest listing
- * its items. A one-line summary of at most 255 characters; an ADF description in which upstream
- * text only ever sits in text nodes (ADF text is literal: it cannot format, link or mention), our
- * own link to the web app as a link mark; and the label `exposure-<16 hex>` (SHA-256 of
- * `<destination>:<item key>`, or of `<destination>:<the digest's Idempotency-Key>`) that finds the
- * issue again. No password, however masked, goes into a ticket: the login and the kind of secret.
+ * Jira issues (Jira Cloud): one issue per item, or one per digest listing its items, each with its
+ * link. A one-line summary of at most 255 characters; an ADF description in which upstream text
+ * only ever sits in text nodes (ADF text is literal: it cannot format, link or mention), one line
+ * per node so a line break in it cannot forge another field; our own links to the web app as link
+ * marks on our own words; and the label `exposure-<16 hex>` (SHA-256 of `<destination>:<item key>`,
+ * or of `<destination>:<the digest's Idempotency-Key>`) that finds the issue again. No password,
+ * however masked, goes into a ticket: the login and the kind of secret.
  */
 import { createHash } from 'node:crypto';
 import { eventSeverity } from '../model.ts';
@@ -36,13 +37,18 @@ export function exposureLabel(what: string): string {
   return `exposure-${createHash('sha256').update(what).digest('hex').slice(0, 16)}`;
 }
 
-/** Upstream text as one text node: controls out, never empty (ADF refuses an empty text node). */
+/**
+ * Upstream text as one text node: controls out, line breaks as spaces (each node is one line, so no
+ * value can forge another), never empty (ADF refuses an empty text node).
+ */
 export function text(value: string, marks?: Mark[]): AdfText {
-  const clean = stripControl(value, { lines: true }) || '–';
+  const clean = stripControl(value) || '–';
   return marks ? { type: 'text', text: clean, marks } : { type: 'text', text: clean };
 }
 
 const paragraph = (...content: AdfText[]): AdfNode => ({ type: 'paragraph', content });
+/** Our words, linking to the item in the web app: upstream text is never a link's anchor. */
+const openLink = (href: string, words = 'open'): AdfText => text(words, [{ type: 'link', attrs: { href } }]);
 const label = (name: string) => text(`${name}: `, [{ type: 'strong' }]);
 
 export function adfDoc(content: AdfNode[]): AdfDoc {
@@ -70,7 +76,7 @@ function eventNodes(alert: Extract<DeliveryAlert, { kind: 'event' }>, opts: Rend
     paragraph(label('Tags'), text(tagsOf(item).join(', '))),
     paragraph(label('Matched'), text(formatTime(item.metadata.matched_at))),
     paragraph(label('uid'), text(item.metadata.uid)),
-    ...(link ? [paragraph(text('Open in the web app', [{ type: 'link', attrs: { href: link } }]))] : []),
+    ...(link ? [paragraph(openLink(link, 'Open in the web app'))] : []),
   );
   return nodes;
 }
@@ -87,7 +93,7 @@ function credentialNodes(
     paragraph(label('Leak'), text(item.source?.name ?? item.source_id)),
     paragraph(label('Domain'), text(item.domain)),
     paragraph(label('Imported'), text(formatTime(item.imported_at))),
-    ...(link ? [paragraph(text('Open in the web app', [{ type: 'link', attrs: { href: link } }]))] : []),
+    ...(link ? [paragraph(openLink(link, 'Open in the web app'))] : []),
   ];
 }
 
@@ -130,10 +136,12 @@ export function renderJira(alerts: DeliveryAlert[], opts: RenderOptions): Render
     const listed: AdfNode[] = [];
     let used = 0;
     for (const a of items) {
+      // Each item with its own link, so an analyst can open any of them.
       const line = oneLine(summaryOf(a));
-      if (used + line.length > DESCRIPTION_BUDGET) break;
-      used += line.length;
-      listed.push(paragraph(text(line)));
+      const link = alertLink(a, opts.appUrl);
+      if (used + line.length + (link?.length ?? 0) > DESCRIPTION_BUDGET) break;
+      used += line.length + (link?.length ?? 0);
+      listed.push(paragraph(text(line), ...(link ? [text(' · '), openLink(link)] : [])));
     }
     if (listed.length < items.length)
       listed.push(

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { discordMessage } from './discord.ts';
 import { discordText } from './discord-escape.ts';
-import { htmlText, lineText, slackLines, slackPlain, slackText } from './escape.ts';
+import { htmlText, lineText, slackLines, slackPlain, slackText, stripControl } from './escape.ts';
 import { exposureLabel, JIRA_SUMMARY_MAX, type JiraContent, jiraComment } from './jira.ts';
 import { dedupKey } from './pagerduty.ts';
 import { fitSlackPayload } from './slack-limits.ts';
@@ -260,7 +260,8 @@ function incidentNotice(notice: Notice, opts: RenderOptions): IncidentContent {
   const title = notice.kind === 'test' ? `${TEST_MARK}: ${notice.title}` : `exposure-alerts: ${notice.title}`;
   return {
     short_description: lineText(title, 160, () => '…'),
-    description: notice.text,
+    // A notice may quote a receiver's answer: its controls go, its lines stay.
+    description: stripControl(notice.text, { lines: true }),
     correlation_id: exposureLabel(`${opts.destination}:${notice.kind}:${opts.now.toISOString()}`),
     correlation_display: 'exposure-alerts',
     urgency: '3',

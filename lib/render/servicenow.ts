@@ -1,6 +1,6 @@
 /**
- * ServiceNow incidents (interface.md section 4, ServiceNow): one per item (a digest: one listing
- * what fits and counting the rest). `short_description` one line of at most 160 characters; the
+ * ServiceNow incidents: one per item (a digest: one listing what fits, each with its link to the
+ * web app, and counting the rest). `short_description` one line of at most 160 characters; the
  * description plain text (ServiceNow shows it as typed); `correlation_id` the same
  * `exposure-<16 hex>` label as a Jira issue's, short and safe in a `sysparm_query`, which a raw uid
  * is not; urgency and impact from the severity. No password, however masked.
@@ -22,33 +22,35 @@ const DESCRIPTION_BUDGET = 20_000;
 
 const LEVEL: Record<string, '1' | '2' | '3'> = { critical: '1', high: '1', medium: '2', low: '3', info: '3' };
 
-const plain = (s: string) => stripControl(s, { lines: true });
+/**
+ * Upstream text on one line, controls out: the description is one line per field, so a line break
+ * (or an escape sequence) in any value, `hash_type` as much as a forum post, cannot forge a field.
+ */
+const one = (s: string) => stripControl(s);
 
 function describe(alert: DeliveryAlert, opts: RenderOptions): string {
   const link = alertLink(alert, opts.appUrl);
   if (alert.kind === 'credential') {
     const item = alert.item;
     return [
-      `Login: ${plain(item.identity_name)}`,
-      `Secret: ${hashKind(item)} (never sent to tickets)`,
-      `Leak: ${plain(item.source?.name ?? item.source_id)}`,
-      `Domain: ${plain(item.domain)}`,
-      `Imported: ${formatTime(item.imported_at)}`,
+      `Login: ${one(item.identity_name)}`,
+      `Secret: ${one(hashKind(item))} (never sent to tickets)`,
+      `Leak: ${one(item.source?.name ?? item.source_id)}`,
+      `Domain: ${one(item.domain)}`,
+      `Imported: ${one(formatTime(item.imported_at))}`,
       ...(link ? [`Open in the web app: ${link}`] : []),
     ].join('\n');
   }
   const item = alert.item;
-  const lines = highlightsOf(alert).map(
-    (h) => `${plain(h.field)}: ${plain(h.text.replace(/<\/?mark>/g, ''))}`,
-  );
+  const lines = highlightsOf(alert).map((h) => `${one(h.field)}: ${one(h.text.replace(/<\/?mark>/g, ''))}`);
   return [
     ...lines,
     `Severity: ${severityText(item)}`,
-    `Type: ${plain(item.metadata.type)}`,
-    `Identifiers: ${plain(identifierNames(item).join(', '))}`,
-    `Tags: ${plain(tagsOf(item).join(', '))}`,
-    `Matched: ${formatTime(item.metadata.matched_at)}`,
-    `uid: ${plain(item.metadata.uid)}`,
+    `Type: ${one(item.metadata.type)}`,
+    `Identifiers: ${one(identifierNames(item).join(', '))}`,
+    `Tags: ${one(tagsOf(item).join(', '))}`,
+    `Matched: ${one(formatTime(item.metadata.matched_at))}`,
+    `uid: ${one(item.metadata.uid)}`,
     ...(link ? [`Open in the web app: ${link}`] : []),
   ]
     .join('\n')
@@ -78,7 +80,9 @@ export function renderServiceNow(alerts: DeliveryAlert[], opts: RenderOptions): 
     else {
       const lines: string[] = [];
       for (const a of items) {
-        const line = oneLine(title(a));
+        // Each item with its own link, so an analyst can open any of them.
+        const link = alertLink(a, opts.appUrl);
+        const line = `${oneLine(title(a))}${link ? ` · ${link}` : ''}`;
         if (description.length + line.length > DESCRIPTION_BUDGET) break;
         lines.push(line);
         description += `${line}\n`;

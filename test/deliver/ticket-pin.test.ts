@@ -73,6 +73,14 @@ function tickets(kind: Kind): { id: string; label: string }[] {
     : sn.incidents.map((i) => ({ id: i.sys_id, label: String(i.fields.correlation_id) }));
 }
 
+/** The distinct links to the web app in the ticket made `n`th (a digest links each item). */
+function links(kind: Kind, n: number): Set<string> {
+  const description = JSON.stringify(
+    kind === 'jira' ? jira.issues[n]?.description : sn.incidents[n]?.fields.description,
+  );
+  return new Set(description.match(/https?:[^"\s\\]+/g) ?? []);
+}
+
 /** The ticket each delivery is recorded in, and its status. */
 async function recorded(world: DeliveryWorld, ids: string[]) {
   const records = await world.runtime.deliveries.getMany(ids);
@@ -85,6 +93,7 @@ async function digestOfFourCrashed(kind: Kind, threshold = 3) {
   const four = await world.seed('tickets', 4);
   await crashingOnce(world, () => world.pass());
   expect(tickets(kind)).toEqual([{ id: expect.any(String), label: labelOf(four) }]);
+  expect(links(kind, 0).size).toBe(4);
   return { world, clock, four, first: tickets(kind)[0]?.id };
 }
 

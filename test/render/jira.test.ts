@@ -1,9 +1,11 @@
 /**
  * Tickets from hostile upstream text: Jira's literal text nodes only, our link alone, within Jira's
- * limits; ServiceNow's one-line short description and plain description.
+ * limits; ServiceNow's one-line short description and plain description. A digest ticket links
+ * each item it lists.
  */
 import { describe, expect, it } from 'vitest';
 import { renderJira } from '../../lib/render/jira.ts';
+import { alertLink } from '../../lib/render/link.ts';
 import { renderServiceNow } from '../../lib/render/servicenow.ts';
 import { adfProblem } from '../helpers/jira.ts';
 import { credentialAlert, eventAlert, renderOptions, toDelivery } from './fixtures.ts';
@@ -55,6 +57,49 @@ describe('renderJira', () => {
     expect(description.length).toBeLessThan(32_767 * 2);
     expect(description).toMatch(/… and \d+ more items not listed \(1000 in all\)/);
     expect(adfProblem(issues[0]?.payload.description)).toBeUndefined();
+  });
+});
+
+/** A digest of hostile events and credentials that came from events: each has a link of its own. */
+function digestAlerts(destination: string) {
+  return [
+    ...Array.from({ length: 6 }, (_, i) => toDelivery(eventAlert(hostileEvent(i)), destination)),
+    ...Array.from({ length: 6 }, (_, i) =>
+      toDelivery(
+        credentialAlert({ ...hostileCredential(i), event_uid: `leak/combo/file-${i}` }),
+        destination,
+      ),
+    ),
+  ];
+}
+const digestOptions = (destination: string) =>
+  renderOptions({ destination, digest: { threshold: 5, maxItems: 20 } });
+
+describe('a digest ticket links each item it lists', () => {
+  it('Jira: one link mark per item, to that item, on our own words', () => {
+    const alerts = digestAlerts('tickets');
+    const issues = renderJira(alerts, digestOptions('tickets'));
+    expect(issues).toHaveLength(2);
+    for (const issue of issues) {
+      const own = alerts.filter((a) => issue.deliveryIds.includes(a.deliveryId));
+      const links = marksOf(issue.payload.description).filter((m) => m.type === 'link');
+      expect(links.map((m) => m.attrs?.href)).toEqual(own.map((a) => alertLink(a, APP)));
+      expect(adfProblem(issue.payload.description)).toBeUndefined();
+    }
+  });
+
+  it('ServiceNow: each listed line ends with its item’s link', () => {
+    const alerts = digestAlerts('itsm');
+    const incidents = renderServiceNow(alerts, digestOptions('itsm'));
+    expect(incidents).toHaveLength(2);
+    for (const incident of incidents) {
+      const own = alerts.filter((a) => incident.deliveryIds.includes(a.deliveryId));
+      const lines = incident.payload.description.split('\n').slice(1);
+      expect(lines).toHaveLength(own.length);
+      own.forEach((a, i) => {
+        expect(lines[i]?.endsWith(` · ${alertLink(a, APP)}`)).toBe(true);
+      });
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * Display spoofing: upstream text carrying terminal escape sequences, C0/C1 controls and bidi
- * overrides reaches no destination that shows it (Slack, e-mail text and HTML, the terminal), and
+ * overrides reaches no destination that shows it (Slack, e-mail text and HTML, the terminal, Jira
+ * and ServiceNow tickets), and
  * cannot forge a line where a renderer lays out one line per thing. The generic webhook sends the
  * item as data and keeps it byte for byte.
  */
@@ -8,7 +9,9 @@ import { describe, expect, it } from 'vitest';
 import type { DeliveryAlert } from '../../lib/model.ts';
 import { renderConsole } from '../../lib/render/console.ts';
 import { renderEmail } from '../../lib/render/email.ts';
+import { renderJira } from '../../lib/render/jira.ts';
 import { renderNotice } from '../../lib/render/notice.ts';
+import { renderServiceNow } from '../../lib/render/servicenow.ts';
 import { renderSlack } from '../../lib/render/slack.ts';
 import type { EmailContent, SlackPayload } from '../../lib/render/types.ts';
 import { renderWebhook } from '../../lib/render/webhook.ts';
@@ -180,12 +183,42 @@ describe('console', () => {
   });
 });
 
+describe('tickets', () => {
+  for (const [what, opts] of [
+    ['one ticket per item', single],
+    ['digests', digest],
+  ] as const) {
+    it(`${what}, Jira: no control or bidi character, every text node one line, the summary one line`, () => {
+      const rendered = renderJira(items(SPOOF), opts);
+      expect(rendered.length).toBeGreaterThan(0);
+      for (const r of rendered) {
+        expectClean(r.payload);
+        expect(r.payload.summary).not.toMatch(/[\n\t]/);
+        for (const { path, text } of strings(r.payload.description)) expect(text, path).not.toMatch(/[\n\t]/);
+      }
+    });
+
+    it(`${what}, ServiceNow: hash_type and every other value clean, as many lines as harmless text`, () => {
+      const rendered = renderServiceNow(items(SPOOF), opts);
+      for (const r of rendered) {
+        expectClean(r.payload);
+        expect(r.payload.short_description).not.toMatch(/[\n\t]/);
+      }
+      const lines = (spoof: string) =>
+        renderServiceNow(items(spoof), opts).map((r) => lineCount(r.payload.description));
+      expect(lines(SPOOF)).toEqual(lines('plain'));
+    });
+  }
+});
+
 describe('notices quoting a receiver', () => {
-  it('Slack, e-mail and console notices hold no control or bidi character', () => {
+  it('Slack, e-mail, console, Jira and ServiceNow notices hold no control or bidi character', () => {
     const notice = { kind: 'ops' as const, title: `refused ${SPOOF}`, text: `answered ${SPOOF}` };
     expectClean(renderNotice('slack', notice, single));
     expectClean(renderNotice('email', notice, single));
     expectClean(renderNotice('console', notice, single));
+    expectClean(renderNotice('jira', notice, single));
+    expectClean(renderNotice('servicenow', notice, single));
   });
 });
 
