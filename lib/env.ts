@@ -62,7 +62,8 @@ function integer(name: string, value: string, min: number, max: number): number 
 export function readEnvironment(env: Env = process.env): Environment {
   const apiUrl = nonEmpty(env, 'EXPOSURE_API_URL');
   const coreSegment = nonEmpty(env, 'EXPOSURE_API_CORE_SEGMENT') ?? 'firework';
-  if (!/^[A-Za-z0-9._~-]+$/.test(coreSegment)) {
+  // `.` and `..` are dot segments: the URL parser would resolve them to another path.
+  if (!/^[A-Za-z0-9._~-]+$/.test(coreSegment) || /^\.\.?$/.test(coreSegment)) {
     throw new ConfigError(
       `EXPOSURE_API_CORE_SEGMENT must be one path segment, got ${JSON.stringify(coreSegment)}`,
     );

@@ -13,6 +13,7 @@
  */
 
 import type { PasswordPolicy } from '../rules/config.ts';
+import { domainName } from '../rules/match-schema.ts';
 import { applyPasswordPolicy } from '../rules/passwords.ts';
 import type { Identity, LegacyPasswordRecord } from '../upstream/schemas.ts';
 
@@ -70,7 +71,11 @@ export interface LookupDeps {
   passwords: PasswordPolicy;
 }
 
-/** What is wrong with a query, in words for its door; undefined when it may go. */
+/**
+ * What is wrong with a query, in words for its door; undefined when it may go. A domain or a
+ * keyword becomes one segment of the upstream's path, so a domain must be a domain name (the
+ * config's rule for `credentials.domains`) and a keyword may not be a dot segment or hold a slash.
+ */
 export function lookupProblem(query: LookupQuery): string | undefined {
   if ('account' in query) {
     if (query.account.length < 1 || query.account.length > LOOKUP_MAX_ACCOUNTS)
@@ -80,8 +85,15 @@ export function lookupProblem(query: LookupQuery): string | undefined {
   }
   const value = 'domain' in query ? query.domain : query.keyword;
   if (value.trim() === '') return `the ${'domain' in query ? 'domain' : 'keyword'} is empty`;
-  if ('domain' in query && /[\s/@*]/.test(value)) return `"${value.slice(0, 80)}" is not a domain`;
-  if ('keyword' in query && value.replace(/^\*|\*$/g, '') === '') return 'the keyword is only wildcards';
+  const quoted = JSON.stringify(value.slice(0, 80));
+  if ('domain' in query)
+    return domainName.safeParse(value).success
+      ? undefined
+      : `${quoted} is not a domain name (such as example.com)`;
+  if (value.replace(/^\*|\*$/g, '') === '') return 'the keyword is only wildcards';
+  // The keyword is one segment of the upstream's path: a slash or a dot segment would leave it.
+  if (value === '.' || value === '..' || /[/\\]/.test(value))
+    return `${quoted} cannot be a keyword: it may not be . or .. nor hold a slash or a backslash`;
   return undefined;
 }
 

@@ -17,7 +17,7 @@
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { type ActDeps, recordAction } from '../actions/events.ts';
-import type { LookupAnswer, LookupQuery } from '../actions/lookup.ts';
+import { type LookupAnswer, type LookupQuery, lookupProblem } from '../actions/lookup.ts';
 import { answerAt } from '../actions/slack-answer.ts';
 import type { SlackWork } from '../actions/slack-work.ts';
 import type { Logger } from '../log.ts';
@@ -271,6 +271,9 @@ export async function slackCommand(deps: SlackDeps, form: URLSearchParams): Prom
       : what.includes('*')
         ? { keyword: what }
         : { domain: what };
+    // Refused in words here, not handed on: what is not a domain never reaches the upstream.
+    const problem = lookupProblem(query);
+    if (problem) return ephemeral(`Cannot look that up: ${shown(problem)}`);
     const responseUrl = form.get('response_url');
     // With tenants: as the tenant whose items this channel's routes carry (none: the top level).
     const tenant = await deps.tenantOfChannel?.(form.get('channel_id') ?? '');

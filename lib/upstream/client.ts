@@ -174,6 +174,19 @@ function checkSegment(endpoint: string, name: string, value: string): void {
   }
 }
 
+/**
+ * A value as one path segment: percent-encoded, and refused when empty or a dot segment (`.`,
+ * `..`), which the URL parser resolves to another path (`by_domain/..` would be
+ * `/leaksdb/identities/`). Encoding leaves no other way out: `/`, `\`, `?`, `#` and `%` are escaped,
+ * so no `%2e` form of a dot segment can come out of it. The value is not echoed: it may be a password.
+ */
+function pathSegment(endpoint: string, name: string, value: string): string {
+  checkSegment(endpoint, name, value);
+  if (value === '.' || value === '..')
+    throw new RequestLimitError(endpoint, `${endpoint}: ${name} cannot be . or .. (a path of its own)`);
+  return encodeURIComponent(value);
+}
+
 function readQuota(headers: Headers): Quota {
   const remaining = headers.get('x-flare-global-searches-remaining');
   const reached = headers.get('x-flare-global-searches-batch-reached');
@@ -347,14 +360,14 @@ export class UpstreamClient {
     options?: CallOptions,
   ): Promise<IdentityPage> {
     const endpoint = 'identitiesByPassword';
-    checkSegment(endpoint, 'password', password);
+    const segment = pathSegment(endpoint, 'password', password);
     checkSize(endpoint, params.size, 1, LIMITS.byPasswordSize);
     this.deprecated(endpoint, 'the upstream replaces it with the credential search under /astp/v2');
     const res = await this.send(
       {
         endpoint,
         method: 'GET',
-        path: `/leaksdb/identities/by_password/${encodeURIComponent(password)}`,
+        path: `/leaksdb/identities/by_password/${segment}`,
         query: { size: params.size, from: params.from },
       },
       options,
@@ -391,13 +404,13 @@ export class UpstreamClient {
     options?: CallOptions,
   ): Promise<IdentityPage> {
     const endpoint = 'identitiesByKeyword';
-    checkSegment(endpoint, 'keyword', keyword);
+    const segment = pathSegment(endpoint, 'keyword', keyword);
     checkSize(endpoint, params.size, 1, Number.MAX_SAFE_INTEGER);
     const res = await this.send(
       {
         endpoint,
         method: 'GET',
-        path: `/leaksdb/identities/by_keyword/${encodeURIComponent(keyword)}`,
+        path: `/leaksdb/identities/by_keyword/${segment}`,
         query: { from: params.from, size: params.size },
       },
       options,
@@ -412,13 +425,13 @@ export class UpstreamClient {
     options?: CallOptions,
   ): Promise<IdentityPage> {
     const endpoint = 'identitiesByDomain';
-    checkSegment(endpoint, 'domain', domain);
+    const segment = pathSegment(endpoint, 'domain', domain);
     checkSize(endpoint, params.size, 1, Number.MAX_SAFE_INTEGER);
     const res = await this.send(
       {
         endpoint,
         method: 'GET',
-        path: `/leaksdb/identities/by_domain/${encodeURIComponent(domain)}`,
+        path: `/leaksdb/identities/by_domain/${segment}`,
         query: { from: params.from, size: params.size },
       },
       options,
