@@ -147,8 +147,10 @@ export class ApiClientAuth {
     const digest = createHash('sha256').update(token, 'utf8').digest();
     if (this.entries === undefined) {
       // Nothing to fall back on: a failure here is the caller's 500, not a silent 401 for everyone.
-      // Still at most one read per interval, so an unreadable secret is not hammered either.
-      if (!this.mayReload()) throw new Error('the API clients could not be read; retrying within a minute');
+      // Still at most one read per interval, so an unreadable secret is not hammered either; a
+      // read under way (the first requests of a cold start, at once) is shared, not refused.
+      if (!this.inflight && !this.mayReload())
+        throw new Error('the API clients could not be read; retrying within a minute');
       await this.reload(true);
     } else if (this.now() - this.loadedAt >= this.maxAgeMs && this.mayReload()) {
       await this.reload(false);

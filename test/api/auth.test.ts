@@ -82,6 +82,14 @@ describe('ApiClientAuth', () => {
     expect(src.reads()).toBe(2);
   });
 
+  it('the first requests at once, nothing read yet: they share the one read, and each is answered', async () => {
+    const src = source({ alice: sha256Hex(alice) });
+    const auth = new ApiClientAuth({ load: src.load, now: fakeClock().now });
+    const names = await Promise.all(Array.from({ length: 20 }, () => auth.authenticate(alice)));
+    expect(names).toEqual(Array(20).fill('alice'));
+    expect(src.reads()).toBe(1);
+  });
+
   it('a client added to the secret is accepted once the re-read interval has passed', async () => {
     const clock = fakeClock();
     const src = source({ alice: sha256Hex(alice) });
