@@ -8,9 +8,11 @@ import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { actDeps } from '../../lib/actions/events.ts';
 import { lookup } from '../../lib/actions/lookup.ts';
+import type { SlackWork } from '../../lib/actions/slack-work.ts';
 import type { ApiDeps } from '../../lib/api/app.ts';
 import { createApiApp } from '../../lib/api/app.ts';
 import { type ApiClients, sha256Hex } from '../../lib/api/auth.ts';
+import type { SlackSettings } from '../../lib/api/slack.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { type Logger, memoryLogger } from '../../lib/log.ts';
 import { type AuditStore, DynamoSilenceAudit, MemoryAuditStore } from '../../lib/state/audit.ts';
@@ -68,6 +70,8 @@ export interface ApiUnderTest {
   logger: ReturnType<typeof memoryLogger>;
   tokens: { runbook: string; chatbot: string };
   loads: () => number;
+  /** What Slack's doors handed on (with `slack`). */
+  handed: SlackWork[];
 }
 
 export function buildApi(
@@ -79,12 +83,17 @@ export function buildApi(
     upstreamTimeoutMs?: number;
     iamCallers?: boolean;
     table?: TableRef;
+    /** More API clients (name to digest or `{digest, scopes}`) beside runbook and chatbot. */
+    clients?: ApiClients;
+    /** Slack's doors, with the work they hand on kept in `handed`. */
+    slack?: SlackSettings;
   } = {},
 ): ApiUnderTest {
   const { tokens, digests } = apiClients();
   const logger = memoryLogger('debug');
   const audit = options.audit ?? new MemoryAuditStore();
   let loads = 0;
+  const handed: SlackWork[] = [];
   const now = monotonicNow();
   const deps: ApiDeps = {
     // Short per-attempt timeout and backoff keep failure tests fast; the policy is the real one.
@@ -97,7 +106,7 @@ export function buildApi(
     audit,
     loadApiClients: async () => {
       loads += 1;
-      return digests;
+      return { ...digests, ...options.clients };
     },
     logger,
     now,
@@ -106,8 +115,16 @@ export function buildApi(
     lookup: (query) => lookup({ upstream: emu.client(), passwords: 'masked' }, query),
     upstreamTimeoutMs: options.upstreamTimeoutMs ?? 1_500,
     iamCallers: options.iamCallers,
+    ...(options.slack
+      ? {
+          slack: options.slack,
+          handOff: async (work) => {
+            handed.push(work);
+          },
+        }
+      : {}),
   };
-  return { app: createApiApp(deps), deps, audit, logger, tokens, loads: () => loads };
+  return { app: createApiApp(deps), deps, audit, logger, tokens, loads: () => loads, handed };
 }
 
 /** Acting on events against the emulator, with its records in `table` (no destination hears of it). */

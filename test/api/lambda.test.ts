@@ -2,7 +2,7 @@
  * functions/api.ts as Lambda runs it: the real cold start (environment, SECRETS_FILE, upstream
  * client, DynamoDB table), then Function URL (payload v2) events through the exported handler.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import type { FunctionUrlHandler } from '../../lib/api/lambda.ts';
 import { DynamoAuditStore } from '../../lib/state/audit.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
+import { functionUrlEvent } from './function-url.ts';
 import { acmeAsset, acmeAssetIds, newToken } from './harness.ts';
 
 const emu = useEmulator();
@@ -61,52 +62,7 @@ beforeEach(() => {
   control().clearFaults();
 });
 
-const DOMAIN = 'abcdefghij.lambda-url.eu-west-1.on.aws';
-
-/** A Function URL event as Lambda delivers it (payload format 2.0). */
-function event(
-  method: string,
-  rawPath: string,
-  options: { headers?: Record<string, string>; body?: string; base64?: boolean; query?: string } = {},
-): LambdaFunctionURLEvent {
-  const now = new Date();
-  const headers: Record<string, string> = {
-    host: DOMAIN,
-    'x-forwarded-proto': 'https',
-    'x-forwarded-for': '203.0.113.7',
-    'user-agent': 'curl/8.5.0',
-    accept: '*/*',
-  };
-  for (const [k, v] of Object.entries(options.headers ?? {})) headers[k.toLowerCase()] = v;
-  const body =
-    options.body === undefined
-      ? undefined
-      : options.base64
-        ? Buffer.from(options.body).toString('base64')
-        : options.body;
-  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body ?? ''));
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath,
-    rawQueryString: options.query ?? '',
-    headers,
-    requestContext: {
-      accountId: 'anonymous',
-      apiId: 'abcdefghij',
-      domainName: DOMAIN,
-      domainPrefix: 'abcdefghij',
-      http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'curl/8.5.0' },
-      requestId: randomUUID(),
-      routeKey: '$default',
-      stage: '$default',
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
-    },
-    ...(body === undefined ? {} : { body }),
-    isBase64Encoded: options.base64 ?? false,
-  };
-}
+const event = functionUrlEvent;
 
 const auth = { authorization: `Bearer ${token}` };
 const json = { 'content-type': 'application/json' };
