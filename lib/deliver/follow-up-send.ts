@@ -5,10 +5,12 @@
  *   once done, then the reply in its thread; a message too old to edit gets the reply alone, a
  *   deleted one gets it in the channel;
  * - PagerDuty: the resolve of `event:<uid>`;
- * - a webhook: the signed body of kind `action`.
+ * - a webhook: the signed body of kind `action`;
+ * - Jira and ServiceNow: a comment (a work note); on a ticket that lists several items it names the
+ *   item, and only an item's own issue goes through `doneTransition`.
  */
 import { RESOLVING_ACTIONS } from '../model.ts';
-import type { DeliveryRecord } from '../state/records/record.ts';
+import { type DeliveryRecord, deliveryId } from '../state/records/record.ts';
 import { recordToAlert } from './messages.ts';
 import type { SendOutcome } from './outcome.ts';
 import { noteSent, type PassState, stopEarly, takeTurn } from './queue.ts';
@@ -107,7 +109,36 @@ async function sendOne(state: PassState, record: DeliveryRecord): Promise<SendOu
   return outcome;
 }
 
-/** A comment on the item's issue; then, on ignore or remediate, its `doneTransition` (best effort). */
+/**
+ * Whether the ticket of `record` is its item's own (lists no other item), as the item's delivery
+ * record says; an item whose record is gone counts as shared, so nothing closes a digest's ticket.
+ */
+async function ownTicket(state: PassState, record: DeliveryRecord): Promise<boolean> {
+  if (record.inDigest) return false;
+  const id = deliveryId(record.destination, record.kind, record.key);
+  const sent = (await state.deps.deliveries.getMany([id])).get(id);
+  return sent !== undefined && !sent.inDigest && sent.ticket === record.ticket;
+}
+
+/** The note's lines: on a ticket that lists several items, first which one it is about. */
+async function noteLines(
+  own: boolean,
+  record: DeliveryRecord,
+  action: NonNullable<DeliveryRecord['followUp']>['action'],
+): Promise<string[]> {
+  const { actionWords } = await import('../render/follow-up.ts');
+  const { stripControl } = await import('../render/escape.ts');
+  return [
+    ...(own ? [] : [`About the ${record.kind === 'event' ? 'event' : 'leaked credential'} ${record.key}:`]),
+    actionWords(action),
+    ...(action.reason ? [`Reason: ${action.reason}`] : []),
+  ].map((line) => stripControl(line));
+}
+
+/**
+ * A comment on the item's issue; then, on ignore or remediate, its `doneTransition` (best effort),
+ * only when the issue is the item's own: one listing several items stays open for the others.
+ */
 async function jiraFollowUp(
   state: PassState,
   record: DeliveryRecord,
@@ -116,6 +147,7 @@ async function jiraFollowUp(
   const { destination, ctx, log } = state;
   if (destination.type !== 'jira' || !record.ticket)
     return { ok: false, permanent: true, error: 'no issue to comment on' };
+  const own = await ownTicket(state, record);
   if (!(await takeTurn(state))) return 'budget';
   const issue = `${destination.url}/rest/api/3/issue/${encodeURIComponent(record.ticket)}`;
   const json = {
@@ -123,16 +155,16 @@ async function jiraFollowUp(
     Accept: 'application/json',
     Authorization: destination.authorization,
   };
-  const { actionWords } = await import('../render/follow-up.ts');
   const { jiraComment } = await import('../render/jira.ts');
-  const lines = [actionWords(action), ...(action.reason ? [`Reason: ${action.reason}`] : [])];
+  const lines = await noteLines(own, record, action);
   const commented = await sendRequest(
     destination,
     { url: `${issue}/comment`, headers: json, body: JSON.stringify({ body: jiraComment(lines) }) },
     ctx,
   );
   noteSent(state);
-  if (!commented.ok || !destination.doneTransition || !RESOLVING_ACTIONS.has(action.type)) return commented;
+  if (!commented.ok || !destination.doneTransition || !RESOLVING_ACTIONS.has(action.type) || !own)
+    return commented;
   // The transition by its name, as the workflow has it now; a workflow without it is said, not retried.
   try {
     const res = await fetch(`${issue}/transitions`, {
@@ -179,9 +211,9 @@ async function incidentFollowUp(
   const { destination, ctx } = state;
   if (destination.type !== 'servicenow' || !record.ticket)
     return { ok: false, permanent: true, error: 'no incident to note on' };
+  const own = await ownTicket(state, record);
   if (!(await takeTurn(state))) return 'budget';
-  const { actionWords } = await import('../render/follow-up.ts');
-  const note = [actionWords(action), ...(action.reason ? [`Reason: ${action.reason}`] : [])].join('\n');
+  const note = (await noteLines(own, record, action)).join('\n');
   try {
     const res = await fetch(
       `${destination.url}/api/now/table/${destination.table}/${encodeURIComponent(record.ticket)}`,

@@ -14,8 +14,9 @@
  * - PagerDuty: `resolve` of `event:<uid>` on ignore or remediate, only for an event that had its own
  *   incident (one paged inside a digest gets nothing), and nothing on an undo;
  * - a webhook with `followUps: true`: a signed body of kind `action` with the item;
- * - Jira: a comment on the item's issue, and its `doneTransition` on ignore or remediate;
- * - ServiceNow: a work note on the item's incident.
+ * - Jira: a comment on the item's issue, and its `doneTransition` on ignore or remediate when the
+ *   issue is the item's own (an issue listing several items gets the comment alone, naming the item);
+ * - ServiceNow: a work note on the item's incident (naming the item when it lists several).
  * Other destinations (a Slack incoming webhook, Teams, e-mail, the console) get nothing.
  *
  * This module makes the records (it is all the API needs: its bundle stays free of renderers);

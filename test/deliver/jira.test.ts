@@ -3,7 +3,7 @@
  * test/helpers/jira.ts, which indexes a create only after a delay, as Jira's search does): one
  * issue per event with its label, and each answer read as Jira means it; a crash between Jira's 201
  * and our record makes no second issue; no password reaches an issue; a follow-up is a comment and
- * the done transition.
+ * the done transition, on a digest's issue a comment only.
  */
 import { createHash } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -35,7 +35,9 @@ const uids = () =>
     .tenant('acme')
     .events.map((e) => (e.item as unknown as EventItem).metadata.uid);
 
-async function setUp(options: { token?: string; credentials?: boolean; passwords?: string } = {}) {
+async function setUp(
+  options: { token?: string; credentials?: boolean; passwords?: string; threshold?: number } = {},
+) {
   jira.issues.length = 0;
   jira.calls.length = 0;
   return makeWorld(
@@ -52,7 +54,7 @@ async function setUp(options: { token?: string; credentials?: boolean; passwords
         labels: ['exposure'],
         doneTransition: 'Done',
       },
-      { credentials: options.credentials, passwords: options.passwords },
+      { credentials: options.credentials, passwords: options.passwords, threshold: options.threshold },
     ),
     { secrets: { jiraToken: options.token ?? JIRA_TOKEN }, clock: skipClock() },
   );
@@ -177,6 +179,32 @@ describe('Jira', () => {
     expect(JSON.stringify(issue?.comments)).toContain('Marked remediated by cli:ana');
     expect(JSON.stringify(issue?.comments)).toContain('Reason: patched');
     expect(issue?.status).toBe('Done');
+  });
+
+  it('a follow-up on an event of a digest issue: a comment naming it, and the issue stays open', async () => {
+    const world = await setUp({ threshold: 2 });
+    await world.cycle('events');
+    expect(jira.issues).toHaveLength(1);
+    const uid = uids()[0] as string;
+    await followUp(
+      {
+        records: world.runtime.records,
+        targets: async () => followUpTargets(world.runtime.destinations.values()),
+        clock: world.runtime.deliver.clock,
+      },
+      {
+        kind: 'event',
+        key: uid,
+        action: { id: 'd1', type: 'ignore', by: 'cli:ana', at: '2026-11-25T12:00:00Z' },
+      },
+    );
+    const pass = await world.deliver();
+    expect(pass.sent).toBe(1);
+    const [issue] = jira.issues;
+    expect(issue?.status).toBe('To Do');
+    expect(jira.calls.filter((c) => c.path.endsWith('/transitions'))).toHaveLength(0);
+    expect(JSON.stringify(issue?.comments)).toContain(`About the event ${uid}:`);
+    expect(JSON.stringify(issue?.comments)).toContain('Ignored by cli:ana');
   });
 });
 

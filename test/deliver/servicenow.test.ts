@@ -26,7 +26,9 @@ afterAll(() => sn.close());
 const events = () =>
   emu.running.emulator.dataset.tenant('acme').events.map((e) => e.item as unknown as EventItem);
 
-async function setUp(options: { password?: string; credentials?: boolean; passwords?: string } = {}) {
+async function setUp(
+  options: { password?: string; credentials?: boolean; passwords?: string; threshold?: number } = {},
+) {
   sn.incidents.length = 0;
   sn.calls.length = 0;
   return makeWorld(
@@ -41,7 +43,7 @@ async function setUp(options: { password?: string; credentials?: boolean; passwo
         password: { secret: 'sn' },
         assignmentGroup: 'SOC',
       },
-      { credentials: options.credentials, passwords: options.passwords },
+      { credentials: options.credentials, passwords: options.passwords, threshold: options.threshold },
     ),
     { secrets: { sn: options.password ?? SN_PASSWORD }, clock: skipClock() },
   );
@@ -148,5 +150,29 @@ describe('ServiceNow', () => {
     const incident = sn.incidents.find((i) => String(i.fields.description).includes(uid));
     expect(incident?.workNotes).toEqual([expect.stringContaining('Ignored by cli:ana')]);
     expect(incident?.workNotes[0]).toContain('Reason: test account');
+  });
+
+  it('a follow-up on an event of a digest incident: a work note naming it', async () => {
+    const world = await setUp({ threshold: 2 });
+    await world.cycle('events');
+    expect(sn.incidents).toHaveLength(1);
+    const uid = events()[1]?.metadata.uid as string;
+    await followUp(
+      {
+        records: world.runtime.records,
+        targets: async () => followUpTargets(world.runtime.destinations.values()),
+        clock: world.runtime.deliver.clock,
+      },
+      {
+        kind: 'event',
+        key: uid,
+        action: { id: 'n2', type: 'remediate', by: 'cli:ana', at: '2026-11-25T12:00:00Z' },
+      },
+    );
+    await world.deliver();
+    expect(sn.incidents[0]?.workNotes).toHaveLength(1);
+    expect(
+      sn.incidents[0]?.workNotes[0]?.startsWith(`About the event ${uid}:\nMarked remediated by cli:ana`),
+    ).toBe(true);
   });
 });
