@@ -3,8 +3,9 @@
  *
  * Every line is one JSON object (CloudWatch-friendly) unless `format: 'pretty'` is chosen for a
  * terminal. Secrets registered with {@link Redactor.add} are replaced by `[redacted]` in the
- * final line, whatever field they hide in, so a token that slips into an error message still
- * never reaches the log.
+ * final line, whatever field they hide in and in every form a line could carry them (trimmed,
+ * without a trailing `/`, as a URL parser writes them, JSON-escaped), so a token that slips into
+ * an error message still never reaches the log.
  *
  * @example
  * const log = createLogger({ level: 'info', name: 'poll' });
@@ -30,15 +31,41 @@ export function isLogLevel(value: unknown): value is LogLevel {
   return typeof value === 'string' && value in ORDER;
 }
 
+/**
+ * Every form of a secret a log line may carry: as given, trimmed of spaces, without its trailing
+ * slashes (a URL is used as a base: `<url>/start`, and a non-URL shows in the error that says so),
+ * as the URL parser writes it, and each of those JSON-escaped (the line is JSON, or logfmt quoted
+ * as JSON).
+ */
+function formsOf(value: string): string[] {
+  const forms = new Set<string>();
+  for (const v of [value, value.trim()]) {
+    forms.add(v);
+    forms.add(v.replace(/\/+$/, ''));
+    if (URL.canParse(v)) {
+      const href = new URL(v).href;
+      forms.add(href);
+      forms.add(href.replace(/\/+$/, ''));
+    }
+  }
+  for (const form of [...forms]) forms.add(JSON.stringify(form).slice(1, -1));
+  return [...forms];
+}
+
 /** Secret values that must never appear in output. Shorter than 4 characters is ignored: too many false hits. */
 export class Redactor {
   private readonly secrets = new Set<string>();
+  /** Longest first, so a secret is never half-hidden by a shorter one inside it. */
+  private ordered: string[] = [];
   add(value: string | undefined | null): void {
-    if (typeof value === 'string' && value.length >= 4) this.secrets.add(value);
+    if (typeof value !== 'string') return;
+    const before = this.secrets.size;
+    for (const form of formsOf(value)) if (form.length >= 4) this.secrets.add(form);
+    if (this.secrets.size !== before) this.ordered = [...this.secrets].sort((a, b) => b.length - a.length);
   }
   redact(text: string): string {
     let out = text;
-    for (const secret of this.secrets) {
+    for (const secret of this.ordered) {
       if (out.includes(secret)) out = out.split(secret).join('[redacted]');
     }
     return out;

@@ -43,7 +43,7 @@ import type { Logger } from './log.ts';
 import { MemoryMetrics, type Metrics } from './metrics.ts';
 import type { Alert } from './model.ts';
 import type { CycleDeps } from './poll/cycle.ts';
-import { type Pinger, pinger } from './poll/heartbeat.ts';
+import { heartbeatProblem, type Pinger, pinger } from './poll/heartbeat.ts';
 import { type TenantRef, tenantOfStream, tenantRef } from './poll/ids.ts';
 import { QuotaGate } from './poll/quota.ts';
 import { tenantRefusals } from './poll/refusals.ts';
@@ -281,7 +281,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const wanted = config.heartbeat?.[kind];
     if (wanted === undefined || options.dryRun) continue;
     const url = resolveValue(wanted, secrets, `heartbeat.${kind}`, beatProblems);
-    if (!url) continue;
+    const named = typeof wanted === 'string' ? '' : ` (secret ${JSON.stringify(wanted.secret)})`;
+    const problem = url ? heartbeatProblem(`heartbeat.${kind}${named}`, url) : undefined;
+    if (problem) beatProblems.push(problem);
+    if (!url || problem) continue;
     beats.set(
       kind,
       pinger(url, config.heartbeat?.style ?? 'healthchecks', {

@@ -11,6 +11,10 @@
  * - A ping never delays or fails a cycle: one try, a 2-second timeout, not the upstream's rate
  *   (a plain request, no governor), its outcome logged at debug.
  *
+ * - The URL is often a secret (anyone who has it can ping): a value from the secret object that
+ *   is not an `https://` or `http://` URL is a configuration error at start, named by its path and
+ *   secret, never printed; the redactor knows every form of it a log line could carry (log.ts).
+ *
  * Locally (`npm start`, `poll … --once`) the cycle pings (cycle.ts); on AWS a dispatch and the jobs
  * it handed out are the cycle, and the workers ping (functions/worker.ts, state/heartbeat.ts).
  */
@@ -28,6 +32,19 @@ export interface Pinger {
   start(): Promise<void>;
   success(): Promise<void>;
   fail(summary: string): Promise<void>;
+}
+
+/**
+ * What is wrong with a heartbeat value (`heartbeat.events` and the like): undefined when it is an
+ * `https://` or `http://` URL with a host. The value itself is never in the answer: it may be a
+ * secret, named instead by `what` (its path and secret name).
+ *
+ * @example
+ * heartbeatProblem('heartbeat.events (secret "beat")', 'not-a-url/') // 'heartbeat.events (secret "beat"): …'
+ */
+export function heartbeatProblem(what: string, value: string): string | undefined {
+  if (/^https?:\/\/[^\s/?#]/i.test(value) && URL.canParse(value)) return undefined;
+  return `${what}: expected an https:// or http:// URL (the value is not shown: it may be a secret)`;
 }
 
 /** Pings `url` as `style` says; every ping one try of at most 2 s, any outcome only logged. */
