@@ -10,3 +10,28 @@ export const secretOr = (schema: z.ZodMiniType<string>) => z.union([schema, secr
 export const httpUrl = z
   .string()
   .check(z.refine((s) => /^https?:\/\/[^\s/]+/i.test(s) && URL.canParse(s), 'expected an http(s) URL'));
+
+/**
+ * `actions.slack.responseUrlPrefix`, where Slack's answers may be POSTed: an `https://` origin,
+ * then `/` and at most a path that ends in `/`, with no user, query or fragment, written as the URL
+ * parser writes it. A prefix that a longer host name could extend is refused; `http://` only for a
+ * loopback host (a test stand-in).
+ */
+export const responseUrlPrefix = z
+  .string()
+  .check(
+    z.refine(
+      isResponseUrlPrefix,
+      'expected an https:// origin followed by / (like "https://hooks.slack.com/"); without that slash the prefix would match another host too (https://hooks.slack.com.evil.example/)',
+    ),
+  );
+
+function isResponseUrlPrefix(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) return false;
+  if (url.username || url.password || url.search || url.hash || value.includes('?') || value.includes('#'))
+    return false;
+  return value.startsWith(`${url.origin}/`) && value.endsWith('/') && url.href === value;
+}

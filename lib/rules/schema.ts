@@ -17,7 +17,7 @@ import {
   servicenowDestination,
   splunkDestination,
 } from './schema-destinations.ts';
-import { httpUrl, secretOr, secretRefSchema } from './schema-parts.ts';
+import { httpUrl, responseUrlPrefix, secretOr, secretRefSchema } from './schema-parts.ts';
 import { checkTimestamp } from './timestamp.ts';
 
 export { type Match, matchSchema } from './match-schema.ts';
@@ -233,24 +233,6 @@ const silenceSchema = z.strictObject({
 });
 export type Silence = z.infer<typeof silenceSchema>;
 
-const RESPONSE_URL_PREFIX_RULE =
-  'expected an https:// origin followed by / (like "https://hooks.slack.com/"); without that slash the prefix would match another host too (https://hooks.slack.com.evil.example/)';
-
-/**
- * Where Slack's answers may be POSTed: an `https://` origin, then `/` and at most a path that ends
- * in `/`, with no user, query or fragment, written as the URL parser writes it. A prefix that a
- * longer host name could extend is refused; `http://` only for a loopback host (a test stand-in).
- */
-function isResponseUrlPrefix(value: string): boolean {
-  if (!URL.canParse(value)) return false;
-  const url = new URL(value);
-  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) return false;
-  if (url.username || url.password || url.search || url.hash || value.includes('?') || value.includes('#'))
-    return false;
-  return value.startsWith(`${url.origin}/`) && value.endsWith('/') && url.href === value;
-}
-
 /**
  * Acting from Slack (interface.md section 9): requests are verified with the app's signing
  * secret, and only these users of this workspace may act or look up.
@@ -276,10 +258,7 @@ const slackActionsSchema = z.strictObject({
       ]),
     )
     .check(z.minLength(1)),
-  responseUrlPrefix: z._default(
-    z.string().check(z.refine(isResponseUrlPrefix, RESPONSE_URL_PREFIX_RULE)),
-    'https://hooks.slack.com/',
-  ),
+  responseUrlPrefix: z._default(responseUrlPrefix, 'https://hooks.slack.com/'),
 });
 export type SlackActionsConfig = z.infer<typeof slackActionsSchema>;
 
