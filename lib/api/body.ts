@@ -1,7 +1,8 @@
 /**
- * Reading a JSON request body safely: the content type first (415), then the size (413), counted
- * on the bytes actually read and not only on `Content-Length`, which a chunked request does not
- * send. Reading stops at the limit, so an oversized body is never held in memory.
+ * Reading a request body safely: the content type first (415), then the size (413), counted on
+ * the bytes actually read and not only on `Content-Length`, which a chunked request does not send.
+ * Reading stops at the limit, so an oversized body is never held in memory. Every body the API
+ * reads goes through `readBounded` (the JSON routes here, Slack's form in slack.ts).
  */
 import { ApiError } from './errors.ts';
 
@@ -18,15 +19,16 @@ function tooLarge(maxBytes: number): ApiError {
   );
 }
 
-/** The body as text, after the content type and size checks. */
-export async function readJsonText(request: Request, maxBytes: number): Promise<string> {
-  if (!isJsonContentType(request.headers.get('content-type'))) {
-    throw new ApiError('unsupported_media_type', 'send the body as Content-Type: application/json');
-  }
+/**
+ * The body's bytes, at most `maxBytes` of them: a larger declared `Content-Length` is refused
+ * before anything is read, and a body that runs past the bound (chunked, or longer than it said)
+ * is refused as soon as it does, its reader cancelled, the rest never read into memory.
+ */
+export async function readBounded(request: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = request.headers.get('content-length');
   if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared) > maxBytes)
     throw tooLarge(maxBytes);
-  if (request.body === null) return '';
+  if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -46,6 +48,15 @@ export async function readJsonText(request: Request, maxBytes: number): Promise<
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
+  return bytes;
+}
+
+/** The body as text, after the content type and size checks. */
+export async function readJsonText(request: Request, maxBytes: number): Promise<string> {
+  if (!isJsonContentType(request.headers.get('content-type'))) {
+    throw new ApiError('unsupported_media_type', 'send the body as Content-Type: application/json');
+  }
+  const bytes = await readBounded(request, maxBytes);
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {

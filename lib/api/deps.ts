@@ -2,7 +2,9 @@
  * Builds the API's dependencies from the environment and the secret object, the same way for
  * Lambda (functions/api.ts), `serve` and `assets toggle`: the upstream client with the API's short
  * time budget, the DynamoDB stores (audit trail, silences, status; the table created when
- * DYNAMODB_ENDPOINT points at a local DynamoDB), and the re-reader of `apiClients`.
+ * DYNAMODB_ENDPOINT points at a local DynamoDB), and the re-reader of `apiClients`. What the alert
+ * config says about the API's work comes from the process that read it (`known`, `slackActions`:
+ * serve and npm start), else from the stack (SLACK_ACTIONS) and the pollers' catalog.
  *
  * @example
  * const env = readEnvironment();
@@ -21,7 +23,7 @@ import { createLogger, type Logger } from '../log.ts';
 import { EmfMetrics } from '../metrics.ts';
 import { loadSecrets, type SecretObject } from '../secrets.ts';
 import { DynamoAuditStore, DynamoRefusalAudit, DynamoSilenceAudit } from '../state/audit.ts';
-import { CatalogStore } from '../state/catalog.ts';
+import { type Catalog, CatalogStore } from '../state/catalog.ts';
 import { describeSkew, syncedClock } from '../state/clock-sync.ts';
 import { DynamoRateGovernor } from '../state/governor.ts';
 import { recordAccess } from '../state/records/once.ts';
@@ -61,6 +63,12 @@ export interface ApiDepsOptions {
   checkApiClients?: boolean;
   /** The config's `actions.slack` (npm start, serve); else SLACK_ACTIONS, which the stack sets. */
   slackActions?: unknown;
+  /**
+   * What the alert config says about the API's work (its tenants, the destinations that hear of
+   * actions, the password policy), from a process that read the config (npm start, serve); else
+   * the catalog the pollers publish in the table (the Lambda, which has no config).
+   */
+  known?: Omit<Catalog, 'writtenAt'>;
 }
 
 export interface ApiRuntime extends ApiDeps {
@@ -115,6 +123,8 @@ export async function createApiDeps(
   const io = { client: dynamo, tableName: env.tableName, clock };
   const silences = new SilenceStore(io);
   const catalog = new CatalogStore(io);
+  const fromConfig = options.known;
+  const known = fromConfig ? async () => fromConfig : () => catalog.read();
   const slack = slackSettings(options.slackActions ?? env.slackActions, secrets);
   // Its own client: an action from Slack runs after Slack's answer, and may wait longer for the
   // upstream than a caller of the toggle (still inside the function's 15 s).
@@ -149,33 +159,33 @@ export async function createApiDeps(
         }
       : {}),
     upstream,
-    // Follow-ups go to the destinations the pollers' config names (the catalog they publish).
+    // Follow-ups go to the destinations the config names (read here, or the catalog the pollers publish).
     act: actDeps({
       upstream: acting,
-      // A `tenants` entry's events are acted on with that tenant's token (the catalog lists them).
+      // A `tenants` entry's events are acted on with that tenant's token.
       tenants: {
-        ids: async () => (await catalog.read())?.tenants?.map((t) => t.id) ?? [],
+        ids: async () => (await known())?.tenants?.map((t) => t.id) ?? [],
         upstreamFor: (id) => actingFor(id),
       },
       io,
       records: recordAccess(io),
       logger,
-      targets: async () => (await catalog.read())?.followUps ?? [],
+      targets: async () => (await known())?.followUps ?? [],
     }),
-    // As the config's password policy says (the catalog again); masked until a poller has run.
-    tenantOfChannel: async (channel) =>
-      (await catalog.read())?.channels?.find((c) => c.channel === channel)?.tenant,
-    // As the tenant the query names (a `tenants` entry: its own token), else the top level's.
+    // With tenants: the tenant a Slack channel's routes carry alone, for its lookups.
+    tenantOfChannel: async (channel) => (await known())?.channels?.find((c) => c.channel === channel)?.tenant,
+    // As the tenant the query names (a `tenants` entry: its own token), else the top level's; the
+    // passwords as the config's policy says (from the catalog alone: masked until a poller has run).
     lookup: async (query) => {
-      const known = await catalog.read();
+      const facts = await known();
       let named: { id: number } | undefined;
       try {
-        named = lookupTenant(known?.tenants ?? [], query.tenant);
+        named = lookupTenant(facts?.tenants ?? [], query.tenant);
       } catch (error) {
         throw new ApiError('invalid_request', (error as Error).message);
       }
       return lookup(
-        { upstream: named ? lookingFor(named.id) : upstream, passwords: known?.passwords ?? 'masked' },
+        { upstream: named ? lookingFor(named.id) : upstream, passwords: facts?.passwords ?? 'masked' },
         query,
       );
     },

@@ -25,6 +25,7 @@ import type { Metrics } from '../metrics.ts';
 import { splitKey } from '../poll/ids.ts';
 import { BLOCK_PREFIX } from '../render/slack-buttons.ts';
 import type { EventActionType } from '../state/actions.ts';
+import { readBounded } from './body.ts';
 import { ApiError } from './errors.ts';
 import type { SilenceDeps } from './silences.ts';
 import { addSilence } from './silences.ts';
@@ -77,18 +78,15 @@ export function slackSignatureProblem(
   return timingSafeEqual(mac, given) ? undefined : 'the signature does not match';
 }
 
-/** The request's raw bytes: the form content type, at most SLACK_MAX_BYTES. */
+/**
+ * The request's raw bytes: the form content type, at most SLACK_MAX_BYTES, whatever
+ * `Content-Length` says or a chunked body sends (body.ts reads no further than the bound).
+ */
 export async function readSlackBody(request: Request): Promise<Uint8Array> {
   const type = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/x-www-form-urlencoded')
     throw new ApiError('unsupported_media_type', 'Slack sends application/x-www-form-urlencoded');
-  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
-  const tooLarge = () =>
-    new ApiError('payload_too_large', `the body is larger than ${SLACK_MAX_BYTES} bytes (64 KiB)`);
-  if (declared > SLACK_MAX_BYTES) throw tooLarge();
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.byteLength > SLACK_MAX_BYTES) throw tooLarge();
-  return bytes;
+  return readBounded(request, SLACK_MAX_BYTES);
 }
 
 /** Verifies a request (401 on failure, logged and counted, nothing written), and returns its form. */

@@ -1,20 +1,27 @@
 /**
- * `serve`: the HTTP API alone, on PORT. `assets toggle <asset_id> --disable|--enable`: upstream
+ * `serve`: the HTTP API alone, on PORT, knowing what the alert config (ALERTS_CONFIG, or
+ * ./alerts.config.json) says about its work: Slack's doors (`actions.slack`), the tenants, the
+ * destinations that hear of actions. `assets toggle <asset_id> --disable|--enable`: upstream
  * endpoint 10 through the very function the API's route calls (lib/api/toggle.ts), with the same
  * audit trail; the client recorded is `cli:<os user>`.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { inProcessHandOff } from '../../actions/slack-work.ts';
 import { createApiApp } from '../../api/app.ts';
-import { type ApiRuntime, createApiDeps } from '../../api/deps.ts';
+import { type ApiDepsOptions, type ApiRuntime, createApiDeps } from '../../api/deps.ts';
 import { ApiError } from '../../api/errors.ts';
 import { parseAssetId } from '../../api/schemas.ts';
 import { toggleAsset } from '../../api/toggle.ts';
-import { readEnvironment } from '../../env.ts';
+import { type ResolvedDestination, resolveDestinations } from '../../deliver/destinations.ts';
+import { type Environment, readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import { type FetchHandler, listen } from '../../http-server.ts';
-import { loadSecrets } from '../../secrets.ts';
+import type { AlertsConfig } from '../../rules/schema.ts';
+import { DEFAULT_CONFIG_FILE, loadAlertsConfig } from '../../rules/source.ts';
+import { catalogOf } from '../../runtime.ts';
+import { loadSecrets, type SecretObject } from '../../secrets.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { type Command, untilAborted } from '../command.ts';
 import { terminalSafe } from '../terminal.ts';
@@ -50,6 +57,33 @@ export function withLocalSlackWork<T extends ApiRuntime>(deps: T): T {
   };
 }
 
+/** What the API needs to know of an alert config: its Slack app, and the rest as the catalog says it. */
+export function apiKnowledge(
+  config: AlertsConfig,
+  destinations: Iterable<ResolvedDestination>,
+): Pick<ApiDepsOptions, 'slackActions' | 'known'> {
+  return {
+    ...(config.actions?.slack ? { slackActions: config.actions.slack } : {}),
+    known: catalogOf(config, destinations),
+  };
+}
+
+/**
+ * The alert config's word on the API's work, when there is a config (ALERTS_CONFIG, else
+ * ./alerts.config.json; not the demo config, which would stand in for a deployment's real one).
+ * A config that does not load, or a destination secret it names that is missing, stops serve
+ * with what is wrong, as it stops npm start.
+ */
+async function configKnowledge(
+  env: Environment,
+  secrets: SecretObject,
+  warn: (text: string) => void,
+): Promise<Pick<ApiDepsOptions, 'slackActions' | 'known'>> {
+  if (!env.alertsConfig && !existsSync(DEFAULT_CONFIG_FILE)) return {};
+  const { config } = await loadAlertsConfig(env, warn);
+  return apiKnowledge(config, resolveDestinations(config, secrets).values());
+}
+
 export const serveCommand: Command = {
   path: ['serve'],
   example: 'PORT=8080 exposure-alerts serve',
@@ -61,7 +95,9 @@ export const serveCommand: Command = {
   options: { host: { type: 'string' } },
   async run({ values, io, logger, signal }) {
     const env = readEnvironment(io.env);
-    const deps = withLocalSlackWork(await createApiDeps(env, await loadSecrets(env), { logger }));
+    const secrets = await loadSecrets(env);
+    const knowledge = await configKnowledge(env, secrets, (text) => logger.warn(`config: ${text}`));
+    const deps = withLocalSlackWork(await createApiDeps(env, secrets, { logger, ...knowledge }));
     const hostname = typeof values.host === 'string' ? values.host : '127.0.0.1';
     let server: Awaited<ReturnType<typeof listen>>;
     try {
@@ -76,6 +112,9 @@ export const serveCommand: Command = {
         `  ${server.url}/health, ${server.url}/openapi.json`,
         `  POST ${server.url}/assets/<asset_id>/toggle with Authorization: Bearer <token>`,
         `  GET|POST ${server.url}/silences, DELETE ${server.url}/silences/<id>, GET ${server.url}/status`,
+        ...(deps.slack
+          ? [`  POST ${server.url}/slack/interactions and /slack/commands (actions.slack)`]
+          : []),
         'Ctrl-C stops it.',
         '',
       ].join('\n'),

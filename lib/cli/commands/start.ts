@@ -44,7 +44,7 @@ import {
   recordLocal,
 } from '../local.ts';
 import { terminalSafe, useColor } from '../terminal.ts';
-import { listenApi, withLocalSlackWork } from './api.ts';
+import { apiKnowledge, listenApi, withLocalSlackWork } from './api.ts';
 import { describeDelivery, describeStream } from './poll.ts';
 
 export const SCHEDULE = { events: 30_000, credentials: 300_000 } as const;
@@ -165,8 +165,8 @@ export const startCommand: Command = {
         await createApiDeps(env, secrets, {
           logger: logger.child({ component: 'api' }),
           readSecrets: async () => (demoToken ? fixedSecrets : loadSecrets(env)),
-          // The config's actions.slack, so its buttons and command work here too.
-          ...(runtime.config.actions?.slack ? { slackActions: runtime.config.actions.slack } : {}),
+          // What the config says of the API's work (actions.slack, tenants, who hears of actions).
+          ...apiKnowledge(runtime.config, runtime.destinations.values()),
         }),
       );
       const server = await listenApi(createApiApp(api).fetch, env.port).catch((error: unknown) => {
