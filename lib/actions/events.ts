@@ -1,30 +1,33 @@
 /**
  * Acting on events (interface.md section 9): one function for every door (the CLI, the API, and
- * Slack's buttons next). Who, what, which uids, an optional reason and an action id in; per uid
- * what the upstream said out. In order, each step written before the next, so an action happens
- * once through crashes and repeats (state/actions.ts keeps the records):
+ * Slack's buttons). Who, what, which uids, an optional reason and an action id in; per uid what
+ * the upstream said out. In order, each step written before the next, so an action happens once
+ * through crashes, repeats and calls at the same moment (state/actions.ts keeps the records):
  *
- * 1. the action's record is created (`pending`): the same id again finds it, and answers as the
- *    first did once it is done, doing nothing more;
+ * 1. the action's record is created (`pending`), held by the call that created it: the same id
+ *    again finds it; while it is held, the other calls wait (a few seconds at most) and answer as
+ *    the holder did, so 20 calls with one id ask the upstream once;
  * 2. the upstream is asked (endpoint 12, 10 uids a request; its actions are idempotent, so asking
  *    again after a crash is harmless);
- * 3. its answer, and which uids it changed (a flag we did not know to be so already), are kept in
- *    the record, in one write;
- * 4. the flags are noted, the action audited, and each changed event followed up at every
- *    destination that was sent it (deliver/follow-up.ts: once per destination and action);
+ * 3. each flag the upstream took is changed with a conditional write naming this action, so of
+ *    two actions setting it at once (a double click) one changes it; its answer and which uids it
+ *    changed are kept in the record, in one write;
+ * 4. the action is audited, and each event it changed followed up at every destination that was
+ *    sent it (deliver/follow-up.ts: once per destination and action);
  * 5. the record is marked done.
  *
- * A crash anywhere leaves the record open; `finishActions` (the delivery pass calls it) takes up
- * an action open for over a minute from the step it had reached, and keeps asking an upstream that
- * does not answer, pass after pass. At a door, an upstream that did not answer at all
- * (unavailable, timed out, rate limiting, or refusing our own credentials) changes nothing: the
- * record is set aside (`forgotten`), so the same id tried again really tries again.
+ * A crash anywhere leaves the record open, its hold lapsing after a minute; `finishActions` (the
+ * delivery pass calls it) takes up an action open for over a minute from the step it had reached,
+ * and keeps asking an upstream that does not answer, pass after pass. At a door, an upstream that
+ * did not answer at all (unavailable, timed out, rate limiting, or refusing our own credentials)
+ * changes nothing: the record is set aside (`forgotten`, with how the upstream failed, which the
+ * waiting calls answer), so the same id tried again later really tries again.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../clock.ts';
 import { type FollowUpDeps, type FollowUpTarget, followUp, type ItemChange } from '../deliver/follow-up.ts';
 import type { Logger } from '../log.ts';
-import { splitKey } from '../poll/ids.ts';
 import {
   type ActionRecord,
   ActionStore,
@@ -34,8 +37,16 @@ import {
 } from '../state/actions.ts';
 import type { TableIo } from '../state/io.ts';
 import type { DeliveryRecord } from '../state/records/record.ts';
-import type { EventActionBatch } from '../upstream/client.ts';
-import { UpstreamError } from '../upstream/errors.ts';
+import type { UpstreamError } from '../upstream/errors.ts';
+import {
+  type ActingTenants,
+  type ActingUpstream,
+  actUpstream,
+  errorText,
+  noAnswer,
+  toldOf,
+  upstreamErrorOf,
+} from './event-upstream.ts';
 
 export const EVENT_ACTION_TYPES: readonly EventActionType[] = [
   'ignore',
@@ -47,12 +58,22 @@ export const EVENT_ACTION_TYPES: readonly EventActionType[] = [
 export const MAX_ACTION_UIDS = 100;
 /** Interrupted actions one delivery pass finishes at most; the rest, the next passes. */
 export const FINISH_PER_PASS = 10;
-/** An action open this long is taken to be interrupted (a live one takes seconds). */
+/** An action open this long is taken to be interrupted (a live one takes seconds); a hold lasts as long. */
 export const STALE_ACTION_MS = 60_000;
+/** How long a call with an action's id waits for the call working on it before it gives up. */
+export const WAIT_FOR_HOLDER_MS = 5_000;
 
-type ActingUpstream = {
-  eventActions(type: EventActionType, uids: readonly string[]): Promise<EventActionBatch[]>;
-};
+/** Another call is working on this action, still, after the wait: try again later. */
+export class ActionInProgressError extends Error {
+  override readonly name = 'ActionInProgressError';
+  readonly code = 'action_in_progress';
+  readonly id: string;
+
+  constructor(id: string) {
+    super(`action ${id} is still under way in another request; try again in a few seconds`);
+    this.id = id;
+  }
+}
 
 export interface ActDeps {
   /** The top-level sources' client. */
@@ -61,12 +82,14 @@ export interface ActDeps {
    * A `tenants` entry's client (its own token: interface.md section 10), and the configured
    * tenants' ids, which tell a key `1002:<uid>` from a top-level uid. None: every key is a uid.
    */
-  tenants?: { ids(): Promise<readonly number[]>; upstreamFor(tenant: number): ActingUpstream };
+  tenants?: ActingTenants;
   actions: ActionStore;
   /** deliver/follow-up.ts `followUp`, bound to the runtime's records and destinations. */
   followUp(change: ItemChange): Promise<DeliveryRecord[]>;
   clock: Clock;
   logger: Logger;
+  /** How long a call waits for another working on the same action id (WAIT_FOR_HOLDER_MS). */
+  waitMs?: number;
 }
 
 export interface ActRequest {
@@ -81,7 +104,12 @@ export interface ActRequest {
 export interface ActOutcome {
   id: string;
   results: UidResult[];
-  /** An action with this id had been taken already: this is its answer, and nothing more was done. */
+  /** The uids whose flag this action changed: they were followed up (none when replayed). */
+  changed: string[];
+  /**
+   * Another call with this id took the action (before, or at the same time): this is its answer,
+   * and this call did nothing more.
+   */
   replayed: boolean;
   /** Follow-up records this call created. */
   followUps: number;
@@ -149,29 +177,77 @@ function newRecord(deps: Pick<ActDeps, 'clock'>, request: ActRequest): ActionRec
   };
 }
 
-/** Acts on events once (see the module comment). Throws only on a bad request or a table error. */
+/**
+ * Acts on events once (see the module comment). Throws only on a bad request, a table error, or
+ * `ActionInProgressError` when another call holds the same action for longer than its wait.
+ */
 export async function actOnEvents(deps: ActDeps, request: ActRequest): Promise<ActOutcome> {
   const record = newRecord(deps, request);
-  const begun = await deps.actions.begin(record);
-  if ('existing' in begun) {
-    const first = begun.existing;
-    if (first.status === 'done')
-      return { id: first.id, results: first.results ?? [], replayed: true, followUps: 0 };
-    // Open: interrupted, or under way elsewhere; finishing it again repeats nothing (module comment).
-    return { ...(await finish(deps, first)), replayed: true };
+  const holder = randomUUID();
+  const begun = await deps.actions.begin(record, {
+    holder,
+    heldUntil: deps.clock.now() + STALE_ACTION_MS,
+  });
+  if ('created' in begun) return held(deps, record, holder);
+  return takeUpOrWait(deps, begun.existing, holder);
+}
+
+/**
+ * The same id again: answers from its record once done; takes the work up when nobody holds it (a
+ * Slack click recorded before its answer, an action a crash left); else waits, at most
+ * `deps.waitMs`, for the call that holds it, and answers as it did.
+ */
+async function takeUpOrWait(deps: ActDeps, first: ActionRecord, holder: string): Promise<ActOutcome> {
+  const giveUpAt = performance.now() + (deps.waitMs ?? WAIT_FOR_HOLDER_MS);
+  let pause = 20;
+  let current: ActionRecord | undefined = first;
+  while (current) {
+    if (current.status === 'done') {
+      const { id, results = [], changed = [] } = current;
+      return { id, results, changed, replayed: true, followUps: 0 };
+    }
+    if (current.status === 'forgotten') return unansweredOutcome(current, true);
+    const now = deps.clock.now();
+    const mine = await deps.actions.hold(current.id, holder, now, now + STALE_ACTION_MS);
+    if (mine) return held(deps, mine, holder);
+    if (performance.now() >= giveUpAt) throw new ActionInProgressError(current.id);
+    // Real time, whatever the injected clock: the holder is another call working at its own pace.
+    await sleep(pause);
+    pause = Math.min(pause * 2, 200);
+    current = await deps.actions.get(first.id);
   }
-  return finish(deps, record);
+  throw new Error(`the record of action ${first.id} disappeared`);
+}
+
+/** The work of an action this call holds; a failure gives the hold back for the next call. */
+async function held(
+  deps: ActDeps,
+  record: ActionRecord,
+  holder: string,
+  resumed = false,
+): Promise<ActOutcome> {
+  try {
+    return await finish(deps, record, resumed);
+  } catch (error) {
+    await deps.actions.release(record.id, holder).catch(() => undefined);
+    throw error;
+  }
 }
 
 /** Finishes the actions a crash left open (the delivery pass calls this). Returns how many. */
 export async function finishActions(deps: ActDeps): Promise<number> {
   // A few a pass, and none after the first that fails: the pass's deliveries must not wait on an
   // upstream that does not answer, action after action.
-  const open = await deps.actions.unfinished(deps.clock.now() - STALE_ACTION_MS, FINISH_PER_PASS);
+  const now = deps.clock.now();
+  const open = await deps.actions.unfinished(now - STALE_ACTION_MS, FINISH_PER_PASS);
+  const holder = randomUUID();
   let finished = 0;
-  for (const record of open) {
+  for (const stale of open) {
+    // One still held is under way elsewhere (a slow upstream): its holder finishes it.
+    const record = await deps.actions.hold(stale.id, holder, now, now + STALE_ACTION_MS);
+    if (!record) continue;
     try {
-      await finish(deps, record, true);
+      await held(deps, record, holder, true);
       finished += 1;
       deps.logger.info('finished an action a crash had interrupted', {
         action: record.id,
@@ -194,88 +270,45 @@ async function finish(deps: ActDeps, record: ActionRecord, resumed = false): Pro
   const [flag, value] = flagOf(type);
   let { results, changed } = record;
   if (record.status === 'pending' || !results || !changed) {
-    const before = await deps.actions.flags(record.uids);
     const batches = await actUpstream(deps, type, record.uids);
     const failures = batches.flatMap((b) => (b.ok ? [] : [b.error]));
-    if (batches.length && failures.length === batches.length && failures.every(unanswered)) {
+    if (batches.length && failures.length === batches.length && failures.every(noAnswer)) {
       // Taken up by a pass after a crash, it stays open: the next pass asks again.
       if (resumed) throw failures[0];
-      await deps.actions.forget(id);
       const error = failures[0] as UpstreamError;
-      return {
-        id,
-        results: record.uids.map((uid) => ({ uid, ok: false, error: errorText(error) })),
-        replayed: false,
-        followUps: 0,
-        unanswered: error,
-      };
+      await deps.actions.forget(id, toldOf(error));
+      return unansweredOutcome({ ...record, unanswered: error }, false);
     }
     results = batches.flatMap((b) =>
       b.uids.map(
         (uid): UidResult => (b.ok ? { uid, ok: true } : { uid, ok: false, error: errorText(b.error) }),
       ),
     );
-    changed = results.filter((r) => r.ok && before.get(r.uid)?.[flag] !== value).map((r) => r.uid);
+    // Conditional per uid: of two actions setting one flag at once, one changes it and follows up.
+    const done = results.filter((r) => r.ok).map((r) => r.uid);
+    changed = await deps.actions.changeFlags(done, flag, value, id);
     await deps.actions.answered(id, results, changed);
   }
-  const done = results.filter((r) => r.ok).map((r) => r.uid);
-  const known = await deps.actions.flags(done);
-  const after = new Map(done.map((uid) => [uid, { ...known.get(uid), [flag]: value }]));
-  await deps.actions.setFlags([...after]);
+  const known = await deps.actions.flags(changed);
   await deps.actions.audit({ ...record, results, changed });
   let followUps = 0;
-  const action = {
-    id,
-    type,
-    by: record.by,
-    at: record.at,
-    ...(record.reason ? { reason: record.reason } : {}),
-  };
+  const { by, at, reason } = record;
+  const action = { id, type, by, at, ...(reason ? { reason } : {}) };
   for (const uid of changed) {
     // The flags as left now: the edited message shows the undo of what is done.
-    const flags = after.get(uid) ?? { [flag]: value };
+    const flags = { ...known.get(uid), [flag]: value };
     followUps += (await deps.followUp({ kind: 'event', key: uid, action: { ...action, flags } })).length;
   }
   await deps.actions.done(id);
-  return { id, results, replayed: false, followUps };
+  return { id, results, changed, replayed: false, followUps };
 }
 
-/**
- * Asks the upstream, each key with its own tenant's token and the upstream's own uid (a key of a
- * `tenants` entry is `<tenant>:<uid>`); the answers speak of keys again.
- */
-async function actUpstream(
-  deps: ActDeps,
-  type: EventActionType,
-  keys: readonly string[],
-): Promise<EventActionBatch[]> {
-  const ids = (await deps.tenants?.ids()) ?? [];
-  if (!ids.length || !deps.tenants) return deps.upstream.eventActions(type, keys);
-  const groups = new Map<number | undefined, { key: string; uid: string }[]>();
-  for (const key of keys) {
-    const { tenant, uid } = splitKey(key, ids);
-    const list = groups.get(tenant) ?? [];
-    list.push({ key, uid });
-    groups.set(tenant, list);
-  }
-  const out: EventActionBatch[] = [];
-  for (const [tenant, list] of groups) {
-    const client = tenant === undefined ? deps.upstream : deps.tenants.upstreamFor(tenant);
-    const keyOf = new Map(list.map((e) => [e.uid, e.key]));
-    const batches = await client.eventActions(
-      type,
-      list.map((e) => e.uid),
-    );
-    out.push(...batches.map((b) => ({ ...b, uids: b.uids.map((uid) => keyOf.get(uid) ?? uid) })));
-  }
-  return out;
-}
-
-/** The upstream did not answer (it may: retry), or refused our own credentials. */
-function unanswered(error: UpstreamError): boolean {
-  return error.retryable || error.code === 'unauthorized' || error.code === 'forbidden';
-}
-
-function errorText(error: unknown): string {
-  return error instanceof UpstreamError ? `${error.code}: ${error.message}` : String(error);
+/** The answer of an action the upstream did not answer: nothing changed, for every uid. */
+function unansweredOutcome(
+  record: Pick<ActionRecord, 'id' | 'uids' | 'unanswered'>,
+  replayed: boolean,
+): ActOutcome {
+  const error = upstreamErrorOf(record.unanswered);
+  const results = record.uids.map((uid) => ({ uid, ok: false, error: errorText(error) }));
+  return { id: record.id, results, changed: [], replayed, followUps: 0, unanswered: error };
 }

@@ -8,7 +8,13 @@
 import { slackText } from '../render/escape.ts';
 import { lookupText } from '../render/lookup.ts';
 import { flagOf } from '../state/actions.ts';
-import { type ActDeps, type ActRequest, actOnEvents } from './events.ts';
+import {
+  type ActDeps,
+  ActionInProgressError,
+  type ActOutcome,
+  type ActRequest,
+  actOnEvents,
+} from './events.ts';
 import type { LookupAnswer, LookupQuery } from './lookup.ts';
 import { type AnswerDeps, answerAt } from './slack-answer.ts';
 
@@ -31,6 +37,13 @@ export interface SlackWorkDeps extends AnswerDeps {
   lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
 }
 
+const ALREADY: Record<ActRequest['type'], string> = {
+  ignore: 'ignored',
+  remediate: 'marked remediated',
+  unignore: 'not ignored',
+  unremediate: 'not marked remediated',
+};
+
 /** Whether a queue message is Slack work (functions/worker.ts). */
 export function isSlackWork(value: unknown): value is SlackWork {
   const v = value as { kind?: unknown; request?: { id?: unknown }; query?: unknown } | null;
@@ -40,14 +53,29 @@ export function isSlackWork(value: unknown): value is SlackWork {
   );
 }
 
-/** Does the work; a failure of its own is answered at `response_url` when there is one. */
+/**
+ * Does the work; a failure of its own is answered at `response_url` when there is one. A click
+ * whose action another call took (Slack's retry, a replay) is answered by that call alone, and a
+ * webhook's message is replaced only by the click that changed the event.
+ */
 export async function runSlackWork(deps: SlackWorkDeps, work: SlackWork): Promise<void> {
   const ephemeral = (text: string) => ({ response_type: 'ephemeral', replace_original: false, text });
   if (work.kind === 'slack-action') {
     if (!deps.act) throw new Error('acting on events is not set up here');
-    const outcome = await actOnEvents(deps.act, work.request);
+    let outcome: ActOutcome;
+    try {
+      outcome = await actOnEvents(deps.act, work.request);
+    } catch (error) {
+      // A replay of a click another call is still working on: that call answers.
+      if (!(error instanceof ActionInProgressError)) throw error;
+      deps.logger.info('a repeated Slack click waits on the first; it answers', { action: error.id });
+      return;
+    }
+    // The same click again (Slack's retry, a replay): the first call answered at response_url.
+    if (outcome.replayed) return;
     const [result] = outcome.results;
-    if (result?.ok && !outcome.unanswered && work.replace) {
+    const changed = result?.ok === true && outcome.changed.includes(result.uid);
+    if (changed && work.replace) {
       const { type, by, id } = work.request;
       const [flag, value] = flagOf(type);
       const action = { id, type, by, at: new Date().toISOString() };
@@ -57,6 +85,13 @@ export async function runSlackWork(deps: SlackWorkDeps, work: SlackWork): Promis
         ...replacedMessage(work.replace, result.uid, action, { ...work.replace.flags, [flag]: value }),
       });
     }
+    // Done already (a second click, or someone else first): said to the clicker, no follow-up.
+    if (result?.ok && !changed)
+      await answerAt(
+        deps,
+        work.responseUrl,
+        ephemeral(`That event was ${ALREADY[work.request.type]} already: nothing changed.`),
+      );
     if (outcome.unanswered || !result?.ok)
       await answerAt(
         deps,

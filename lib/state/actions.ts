@@ -3,21 +3,29 @@
  * upstream is called, so an action happens once whatever crashes or repeats.
  *
  * - `begin` creates the record (`pending`) with a conditional put; the same id again finds it.
+ * - `hold` is the record's lease: only the call holding it works on the action (asks the upstream,
+ *   follows up), so the same id from many calls at once asks the upstream once; the others wait
+ *   for the record to be done and answer from it. A hold lapses (a crashed holder), and then the
+ *   next call, or a delivery pass, takes the action up.
  * - `answered` keeps the upstream's answer per uid and which uids it changed, in one write, before
  *   anything else moves: a crash after it finishes from the record, not from a second look.
  * - `done` marks it finished: out of the index the delivery pass reads to finish what a crash
  *   interrupted (`unfinished`, the sparse index gsi1 under `action#open`).
  *
  * The flags we know of each event (`flags#<uid>`: ignored, remediated) come from the actions taken
- * through us: the upstream's search does not say an event's flags by uid. So an action that sets a
- * flag we know is set already changes nothing (and no follow-up goes); one taken in the upstream's
- * own web app is unknown to us, and a follow-up of ours then repeats what it did, harmlessly.
+ * through us: the upstream's search does not say an event's flags by uid. A flag is changed with a
+ * conditional write that names the action that changed it (`ignoredBy`, `remediatedBy`), so of
+ * two actions setting it at once (a double click: two action ids) exactly one changes it and
+ * follows up; the same action again (resumed after a crash) finds its own name and still counts.
+ * An action that sets a flag we know is set already changes nothing (and no follow-up goes); one
+ * taken in the upstream's own web app is unknown to us, and a follow-up of ours then repeats what
+ * it did, harmlessly.
  *
  * The audit trail of actions (`audit#events`, newest first) holds each action with who, what, on
  * which uids, when, and the upstream's answer; written from the record, so writing it twice (a
  * resumed action) leaves one entry.
  */
-import { batchGet, batchPut, queryAll, type TableIo } from './io.ts';
+import { batchGet, mapLimit, queryAll, type TableIo } from './io.ts';
 import { marshall, unmarshall } from './marshall.ts';
 import { ConditionalCheckFailedException, PutItemCommand, QueryCommand, UpdateItemCommand } from './sdk.ts';
 
@@ -46,6 +54,20 @@ export interface ActionRecord {
   results?: UidResult[];
   /** The uids whose flag this action changed (they get follow-ups). */
   changed?: string[];
+  /** The call working on the action now (`hold`), and until when (ms): a lapsed hold is free. */
+  holder?: string;
+  heldUntil?: number;
+  /** With `forgotten`: how the upstream failed, so a call that waited answers as the holder did. */
+  unanswered?: { code: string; message: string; status?: number; retryAfterMs?: number };
+}
+
+/** An entry of the audit trail: an action, or a request refused before it acted (`refused`). */
+export interface ActionAuditEntry extends Omit<ActionRecord, 'status' | 'type' | 'holder' | 'heldUntil'> {
+  type: EventActionType | 'silence' | 'lookup' | 'unknown';
+  /** Why nothing was done (a Slack user not allowed to act); no upstream was asked. */
+  refused?: string;
+  /** The Slack workspace the request came from, when it is not ours. */
+  team?: string;
 }
 
 export interface EventFlags {
@@ -76,9 +98,15 @@ export class ActionStore {
     this.io = io;
   }
 
-  /** Creates the action's record; when one exists for this id, returns it instead. */
-  async begin(action: Omit<ActionRecord, 'status'>): Promise<{ created: true } | { existing: ActionRecord }> {
-    const record: ActionRecord = { ...action, status: 'pending' };
+  /**
+   * Creates the action's record (held by `hold` when given); when one exists for this id, returns
+   * it instead.
+   */
+  async begin(
+    action: Omit<ActionRecord, 'status'>,
+    hold?: { holder: string; heldUntil: number },
+  ): Promise<{ created: true } | { existing: ActionRecord }> {
+    const record: ActionRecord = { ...action, ...hold, status: 'pending' };
     try {
       await this.io.client.send(
         new PutItemCommand({
@@ -103,6 +131,54 @@ export class ActionStore {
     return item ? strip(unmarshall(item)) : undefined;
   }
 
+  /**
+   * Takes the action's work for `holder` until `until` (ms): when it is open and nobody else's hold
+   * runs past `now`. Returns the record as held, or undefined when it is done, forgotten, or held.
+   */
+  async hold(id: string, holder: string, now: number, until: number): Promise<ActionRecord | undefined> {
+    try {
+      const out = await this.io.client.send(
+        new UpdateItemCommand({
+          TableName: this.io.tableName,
+          Key: marshall(key(id)),
+          UpdateExpression: 'SET holder = :h, heldUntil = :until',
+          ConditionExpression:
+            'attribute_exists(pk) AND #status IN (:pending, :answered) AND (attribute_not_exists(heldUntil) OR heldUntil < :now OR holder = :h)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: marshall({
+            ':h': holder,
+            ':until': until,
+            ':now': now,
+            ':pending': 'pending',
+            ':answered': 'answered',
+          }),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return strip(unmarshall(out.Attributes ?? {}));
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+
+  /** Gives a hold back (its work failed): the next call may take the action up at once. */
+  async release(id: string, holder: string): Promise<void> {
+    try {
+      await this.io.client.send(
+        new UpdateItemCommand({
+          TableName: this.io.tableName,
+          Key: marshall(key(id)),
+          UpdateExpression: 'REMOVE holder, heldUntil',
+          ConditionExpression: 'holder = :h',
+          ExpressionAttributeValues: marshall({ ':h': holder }),
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
   /** Keeps the upstream's answer and what it changed (still open: follow-ups to come). */
   async answered(id: string, results: UidResult[], changed: string[]): Promise<void> {
     await this.update(id, 'SET #status = :s, results = :r, changed = :c', {
@@ -114,15 +190,19 @@ export class ActionStore {
 
   /** Finished: out of the open index. */
   async done(id: string): Promise<void> {
-    await this.update(id, 'SET #status = :s REMOVE gsi1pk, gsi1sk', { ':s': 'done' });
+    await this.update(id, 'SET #status = :s REMOVE gsi1pk, gsi1sk, holder, heldUntil', { ':s': 'done' });
   }
 
   /**
    * Forgets an action the upstream never answered: out of the open index, and `begin` with the
-   * same id creates it afresh, so trying it again really tries again.
+   * same id creates it afresh, so trying it again really tries again. `unanswered` says how the
+   * upstream failed, for the calls that waited on this one.
    */
-  async forget(id: string): Promise<void> {
-    await this.update(id, 'SET #status = :s REMOVE gsi1pk, gsi1sk', { ':s': 'forgotten' });
+  async forget(id: string, unanswered: NonNullable<ActionRecord['unanswered']>): Promise<void> {
+    await this.update(id, 'SET #status = :s, unanswered = :u REMOVE gsi1pk, gsi1sk, holder, heldUntil', {
+      ':s': 'forgotten',
+      ':u': unanswered,
+    });
   }
 
   /** Open actions begun before `before` (ms): those a crash may have interrupted, oldest first. */
@@ -155,17 +235,41 @@ export class ActionStore {
     return out;
   }
 
-  /** Writes the flags an action left on `uids`. */
-  async setFlags(entries: readonly [string, EventFlags][]): Promise<void> {
-    await batchPut(
-      this.io,
-      entries.map(([uid, flags]) => marshall({ ...flagsKey(uid), uid, ...flags })),
-    );
+  /**
+   * Sets `flag` to `value` on `uids` for action `id`, each with a condition: the flag is not at
+   * `value` yet, or this same action set it. Returns the uids this action changed; of several
+   * actions setting one flag at once, one changes it.
+   */
+  async changeFlags(
+    uids: readonly string[],
+    flag: keyof EventFlags,
+    value: boolean,
+    id: string,
+  ): Promise<string[]> {
+    const changed = await mapLimit(uids, 10, async (uid) => {
+      try {
+        await this.io.client.send(
+          new UpdateItemCommand({
+            TableName: this.io.tableName,
+            Key: marshall(flagsKey(uid)),
+            UpdateExpression: 'SET #uid = :uid, #flag = :v, #by = :id',
+            ConditionExpression: 'attribute_not_exists(#flag) OR #flag <> :v OR #by = :id',
+            ExpressionAttributeNames: { '#uid': 'uid', '#flag': flag, '#by': `${flag}By` },
+            ExpressionAttributeValues: marshall({ ':uid': uid, ':v': value, ':id': id }),
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException) return false;
+        throw error;
+      }
+    });
+    return uids.filter((_, i) => changed[i]);
   }
 
   /** The action in the audit trail (once, however often written). */
-  async audit(record: ActionRecord): Promise<void> {
-    const { status: _status, ...entry } = record;
+  async audit(record: ActionRecord | ActionAuditEntry): Promise<void> {
+    const { status: _s, holder: _h, heldUntil: _u, unanswered: _n, ...entry } = record as ActionRecord;
     await this.io.client.send(
       new PutItemCommand({
         TableName: this.io.tableName,
@@ -175,7 +279,7 @@ export class ActionStore {
   }
 
   /** The audit trail of actions, newest first. */
-  async auditTrail(limit = 100): Promise<Omit<ActionRecord, 'status'>[]> {
+  async auditTrail(limit = 100): Promise<ActionAuditEntry[]> {
     const out = await this.io.client.send(
       new QueryCommand({
         TableName: this.io.tableName,
@@ -187,7 +291,7 @@ export class ActionStore {
     );
     return (out.Items ?? []).map((item) => {
       const { pk: _pk, sk: _sk, ...entry } = unmarshall(item);
-      return entry as unknown as Omit<ActionRecord, 'status'>;
+      return entry as unknown as ActionAuditEntry;
     });
   }
 

@@ -520,7 +520,9 @@ export class UpstreamClient {
   /**
    * Endpoint 12 for any number of uids: validated first (a bad type or uid sends nothing), then
    * sent 10 at a time, in order. A refused request does not stop the next; each batch says how it
-   * went. Duplicate uids are sent once.
+   * went. The upstream refuses a request whole when one of its uids is wrong (an unknown event):
+   * a batch refused for what it holds (a 4xx other than our credentials, the rate or a timeout) is
+   * sent again one uid at a time, so each uid gets its own answer. Duplicate uids are sent once.
    */
   async eventActions(
     type: EventActionType,
@@ -532,16 +534,23 @@ export class UpstreamClient {
       throw new RequestLimitError(endpoint, `${endpoint}: type must be one of ${EVENT_ACTIONS.join(', ')}`);
     for (const uid of uids) checkSegment(endpoint, 'every uid', uid);
     const unique = [...new Set(uids)];
-    const out: EventActionBatch[] = [];
-    for (let i = 0; i < unique.length; i += LIMITS.eventActionTargets) {
-      const batch = unique.slice(i, i + LIMITS.eventActionTargets);
+    const send = async (batch: string[]): Promise<EventActionBatch> => {
       try {
         await this.eventAction(type, batch, options);
-        out.push({ uids: batch, ok: true });
+        return { uids: batch, ok: true };
       } catch (error) {
         if (!(error instanceof UpstreamError)) throw error;
-        out.push({ uids: batch, ok: false, error });
+        return { uids: batch, ok: false, error };
       }
+    };
+    const out: EventActionBatch[] = [];
+    for (let i = 0; i < unique.length; i += LIMITS.eventActionTargets) {
+      const batch = await send(unique.slice(i, i + LIMITS.eventActionTargets));
+      if (batch.ok || batch.uids.length === 1 || !refusedForItsTargets(batch.error)) {
+        out.push(batch);
+        continue;
+      }
+      for (const uid of batch.uids) out.push(await send([uid]));
     }
     return out;
   }
@@ -634,4 +643,14 @@ export class UpstreamClient {
   identitiesByPasswordPages(password: string, params: { size?: number } = {}, options?: CallOptions) {
     return pagesById((from) => this.identitiesByPassword(password, { ...params, from }, options));
   }
+}
+
+/**
+ * An endpoint 12 refusal that may be about one of the request's uids: a 4xx the upstream sent
+ * (not one we raised before sending), other than our credentials (401, 403), a timeout (408) or
+ * the rate (429).
+ */
+function refusedForItsTargets(error: UpstreamError): boolean {
+  const status = error.status;
+  return status !== undefined && status >= 400 && status < 500 && ![401, 403, 408, 429].includes(status);
 }

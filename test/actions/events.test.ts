@@ -131,15 +131,23 @@ describe('events ignore through the real CLI', () => {
     expect(await seen(uid)).toMatchObject({ edits: 2, replies: 2, resolves: 1 });
   });
 
-  it('an upstream refusal of one uid changes nothing for it; the others go; exit 1', async () => {
+  it('an upstream refusal of one uid changes nothing for it; the others go, each with its own answer; exit 1', async () => {
     const uid = uidAt(1);
     const r = await cli(['events', 'remediate', 'no/such/event', uid]);
     expect(r.code).toBe(1);
-    // Both went in one request, which the upstream refused whole: nothing changed anywhere.
+    // The upstream refuses the request of both whole; each uid is then asked alone.
     expect(r.out).toContain('no/such/event  refused: not_found');
-    expect(r.out).toContain(`${uid}  refused: not_found`);
-    expect(events()[1]?.isRemediated).toBe(false);
-    expect(await seen(uid)).toMatchObject({ edits: 0, replies: 0, resolves: 0 });
+    expect(r.out).not.toContain(`${uid}  refused`);
+    expect(r.out).toContain(`${uid}  marked remediated`);
+    expect(r.out).toMatch(/1 of 2 events marked remediated; 2 follow-ups/);
+    expect(control().calls('eventActions')).toHaveLength(3);
+    expect(events()[1]?.isRemediated).toBe(true);
+    expect(await seen(uid)).toMatchObject({ edits: 1, replies: 1, resolves: 1 });
+    const [entry] = await world.runtime.act.actions.auditTrail();
+    expect(entry?.results).toEqual([
+      { uid: 'no/such/event', ok: false, error: expect.stringMatching(/^not_found: .*no\/such\/event/) },
+      { uid, ok: true },
+    ]);
   });
 
   it('the upstream refusing our credentials: nothing recorded or changed, exit 3, and the same id tries again later', async () => {
@@ -180,13 +188,15 @@ describe('an interrupted action the upstream does not answer', () => {
   it('stays open, pass after pass, and is finished once the upstream answers', async () => {
     const uid = uidAt(6);
     const act = world.runtime.act;
-    const actions = Object.create(act.actions) as ActionStore;
-    actions.flags = () => {
-      throw new Error('crash');
+    // The run dies once the action is recorded, before the upstream hears of it.
+    const upstream = {
+      eventActions: () => {
+        throw new Error('crash');
+      },
     };
     for (const id of ['open-1', 'open-2'])
       await expect(
-        actOnEvents({ ...act, actions }, { type: 'ignore', uids: [uid], by: 'cli:ana', id }),
+        actOnEvents({ ...act, upstream }, { type: 'ignore', uids: [uid], by: 'cli:ana', id }),
       ).rejects.toThrow('crash');
     await world.runtime.deliver.clock.sleep(61_000);
     control().addFault({ endpoint: 'eventActions', status: 401, times: 5 });
@@ -206,7 +216,13 @@ describe('an interrupted action the upstream does not answer', () => {
 });
 
 describe('a crash at every step boundary of an action', () => {
-  type Step = 'after-begin' | 'after-upstream' | 'after-answer' | 'after-audit' | 'after-follow-ups';
+  type Step =
+    | 'after-begin'
+    | 'after-upstream'
+    | 'after-flags'
+    | 'after-answer'
+    | 'after-audit'
+    | 'after-follow-ups';
   /** The runtime's action deps, with the run dying at `step` (once). */
   function crashing(act: ActDeps, step: Step): ActDeps {
     const store = act.actions;
@@ -214,13 +230,16 @@ describe('a crash at every step boundary of an action', () => {
       throw new Error(`crash ${step}`);
     };
     const actions = Object.create(store) as ActionStore;
-    if (step === 'after-begin') actions.flags = die;
-    if (step === 'after-upstream') actions.answered = die;
-    if (step === 'after-answer') actions.setFlags = die;
+    // A dead run gives nothing back: its hold on the action lapses by itself.
+    actions.release = async () => undefined;
+    if (step === 'after-upstream') actions.changeFlags = die;
+    if (step === 'after-flags') actions.answered = die;
+    if (step === 'after-answer') actions.audit = die;
     if (step === 'after-follow-ups') actions.done = die;
     return {
       ...act,
       actions,
+      ...(step === 'after-begin' ? { upstream: { eventActions: die } } : {}),
       followUp: step === 'after-audit' ? die : act.followUp,
     };
   }
@@ -228,6 +247,7 @@ describe('a crash at every step boundary of an action', () => {
   it.each<[Step, number]>([
     ['after-begin', 4],
     ['after-upstream', 5],
+    ['after-flags', 2],
     ['after-answer', 6],
     ['after-audit', 7],
     ['after-follow-ups', 0],
@@ -237,7 +257,8 @@ describe('a crash at every step boundary of an action', () => {
     await expect(
       actOnEvents(crashing(act, step), { type: 'ignore', uids: [uid], by: 'cli:ana', id: `crash-${step}` }),
     ).rejects.toThrow(`crash ${step}`);
-    // A pass at once leaves it: it may still be under way. A minute later, it is finished.
+    // A pass at once leaves it: it may still be under way (and it is still held). A minute later,
+    // the hold has lapsed, and the pass finishes it.
     await world.deliver();
     await world.runtime.deliver.clock.sleep(61_000);
     await world.deliver();

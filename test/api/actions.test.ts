@@ -95,23 +95,26 @@ describe('POST /events/actions', () => {
     const first = await act(soar, { action: 'ignore', uids: [uid, 'no/such'], reason: 'fp' }, 'ticket-42');
     expect(first.status).toBe(200);
     const body = (await first.json()) as { results: { uid: string; ok: boolean; error?: string }[] };
-    // One request of two uids, refused whole by the upstream for the unknown one.
+    // The upstream refuses the request of both whole for the unknown one; each is then asked
+    // alone, and answered with its own outcome.
     expect(body.results.map((r) => [r.uid, r.ok])).toEqual([
-      [uid, false],
+      [uid, true],
       ['no/such', false],
     ]);
-    expect(body.results[0]?.error).toMatch(/^not_found/);
+    expect(body.results[1]?.error).toMatch(/^not_found: .*no\/such/);
+    expect(events()[0]?.isIgnored).toBe(true);
+    expect(calls() - before).toBe(3);
+    // The same key again: the same answer, no second request upstream.
+    const again = await act(soar, { action: 'ignore', uids: [uid, 'no/such'], reason: 'fp' }, 'ticket-42');
+    expect(((await again.json()) as { results: unknown[] }).results).toEqual(body.results);
+    // Another key: asked again (harmless), but the flag is set already: no second follow-up.
     const ok = await act(soar, { action: 'ignore', uids: [uid], reason: 'fp' }, 'ticket-43');
     expect(((await ok.json()) as { results: unknown[] }).results).toEqual([{ uid, ok: true }]);
-    expect(events()[0]?.isIgnored).toBe(true);
-    // The same key again: the same answer, no second request upstream.
-    const again = await act(soar, { action: 'ignore', uids: [uid], reason: 'fp' }, 'ticket-43');
-    expect(((await again.json()) as { results: unknown[] }).results).toEqual([{ uid, ok: true }]);
-    expect(calls() - before).toBe(2);
+    expect(calls() - before).toBe(4);
     const trail = await deps.act?.actions.auditTrail();
-    expect(trail?.map((e) => [e.by, e.results?.every((r) => r.ok)])).toEqual([
-      ['soar', true],
-      ['soar', false],
+    expect(trail?.map((e) => [e.by, e.results?.map((r) => r.ok), e.changed])).toEqual([
+      ['soar', [true], []],
+      ['soar', [true, false], [uid]],
     ]);
     // The follow-ups wait for the pollers' next delivery pass.
     await world.deliver();

@@ -1,0 +1,189 @@
+/**
+ * Actions at the same moment, really at once (Promise.all against one dynalite, the emulator over
+ * HTTP): 20 requests with one Idempotency-Key, through `app.request` and through the Lambda
+ * handler, ask the upstream once and all answer as the first; two clicks on one button (two
+ * `action_ts`) and an API call at once change the flag once. Either way, the next delivery pass
+ * edits the Slack message once, replies in its thread once and resolves PagerDuty once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSlackWork } from '../../lib/actions/slack-work.ts';
+import { createApiApp } from '../../lib/api/app.ts';
+import { sha256Hex } from '../../lib/api/auth.ts';
+import { createApiDeps } from '../../lib/api/deps.ts';
+import { createLambdaHandler } from '../../lib/api/lambda.ts';
+import { readEnvironment } from '../../lib/env.ts';
+import { memoryLogger } from '../../lib/log.ts';
+import { deliveryId } from '../../lib/state/records/record.ts';
+import type { EventItem } from '../../lib/upstream/schemas.ts';
+import { functionUrlEvent } from '../api/function-url.ts';
+import { JSON_TYPE, newToken } from '../api/harness.ts';
+import { skipClock } from '../helpers/clock.ts';
+import { useDynalite } from '../helpers/dynamo.ts';
+import { useEmulator } from '../helpers/emulator.ts';
+import { TEST_ROUTING_KEY, usePagerDutyReceivers } from '../helpers/pagerduty-receiver.ts';
+import { type Receiver, useReceivers } from '../helpers/receiver.ts';
+import { SLACK_CHANNEL, type SlackStandIn, slackSigned, startSlackApi } from '../helpers/slack-api.ts';
+import { makeWorld } from '../helpers/world.ts';
+
+const emu = useEmulator({ eventsPerTenant: 4, lateMatchesPerTenant: 0, credentials: 0 });
+const db = useDynalite();
+const pagerduty = usePagerDutyReceivers();
+const receivers = useReceivers();
+let slack: SlackStandIn;
+beforeAll(async () => {
+  slack = await startSlackApi();
+});
+afterAll(() => slack.close());
+
+const SECRET = 'slack-signing-secret-for-tests';
+const TEAM = 'T0TEAM01';
+const ANA = 'U0ANA001';
+const control = () => emu.running.emulator.control;
+const events = () => emu.running.emulator.dataset.tenant('acme').events;
+const uidAt = (i: number) => (events()[i]?.item as unknown as EventItem | undefined)?.metadata.uid ?? '';
+
+async function setUp() {
+  control().clearFaults();
+  control().clearLog();
+  for (const e of events()) e.isIgnored = false;
+  slack.reset();
+  const pd = await pagerduty();
+  const answers: Receiver = await receivers();
+  const slackActions = {
+    signingSecret: { secret: 'slackSigning' },
+    teamId: TEAM,
+    allowedUsers: [ANA],
+    responseUrlPrefix: `${answers.url}/`,
+  };
+  const world = await makeWorld(
+    emu,
+    db,
+    {
+      sources: { tenantEvents: { lookback: 'P30D' } },
+      destinations: {
+        app: { type: 'slack', token: { secret: 'bot' }, channel: SLACK_CHANNEL, apiUrl: slack.url },
+        pager: { type: 'pagerduty', url: pd.url, routingKey: TEST_ROUTING_KEY },
+      },
+      routes: [{ name: 'all', to: ['app', 'pager'] }],
+      digest: { threshold: 50, maxItems: 20 },
+      actions: { slack: slackActions },
+    },
+    { secrets: { bot: slack.token, slackSigning: SECRET }, clock: skipClock() },
+  );
+  await world.cycle('events');
+  const soar = newToken();
+  const env = readEnvironment({
+    EXPOSURE_API_URL: emu.url,
+    EXPOSURE_API_TOKEN: 'emu-acme-token',
+    TABLE_NAME: world.table,
+    DYNAMODB_ENDPOINT: db.endpoint,
+  });
+  const deps = await createApiDeps(
+    env,
+    {
+      apiClients: { soar: { digest: sha256Hex(soar), scopes: ['events:act'] } },
+      slackSigning: SECRET,
+    },
+    { logger: memoryLogger('info'), slackActions, upstream: { maxAttempts: 1, timeoutMs: 2_000 } },
+  );
+  const pending: Promise<void>[] = [];
+  const workDeps = { act: deps.act, responseUrlPrefix: `${answers.url}/`, logger: deps.logger };
+  const app = createApiApp({
+    ...deps,
+    handOff: async (work) => {
+      pending.push(runSlackWork(workDeps, JSON.parse(JSON.stringify(work))));
+    },
+  });
+  const settled = async () => {
+    while (pending.length) await Promise.all(pending.splice(0));
+  };
+  const body = (uid: string) => JSON.stringify({ action: 'ignore', uids: [uid] });
+  const headers = (key: string) => ({
+    Authorization: `Bearer ${soar}`,
+    ...JSON_TYPE,
+    'Idempotency-Key': key,
+  });
+  const act = (uid: string, key: string) =>
+    app.request('/events/actions', { method: 'POST', headers: headers(key), body: body(uid) });
+  const lambda = createLambdaHandler(app);
+  const actOnLambda = (uid: string, key: string) =>
+    lambda(functionUrlEvent('POST', '/events/actions', { headers: headers(key), body: body(uid) }));
+  const click = (uid: string, actionTs: string) => {
+    const form = `payload=${encodeURIComponent(
+      JSON.stringify({
+        type: 'block_actions',
+        user: { id: ANA },
+        team: { id: TEAM },
+        response_url: `${answers.url}/actions/1`,
+        actions: [
+          { action_id: 'exposure:ignore', block_id: `exposure:${uid}`, value: uid, action_ts: actionTs },
+        ],
+      }),
+    )}`;
+    return app.request('/slack/interactions', {
+      method: 'POST',
+      headers: slackSigned(form, SECRET),
+      body: form,
+    });
+  };
+  /** What each destination shows of `uid` after a delivery pass. */
+  const seen = async (uid: string) => {
+    await world.deliver();
+    const id = deliveryId('app', 'event', uid);
+    const posted = (await world.runtime.deliveries.getMany([id])).get(id)?.posted;
+    const message = slack.top().find((m) => m.ts === posted?.ts);
+    return {
+      edits: message?.edits.length ?? 0,
+      replies: slack.thread(posted?.ts ?? '').length,
+      resolves: pd.requests.filter(
+        (r) => r.event?.event_action === 'resolve' && r.event?.dedup_key === `event:${uid}`,
+      ).length,
+    };
+  };
+  return { deps, act, actOnLambda, click, settled, seen };
+}
+
+describe('actions at the same moment', () => {
+  it('20 requests with one Idempotency-Key at once (app.request): one upstream call, each answered as the first, one follow-up per destination', async () => {
+    const { deps, act, seen } = await setUp();
+    const uid = uidAt(0);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => act(uid, 'same-key')));
+    expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200));
+    for (const r of answers) expect(await r.json()).toEqual({ results: [{ uid, ok: true }] });
+    expect(control().calls('eventActions')).toHaveLength(1);
+    expect(events()[0]?.isIgnored).toBe(true);
+    expect(await deps.act?.actions.auditTrail()).toHaveLength(1);
+    expect(await seen(uid)).toEqual({ edits: 1, replies: 1, resolves: 1 });
+  });
+
+  it('20 requests with one Idempotency-Key at once through the Lambda handler: one upstream call, one follow-up per destination', async () => {
+    const { act, actOnLambda, seen } = await setUp();
+    const uid = uidAt(1);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => actOnLambda(uid, 'lambda-key')));
+    expect(answers.map((r) => r.statusCode)).toEqual(Array(20).fill(200));
+    for (const r of answers) expect(JSON.parse(r.body ?? '')).toEqual({ results: [{ uid, ok: true }] });
+    expect(control().calls('eventActions')).toHaveLength(1);
+    // The same key later, through the other door: still that one action.
+    expect(await (await act(uid, 'lambda-key')).json()).toEqual({ results: [{ uid, ok: true }] });
+    expect(control().calls('eventActions')).toHaveLength(1);
+    expect(await seen(uid)).toEqual({ edits: 1, replies: 1, resolves: 1 });
+  });
+
+  it('two clicks on one button (two action_ts) and an API call at once: the flag changed once, one follow-up per destination', async () => {
+    const { deps, act, click, settled, seen } = await setUp();
+    const uid = uidAt(2);
+    const answers = await Promise.all([
+      click(uid, '1716999999.000001'),
+      click(uid, '1716999999.000002'),
+      act(uid, 'from-a-runbook'),
+    ]);
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200]);
+    await settled();
+    expect(events()[2]?.isIgnored).toBe(true);
+    // Three actions, each asked upstream (harmless: its actions are idempotent); one changed the flag.
+    const trail = (await deps.act?.actions.auditTrail()) ?? [];
+    expect(trail).toHaveLength(3);
+    expect(trail.filter((e) => e.changed?.includes(uid))).toHaveLength(1);
+    expect(await seen(uid)).toEqual({ edits: 1, replies: 1, resolves: 1 });
+  });
+});
