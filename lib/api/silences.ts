@@ -99,7 +99,11 @@ async function audited<T>(
  */
 export async function addSilence(
   deps: SilenceDeps,
-  request: SilenceChange & { body: unknown },
+  request: SilenceChange & {
+    body: unknown;
+    /** The silence's id when the request names one (state/silences.ts silenceIdFor): made once. */
+    id?: string;
+  },
 ): Promise<{ silence: Silence; warnings: string[] }> {
   const now = deps.now();
   const checked = checkSilenceRequest(request.body, now);
@@ -107,7 +111,7 @@ export async function addSilence(
     throw new ApiError('invalid_request', `the silence is invalid: ${issuesToText(checked.issues)}`);
   }
   const silence: Silence = {
-    id: newSilenceId(now),
+    id: request.id ?? newSilenceId(now),
     ...checked.value,
     createdBy: request.client,
     createdAt: new Date(now).toISOString(),
@@ -123,8 +127,10 @@ export async function addSilence(
       silence: { match: silence.match, until: silence.until, reason: silence.reason },
     },
     async () => {
-      await deps.silences.create(silence);
-      return { result: { silence, warnings: checked.warnings }, outcome: 'ok', status: 201 };
+      const made = await deps.silences.create(silence);
+      // The same request again: the silence it made the first time.
+      const outcome = made === silence ? 'ok' : 'replayed';
+      return { result: { silence: made, warnings: checked.warnings }, outcome, status: 201 };
     },
   );
 }

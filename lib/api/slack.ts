@@ -7,7 +7,8 @@
  *   in constant time over the raw bytes, a timestamp within 5 minutes. A failure is 401, logged and
  *   counted (`SlackRequestsRejected`), and writes nothing: the URL is public.
  * - Then the workspace and the user: only `allowedUsers` (or `"*"`, every member of `teamId`) may
- *   act or look up; anyone else gets a refusal only they see, and nothing happens.
+ *   act or look up; anyone else gets a refusal only they see, and nothing happens but an entry in
+ *   the actions' audit trail (who, what they tried, refused).
  * - Slack gets its answer at once. An action is recorded first (its id is the team, the user and
  *   the click's `action_ts`, so a replay within Slack's 5 minutes is the same action and does
  *   nothing more); the upstream call and the follow-ups, and a lookup's answer (posted to the
@@ -22,13 +23,12 @@ import { answerAt } from '../actions/slack-answer.ts';
 import type { SlackWork } from '../actions/slack-work.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
-import { splitKey } from '../poll/ids.ts';
 import { BLOCK_PREFIX } from '../render/slack-buttons.ts';
-import type { EventActionType } from '../state/actions.ts';
+import type { ActionAuditEntry, EventActionType } from '../state/actions.ts';
 import { readBounded } from './body.ts';
 import { ApiError } from './errors.ts';
 import type { SilenceDeps } from './silences.ts';
-import { addSilence } from './silences.ts';
+import { parseSimilar, silenceSimilar } from './slack-similar.ts';
 
 /** A request from Slack holds at most this: a `block_actions` payload carries the whole message. */
 export const SLACK_MAX_BYTES = 64 * 1024;
@@ -121,6 +121,38 @@ export function mayAct(settings: SlackSettings, team: string | undefined, user: 
   return settings.allowedUsers.includes('*') || settings.allowedUsers.includes(user);
 }
 
+/**
+ * A verified request from a Slack user not allowed to act, in the actions' audit trail: who, what
+ * they tried, on which event, refused. A trail that cannot be written is logged: the refusal
+ * stands either way.
+ */
+async function auditRefusal(
+  deps: SlackDeps,
+  tried: {
+    id: string;
+    type: ActionAuditEntry['type'];
+    uids: string[];
+    user: string | undefined;
+    team: string | undefined;
+  },
+): Promise<void> {
+  const entry: ActionAuditEntry = {
+    id: tried.id,
+    type: tried.type,
+    uids: tried.uids,
+    by: `slack:${tried.user ?? 'unknown'}`,
+    at: new Date(deps.now()).toISOString(),
+    refused: 'not allowed: not in actions.slack.allowedUsers of this workspace',
+    ...(tried.team !== deps.slack.teamId ? { team: tried.team ?? 'unknown' } : {}),
+  };
+  try {
+    if (!deps.act) throw new Error('no audit trail of actions here');
+    await deps.act.actions.audit(entry);
+  } catch (error) {
+    deps.logger.error('could not audit a refused Slack request', { user: tried.user, error });
+  }
+}
+
 const NOT_ALLOWED =
   'You are not allowed to act on alerts or look things up here. Ask an admin to add your Slack user id to actions.slack.allowedUsers.';
 
@@ -180,6 +212,16 @@ export async function slackInteraction(deps: SlackDeps, form: URLSearchParams): 
     ).catch((error: unknown) => deps.logger.warn('could not answer at response_url', { error }));
   if (!mayAct(deps.slack, team, user)) {
     deps.logger.info('a Slack user not allowed to act clicked a button', { user, team });
+    const what = click.action_id === 'exposure:silence' ? 'silence' : ACTION_TYPES[click.action_id];
+    const key =
+      what === 'silence' ? parseSimilar(click.block_id, click.selected_option?.value)?.key : click.value;
+    await auditRefusal(deps, {
+      id: `slack:${team ?? ''}:${user ?? ''}:${click.action_ts ?? ''}`,
+      type: what ?? 'unknown',
+      uids: key ? [key] : [],
+      user,
+      team,
+    });
     await reply(NOT_ALLOWED);
     return;
   }
@@ -205,49 +247,14 @@ export async function slackInteraction(deps: SlackDeps, form: URLSearchParams): 
     });
     return;
   }
-  if (click.action_id === 'exposure:silence') {
-    const similar = parseSimilar(click.block_id, click.selected_option?.value);
-    if (!similar) throw new ApiError('invalid_request', 'the select names no event');
-    // A `tenants` entry's event (its key `<tenant>:<uid>`): the silence is that tenant's alone.
-    const { tenant } = splitKey(similar.key, (await deps.act?.tenants?.ids()) ?? []);
-    const { silence } = await addSilence(deps, {
-      client: by,
-      requestId: `slack:${team}:${user}:${click.action_ts ?? ''}`,
-      body: {
-        match: {
-          kind: 'event',
-          types: [similar.type],
-          ...(similar.identifiers.length ? { identifiers: similar.identifiers } : {}),
-          ...(tenant === undefined ? {} : { tenants: [tenant] }),
-        },
-        until: similar.for,
-        reason: `Silence similar, from Slack, on ${similar.key}`,
-      },
-    });
-    reply(
-      `Silenced events of type ${shown(similar.type)} for the same identifiers${tenant === undefined ? '' : ` of tenant ${tenant}`} until ${silence.until} (${silence.id}).`,
+  if (click.action_id === 'exposure:silence')
+    await reply(
+      await silenceSimilar(deps, {
+        ...click,
+        by,
+        requestId: `slack:${team}:${user}:${click.action_ts ?? ''}`,
+      }),
     );
-  }
-}
-
-/** What the silence select carries: the event's key (its block's id), type and identifier ids, and for how long. */
-export interface Similar {
-  key: string;
-  type: string;
-  identifiers: number[];
-  for: 'PT1H' | 'P1D' | 'P7D';
-}
-
-/** Reads `exposure:<key>` and `<duration>|<type>|<ids>` (render/slack.ts writes them). */
-export function parseSimilar(blockId: string | undefined, value: string | undefined): Similar | undefined {
-  const prefix = [BLOCK_PREFIX.app, BLOCK_PREFIX.webhook].find((p) => blockId?.startsWith(p));
-  if (!prefix || !blockId || !value) return undefined;
-  const [duration, type, ids = ''] = value.split('|');
-  if (duration !== 'PT1H' && duration !== 'P1D' && duration !== 'P7D') return undefined;
-  if (!type || !/^[a-z0-9_]+$/.test(type)) return undefined;
-  const identifiers = ids === '' ? [] : ids.split(',').map(Number);
-  if (identifiers.some((n) => !Number.isSafeInteger(n))) return undefined;
-  return { key: blockId.slice(prefix.length), type, identifiers, for: duration };
 }
 
 const HELP = [
@@ -259,8 +266,19 @@ const HELP = [
 /** `POST /slack/commands`, verified: `/exposure help` or `/exposure lookup <what>`. Answers at once. */
 export async function slackCommand(deps: SlackDeps, form: URLSearchParams): Promise<Record<string, unknown>> {
   const ephemeral = (text: string) => ({ response_type: 'ephemeral', text });
-  if (!mayAct(deps.slack, form.get('team_id') ?? undefined, form.get('user_id') ?? undefined))
+  const team = form.get('team_id') ?? undefined;
+  const user = form.get('user_id') ?? undefined;
+  if (!mayAct(deps.slack, team, user)) {
+    const at = form.get('trigger_id') ?? String(deps.now());
+    await auditRefusal(deps, {
+      id: `slack:${team ?? ''}:${user ?? ''}:${at}`,
+      type: 'lookup',
+      uids: [],
+      user,
+      team,
+    });
     return ephemeral(NOT_ALLOWED);
+  }
   const [verb = '', ...rest] = (form.get('text') ?? '').trim().split(/\s+/);
   const what = rest.join(' ');
   if (verb === 'lookup' && what && deps.lookup) {

@@ -22,10 +22,11 @@ export const SILENCE_CHOICES = [
 
 /**
  * The buttons of an event's own message (interface.md section 9): Ignore and Remediated, or their
- * undo once done, and the `Silence similar` select. The block's id carries the event's key, each
- * option `<duration>|<type>|<identifier ids>`: what a silence of similar events matches. Slack
- * takes an id of 255 characters and a value of 150: an event whose key or silence does not fit
- * goes without (never a broader silence than asked).
+ * undo once done, and the `Silence similar` select. The block's id carries the event's key (and so
+ * its tenant), each option `<duration>|<type>|<identifier ids>`: what a silence of similar events
+ * matches. A silence is never broader than the event: one without identifiers gets no select (its
+ * silence would hold back every event of its type), and Slack takes an id of 255 characters and a
+ * value of 150, so an event whose key or silence does not fit goes without one.
  */
 export function actionButtons(
   alert: EventDelivery,
@@ -40,16 +41,17 @@ export function actionButtons(
     text: { type: 'plain_text', text: label },
     value: `${duration}|${alert.item.metadata.type}|${ids}`,
   }));
-  const select = similar.every((o) => o.value.length <= 150)
-    ? [
-        {
-          type: 'static_select',
-          action_id: 'exposure:silence',
-          placeholder: { type: 'plain_text', text: 'Silence similar' },
-          options: similar,
-        },
-      ]
-    : [];
+  const select =
+    ids !== '' && similar.every((o) => o.value.length <= 150)
+      ? [
+          {
+            type: 'static_select',
+            action_id: 'exposure:silence',
+            placeholder: { type: 'plain_text', text: 'Silence similar' },
+            options: similar,
+          },
+        ]
+      : [];
   return [
     {
       type: 'actions',

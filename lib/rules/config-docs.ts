@@ -287,6 +287,10 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     text: 'items of these `tenants` entries, by id or name (never an item of the top-level sources)',
     example: ['Acme'],
   },
+  'match.topLevel': {
+    text: '`true`: only items of the top-level `sources`; `false`: only items of `tenants` entries',
+    example: true,
+  },
   'routes[].to': {
     text: 'destination names; empty with `stop`: the matching items go nowhere (a drop rule)',
     example: ['soc'],

@@ -64,5 +64,7 @@ export const matchSchema = z.strictObject({
   domains: z.optional(z.array(domainName)),
   /** Items of these `tenants` entries, by id or name. */
   tenants: z.optional(z.array(z.union([z.int(), nonEmpty]))),
+  /** `true`: only items of the top-level sources; `false`: only items of `tenants` entries. */
+  topLevel: z.optional(z.boolean()),
 });
 export type Match = z.infer<typeof matchSchema>;

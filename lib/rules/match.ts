@@ -21,6 +21,8 @@
  *   case-insensitively and ignoring a trailing dot; `notexample.com` is not under `example.com`.
  * - `tenants`: an id or a name of a `tenants` entry, compared as `identifiers` are; an item of the
  *   top-level sources belongs to no entry, so a `tenants` match never matches it.
+ * - `topLevel`: `true` holds for an item of the top-level sources (no tenant), `false` for an item
+ *   of a `tenants` entry; so a silence of a top-level event never reaches a tenant's.
  * - Silences: the first silence that matches and whose `until` is still ahead of `now` applies.
  */
 import type { Alert } from '../model.ts';
@@ -78,6 +80,7 @@ export function matches(match: Match, alert: Alert): boolean {
     const tenant = alert.tenant;
     if (!tenant || !match.tenants.some((s) => identifierMatches(s, tenant))) return false;
   }
+  if (match.topLevel !== undefined && match.topLevel !== (alert.tenant === undefined)) return false;
   const eventOnly =
     match.severity !== undefined ||
     match.types !== undefined ||

@@ -5,6 +5,7 @@
  *   values; commas or a repeated key add more;
  * - `tags=x` is `tags.any` (`tags!=x` is `tags.none`);
  * - `kind=event`; `severity>=high` is `severity.gte`, `severity=critical` `severity.in`;
+ * - `toplevel=true` (or `false`) is `topLevel`;
  * - the singular (`type=paste`, `domain=…`) is read as the plural.
  * And back: `describeMatch` writes a match in the same words, for a table.
  */
@@ -67,6 +68,10 @@ export function parseMatchers(matchers: readonly string[]): Record<string, unkno
       match.tags = tags;
     } else if (key === 'kind' && op === '=' && values.length === 1) {
       match.kind = values[0];
+    } else if (key === 'toplevel' && op === '=') {
+      if (values.length !== 1 || !['true', 'false'].includes(values[0]?.toLowerCase() ?? ''))
+        throw new Error(`${raw}: toplevel is true or false`);
+      match.topLevel = values[0]?.toLowerCase() === 'true';
     } else if (key === 'severity' && op === '>=' && values.length === 1) {
       match.severity = { gte: values[0] };
     } else if (key === 'severity' && op === '=') {
@@ -74,7 +79,7 @@ export function parseMatchers(matchers: readonly string[]): Record<string, unkno
       match.severity = { in: [...(severity?.in ?? []), ...values] };
     } else {
       throw new Error(
-        `${raw}: not a matcher of silences; use types=, sources=, identifiers=, domains=, tenants=, tags= (or tags!=), kind=, severity>= or severity=`,
+        `${raw}: not a matcher of silences; use types=, sources=, identifiers=, domains=, tenants=, toplevel=, tags= (or tags!=), kind=, severity>= or severity=`,
       );
     }
   }
@@ -85,10 +90,11 @@ export function parseMatchers(matchers: readonly string[]): Record<string, unkno
 export function describeMatch(match: Match | Record<string, unknown>): string {
   const m = match as Record<string, unknown>;
   const parts: string[] = [];
-  for (const key of ['kind', 'sources', 'types', 'identifiers', 'domains', 'tenants']) {
+  for (const key of ['kind', 'sources', 'types', 'identifiers', 'domains', 'tenants', 'topLevel']) {
     const value = m[key];
-    if (Array.isArray(value)) parts.push(`${key}=${value.join(',')}`);
-    else if (value !== undefined) parts.push(`${key}=${String(value)}`);
+    const word = key.toLowerCase();
+    if (Array.isArray(value)) parts.push(`${word}=${value.join(',')}`);
+    else if (value !== undefined) parts.push(`${word}=${String(value)}`);
   }
   const severity = m.severity as { gte?: string; in?: string[] } | undefined;
   if (severity?.gte) parts.push(`severity>=${severity.gte}`);

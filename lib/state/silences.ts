@@ -10,7 +10,7 @@
  * over by the filter; the read stays within the silences made in the last year, typically one page.
  * A silence is found by id with one GetItem, and ended with one conditional UpdateItem.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   type Holding,
   isActive,
@@ -35,6 +35,15 @@ function timePart(ms: number): string {
 /** A new silence id, made at `now`. */
 export function newSilenceId(now: number): string {
   return `s-${timePart(now)}-${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * The id of the silence one request makes, the same each time the request comes again (a Slack
+ * request Slack retries, or someone replays): made at `at`, the request's own time, and named by a
+ * digest of its id, so the second `create` finds the first's silence instead of making another.
+ */
+export function silenceIdFor(requestId: string, at: number): string {
+  return `s-${timePart(at)}-${createHash('sha256').update(requestId).digest('hex').slice(0, 6)}`;
 }
 
 /** A stored silence, its fields in the documented order (id, match, until, ...). */
@@ -62,17 +71,28 @@ export class SilenceStore implements SilenceSource {
     return { pk: SILENCE_PK, sk: id };
   }
 
-  /** Stores a new silence; its id is new, so an existing one is never overwritten. */
-  async create(silence: Silence): Promise<void> {
+  /**
+   * Stores a new silence; an existing one is never overwritten. Returns the silence stored under
+   * its id: this one, or the one a request with the same id (silenceIdFor) made first.
+   */
+  async create(silence: Silence): Promise<Silence> {
     this.io.onRequest?.('PutItem');
-    await this.io.client.send(
-      new PutItemCommand({
-        TableName: this.io.tableName,
-        // `match` as JSON: kept exactly as given, whatever keys a later version of the shape adds.
-        Item: marshall({ ...this.key(silence.id), ...silence, match: JSON.stringify(silence.match) }),
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
+    try {
+      await this.io.client.send(
+        new PutItemCommand({
+          TableName: this.io.tableName,
+          // `match` as JSON: kept exactly as given, whatever keys a later version of the shape adds.
+          Item: marshall({ ...this.key(silence.id), ...silence, match: JSON.stringify(silence.match) }),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      return silence;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const first = await this.get(silence.id);
+      if (!first) throw error;
+      return first;
+    }
   }
 
   async get(id: string): Promise<Silence | undefined> {

@@ -1,6 +1,6 @@
 /** A lookup's answer in Slack (`/exposure lookup`): upstream text escaped, passwords as the policy left them, within one message. */
 import { describe, expect, it } from 'vitest';
-import { parseSimilar } from '../../lib/api/slack.ts';
+import { parseSimilar } from '../../lib/api/slack-similar.ts';
 import { lookupText } from '../../lib/render/lookup.ts';
 import { HOSTILE } from '../render/hostile.ts';
 

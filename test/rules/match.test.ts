@@ -217,6 +217,18 @@ describe('matches', () => {
     });
   });
 
+  it('topLevel: true holds for the top-level sources’ items, false for a tenants entry’s', () => {
+    const top = ev();
+    const tenant = { ...ev({}, 'tenant:1003'), tenant: { id: 1003, name: 'Initech' } };
+    const credential = { ...cred(), tenant: { id: 1003, name: 'Initech' } };
+    expect(matches({ topLevel: true }, top)).toBe(true);
+    expect(matches({ topLevel: true }, tenant)).toBe(false);
+    expect(matches({ topLevel: true }, credential)).toBe(false);
+    expect(matches({ topLevel: false }, tenant)).toBe(true);
+    expect(matches({ topLevel: false }, top)).toBe(false);
+    expect(matches({ topLevel: true, types: ['paste'] }, ev({ metadata: { type: 'paste' } }))).toBe(true);
+  });
+
   it('every key must hold', () => {
     const m: Match = { kind: 'event', severity: { gte: 'high' }, types: ['illicit_networks'] };
     expect(matches(m, ev({ metadata: { severity: 'high', type: 'forum_post' } }))).toBe(true);

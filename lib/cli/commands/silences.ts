@@ -136,7 +136,7 @@ export const silencesAddCommand: Command = {
   example: `exposure-alerts silences add types=paste 'severity>=high' --duration 4h --comment "paste noise during the migration"`,
   optionHelp: {
     match:
-      "which alerts, as a route match in JSON; or give key=value matchers instead (types=paste 'severity>=high' tags=vip; quote a >= for the shell)",
+      "which alerts, as a route match in JSON; or give key=value matchers instead (types=paste 'severity>=high' tags=vip toplevel=true; quote a >= for the shell)",
     until: 'when it ends: a timestamp (2026-12-31T00:00:00Z) or a duration from now (4h, 30m, 1d, PT4H)',
     duration: 'the same as --until, as amtool users type it',
     reason: 'why, for the record (1 to 500 characters)',

@@ -1,0 +1,257 @@
+/**
+ * `Silence similar` never broader than the event, through signed Slack requests against the API
+ * app, the emulator over HTTP, dynalite and the Slack Web API stand-in: an event without
+ * identifiers gets no select (and an older message's select without them silences nothing); a
+ * top-level event in a deployment with tenants gets a silence of the top-level sources alone
+ * (`topLevel`), so a tenant's event of that type and identifiers is still sent; the same request
+ * again makes no second silence. `silence add toplevel=true` in the CLI, as amtool users type it.
+ * And a verified click or command by a Slack user not allowed is in the audit trail, refused.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSlackWork } from '../../lib/actions/slack-work.ts';
+import { createApiApp } from '../../lib/api/app.ts';
+import { createApiDeps } from '../../lib/api/deps.ts';
+import { runCli } from '../../lib/cli/run.ts';
+import { MSSP_API_KEY } from '../../lib/emulator/dataset.ts';
+import { readEnvironment } from '../../lib/env.ts';
+import { memoryLogger } from '../../lib/log.ts';
+import { deliveryId } from '../../lib/state/records/record.ts';
+import type { EventItem } from '../../lib/upstream/schemas.ts';
+import { skipClock } from '../helpers/clock.ts';
+import { useDynalite } from '../helpers/dynamo.ts';
+import { useEmulator } from '../helpers/emulator.ts';
+import { captureIo } from '../helpers/io.ts';
+import { type Receiver, useReceivers } from '../helpers/receiver.ts';
+import { SLACK_CHANNEL, type SlackStandIn, slackSigned, startSlackApi } from '../helpers/slack-api.ts';
+import { makeWorld } from '../helpers/world.ts';
+
+const emu = useEmulator({ eventsPerTenant: 4, lateMatchesPerTenant: 0, credentials: 0 });
+const db = useDynalite();
+const receivers = useReceivers();
+let slack: SlackStandIn;
+beforeAll(async () => {
+  slack = await startSlackApi();
+});
+afterAll(() => slack.close());
+
+const SECRET = 'slack-signing-secret-for-tests';
+const TEAM = 'T0TEAM01';
+const ANA = 'U0ANA001';
+const dataset = () => emu.running.emulator.dataset;
+/** A click's time as Slack writes it: now, in seconds with microseconds. */
+const nowTs = (n: number) => `${Math.floor(Date.now() / 1000)}.${String(n).padStart(6, '0')}`;
+
+/** The API app over a world polled with `config`; Slack's work done in this process. */
+async function setUp(config: Record<string, unknown>, options: { apiKey?: string } = {}) {
+  const answers: Receiver = await receivers();
+  const slackActions = {
+    signingSecret: { secret: 'slackSigning' },
+    teamId: TEAM,
+    allowedUsers: [ANA],
+    responseUrlPrefix: `${answers.url}/`,
+  };
+  const world = await makeWorld(
+    emu,
+    db,
+    {
+      destinations: {
+        app: { type: 'slack', token: { secret: 'bot' }, channel: SLACK_CHANNEL, apiUrl: slack.url },
+      },
+      routes: [{ name: 'all', to: ['app'] }],
+      digest: { threshold: 50, maxItems: 20 },
+      actions: { slack: slackActions },
+      ...config,
+    },
+    { ...options, secrets: { bot: slack.token, slackSigning: SECRET }, clock: skipClock() },
+  );
+  await world.cycle('events');
+  const env = readEnvironment({
+    EXPOSURE_API_URL: emu.url,
+    ...(options.apiKey ? { EXPOSURE_API_KEY: options.apiKey } : { EXPOSURE_API_TOKEN: 'emu-acme-token' }),
+    TABLE_NAME: world.table,
+    DYNAMODB_ENDPOINT: db.endpoint,
+  });
+  const deps = await createApiDeps(
+    env,
+    { apiClients: {}, slackSigning: SECRET },
+    { logger: memoryLogger('info'), checkApiClients: false, slackActions },
+  );
+  const pending: Promise<void>[] = [];
+  const app = createApiApp({
+    ...deps,
+    handOff: async (work) => {
+      pending.push(
+        runSlackWork({ act: deps.act, responseUrlPrefix: `${answers.url}/`, logger: deps.logger }, work),
+      );
+    },
+  });
+  const post = async (path: string, body: string) => {
+    const res = await app.request(path, { method: 'POST', headers: slackSigned(body, SECRET), body });
+    while (pending.length) await Promise.all(pending.splice(0));
+    return res;
+  };
+  const select = (key: string, value: string, actionTs: string, user = ANA) =>
+    `payload=${encodeURIComponent(
+      JSON.stringify({
+        type: 'block_actions',
+        user: { id: user },
+        team: { id: TEAM },
+        response_url: `${answers.url}/actions/1`,
+        actions: [
+          {
+            action_id: 'exposure:silence',
+            block_id: `exposure:${key}`,
+            selected_option: { value },
+            action_ts: actionTs,
+          },
+        ],
+      }),
+    )}`;
+  const said = () => answers.requests.map((r) => (r.json() as { text: string }).text);
+  return { world, deps, post, select, said };
+}
+
+describe('Silence similar', () => {
+  it('an event without identifiers gets no select; an older select without them silences nothing', async () => {
+    slack.reset();
+    const bare = dataset().tenant('acme').events[0]?.item as unknown as EventItem;
+    const saved = bare.identifiers;
+    bare.identifiers = [];
+    try {
+      const { deps, post, select, said } = await setUp({ sources: { tenantEvents: { lookback: 'P30D' } } });
+      const blocks = (uid: string) =>
+        JSON.stringify(
+          slack.top().find((m) => JSON.stringify(m.blocks).includes(`"exposure:${uid}"`))?.blocks,
+        );
+      expect(blocks(bare.metadata.uid)).toContain('"action_id":"exposure:ignore"');
+      expect(blocks(bare.metadata.uid)).not.toContain('"action_id":"exposure:silence"');
+      // Its neighbour names identifiers: it keeps its select.
+      const other = dataset().tenant('acme').events[1]?.item as unknown as EventItem;
+      expect(blocks(other.metadata.uid)).toContain('"action_id":"exposure:silence"');
+      // A message posted before this rule: its select names no identifiers.
+      const res = await post(
+        '/slack/interactions',
+        select(bare.metadata.uid, `P7D|${bare.metadata.type}|`, nowTs(1)),
+      );
+      expect(res.status).toBe(200);
+      expect(await deps.silences.active()).toEqual([]);
+      expect(said().at(-1)).toMatch(/^Not silenced: that event names no identifiers/);
+    } finally {
+      bare.identifiers = saved;
+    }
+  });
+
+  it('a top-level event, with tenants: the silence is the top-level sources’ alone; a tenant’s event of that type and identifiers is still sent', async () => {
+    const initech = dataset().tenant(1003);
+    const { world, deps, post, select } = await setUp(
+      {
+        sources: { tenantEvents: { lookback: 'P30D' } },
+        tenants: [{ id: 1003, name: 'Initech', sources: { tenantEvents: { lookback: 'P30D' } } }],
+      },
+      { apiKey: MSSP_API_KEY.key },
+    );
+    const model = initech.events[0]?.item as unknown as EventItem;
+    const ids = (model.identifiers ?? []).map((i) => i.id);
+    // A top-level event's key is its bare uid.
+    const body = select('some/top-level/uid', `PT1H|${model.metadata.type}|${ids.join(',')}`, nowTs(2));
+    expect((await post('/slack/interactions', body)).status).toBe(200);
+    const [silence] = await deps.silences.active();
+    expect(silence?.match).toEqual({
+      kind: 'event',
+      types: [model.metadata.type],
+      identifiers: ids,
+      topLevel: true,
+    });
+    // Initech's new event of that type, for those identifiers: not held back by it.
+    const [fresh] = dataset().appendEvents(1003, 1);
+    if (!fresh) throw new Error('no event');
+    fresh.item.metadata.type = model.metadata.type;
+    (fresh.item as unknown as EventItem).identifiers = model.identifiers;
+    await world.cycle('events');
+    const id = deliveryId('app', 'event', `1003:${fresh.item.metadata.uid}`);
+    expect((await world.runtime.deliveries.getMany([id])).get(id)?.status).toBe('sent');
+  });
+
+  it('the same request again (same team, user and action_ts), even at once: one silence', async () => {
+    const { deps, post, select, said } = await setUp({ sources: { tenantEvents: { lookback: 'P30D' } } });
+    const item = dataset().tenant('acme').events[2]?.item as unknown as EventItem;
+    const ids = (item.identifiers ?? []).map((i) => i.id).join(',');
+    const body = select(item.metadata.uid, `P1D|${item.metadata.type}|${ids}`, nowTs(3));
+    const answers = await Promise.all([post('/slack/interactions', body), post('/slack/interactions', body)]);
+    expect(answers.map((r) => r.status)).toEqual([200, 200]);
+    expect((await post('/slack/interactions', body)).status).toBe(200);
+    const active = await deps.silences.active();
+    expect(active).toHaveLength(1);
+    // Each answer names that one silence.
+    expect(said().filter((t) => t.includes(active[0]?.id ?? '-'))).toHaveLength(3);
+    // A second click (its own action_ts) is a silence of its own.
+    await post(
+      '/slack/interactions',
+      select(item.metadata.uid, `P1D|${item.metadata.type}|${ids}`, nowTs(4)),
+    );
+    expect(await deps.silences.active()).toHaveLength(2);
+  });
+
+  it('silence add toplevel=true in the CLI, as amtool users type it', async () => {
+    const table = await db.table();
+    const cli = async (argv: string[]) => {
+      const io = captureIo({ TABLE_NAME: table, DYNAMODB_ENDPOINT: db.endpoint });
+      return { code: await runCli(argv, io), out: io.out, err: io.err };
+    };
+    const added = await cli([
+      'silence',
+      'add',
+      'types=paste',
+      'toplevel=true',
+      '--duration',
+      '2h',
+      '--comment',
+      'noise',
+    ]);
+    expect(added.err).toBe('');
+    expect(added.code).toBe(0);
+    const listed = await cli(['silences', 'list', '--json']);
+    expect(JSON.parse(listed.out)[0]?.match).toEqual({ types: ['paste'], topLevel: true });
+    expect((await cli(['silences', 'list'])).out).toContain('toplevel=true');
+    const bad = await cli(['silence', 'add', 'toplevel=maybe', '--duration', '2h', '--comment', 'x']);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('toplevel is true or false');
+  });
+});
+
+describe('a Slack user not allowed', () => {
+  it('a verified click or command is refused and audited: who, what, on which event', async () => {
+    const { deps, post, select, said } = await setUp({ sources: { tenantEvents: { lookback: 'P30D' } } });
+    const item = dataset().tenant('acme').events[3]?.item as unknown as EventItem;
+    const click = select(item.metadata.uid, `PT1H|${item.metadata.type}|1`, nowTs(5), 'U0STRANGER');
+    expect((await post('/slack/interactions', click)).status).toBe(200);
+    expect(said().at(-1)).toMatch(/not allowed/);
+    const command = new URLSearchParams({
+      team_id: 'T0OTHER',
+      user_id: 'U0STRANGER',
+      command: '/exposure',
+      text: 'lookup example.com',
+      trigger_id: '1337.42',
+    }).toString();
+    expect((await post('/slack/commands', command)).status).toBe(200);
+    expect(await deps.silences.active()).toEqual([]);
+    const trail = (await deps.act?.actions.auditTrail()) ?? [];
+    expect(trail).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          by: 'slack:U0STRANGER',
+          type: 'silence',
+          uids: [item.metadata.uid],
+          refused: expect.stringMatching(/^not allowed/),
+        }),
+        expect.objectContaining({
+          by: 'slack:U0STRANGER',
+          type: 'lookup',
+          team: 'T0OTHER',
+          refused: expect.any(String),
+        }),
+      ]),
+    );
+    expect(trail).toHaveLength(2);
+  });
+});
