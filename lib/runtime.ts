@@ -70,14 +70,30 @@ import { TenantStateStore } from './state/tenants.ts';
 import { ThreadStore } from './state/threads.ts';
 import type { TokenProvider } from './upstream/auth.ts';
 import type { UpstreamClient } from './upstream/client.ts';
-import { createUpstreamClient, tenantTokenProvider, usesStaticToken } from './upstream/index.ts';
+import {
+  createUpstreamClient,
+  tenantTokenProvider,
+  tokenProviderFor,
+  usesStaticToken,
+} from './upstream/index.ts';
 import { tenantClients } from './upstream/tenants.ts';
 
-/** The credentials of a run that does not poll: any request would be a mistake, said plainly. */
-const NO_UPSTREAM_CREDENTIALS: TokenProvider = {
-  getToken: () => Promise.reject(new ConfigError('this command does not call the upstream')),
-  invalidate: () => false,
-};
+/**
+ * The credentials of a run that does not poll (`deliver --once`): it calls the upstream only to
+ * finish an action a crash interrupted, so it runs without credentials too, and says what is
+ * missing only if such an action needs them (the action stays open for a pass that has them).
+ */
+function deliveryCredentials(make: () => TokenProvider): TokenProvider {
+  try {
+    return make();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const missing = new ConfigError(
+      `finishing an interrupted action needs the upstream, and this run has ${error.message.replace(/^no upstream credentials: /, 'no credentials: ')}`,
+    );
+    return { getToken: () => Promise.reject(missing), invalidate: () => false };
+  }
+}
 
 export interface Optimisations {
   /** Final records of positioned items written as packs (state/records/packs.ts). */
@@ -114,8 +130,8 @@ export interface RuntimeOptions {
    */
   rates?: UpstreamRates;
   /**
-   * Whether this run polls (default true). A run that only delivers (`deliver --once`) needs no
-   * upstream credentials: its client says so only if it is ever asked to send.
+   * Whether this run polls (default true). A run that only delivers (`deliver --once`) calls the
+   * upstream only to finish an interrupted action, so it starts without credentials too.
    */
   polls?: boolean;
   /**
@@ -247,7 +263,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const upstream =
     options.upstream ??
     createUpstreamClient(env, secrets, {
-      ...(options.polls === false ? { auth: NO_UPSTREAM_CREDENTIALS } : {}),
+      ...(options.polls === false
+        ? { auth: deliveryCredentials(() => tokenProviderFor(env, secrets, options.fetch, governor)) }
+        : {}),
       logger: logger.child({ component: 'upstream' }),
       fetch: options.fetch,
       clock,
@@ -268,7 +286,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { upstreamFor, checkTenants } = tenantClients(upstream, config, {
     auth: (id) =>
       options.polls === false
-        ? NO_UPSTREAM_CREDENTIALS
+        ? deliveryCredentials(() => tenantTokenProvider(env, secrets, id, options.fetch, governor))
         : tenantTokenProvider(env, secrets, id, options.fetch, governor),
     staticToken: usesStaticToken(env, secrets),
   });

@@ -142,7 +142,8 @@ export const deliverCommand: Command = {
     once: 'run one delivery pass and exit (required)',
     'max-seconds': 'the time budget in seconds (default 300): what is left goes out next time',
   },
-  uses: { table: true },
+  // The upstream only to finish an action a crash interrupted (actions/events.ts finishActions).
+  uses: { table: true, upstream: true },
   usage: 'deliver --once [--max-seconds N]',
   summary: 'one delivery pass over pending deliveries whose retry time has come',
   options: { once: { type: 'boolean' }, 'max-seconds': { type: 'string' } },
