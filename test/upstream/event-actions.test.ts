@@ -1,7 +1,8 @@
 /**
  * Endpoint 12, event actions, in the client and the emulator over real HTTP: the limits checked
  * before anything is sent, longer lists sent 10 at a time, the flags set so the event searches'
- * filters see them, a refusal changing nothing, and faults as on every endpoint.
+ * filters see them, a request refused for one of its uids asked again uid by uid, and faults as
+ * on every endpoint.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../lib/upstream/errors.ts';
@@ -64,21 +65,34 @@ describe('event actions (endpoint 12)', () => {
     expect(events().filter((e) => e.isRemediated)).toHaveLength(2);
   });
 
-  it('an unknown uid refuses its whole request, and nothing in it changes; the next request still goes', async () => {
+  it('an unknown uid refuses its whole request upstream; the client asks each of its uids alone, so each gets its own answer', async () => {
     const uids = events()
       .slice(0, 12)
       .map((e) => e.item.metadata.uid);
     const batches = await emu.client().eventActions('ignore', ['no/such/event', ...uids]);
-    expect(batches[0]?.ok).toBe(false);
-    const error = batches[0]?.ok === false ? batches[0].error : undefined;
+    const [refused, ...rest] = batches;
+    expect(refused?.uids).toEqual(['no/such/event']);
+    const error = refused?.ok === false ? refused.error : undefined;
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error?.code).toBe('not_found');
-    expect(batches[1]).toEqual({ uids: uids.slice(9), ok: true });
-    expect(
-      events()
-        .filter((e) => e.isIgnored)
-        .map((e) => e.item.metadata.uid),
-    ).toEqual(uids.slice(9));
+    expect(rest).toEqual([
+      ...uids.slice(0, 9).map((uid) => ({ uids: [uid], ok: true })),
+      { uids: uids.slice(9), ok: true },
+    ]);
+    // The refused request of 10, each of its 10 uids alone, then the next request of 3.
+    expect(actions()).toHaveLength(12);
+    expect(events().filter((e) => e.isIgnored)).toHaveLength(12);
+  });
+
+  it('a refusal of our credentials or of the rate is not asked again uid by uid', async () => {
+    const uids = events()
+      .slice(0, 3)
+      .map((e) => e.item.metadata.uid);
+    control().addFault({ endpoint: 'eventActions', status: 403 });
+    const [batch] = await emu.client().eventActions('ignore', uids);
+    expect(batch).toMatchObject({ uids, ok: false });
+    expect(actions()).toHaveLength(1);
+    expect(events().filter((e) => e.isIgnored)).toHaveLength(0);
   });
 
   it('a fault on the endpoint (a 400) is an error of that request, and changes nothing', async () => {
