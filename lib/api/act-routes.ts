@@ -7,22 +7,24 @@ import type { Hono, MiddlewareHandler } from 'hono';
 import type { ActDeps } from '../actions/events.ts';
 import type { LookupAnswer, LookupQuery } from '../actions/lookup.ts';
 import { UpstreamError } from '../upstream/errors.ts';
-import { eventActionsRequest } from './actions.ts';
+import { actionIdOf, eventActionsRequest, parseEventActionBody } from './actions.ts';
 import type { Scope } from './auth.ts';
 import { readJsonText } from './body.ts';
 import type { Vars } from './context.ts';
 import { ApiError, upstreamFailure } from './errors.ts';
+import { answerOnce, type IdempotencyDeps } from './idempotency.ts';
 import { parseLookupQuery } from './lookup.ts';
 import { MAX_BODY_BYTES } from './schemas.ts';
 import { readSlackBody, type SlackDeps, slackCommand, slackInteraction, verifiedForm } from './slack.ts';
 
 /** What these routes need of the API's dependencies (app.ts ApiDeps fits). */
-export type ActRouteDeps = Omit<SlackDeps, 'slack' | 'handOff'> & {
-  act?: ActDeps;
-  lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
-  slack?: SlackDeps['slack'];
-  handOff?: SlackDeps['handOff'];
-};
+export type ActRouteDeps = Omit<SlackDeps, 'slack' | 'handOff'> &
+  IdempotencyDeps & {
+    act?: ActDeps;
+    lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
+    slack?: SlackDeps['slack'];
+    handOff?: SlackDeps['handOff'];
+  };
 
 export function addActRoutes(
   app: Hono<Vars>,
@@ -65,14 +67,16 @@ export function addActRoutes(
   }
 
   app.post('/events/actions', need('events:act'), async (c) => {
-    const text = await readJsonText(c.req.raw, MAX_BODY_BYTES);
-    if (!deps.act) throw new ApiError('internal_error', 'acting on events is not set up in this service');
-    return c.json(
-      await eventActionsRequest(deps.act, {
+    const body = parseEventActionBody(await readJsonText(c.req.raw, MAX_BODY_BYTES));
+    const act = deps.act;
+    if (!act) throw new ApiError('internal_error', 'acting on events is not set up in this service');
+    return answerOnce(c, deps, 'POST /events/actions', body, async (id) => ({
+      status: 200,
+      body: await eventActionsRequest(act, {
         client: c.get('client') as string,
-        text,
-        idempotencyKey: c.req.header('idempotency-key'),
+        body,
+        ...(id ? { id: actionIdOf(id) } : {}),
       }),
-    );
+    }));
   });
 }

@@ -1,11 +1,11 @@
 /**
  * `POST /events/actions` (interface.md section 9, scope `events:act`): act on events through the
  * one action module (actions/events.ts), as the calling client. The body is `{"action", "uids"
- * (1 to 100), "reason"?}`; an `Idempotency-Key` header makes the action's id (per client), so a
- * retry of the same request is the same action: it answers as the first did and does nothing
- * more. The answer is 200 `{"results": [{"uid", "ok", "error"?}]}` whenever the upstream answered
- * (per uid: it may refuse some); 502, 503 or 504, as for the toggle, when it did not, and then
- * nothing changed. The follow-ups are recorded here and sent by the next delivery pass.
+ * (1 to 100), "reason"?}`; an `Idempotency-Key` header (idempotency.ts) makes a retry of the same
+ * request the same action, which answers as the first did and does nothing more. The answer is
+ * 200 `{"results": [{"uid", "ok", "error"?}]}` whenever the upstream answered (per uid: it may
+ * refuse some); 502, 503 or 504, as for the toggle, when it did not, and then nothing changed.
+ * The follow-ups are recorded here and sent by the next delivery pass.
  */
 import * as z from 'zod/mini';
 import { type ActDeps, actOnEvents, EVENT_ACTION_TYPES, MAX_ACTION_UIDS } from '../actions/events.ts';
@@ -35,29 +35,16 @@ export const eventActionResultsSchema = z.object({
   results: z.array(z.object({ uid: z.string(), ok: z.boolean(), error: z.optional(z.string()) })),
 });
 
-/** What an Idempotency-Key may hold: 1 to 255 visible ASCII characters. */
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-
 const USAGE = '{"action": "ignore", "uids": ["<event uid>"], "reason": "..."}';
 
-export interface EventActionRequest {
-  client: string;
-  text: string;
-  idempotencyKey: string | undefined;
-}
+export type EventActionBody = z.infer<typeof eventActionBodySchema>;
 
-/** Validates the request (400 naming what is wrong), then acts once. */
-export async function eventActionsRequest(
-  act: ActDeps,
-  request: EventActionRequest,
-): Promise<{ results: { uid: string; ok: boolean; error?: string }[] }> {
-  const { idempotencyKey: key, client } = request;
-  if (key !== undefined && !IDEMPOTENCY_KEY.test(key))
-    throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
-  if (request.text.trim() === '') throw new ApiError('invalid_request', `the body is empty; send ${USAGE}`);
+/** The body from its text: JSON first, then the exact shape (400 naming what is wrong). */
+export function parseEventActionBody(text: string): EventActionBody {
+  if (text.trim() === '') throw new ApiError('invalid_request', `the body is empty; send ${USAGE}`);
   let json: unknown;
   try {
-    json = JSON.parse(request.text);
+    json = JSON.parse(text);
   } catch {
     throw new ApiError('invalid_request', `the body is not valid JSON; send ${USAGE}`);
   }
@@ -67,14 +54,30 @@ export async function eventActionsRequest(
       'invalid_request',
       `the body must be ${USAGE}: ${issuesToText(describeIssues(parsed.error.issues, json))}`,
     );
-  const { action, uids, reason } = parsed.data;
+  return parsed.data;
+}
+
+/**
+ * The action's id for a request that sent an Idempotency-Key: `api:` and the stable id the key
+ * and the request make (idempotency.ts, its parts encoded), so no two clients' keys, and no two
+ * requests under one key, name one action.
+ */
+export function actionIdOf(requestId: string): string {
+  return `api:${requestId}`;
+}
+
+/** Acts once, as `client` (`id`: the action's id, from an Idempotency-Key; else a new one). */
+export async function eventActionsRequest(
+  act: ActDeps,
+  request: { client: string; body: EventActionBody; id?: string },
+): Promise<{ results: { uid: string; ok: boolean; error?: string }[] }> {
+  const { action, uids, reason } = request.body;
   const outcome = await actOnEvents(act, {
     type: action,
     uids,
-    by: client,
+    by: request.client,
     ...(reason ? { reason } : {}),
-    // Per client: two clients' keys never name one action.
-    ...(key ? { id: `api:${client}:${key}` } : {}),
+    ...(request.id ? { id: request.id } : {}),
   });
   if (outcome.unanswered)
     throw upstreamFailure(

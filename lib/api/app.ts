@@ -9,10 +9,14 @@
  * JSON. One log line per request, with its request id (also sent back as `X-Request-Id`); headers
  * are never logged, so a token cannot be.
  *
+ * The POSTs that act take an `Idempotency-Key` (idempotency.ts): a repeat answers as the first
+ * did, a key reused with another request is 422, one still running 409.
+ *
  * The audit trail (toggle.ts, silences.ts) records every toggle and every silence change that
- * passed auth and validation, whatever then happened; a request outside its client's scopes (403)
- * is audited as a refusal (who, what, the scope it needed). Requests refused otherwise (401, 404,
- * 405, 413, 415, 400) are not audited: they have no client name, or nothing to file them under.
+ * passed auth and validation, whatever then happened; a request outside its client's scopes (403),
+ * or reusing an Idempotency-Key with another request (422), is audited as a refusal (who, what,
+ * why). Requests refused otherwise (401, 404, 405, 413, 415, 400, 409) are not audited: they have
+ * no client name, or nothing to file them under.
  * They are in the request log, with their error code and, once authenticated, the client's name.
  *
  * @example
@@ -43,6 +47,7 @@ import {
 import { readJsonText } from './body.ts';
 import type { Vars } from './context.ts';
 import { ApiError, unauthorized } from './errors.ts';
+import { answerOnce, type IdempotencyDeps } from './idempotency.ts';
 import { OPENAPI_PACKED } from './openapi-packed.ts';
 import {
   MAX_BODY_BYTES,
@@ -56,10 +61,10 @@ import { addSilence, expireSilence, type SilenceDeps } from './silences.ts';
 import type { SlackSettings } from './slack.ts';
 import { type AssetToggler, toggleAsset } from './toggle.ts';
 
-export interface ApiDeps extends SilenceDeps {
+export interface ApiDeps extends SilenceDeps, IdempotencyDeps {
   upstream: AssetToggler;
   audit: AuditStore;
-  /** Where requests refused for their client's scopes are recorded (403). */
+  /** Where requests refused once their client is known are recorded (403, and 422 for a reused Idempotency-Key). */
   refusals?: RefusalAuditStore;
   /** Acting on events (actions/events.ts): `POST /events/actions`. */
   act?: ActDeps;
@@ -234,13 +239,15 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
     const text = await readJsonText(c.req.raw, MAX_BODY_BYTES);
     const assetId = parseAssetId(c.req.param('asset_id'));
     const body = parseToggleBody(text);
-    const asset = await toggleAsset(deps, {
-      client: c.get('client') as string,
-      assetId,
-      isDisabled: body.is_disabled,
-      requestId: c.get('requestId'),
+    return answerOnce(c, deps, 'POST /assets/{asset_id}/toggle', body, async () => {
+      const asset = await toggleAsset(deps, {
+        client: c.get('client') as string,
+        assetId,
+        isDisabled: body.is_disabled,
+        requestId: c.get('requestId'),
+      });
+      return { status: 200, body: { asset } };
     });
-    return c.json({ asset });
   });
 
   app.get('/assets/:asset_id/audit', need('read'), async (c) => {
@@ -259,12 +266,14 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
   app.post('/silences', need('silences:write'), async (c) => {
     const text = await readJsonText(c.req.raw, MAX_BODY_BYTES);
     const body = parseJson(text, '{"match": {...}, "until": "PT4H", "reason": "..."}');
-    const made = await addSilence(deps, {
-      client: c.get('client') as string,
-      requestId: c.get('requestId'),
-      body,
-    });
-    return c.json(made, 201);
+    return answerOnce(c, deps, 'POST /silences', body, async () => ({
+      status: 201,
+      body: await addSilence(deps, {
+        client: c.get('client') as string,
+        requestId: c.get('requestId'),
+        body,
+      }),
+    }));
   });
 
   app.delete('/silences/:id', need('silences:write'), async (c) => {

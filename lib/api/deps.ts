@@ -26,6 +26,7 @@ import { DynamoAuditStore, DynamoRefusalAudit, DynamoSilenceAudit } from '../sta
 import { type Catalog, CatalogStore } from '../state/catalog.ts';
 import { describeSkew, syncedClock } from '../state/clock-sync.ts';
 import { DynamoRateGovernor } from '../state/governor.ts';
+import { IdempotencyStore } from '../state/idempotency.ts';
 import { recordAccess } from '../state/records/once.ts';
 import { SilenceStore } from '../state/silences.ts';
 import { StatusReader } from '../state/status.ts';
@@ -191,6 +192,7 @@ export async function createApiDeps(
     },
     audit: new DynamoAuditStore(dynamo, env.tableName),
     refusals: new DynamoRefusalAudit(dynamo, env.tableName),
+    idempotency: new IdempotencyStore(io),
     silences,
     silenceAudit: new DynamoSilenceAudit(dynamo, env.tableName),
     status: new StatusReader(io, silences),
@@ -204,6 +206,7 @@ export async function createApiDeps(
     },
     logger,
     now: () => clock.now(),
+    sleep: (ms) => clock.sleep(ms),
     upstreamTimeoutMs: options.upstreamTimeoutMs ?? API_UPSTREAM_BUDGET.totalMs,
     iamCallers: env.apiAuth === 'aws_iam',
     close: () => dynamo.destroy(),

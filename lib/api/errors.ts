@@ -14,6 +14,10 @@ export type ApiErrorCode =
   | 'method_not_allowed'
   | 'payload_too_large'
   | 'unsupported_media_type'
+  /** A request with this Idempotency-Key is still running. */
+  | 'idempotency_key_in_progress'
+  /** This Idempotency-Key came with another request before. */
+  | 'idempotency_key_reused'
   | 'upstream_error'
   /** The upstream refused this service's own credentials: an operator's problem, not the caller's. */
   | 'upstream_auth_failed'
@@ -29,6 +33,8 @@ export const STATUS_OF: Record<ApiErrorCode, number> = {
   method_not_allowed: 405,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  idempotency_key_in_progress: 409,
+  idempotency_key_reused: 422,
   internal_error: 500,
   upstream_error: 502,
   upstream_auth_failed: 502,

@@ -4,7 +4,7 @@
  */
 import { eventActionBodySchema, eventActionResultsSchema } from './actions.ts';
 import { lookupAnswerSchema } from './lookup.ts';
-import { errors, json, schemaOf } from './openapi-parts.ts';
+import { errors, IDEMPOTENCY_KEY_PARAMETER, json, schemaOf } from './openapi-parts.ts';
 import { MAX_BODY_BYTES } from './schemas.ts';
 
 export function actPaths(): Record<string, unknown> {
@@ -15,18 +15,10 @@ export function actPaths(): Record<string, unknown> {
         summary:
           'Ignore or remediate events upstream (or undo either), once, and follow up where they were alerted',
         description:
-          'Each uid is answered as the upstream answered it. The same Idempotency-Key again (from the same client) is the same action: answered as the first was, nothing done again. When the upstream did not answer, nothing changed (502, 503 or 504). Every action is in the audit trail; the destinations that were sent an event hear of what changed from the next delivery pass.',
+          'Each uid is answered as the upstream answered it. The same Idempotency-Key again (from the same client, with the same body) is the same action: answered as the first was, nothing done again. When the upstream did not answer, nothing changed (502, 503 or 504). Every action is in the audit trail; the destinations that were sent an event hear of what changed from the next delivery pass.',
         security: [{ bearer: ['events:act'] }],
         'x-scopes': ['events:act'],
-        parameters: [
-          {
-            name: 'Idempotency-Key',
-            in: 'header',
-            required: false,
-            description: 'Makes a retry the same action: 1 to 255 visible ASCII characters.',
-            schema: { type: 'string', minLength: 1, maxLength: 255 },
-          },
-        ],
+        parameters: [IDEMPOTENCY_KEY_PARAMETER],
         requestBody: {
           required: true,
           description: `At most ${MAX_BODY_BYTES} bytes.`,
@@ -41,6 +33,8 @@ export function actPaths(): Record<string, unknown> {
             'method_not_allowed',
             'payload_too_large',
             'unsupported_media_type',
+            'idempotency_key_in_progress',
+            'idempotency_key_reused',
             'internal_error',
             'upstream_error',
             'upstream_auth_failed',

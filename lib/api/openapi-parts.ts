@@ -46,3 +46,13 @@ export function errors(...codes: (keyof typeof STATUS_OF)[]): Record<string, unk
 export function json(description: string, schema: z.core.$ZodType): Record<string, unknown> {
   return { description, content: { 'application/json': { schema: schemaOf(schema) } } };
 }
+
+/** The `Idempotency-Key` header every POST that acts takes (idempotency.ts). */
+export const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes a retry the same request: 1 to 255 visible ASCII characters, kept 24 hours per client and route. The same key with the same request (path and JSON body, compared parsed) answers as the first did and does nothing more; with another request, 422 `idempotency_key_reused` and nothing done; while the first still runs, a repeat waits up to 5 seconds, then 409 `idempotency_key_in_progress`. A request that failed frees its key.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+} as const;

@@ -10,7 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import { brotliCompressSync, constants } from 'node:zlib';
 import { actPaths } from './openapi-act.ts';
-import { errors, json, schemaOf } from './openapi-parts.ts';
+import { errors, IDEMPOTENCY_KEY_PARAMETER, json, schemaOf } from './openapi-parts.ts';
 import {
   allQuerySchema,
   assetIdParamSchema,
@@ -83,7 +83,7 @@ export function openApiDocument(): Record<string, unknown> {
           summary: 'Enable or disable a monitored asset',
           security: [{ bearer: ['assets:write'] }],
           'x-scopes': ['assets:write'],
-          parameters: [assetIdParameter],
+          parameters: [assetIdParameter, IDEMPOTENCY_KEY_PARAMETER],
           requestBody: {
             required: true,
             description: `At most ${MAX_BODY_BYTES} bytes.`,
@@ -99,6 +99,8 @@ export function openApiDocument(): Record<string, unknown> {
               'method_not_allowed',
               'payload_too_large',
               'unsupported_media_type',
+              'idempotency_key_in_progress',
+              'idempotency_key_reused',
               'internal_error',
               'upstream_error',
               'upstream_auth_failed',
@@ -159,6 +161,7 @@ export function openApiDocument(): Record<string, unknown> {
             'Matching alerts are recorded as silenced and not sent, deliveries waiting for a retry included. `createdBy` is the API client. The change is in the audit trail.',
           security: [{ bearer: ['silences:write'] }],
           'x-scopes': ['silences:write'],
+          parameters: [IDEMPOTENCY_KEY_PARAMETER],
           requestBody: {
             required: true,
             description: `At most ${MAX_BODY_BYTES} bytes. A bad \`match\` is a 400 naming its path (\`match.severity.gte\`).`,
@@ -174,6 +177,8 @@ export function openApiDocument(): Record<string, unknown> {
               'method_not_allowed',
               'payload_too_large',
               'unsupported_media_type',
+              'idempotency_key_in_progress',
+              'idempotency_key_reused',
               'internal_error',
             ),
           },

@@ -1,8 +1,9 @@
 /**
  * The audit trail: one record per asset toggle attempt (who, which asset, to what, with what
  * outcome, when), one per change to the run-time silences (who added or ended which, when, with
- * what outcome), from the HTTP API and the CLI alike, and one per API request refused for being
- * outside its client's scopes; newest first when listed. (Actions on events: state/actions.ts.)
+ * what outcome), from the HTTP API and the CLI alike, and one per API request refused once its
+ * client was known (outside its scopes, or a reused Idempotency-Key); newest first when listed.
+ * (Actions on events: state/actions.ts.)
  */
 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -146,16 +147,21 @@ export class DynamoSilenceAudit implements SilenceAuditStore {
   }
 }
 
-/** A request refused for being outside its client's scopes (403): who tried what. */
+/**
+ * A request refused after its client was known: outside its scopes (403), or an Idempotency-Key
+ * sent again with another request (422). Who tried what.
+ */
 export interface RefusalAuditEntry {
   at: string;
   requestId: string;
   client: string;
   method: string;
   path: string;
-  /** The scope the request needed. */
-  scope: string;
-  status: 403;
+  /** The scope the request needed (403). */
+  scope?: string;
+  /** Why, when not a scope: the error code the client got (`idempotency_key_reused`). */
+  code?: string;
+  status: 403 | 422;
 }
 
 export interface RefusalAuditStore {

@@ -13,6 +13,8 @@
  *   one change to them.
  * - `catalog` / `config`: the streams and destinations of the config, for `status` (catalog.ts).
  * - `quota` / `global-search`: the last quota reading; `governor`: the shared rate.
+ * - `idem#<client>#<route>#<key>` (each part percent-encoded) / `idem`: an API Idempotency-Key,
+ *   what its request was and the answer it got (idempotency.ts), until `expiresAt`.
  */
 import { clockSyncOf } from './clock-sync.ts';
 import {

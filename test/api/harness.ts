@@ -15,7 +15,13 @@ import { type ApiClients, sha256Hex } from '../../lib/api/auth.ts';
 import type { SlackSettings } from '../../lib/api/slack.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { type Logger, memoryLogger } from '../../lib/log.ts';
-import { type AuditStore, DynamoSilenceAudit, MemoryAuditStore } from '../../lib/state/audit.ts';
+import {
+  type AuditStore,
+  DynamoRefusalAudit,
+  DynamoSilenceAudit,
+  MemoryAuditStore,
+} from '../../lib/state/audit.ts';
+import { IdempotencyStore } from '../../lib/state/idempotency.ts';
 import { recordAccess } from '../../lib/state/records/once.ts';
 import { SilenceStore } from '../../lib/state/silences.ts';
 import { StatusReader } from '../../lib/state/status.ts';
@@ -111,7 +117,17 @@ export function buildApi(
     logger,
     now,
     ...tableDeps(options.table, now),
-    ...(options.table ? { act: tableAct(options.table, emu, logger, now) } : {}),
+    ...(options.table
+      ? {
+          act: tableAct(options.table, emu, logger, now),
+          refusals: new DynamoRefusalAudit(options.table.client, options.table.name),
+          idempotency: new IdempotencyStore({
+            client: options.table.client,
+            tableName: options.table.name,
+            clock: { ...systemClock, now },
+          }),
+        }
+      : {}),
     lookup: (query) => lookup({ upstream: emu.client(), passwords: 'masked' }, query),
     upstreamTimeoutMs: options.upstreamTimeoutMs ?? 1_500,
     iamCallers: options.iamCallers,

@@ -322,7 +322,22 @@ describe('OpenAPI', () => {
     expect(post.requestBody.content['application/json'].schema).toEqual(bodySchema);
     expect(post.requestBody.content['application/json'].schema.additionalProperties).toBe(false);
     expect(Object.keys(post.responses).sort()).toEqual(
-      ['200', '400', '401', '403', '404', '405', '413', '415', '500', '502', '503', '504'].sort(),
+      [
+        '200',
+        '400',
+        '401',
+        '403',
+        '404',
+        '405',
+        '409',
+        '413',
+        '415',
+        '422',
+        '500',
+        '502',
+        '503',
+        '504',
+      ].sort(),
     );
     expect(post.responses['502'].description).toMatch(/upstream_auth_failed/);
     const pattern = new RegExp(post.parameters[0].schema.pattern);

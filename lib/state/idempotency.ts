@@ -1,0 +1,162 @@
+/**
+ * The API's Idempotency-Key records: one item per (client, route, key), kept 24 hours, holding
+ * what the request was (a fingerprint of it) and, once it is done, its answer.
+ *
+ * - `claim` creates the record (`running`, under a lease) with a conditional put; when one exists,
+ *   it returns that instead. A record past its expiry counts as absent (the table's TTL deletes it
+ *   some time later, and a local table never does), and so does a `running` one whose lease ran
+ *   out with the same fingerprint: its process died, and the same request again takes it over.
+ * - `complete` keeps the answer; `release` deletes the record (the request changed nothing, so
+ *   the same key may try again). Both only for the claim's holder (its token).
+ *
+ * The key's parts are percent-encoded before they are joined, so `#` never occurs inside one:
+ * no client name, route or key can make one record's key equal another's.
+ */
+import { randomUUID } from 'node:crypto';
+import type { TableIo } from './io.ts';
+import { marshall, unmarshall } from './marshall.ts';
+import {
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  UpdateItemCommand,
+} from './sdk.ts';
+
+/** How long a key is remembered. */
+export const IDEMPOTENCY_KEEP_MS = 24 * 60 * 60 * 1000;
+/** How long a running request holds its key before the same request may take it over. */
+export const IDEMPOTENCY_LEASE_MS = 60_000;
+
+export interface IdempotencyScope {
+  client: string;
+  /** The route, as `METHOD /path/{param}`. */
+  route: string;
+  key: string;
+}
+
+export interface StoredAnswer {
+  status: number;
+  /** The answer's JSON, as sent. */
+  body: string;
+}
+
+export interface IdempotencyRecord {
+  fingerprint: string;
+  state: 'running' | 'done';
+  answer?: StoredAnswer;
+}
+
+const keyOf = (scope: IdempotencyScope) => ({
+  pk: `idem#${[scope.client, scope.route, scope.key].map(encodeURIComponent).join('#')}`,
+  sk: 'idem',
+});
+
+export class IdempotencyStore {
+  constructor(private readonly io: TableIo) {}
+
+  /** Claims the key for a request with this fingerprint, or returns the record that holds it. */
+  async claim(
+    scope: IdempotencyScope,
+    fingerprint: string,
+  ): Promise<{ token: string } | { existing: IdempotencyRecord }> {
+    for (let attempt = 0; ; attempt++) {
+      const now = this.io.clock.now();
+      const token = randomUUID();
+      try {
+        await this.io.client.send(
+          new PutItemCommand({
+            TableName: this.io.tableName,
+            Item: marshall({
+              ...keyOf(scope),
+              fingerprint,
+              state: 'running',
+              token,
+              leaseUntil: now + IDEMPOTENCY_LEASE_MS,
+              expiresAt: Math.ceil((now + IDEMPOTENCY_KEEP_MS) / 1000),
+            }),
+            ConditionExpression:
+              'attribute_not_exists(pk) OR #expires <= :now OR (#state = :running AND #lease <= :nowMs AND #fp = :fp)',
+            ExpressionAttributeNames: {
+              '#state': 'state',
+              '#expires': 'expiresAt',
+              '#lease': 'leaseUntil',
+              '#fp': 'fingerprint',
+            },
+            ExpressionAttributeValues: marshall({
+              ':now': Math.floor(now / 1000),
+              ':nowMs': now,
+              ':running': 'running',
+              ':fp': fingerprint,
+            }),
+          }),
+        );
+        return { token };
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      }
+      const existing = await this.get(scope);
+      if (existing) return { existing };
+      // Gone between the two requests (released, or expired): claim again, a few times at most.
+      if (attempt >= 3) throw new Error('the Idempotency-Key record kept changing; retry');
+    }
+  }
+
+  /** The record of a key, or undefined when there is none or it has expired. */
+  async get(scope: IdempotencyScope): Promise<IdempotencyRecord | undefined> {
+    const out = await this.io.client.send(
+      new GetItemCommand({ TableName: this.io.tableName, Key: marshall(keyOf(scope)), ConsistentRead: true }),
+    );
+    if (!out.Item) return undefined;
+    const item = unmarshall(out.Item);
+    if (Number(item.expiresAt) <= Math.floor(this.io.clock.now() / 1000)) return undefined;
+    const answer = item.answer as StoredAnswer | undefined;
+    return {
+      fingerprint: String(item.fingerprint),
+      state: item.state === 'done' ? 'done' : 'running',
+      ...(answer ? { answer } : {}),
+    };
+  }
+
+  /** Keeps the answer of the claim `token` holds. False when the claim was lost (taken over). */
+  async complete(scope: IdempotencyScope, token: string, answer: StoredAnswer): Promise<boolean> {
+    try {
+      await this.io.client.send(
+        new UpdateItemCommand({
+          TableName: this.io.tableName,
+          Key: marshall(keyOf(scope)),
+          UpdateExpression: 'SET #state = :done, #answer = :answer REMOVE #lease',
+          ConditionExpression: '#token = :token',
+          ExpressionAttributeNames: {
+            '#state': 'state',
+            '#answer': 'answer',
+            '#lease': 'leaseUntil',
+            '#token': 'token',
+          },
+          ExpressionAttributeValues: marshall({ ':done': 'done', ':answer': answer, ':token': token }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  /** Frees the key the claim `token` holds: the same key may be tried again. */
+  async release(scope: IdempotencyScope, token: string): Promise<void> {
+    try {
+      await this.io.client.send(
+        new DeleteItemCommand({
+          TableName: this.io.tableName,
+          Key: marshall(keyOf(scope)),
+          ConditionExpression: '#token = :token',
+          ExpressionAttributeNames: { '#token': 'token' },
+          ExpressionAttributeValues: marshall({ ':token': token }),
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+}

@@ -1,0 +1,477 @@
+/**
+ * Every route of the API through both of its doors: `app.request` (what `serve` and `npm start`
+ * run) and the Lambda handler with Function URL events (base64 bodies included). The same request
+ * gets the same status, headers and bytes from each, successes, errors, Slack's signed requests
+ * (an empty 200), HTML and binary answers alike. The table below is checked against the app's own
+ * route list, so a route added later without a row here fails this file.
+ */
+import type { LambdaFunctionURLEvent } from 'aws-lambda';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../lib/api/auth.ts';
+import { createLambdaHandler } from '../../lib/api/lambda.ts';
+import type { EventItem } from '../../lib/upstream/schemas.ts';
+import { useDynalite } from '../helpers/dynamo.ts';
+import { useEmulator } from '../helpers/emulator.ts';
+import { slackSigned } from '../helpers/slack-api.ts';
+import { functionUrlEvent } from './function-url.ts';
+import { type ApiUnderTest, acmeAssetIds, bearer, buildApi, JSON_TYPE, newToken } from './harness.ts';
+
+const emu = useEmulator({ eventsPerTenant: 3, lateMatchesPerTenant: 0, credentials: 20 });
+const db = useDynalite();
+const control = () => emu.running.emulator.control;
+const SECRET = 'slack-signing-secret-for-doors';
+const TEAM = 'T0TEAM01';
+const ANA = 'U0ANA001';
+const viewer = newToken();
+
+/** Bytes no text decoding keeps: a PNG's signature, a NUL, an invalid UTF-8 sequence. */
+const PNG = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0xfe, 0x80]);
+const PAGE = '\uFEFF<!doctype html><title>Exposure</title><p>Événements: 3 → 0</p>';
+
+let api: ApiUnderTest;
+let handler: ReturnType<typeof createLambdaHandler>;
+let assetId: number;
+let uid: string;
+let silenceId: string;
+
+beforeAll(async () => {
+  api = buildApi(emu, {
+    table: { client: db.client, name: await db.table() },
+    clients: { viewer: { digest: sha256Hex(viewer), scopes: ['read'] } },
+    slack: {
+      signingSecret: SECRET,
+      teamId: TEAM,
+      allowedUsers: [ANA],
+      responseUrlPrefix: 'https://hooks.slack.com/',
+    },
+  });
+  // Answers of the kinds the console will serve: a page, a file, bytes with no type, non-UTF-8 text.
+  api.app.get('/test/page', (c) => c.html(PAGE));
+  api.app.get('/test/file', (c) =>
+    c.body(PNG, 200, { 'Content-Type': 'image/png', 'Cache-Control': 'no-store' }),
+  );
+  api.app.get('/test/raw', (c) => c.body(PNG));
+  api.app.get('/test/latin1', (c) =>
+    c.body(Uint8Array.from([0x63, 0x61, 0x66, 0xe9]), 200, {
+      'Content-Type': 'text/plain; charset=iso-8859-1',
+    }),
+  );
+  handler = createLambdaHandler(api.app);
+  assetId = acmeAssetIds(emu)[0] as number;
+  const [first] = emu.running.emulator.dataset.tenant('acme').events;
+  uid = (first?.item as unknown as EventItem | undefined)?.metadata.uid ?? '';
+  const made = await api.app.request('/silences', {
+    method: 'POST',
+    headers: { ...bearer(api.tokens.runbook), ...JSON_TYPE },
+    body: JSON.stringify({ match: { types: ['paste'] }, until: 'PT1H', reason: 'doors' }),
+  });
+  silenceId = ((await made.json()) as { silence: { id: string } }).silence.id;
+});
+
+interface Request {
+  method: string;
+  path: string;
+  query?: string;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+  /** The Lambda door gets the body base64-encoded. */
+  base64?: boolean;
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  bytes: Buffer;
+}
+
+async function viaApp(r: Request): Promise<Answer> {
+  const res = await api.app.request(`https://api.example${r.path}${r.query ? `?${r.query}` : ''}`, {
+    method: r.method,
+    headers: r.headers ?? {},
+    ...(r.body === undefined ? {} : { body: r.body }),
+  });
+  const headers: Record<string, string> = {};
+  res.headers.forEach((value, key) => {
+    headers[key] = value;
+  });
+  return { status: res.status, headers, bytes: Buffer.from(await res.arrayBuffer()) };
+}
+
+async function viaLambda(r: Request | LambdaFunctionURLEvent): Promise<Answer> {
+  const event = 'rawPath' in r ? r : functionUrlEvent(r.method, r.path, r);
+  const result = await handler(event);
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(result.headers ?? {})) headers[k.toLowerCase()] = String(v);
+  const bytes = Buffer.from(result.body ?? '', result.isBase64Encoded ? 'base64' : 'utf8');
+  return { status: result.statusCode ?? 0, headers, bytes };
+}
+
+/** What must match between the doors: everything but the request's own id. */
+function comparable(a: Answer) {
+  const { 'x-request-id': id, ...headers } = a.headers;
+  expect(id).toMatch(/^[0-9a-f-]{36}$/);
+  return { status: a.status, headers, body: a.bytes.toString('base64') };
+}
+
+const auth = () => bearer(api.tokens.runbook);
+const jsonAuth = () => ({ ...auth(), ...JSON_TYPE });
+const signed = (body: string) => slackSigned(body, SECRET);
+const click = () =>
+  `payload=${encodeURIComponent(
+    JSON.stringify({
+      type: 'block_actions',
+      user: { id: ANA },
+      team: { id: TEAM },
+      actions: [
+        {
+          action_id: 'exposure:ignore',
+          block_id: `exposure:${uid}`,
+          value: uid,
+          action_ts: '1716999999.000777',
+        },
+      ],
+    }),
+  )}`;
+const command = 'team_id=T0TEAM01&user_id=U0ANA001&command=%2Fexposure&text=help';
+
+interface Row {
+  name: string;
+  /** The app route it reaches (`METHOD /path/:param`), or none for a request no route takes. */
+  route?: string;
+  request: () => Request;
+  status: number;
+  /** The error code, for an error; checks on the answer otherwise. */
+  code?: string;
+  check?: (a: Answer) => void;
+  /** Runs before each door's request (a fault the upstream answers with, once). */
+  before?: () => void;
+}
+
+const json = (a: Answer) => JSON.parse(a.bytes.toString('utf8'));
+
+const ROWS: Row[] = [
+  { name: 'health', route: 'GET /health', request: () => ({ method: 'GET', path: '/health' }), status: 200 },
+  {
+    name: 'HEAD health',
+    route: 'GET /health',
+    request: () => ({ method: 'HEAD', path: '/health' }),
+    status: 200,
+    check: (a) => expect(a.bytes.byteLength).toBe(0),
+  },
+  {
+    name: 'the OpenAPI document',
+    route: 'GET /openapi.json',
+    request: () => ({ method: 'GET', path: '/openapi.json' }),
+    status: 200,
+    check: (a) => expect(json(a).openapi).toBe('3.1.0'),
+  },
+  {
+    name: 'a toggle, base64, once per Idempotency-Key',
+    route: 'POST /assets/:asset_id/toggle',
+    request: () => ({
+      method: 'POST',
+      path: `/assets/${assetId}/toggle`,
+      headers: { ...jsonAuth(), 'Idempotency-Key': 'doors-toggle-1' },
+      body: '{"is_disabled":true}',
+      base64: true,
+    }),
+    status: 200,
+    check: (a) => expect(json(a).asset).toMatchObject({ id: assetId, is_disabled: true }),
+  },
+  {
+    name: "an asset's audit trail",
+    route: 'GET /assets/:asset_id/audit',
+    request: () => ({ method: 'GET', path: `/assets/${assetId}/audit`, headers: auth(), query: 'limit=5' }),
+    status: 200,
+    check: (a) => expect(json(a).items.length).toBeGreaterThan(0),
+  },
+  {
+    name: 'the silences',
+    route: 'GET /silences',
+    request: () => ({ method: 'GET', path: '/silences', headers: auth(), query: 'all=true' }),
+    status: 200,
+    check: (a) => expect(json(a).items.map((s: { id: string }) => s.id)).toContain(silenceId),
+  },
+  {
+    name: 'a new silence, once per Idempotency-Key',
+    route: 'POST /silences',
+    request: () => ({
+      method: 'POST',
+      path: '/silences',
+      headers: { ...jsonAuth(), 'Idempotency-Key': 'doors-silence-1' },
+      body: JSON.stringify({ match: { types: ['paste'] }, until: 'PT2H', reason: 'doors, base64' }),
+      base64: true,
+    }),
+    status: 201,
+    check: (a) => expect(json(a).silence.createdBy).toBe('runbook'),
+  },
+  {
+    name: 'a silence ended, its id percent-encoded',
+    route: 'DELETE /silences/:id',
+    request: () => ({
+      method: 'DELETE',
+      path: `/silences/${encodeURIComponent(silenceId).replace(/-/g, '%2D')}`,
+      headers: auth(),
+    }),
+    status: 200,
+    check: (a) => expect(json(a).silence).toMatchObject({ id: silenceId, expiredBy: 'runbook' }),
+  },
+  {
+    name: 'the status',
+    route: 'GET /status',
+    request: () => ({ method: 'GET', path: '/status', headers: auth() }),
+    status: 200,
+  },
+  {
+    name: 'a lookup',
+    route: 'GET /lookup',
+    request: () => ({ method: 'GET', path: '/lookup', headers: auth(), query: 'domain=acme.test' }),
+    status: 200,
+    check: (a) => expect(json(a)).toHaveProperty('identities'),
+  },
+  {
+    name: 'an action on an event, once per Idempotency-Key',
+    route: 'POST /events/actions',
+    request: () => ({
+      method: 'POST',
+      path: '/events/actions',
+      headers: { ...jsonAuth(), 'Idempotency-Key': 'doors-act-1' },
+      body: JSON.stringify({ action: 'ignore', uids: [uid] }),
+      base64: true,
+    }),
+    status: 200,
+    check: (a) => expect(json(a).results).toEqual([{ uid, ok: true }]),
+  },
+  {
+    name: "a Slack click (signed, base64): Slack's empty 200",
+    route: 'POST /slack/interactions',
+    request: () => {
+      const body = click();
+      return { method: 'POST', path: '/slack/interactions', headers: signed(body), body, base64: true };
+    },
+    status: 200,
+    check: (a) => {
+      expect(a.bytes.byteLength).toBe(0);
+      expect(api.handed.at(-1)).toMatchObject({
+        kind: 'slack-action',
+        request: { type: 'ignore', uids: [uid] },
+      });
+    },
+  },
+  {
+    name: 'a Slack command (signed)',
+    route: 'POST /slack/commands',
+    request: () => ({ method: 'POST', path: '/slack/commands', headers: signed(command), body: command }),
+    status: 200,
+    check: (a) => expect(json(a)).toMatchObject({ response_type: 'ephemeral' }),
+  },
+  {
+    name: 'an HTML page',
+    route: 'GET /test/page',
+    request: () => ({ method: 'GET', path: '/test/page' }),
+    status: 200,
+    check: (a) => {
+      expect(a.headers['content-type']).toMatch(/^text\/html/);
+      expect(a.bytes.equals(Buffer.from(PAGE))).toBe(true);
+    },
+  },
+  {
+    name: 'a binary file',
+    route: 'GET /test/file',
+    request: () => ({ method: 'GET', path: '/test/file' }),
+    status: 200,
+    check: (a) => expect(a.bytes.equals(Buffer.from(PNG))).toBe(true),
+  },
+  {
+    name: 'bytes with no content type',
+    route: 'GET /test/raw',
+    request: () => ({ method: 'GET', path: '/test/raw' }),
+    status: 200,
+    check: (a) => expect(a.bytes.equals(Buffer.from(PNG))).toBe(true),
+  },
+  {
+    name: 'text that is not UTF-8',
+    route: 'GET /test/latin1',
+    request: () => ({ method: 'GET', path: '/test/latin1' }),
+    status: 200,
+    check: (a) => expect(a.bytes.toString('latin1')).toBe('café'),
+  },
+  // Errors, each as JSON with its headers.
+  { name: 'no route', request: () => ({ method: 'GET', path: '/nope' }), status: 404, code: 'not_found' },
+  {
+    name: 'a wrong method',
+    request: () => ({ method: 'PUT', path: '/silences', headers: auth() }),
+    status: 405,
+    code: 'method_not_allowed',
+  },
+  {
+    name: 'no token',
+    route: 'GET /status',
+    request: () => ({ method: 'GET', path: '/status' }),
+    status: 401,
+    code: 'unauthorized',
+  },
+  {
+    name: 'outside the scopes',
+    route: 'POST /assets/:asset_id/toggle',
+    request: () => ({
+      method: 'POST',
+      path: `/assets/${assetId}/toggle`,
+      headers: { ...bearer(viewer), ...JSON_TYPE },
+      body: '{"is_disabled":false}',
+    }),
+    status: 403,
+    code: 'forbidden',
+  },
+  {
+    name: 'text/plain',
+    route: 'POST /silences',
+    request: () => ({
+      method: 'POST',
+      path: '/silences',
+      headers: { ...auth(), 'Content-Type': 'text/plain' },
+      body: '{}',
+    }),
+    status: 415,
+    code: 'unsupported_media_type',
+  },
+  {
+    name: '17 KiB, base64',
+    route: 'POST /events/actions',
+    request: () => ({
+      method: 'POST',
+      path: '/events/actions',
+      headers: jsonAuth(),
+      body: JSON.stringify({ action: 'ignore', uids: ['x'.repeat(17 * 1024)] }),
+      base64: true,
+    }),
+    status: 413,
+    code: 'payload_too_large',
+  },
+  {
+    name: 'a bad body',
+    route: 'POST /assets/:asset_id/toggle',
+    request: () => ({
+      method: 'POST',
+      path: `/assets/${assetId}/toggle`,
+      headers: jsonAuth(),
+      body: '{"is_disabled":"yes"}',
+    }),
+    status: 400,
+    code: 'invalid_request',
+  },
+  {
+    name: 'an upstream that fails',
+    route: 'POST /assets/:asset_id/toggle',
+    before: () => control().addFault({ endpoint: 'assetToggle', status: 500, times: 2 }),
+    request: () => ({
+      method: 'POST',
+      path: `/assets/${assetId}/toggle`,
+      headers: jsonAuth(),
+      body: '{"is_disabled":false}',
+    }),
+    status: 502,
+    code: 'upstream_error',
+  },
+  {
+    name: 'an upstream that rate limits',
+    route: 'POST /assets/:asset_id/toggle',
+    before: () => control().addFault({ endpoint: 'assetToggle', status: 429, retryAfter: 60 }),
+    request: () => ({
+      method: 'POST',
+      path: `/assets/${assetId}/toggle`,
+      headers: jsonAuth(),
+      body: '{"is_disabled":false}',
+    }),
+    status: 503,
+    code: 'upstream_rate_limited',
+  },
+  {
+    name: 'an unsigned Slack request',
+    route: 'POST /slack/interactions',
+    request: () => ({
+      method: 'POST',
+      path: '/slack/interactions',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: click(),
+      base64: true,
+    }),
+    status: 401,
+    code: 'unauthorized',
+  },
+  // Ids in paths: one percent-encoded segment each, an encoded slash included.
+  {
+    name: 'an asset id with an encoded slash',
+    route: 'GET /assets/:asset_id/audit',
+    request: () => ({ method: 'GET', path: '/assets/10%2F11/audit', headers: auth() }),
+    status: 400,
+    code: 'invalid_request',
+    check: (a) => expect(json(a).error.message).toContain('"10/11"'),
+  },
+  {
+    name: 'a toggle of an asset id with an encoded slash',
+    route: 'POST /assets/:asset_id/toggle',
+    request: () => ({
+      method: 'POST',
+      path: '/assets/10%2F11/toggle',
+      headers: jsonAuth(),
+      body: '{"is_disabled":true}',
+    }),
+    status: 400,
+    code: 'invalid_request',
+    check: (a) => expect(json(a).error.message).toContain('"10/11"'),
+  },
+  {
+    name: 'a silence id with an encoded slash',
+    route: 'DELETE /silences/:id',
+    request: () => ({ method: 'DELETE', path: `/silences/${silenceId}%2Fx`, headers: auth() }),
+    status: 400,
+    code: 'invalid_request',
+    check: (a) => expect(json(a).error.message).toContain(`"${silenceId}/x"`),
+  },
+  {
+    name: 'a silence id with a bare slash: two segments, no route',
+    request: () => ({ method: 'DELETE', path: `/silences/${silenceId}/x`, headers: auth() }),
+    status: 404,
+    code: 'not_found',
+  },
+];
+
+describe('every route through both doors', () => {
+  it('the table has a row for every route of the app', () => {
+    const routes = new Set(
+      api.app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${r.path}`),
+    );
+    const covered = new Set(ROWS.flatMap((row) => (row.route && row.status < 300 ? [row.route] : [])));
+    expect([...routes].sort()).toEqual([...covered].sort());
+  });
+
+  it.each(ROWS.map((row) => [row.name, row] as const))(
+    '%s: the same answer from app.request and Lambda',
+    async (_name, row) => {
+      row.before?.();
+      const first = await viaApp(row.request());
+      row.before?.();
+      const second = await viaLambda(row.request());
+      expect(comparable(second)).toEqual(comparable(first));
+      expect(first.status).toBe(row.status);
+      if (row.code) {
+        expect(first.headers['content-type']).toMatch(/^application\/json/);
+        expect(json(first).error.code).toBe(row.code);
+      }
+      if (row.status === 401 && !row.route?.includes('/slack/'))
+        expect(first.headers).toHaveProperty('www-authenticate');
+      if (row.status === 405) expect(first.headers.allow).toBe('GET, HEAD, POST');
+      if (row.status === 503) expect(first.headers['retry-after']).toBe('60');
+      row.check?.(first);
+    },
+  );
+
+  it('an event the adapter cannot make a Request of is answered with a JSON error', async () => {
+    const event = functionUrlEvent('GET', '/health', { headers: { 'x-bad': 'a\nb' } });
+    const res = await viaLambda(event);
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(json(res).error.code).toBe('invalid_request');
+  });
+});
