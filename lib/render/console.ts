@@ -4,6 +4,10 @@
  * characters stripped (escape.ts `stripControl`), so an item cannot move the cursor, recolour or
  * retitle the terminal; ANSI codes come only from here, and only when `color` is true.
  *
+ * An event shows its key, what `events ignore` and the other event actions take: the upstream's
+ * uid, after its tenant's id for an item of a `tenants` entry (`1001:<uid>`), since the link alone
+ * hides it behind URL encoding.
+ *
  * Credentials show the stored `hash` as it is in the item: the password policy was applied
  * upstream of the renderers, so this is masked, absent (`hidden`) or, by explicit opt-in, clear.
  */
@@ -89,7 +93,9 @@ function eventBlock(alert: EventDelivery, opts: ConsoleOptions, paint: Paint): s
       ),
     ),
   );
-  lines.push(`  ${text(eventLink(item, opts.appUrl) ?? item.metadata.uid, 2_000)}`);
+  const link = eventLink(item, opts.appUrl);
+  if (link) lines.push(`  ${text(link, 2_000)}`);
+  lines.push(`  uid ${text(alert.key, 2_000)}`);
   return lines.join('\n');
 }
 
@@ -135,7 +141,7 @@ function digestBlock(batch: Extract<Batch, { type: 'digest' }>, opts: ConsoleOpt
       const excerpt = first ? ` — ${highlightToPlain(first.text, 100, marks(opts.color), ellipsis)}` : '';
       const link = eventLink(alert.item, opts.appUrl);
       lines.push(
-        `  ${severityLabel(eventSeverity(alert.item), paint)} ${text(alert.item.metadata.type, 60)} ${text(identifierNames(alert.item).join(', '), 120)}${excerpt}${link ? `  ${paint('dim', text(link, 2_000))}` : ''}`,
+        `  ${severityLabel(eventSeverity(alert.item), paint)} ${text(alert.item.metadata.type, 60)} ${text(identifierNames(alert.item).join(', '), 120)}${excerpt}  uid ${text(alert.key, 2_000)}${link ? `  ${paint('dim', text(link, 2_000))}` : ''}`,
       );
     }
   } else {

@@ -32,6 +32,28 @@ describe('renderConsole', () => {
     expect(text).not.toContain('\x1b');
   });
 
+  it('shows the uid events ignore takes; for a tenants entry, <tenant>:<uid>', () => {
+    const [top] = renderConsole([toDelivery(eventAlert(item))], opts(false));
+    expect(top!.payload.split('\n')).toContain('  uid stealer_log/t/a/b');
+    const initech = {
+      ...eventAlert(item),
+      key: `1003:${item.metadata.uid}`,
+      tenant: { id: 1003, name: 'Initech' },
+    };
+    const [theirs] = renderConsole([toDelivery(initech)], opts(false));
+    expect(theirs!.payload.split('\n')).toContain('  uid 1003:stealer_log/t/a/b');
+    // In a digest too, on each event's line.
+    const other = makeEvent({ metadata: { uid: 'paste/pb/x' } });
+    const digest = renderConsole(
+      [toDelivery(initech), toDelivery({ ...initech, item: other, key: '1003:paste/pb/x' })],
+      opts(false, { threshold: 1, maxItems: 20 }),
+    );
+    expect(digest).toHaveLength(1);
+    expect(digest[0]!.payload).toContain('[DIGEST]');
+    expect(digest[0]!.payload).toContain('uid 1003:stealer_log/t/a/b');
+    expect(digest[0]!.payload).toContain('uid 1003:paste/pb/x');
+  });
+
   it('uses ANSI codes only when color is true, and bold for highlights', () => {
     const [out] = renderConsole([toDelivery(eventAlert(item))], opts(true));
     expect(out!.payload).toContain('\x1b[1m');
