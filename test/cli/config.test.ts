@@ -1,9 +1,12 @@
 /** `config validate` and `config schema`, run through the real CLI dispatcher. */
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../infra/alerts-config.ts';
 import { runCli } from '../../lib/cli/run.ts';
+import { runCliProcess } from '../helpers/cli-process.ts';
 import { captureIo } from '../helpers/io.ts';
 
 /** Runs the real CLI dispatcher with an in-memory Io. */
@@ -137,7 +140,51 @@ describe('config validate', () => {
   });
 });
 
+describe('config validate on a huge config', () => {
+  it('200,000 bad routes: exit 2, the first 50 problems and a count of the rest (no stack overflow)', async () => {
+    const routes = Array.from({ length: 200_000 }, (_, i) => ({
+      name: `r${i}`,
+      match: { colour: 'red' },
+      to: ['nowhere'],
+    }));
+    const big = await file('huge.json', { destinations: { local: { type: 'console' } }, routes });
+    const r = await runCliProcess(['config', 'validate', big], { cwd: dir });
+    expect(r.code).toBe(2);
+    const lines = r.err.trimEnd().split('\n');
+    expect(lines[0]).toBe(`exposure-alerts: ${big} is invalid (400000 errors):`);
+    expect(lines.slice(1, 3)).toEqual([
+      '  routes[0].match.colour: unknown key',
+      '  routes[1].match.colour: unknown key',
+    ]);
+    expect(lines).toHaveLength(52);
+    expect(lines[51]).toBe('  … and 399950 more');
+  }, 30_000);
+
+  it('a run of a command on it fails the same way, listing 50 and counting the rest', async () => {
+    const routes = Array.from({ length: 120_000 }, (_, i) => ({
+      name: `r${i}`,
+      to: ['nowhere'],
+      stop: 'no',
+    }));
+    const big = await file('huge-run.json', { destinations: { local: { type: 'console' } }, routes });
+    const r = await runCliProcess(['deliveries', 'list'], {
+      cwd: dir,
+      env: { ALERTS_CONFIG: big, DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', TABLE_NAME: 't' },
+    });
+    expect(r.code).toBe(2);
+    const lines = r.err.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/is invalid \(240000 problems\):$/);
+    expect(lines).toHaveLength(52);
+    expect(lines[51]).toBe('  … and 239950 more');
+  }, 30_000);
+});
+
 describe('config schema', () => {
+  it('config schema > alerts.schema.json, as the README says, leaves the checkout clean: git ignores it', () => {
+    const ignored = spawnSync('git', ['check-ignore', '-q', 'alerts.schema.json'], { cwd: PROJECT_ROOT });
+    expect(ignored.status).toBe(0);
+  });
+
   it('prints the JSON Schema of the config as pretty JSON', async () => {
     const r = await run(['config', 'schema']);
     expect(r.code).toBe(0);

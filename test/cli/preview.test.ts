@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { itemKind } from '../../lib/cli/commands/preview.ts';
 import { runCli } from '../../lib/cli/run.ts';
 import { webhookIdempotencyKey } from '../../lib/render/webhook.ts';
+import { runCliProcess } from '../helpers/cli-process.ts';
 import { captureIo } from '../helpers/io.ts';
 
 /** Runs `preview` through the real CLI dispatcher with an in-memory Io. */
@@ -174,6 +175,49 @@ describe('preview with a config', () => {
     expect(ciso).toContain('https://mail.example.com/send?…');
 
     for (const secret of ['literal-token-value', 'token=abc']) expect(r.out).not.toContain(secret);
+  });
+
+  it('names each ticket and SIEM destination by the URL its sender posts to, one slash between base and path', async () => {
+    const tickets = {
+      destinations: {
+        jira: {
+          type: 'jira',
+          url: 'https://acme.atlassian.net',
+          email: 'soc@acme.test',
+          apiToken: { secret: 'jiraToken' },
+          project: 'SEC',
+        },
+        snow: {
+          type: 'servicenow',
+          url: 'https://acme.service-now.com/',
+          username: 'svc',
+          password: { secret: 'snowPassword' },
+        },
+        splunk: { type: 'splunk', url: 'https://splunk.acme.test:8088', token: { secret: 'hec' } },
+        sentinel: {
+          type: 'sentinel',
+          tenantId: 't',
+          clientId: 'c',
+          clientSecret: { secret: 'entra' },
+          endpoint: 'https://dce.ingest.monitor.azure.com/',
+          ruleId: 'dcr-1',
+          stream: 'Custom-Exposure',
+        },
+      },
+      routes: [{ name: 'all', to: ['jira', 'snow', 'splunk', 'sentinel'] }],
+    };
+    const r = await runCliProcess(['preview', await file('event-tickets.json', event)], {
+      cwd: dir,
+      env: { ALERTS_CONFIG: await file('tickets.json', tickets) },
+    });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain('POST https://acme.atlassian.net/rest/api/3/issue ');
+    expect(r.out).toContain('POST https://acme.service-now.com/api/now/table/incident ');
+    expect(r.out).toContain('POST https://splunk.acme.test:8088/services/collector/event ');
+    expect(r.out).toContain(
+      'POST https://dce.ingest.monitor.azure.com/dataCollectionRules/dcr-1/streams/Custom-Exposure ',
+    );
+    expect(r.out).not.toMatch(/[^:]\/\/(rest|api|services|dataCollectionRules)\//);
   });
 
   it('a credential follows the policy (hidden: no hash at all in the webhook body)', async () => {

@@ -1,7 +1,8 @@
 /**
  * `config validate [file]` and `config schema`.
  *
- * validate: every schema and cross-reference error with its path, one per line (exit 2), then the
+ * validate: every schema and cross-reference error with its path, one per line (exit 2; past the
+ * first 50, a count of the rest), then the
  * built-in samples rendered through every destination (no sending, no secrets), so a renderer
  * failure or a Slack-limit breach shows up here, named by destination, and not at run time.
  * schema: the JSON Schema of the config, for editors, every key described (rules/config-docs.ts).
@@ -14,7 +15,7 @@ import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import { checkRendering } from '../../render/check.ts';
 import { projectFile } from '../../root.ts';
-import { checkConfig } from '../../rules/config.ts';
+import { checkConfig, listedProblems } from '../../rules/config.ts';
 import { configReference, documentedJsonSchema } from '../../rules/config-reference.ts';
 import { parseJson } from '../../rules/json.ts';
 import { DEFAULT_CONFIG_FILE } from '../../rules/source.ts';
@@ -66,7 +67,11 @@ export const configValidateCommand: Command = {
     for (const warning of check.warnings) io.stderr(`warning: ${warning}\n`);
     if (errors.length) {
       io.stderr(`exposure-alerts: ${file} is invalid (${plural(errors.length, 'error')}):\n`);
-      for (const error of errors) io.stderr(`  ${error}\n`);
+      io.stderr(
+        listedProblems(errors)
+          .map((error) => `  ${error}\n`)
+          .join(''),
+      );
       return 2;
     }
     const config = check.config!;

@@ -9,12 +9,17 @@ export function secretText(value: string | SecretRef): string {
   return typeof value === 'string' ? value : `<secret ${value.secret}>`;
 }
 
-/** A URL without its query (a token often hides there); secrets by name only. */
-function urlText(value: string | SecretRef): string {
-  if (typeof value !== 'string') return secretText(value);
+/**
+ * A URL without its query (a token often hides there), and with `path` added as the sender adds
+ * it (its base without trailing slashes, so `https://x.example` and `https://x.example/` both give
+ * `https://x.example/rest/api/3/issue`); secrets by name only.
+ */
+function urlText(value: string | SecretRef, path = ''): string {
+  if (typeof value !== 'string') return `${secretText(value)}${path}`;
   try {
     const url = new URL(value);
-    return `${url.origin}${url.pathname}${url.search ? '?…' : ''}`;
+    const base = path ? url.pathname.replace(/\/+$/, '') : url.pathname;
+    return `${url.origin}${base}${path}${url.search ? '?…' : ''}`;
   } catch {
     return '<invalid URL>';
   }
@@ -38,13 +43,13 @@ export function describeDestination(destination: DestinationConfig): string {
     case 'pagerduty':
       return `PagerDuty Events API v2: POST ${urlText(destination.url ?? PAGERDUTY_URL)}`;
     case 'sentinel':
-      return `Microsoft Sentinel: POST ${urlText(destination.endpoint)}/dataCollectionRules/${destination.ruleId}/streams/${destination.stream} with an Entra token for client ${destination.clientId} (its secret is a credential, not shown)`;
+      return `Microsoft Sentinel: POST ${urlText(destination.endpoint, `/dataCollectionRules/${destination.ruleId}/streams/${destination.stream}`)} with an Entra token for client ${destination.clientId} (its secret is a credential, not shown)`;
     case 'splunk':
-      return `Splunk HEC: POST ${urlText(destination.url)}/services/collector/event (its token is a credential, not shown)`;
+      return `Splunk HEC: POST ${urlText(destination.url, '/services/collector/event')} (its token is a credential, not shown)`;
     case 'servicenow':
-      return `ServiceNow: POST ${urlText(destination.url)}/api/now/table/${destination.table} as ${destination.username} (its password is a credential, not shown)`;
+      return `ServiceNow: POST ${urlText(destination.url, `/api/now/table/${destination.table}`)} as ${destination.username} (its password is a credential, not shown)`;
     case 'jira':
-      return `Jira: POST ${urlText(destination.url)}/rest/api/3/issue in project ${destination.project} as ${destination.issueType}, as ${destination.email} (its API token is a credential, not shown)`;
+      return `Jira: POST ${urlText(destination.url, '/rest/api/3/issue')} in project ${destination.project} as ${destination.issueType}, as ${destination.email} (its API token is a credential, not shown)`;
     case 'console':
       return 'printed on the terminal';
   }
