@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../lib/api/auth.ts';
 import type { EventItem } from '../../lib/upstream/schemas.ts';
-import { type CliService, startCliService } from '../helpers/cli-process.ts';
+import { type CliService, runCliProcess, startCliService } from '../helpers/cli-process.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { slackSigned } from '../helpers/slack-api.ts';
@@ -25,9 +25,11 @@ const TEAM = 'T0TEAM01';
 const ANA = 'U0ANA001';
 const token = randomBytes(24).toString('base64url');
 let service: CliService;
+let dir: string;
+let env: Record<string, string>;
 
 beforeAll(async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'ea-serve-'));
+  dir = await mkdtemp(join(tmpdir(), 'ea-serve-'));
   const config = join(dir, 'alerts.config.json');
   await writeFile(
     config,
@@ -45,19 +47,17 @@ beforeAll(async () => {
     secrets,
     JSON.stringify({ apiClients: { runbook: sha256Hex(token) }, slackSigning: SECRET }),
   );
-  service = await startCliService(['serve'], {
-    cwd: dir,
-    env: {
-      EXPOSURE_API_URL: emu.url,
-      EXPOSURE_API_TOKEN: 'emu-acme-token',
-      DYNAMODB_ENDPOINT: dynamo.endpoint,
-      TABLE_NAME: await dynamo.table(),
-      PORT: '0',
-      SECRETS_FILE: secrets,
-      ALERTS_CONFIG: config,
-      LOG_LEVEL: 'error',
-    },
-  });
+  env = {
+    EXPOSURE_API_URL: emu.url,
+    EXPOSURE_API_TOKEN: 'emu-acme-token',
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    TABLE_NAME: await dynamo.table(),
+    PORT: '0',
+    SECRETS_FILE: secrets,
+    ALERTS_CONFIG: config,
+    LOG_LEVEL: 'error',
+  };
+  service = await startCliService(['serve'], { cwd: dir, env });
 });
 
 afterAll(async () => {
@@ -105,6 +105,14 @@ describe('serve with an alert config', () => {
 
     const forged = await post('/slack/interactions', click, slackSigned(click, 'not-the-secret'));
     expect(forged.status).toBe(401);
+  });
+
+  it('a config whose signing secret is not in the secret object stops serve, naming it', async () => {
+    const secrets = join(dir, 'no-signing.json');
+    await writeFile(secrets, JSON.stringify({ apiClients: { runbook: sha256Hex(token) } }));
+    const run = await runCliProcess(['serve'], { cwd: dir, env: { ...env, SECRETS_FILE: secrets } });
+    expect(run.code).not.toBe(0);
+    expect(run.err).toMatch(/actions\.slack\.signingSecret.*slackSigning/);
   });
 });
 
