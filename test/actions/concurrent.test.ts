@@ -49,6 +49,8 @@ async function setUp() {
   slack.reset();
   const pd = await pagerduty();
   const answers: Receiver = await receivers();
+  // The same channel through an incoming webhook: a click's answer replaces its message.
+  const webhook: Receiver = await receivers();
   const slackActions = {
     signingSecret: { secret: 'slackSigning' },
     teamId: TEAM,
@@ -63,8 +65,9 @@ async function setUp() {
       destinations: {
         app: { type: 'slack', token: { secret: 'bot' }, channel: SLACK_CHANNEL, apiUrl: slack.url },
         pager: { type: 'pagerduty', url: pd.url, routingKey: TEST_ROUTING_KEY },
+        chat: { type: 'slack', url: webhook.url },
       },
-      routes: [{ name: 'all', to: ['app', 'pager'] }],
+      routes: [{ name: 'all', to: ['app', 'pager', 'chat'] }],
       digest: { threshold: 50, maxItems: 20 },
       actions: { slack: slackActions },
     },
@@ -108,23 +111,22 @@ async function setUp() {
   const lambda = createLambdaHandler(app);
   const actOnLambda = (uid: string, key: string) =>
     lambda(functionUrlEvent('POST', '/events/actions', { headers: headers(key), body: body(uid) }));
-  const click = (uid: string, actionTs: string) => {
-    const form = `payload=${encodeURIComponent(
+  const click = (uid: string, actionTs: string, form: 'app' | 'webhook' = 'app') => {
+    const message = webhook.requests
+      .map((r) => r.json() as { text: string; blocks: Record<string, unknown>[] })
+      .find((m) => JSON.stringify(m.blocks).includes(`"exposure-w:${uid}"`));
+    const blockId = `${form === 'webhook' ? 'exposure-w:' : 'exposure:'}${uid}`;
+    const body = `payload=${encodeURIComponent(
       JSON.stringify({
         type: 'block_actions',
         user: { id: ANA },
         team: { id: TEAM },
         response_url: `${answers.url}/actions/1`,
-        actions: [
-          { action_id: 'exposure:ignore', block_id: `exposure:${uid}`, value: uid, action_ts: actionTs },
-        ],
+        ...(form === 'webhook' ? { message } : {}),
+        actions: [{ action_id: 'exposure:ignore', block_id: blockId, value: uid, action_ts: actionTs }],
       }),
     )}`;
-    return app.request('/slack/interactions', {
-      method: 'POST',
-      headers: slackSigned(form, SECRET),
-      body: form,
-    });
+    return app.request('/slack/interactions', { method: 'POST', headers: slackSigned(body, SECRET), body });
   };
   /** What each destination shows of `uid` after a delivery pass. */
   const seen = async (uid: string) => {
@@ -140,7 +142,11 @@ async function setUp() {
       ).length,
     };
   };
-  return { deps, act, actOnLambda, click, settled, seen };
+  const replies = () =>
+    answers.requests.map(
+      (r) => r.json() as { replace_original?: boolean; text?: string; blocks?: unknown[] },
+    );
+  return { deps, act, actOnLambda, click, settled, seen, replies };
 }
 
 describe('actions at the same moment', () => {
@@ -185,5 +191,21 @@ describe('actions at the same moment', () => {
     expect(trail).toHaveLength(3);
     expect(trail.filter((e) => e.changed?.includes(uid))).toHaveLength(1);
     expect(await seen(uid)).toEqual({ edits: 1, replies: 1, resolves: 1 });
+  });
+
+  it('two clicks at once on a message an incoming webhook posted: it is replaced once; the other click hears it was done already', async () => {
+    const { click, settled, replies } = await setUp();
+    const uid = uidAt(3);
+    const answers = await Promise.all([
+      click(uid, '1716999999.000011', 'webhook'),
+      click(uid, '1716999999.000012', 'webhook'),
+    ]);
+    expect(answers.map((r) => r.status)).toEqual([200, 200]);
+    await settled();
+    expect(events()[3]?.isIgnored).toBe(true);
+    const replaced = replies().filter((r) => r.replace_original === true);
+    expect(replaced).toHaveLength(1);
+    expect(JSON.stringify(replaced[0]?.blocks)).toContain('"action_id":"exposure:unignore"');
+    expect(replies().filter((r) => r.text?.includes('ignored already'))).toHaveLength(1);
   });
 });
