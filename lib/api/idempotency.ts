@@ -138,13 +138,11 @@ async function run(
 ): Promise<Answer> {
   const store = deps.idempotency as IdempotencyStore;
   const free = () =>
-    store
-      .release(scope, token)
-      .catch((error: unknown) =>
-        deps.logger.error('could not free an Idempotency-Key; it is free again once its lease ends', {
-          error,
-        }),
-      );
+    store.release(scope, token).catch((error: unknown) =>
+      deps.logger.error('could not free an Idempotency-Key; it is free again once its lease ends', {
+        error,
+      }),
+    );
   let answer: Answer;
   try {
     answer = await work();
