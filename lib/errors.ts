@@ -15,14 +15,17 @@ export class NotFoundError extends Error {
 
 /**
  * An AWS SDK failure that is the caller's setup, not the service: no region, no credentials. Said
- * as one line naming what to set (exit code 2), never as the SDK's own message alone.
+ * as one line naming what to set (exit code 2), never as the SDK's own message alone; `local` is
+ * the way to the local DynamoDB instead (the CLI knows whether the caller already stands by it).
  *
  * @example
  * awsSetupProblem(new Error('Region is missing')) // 'no AWS region: set AWS_REGION ...'
  */
-export function awsSetupProblem(error: unknown): string | undefined {
+export function awsSetupProblem(
+  error: unknown,
+  local = 'or run the command in the folder of npm start to use its local DynamoDB',
+): string | undefined {
   if (!(error instanceof Error)) return undefined;
-  const local = 'or run the command in the folder of npm start to use its local DynamoDB';
   if (error.message === 'Region is missing' || error.name === 'RegionMissing')
     return `no AWS region: set AWS_REGION (or AWS_PROFILE naming a profile with a region), ${local}`;
   if (error.name === 'CredentialsProviderError' || /Could not load credentials/.test(error.message))

@@ -10,6 +10,8 @@ export interface Io {
   stderr: (text: string) => void;
   env: Record<string, string | undefined>;
   isTTY: boolean;
+  /** The terminal's width when stdout is one (tables fit it; terminal.ts tableWidth). */
+  columns?: number;
 }
 
 export interface CommandContext {
@@ -23,7 +25,11 @@ export interface CommandContext {
   logger: Logger;
   /** A warning the operator must see whatever LOG_LEVEL says (`warning: ...` on stderr, or the log). */
   warn: (text: string) => void;
-  /** Aborts on SIGINT or SIGTERM; long-running commands stop cleanly when it does. */
+  /**
+   * Aborts on SIGINT or SIGTERM (the reason is the signal's name), or when stdout is closed
+   * (`EPIPE`). A service or a command with `stopsSafely` stops cleanly when it does; any other
+   * command is stopped where it stands.
+   */
   signal: AbortSignal;
 }
 
@@ -41,6 +47,11 @@ export interface Command {
   optionHelp?: Record<string, string>;
   /** Runs until stopped, writing its log to stdout (interface.md: one line on stderr is for failures). */
   service?: boolean;
+  /**
+   * The command watches `signal` and stops at its next safe point (a page or a send recorded),
+   * exiting 130 (SIGINT) or 143 (SIGTERM); this is what it says then, after `stopped by SIGINT: `.
+   */
+  stopsSafely?: string;
   /**
    * What it uses of a deployment. Run in the folder of `npm start` with nothing set to say
    * otherwise, it uses that local deployment (cli/local.ts).

@@ -134,6 +134,22 @@ export function runningLocal(dir: string): LocalDeployment | undefined {
 
 const set = (env: Env, name: string) => (env[name]?.trim() ?? '') !== '';
 
+/** Set, any of these says "not the local DynamoDB": the command then goes to AWS's. */
+const TABLE_VARIABLES = ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'AWS_REGION'] as const;
+
+/**
+ * The way to the local DynamoDB, for a failure to reach AWS's (no region, no credentials): where
+ * `.data/` is, a variable set is what took the command away from it, so that is what to unset;
+ * elsewhere, the folder of `npm start` is.
+ */
+export function localHint(env: Env, needs: Needs, cwd: string = process.cwd()): string | undefined {
+  if (!needs.table || !existsSync(resolve(cwd, DATA_DIR))) return undefined;
+  const given = TABLE_VARIABLES.filter((n) => set(env, n));
+  if (given.length === 0 || given.includes('DYNAMODB_ENDPOINT')) return undefined;
+  const names = given.join(' and ');
+  return `or unset ${names}: set without DYNAMODB_ENDPOINT, ${given.length > 1 ? 'they point' : 'it points'} this command at AWS, not at the local DynamoDB of npm start in this folder`;
+}
+
 /**
  * The environment a command runs with in the current folder (see the module comment), and what to
  * close after it; undefined when nothing local applies.
@@ -144,7 +160,7 @@ export async function useLocalDeployment(
   say: (line: string) => void,
   cwd: string = process.cwd(),
 ): Promise<{ env: Env; close: () => Promise<void> } | undefined> {
-  const table = needs.table && !['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'AWS_REGION'].some((n) => set(env, n));
+  const table = needs.table && !TABLE_VARIABLES.some((n) => set(env, n));
   const upstream =
     needs.upstream &&
     !['EXPOSURE_API_URL', 'EXPOSURE_API_TOKEN', 'EXPOSURE_API_KEY'].some((n) => set(env, n));

@@ -2,59 +2,20 @@
  * The `exposure-alerts` command line: finds the command, parses its options, runs it, and turns
  * failures into exit codes (interface.md): 0 success, 2 usage or configuration error, 3 upstream
  * rejected the credentials, 1 anything else. A failure prints one line to stderr; the stack only
- * with LOG_LEVEL=debug.
+ * with LOG_LEVEL=debug. A run stopped by SIGINT or SIGTERM exits 130 or 143 (main.ts wires them):
+ * a command with safe points stops at the next one and says so, any other is dropped at once.
  */
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { awsSetupProblem, ConfigError, describeError, NotFoundError, UsageError } from '../errors.ts';
 import { createLogger, isLogLevel } from '../log.ts';
-import { projectFile } from '../root.ts';
 import { UpstreamError } from '../upstream/errors.ts';
-import { type Command, credentialsRejected, type Io } from './command.ts';
+import { type Command, credentialsRejected, type Io, untilAborted } from './command.ts';
 import { commands } from './commands/index.ts';
-import { useLocalDeployment } from './local.ts';
+import { commandHelp, groupHelp, groupMembers, helpText, version } from './help.ts';
+import { localHint, useLocalDeployment } from './local.ts';
 import { terminalSafe } from './terminal.ts';
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, unauthorized: 3 } as const;
-
-function helpText(): string {
-  return [
-    'usage: exposure-alerts <command> [options]',
-    '',
-    ...commands.flatMap((c) => [`  ${c.usage}`, `      ${c.summary}`]),
-    '',
-    '`exposure-alerts <command> --help` says more of one command; --version prints the version.',
-    'Exit codes: 0 ok, 1 failure, 2 usage or configuration error, 3 upstream rejected the credentials.',
-    '',
-  ].join('\n');
-}
-
-/** `<command> --help`: its usage, what it does, each option, and one example. */
-export function commandHelp(command: Command): string {
-  const options = Object.entries(command.options ?? {}).map(([name, o]) => {
-    const flag = `--${name}${o.type === 'string' ? ' <value>' : ''}`;
-    return [flag, command.optionHelp?.[name] ?? ''] as const;
-  });
-  const width = Math.max(0, ...options.map(([flag]) => flag.length));
-  return [
-    `usage: exposure-alerts ${command.usage}`,
-    '',
-    command.summary,
-    ...(options.length
-      ? ['', 'options:', ...options.map(([flag, text]) => `  ${flag.padEnd(width)}  ${text}`)]
-      : []),
-    '',
-    'example:',
-    `  ${command.example}`,
-    '',
-  ].join('\n');
-}
-
-/** The package's version (package.json), for --version. */
-export function version(): string {
-  const pkg = JSON.parse(readFileSync(projectFile('package.json'), 'utf8')) as { version: string };
-  return pkg.version;
-}
 
 /**
  * Options parsed as a user means them: `--limit -3` is the value -3 (for the command to judge),
@@ -104,11 +65,11 @@ function findCommand(args: string[]): { command: Command; rest: string[] } | und
   return best ? { command: best, rest: args.slice(words) } : undefined;
 }
 
-export function describeFailure(error: unknown): { code: number; line: string } {
+export function describeFailure(error: unknown, local?: string): { code: number; line: string } {
   if (error instanceof ConfigError) return { code: EXIT.usage, line: error.detail };
   if (error instanceof UsageError) return { code: EXIT.usage, line: error.message };
   if (error instanceof NotFoundError) return { code: EXIT.failure, line: error.message };
-  const setup = awsSetupProblem(error);
+  const setup = awsSetupProblem(error, local);
   if (setup) return { code: EXIT.usage, line: setup };
   if (error instanceof UpstreamError) {
     if (error.code === 'unauthorized') {
@@ -119,30 +80,75 @@ export function describeFailure(error: unknown): { code: number; line: string } 
   return { code: EXIT.failure, line: describeError(error) };
 }
 
+/**
+ * How a run asked to stop ends (the signal's abort reason, main.ts): SIGINT 130 and SIGTERM 143, as
+ * shells report a process a signal ended; a stdout nobody reads any more (EPIPE) quietly, 0.
+ */
+export function interruption(signal: AbortSignal): { code: number; name?: string } {
+  if (signal.reason === 'EPIPE') return { code: EXIT.ok };
+  return signal.reason === 'SIGTERM' ? { code: 143, name: 'SIGTERM' } : { code: 130, name: 'SIGINT' };
+}
+
+const HELP = ['--help', '-h'];
+
+/** Help and version, answered before any command runs; undefined when argv asks for neither. */
+function answerHelp(argv: string[], io: Io): number | undefined {
+  if (argv[0] === '--version' || argv[0] === '-V' || argv[0] === '-v' || argv[0] === 'version') {
+    io.stdout(`exposure-alerts ${version()}\n`);
+    return EXIT.ok;
+  }
+  const topic = argv[0] === 'help' ? argv.slice(1) : undefined;
+  const asked = topic && findCommand(topic);
+  if (asked) {
+    io.stdout(commandHelp(asked.command));
+    return EXIT.ok;
+  }
+  // A group's help: `events --help`, `help events`; a group alone is a usage error that shows it.
+  const word = topic ? topic[0] : argv[0];
+  const members = groupMembers(word);
+  if (word && members.length && !findCommand(topic ?? argv)) {
+    const rest = topic ? topic.slice(1) : argv.slice(1);
+    if (rest.length === 0 && !topic) {
+      io.stderr(groupHelp(word, members));
+      return EXIT.usage;
+    }
+    if (topic || rest.every((a) => HELP.includes(a))) {
+      io.stdout(groupHelp(word, members));
+      return EXIT.ok;
+    }
+  }
+  if (argv.length === 0 || argv[0] === 'help' || HELP.includes(argv[0] as string)) {
+    (argv.length === 0 ? io.stderr : io.stdout)(helpText());
+    return argv.length === 0 ? EXIT.usage : EXIT.ok;
+  }
+  return undefined;
+}
+
+function unknownCommand(argv: string[]): UsageError {
+  const word = argv[0] as string;
+  const members = groupMembers(word);
+  return new UsageError(
+    members.length
+      ? `unknown command "${argv.join(' ')}": ${word} takes ${members.map((c) => c.path.slice(1).join(' ')).join(', ')} (run exposure-alerts ${word} --help)`
+      : `unknown command "${argv.join(' ')}"; run exposure-alerts help`,
+  );
+}
+
 export async function runCli(
   argv: string[],
   io: Io,
   signal: AbortSignal = new AbortController().signal,
 ): Promise<number> {
   const level = io.env.LOG_LEVEL?.toLowerCase();
-  if (argv[0] === '--version' || argv[0] === '-V' || argv[0] === 'version') {
-    io.stdout(`exposure-alerts ${version()}\n`);
-    return EXIT.ok;
-  }
-  const asked = argv[0] === 'help' ? findCommand(argv.slice(1)) : undefined;
-  if (asked) {
-    io.stdout(commandHelp(asked.command));
-    return EXIT.ok;
-  }
-  if (argv.length === 0 || argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') {
-    (argv.length === 0 ? io.stderr : io.stdout)(helpText());
-    return argv.length === 0 ? EXIT.usage : EXIT.ok;
-  }
+  const answered = answerHelp(argv, io);
+  if (answered !== undefined) return answered;
+  let command: Command | undefined;
   try {
     const found = findCommand(argv);
-    if (!found) throw new UsageError(`unknown command "${argv.join(' ')}"; run exposure-alerts help`);
-    const { command, rest } = found;
-    if (rest.includes('--help') || rest.includes('-h')) {
+    if (!found) throw unknownCommand(argv);
+    command = found.command;
+    const { rest } = found;
+    if (rest.some((a) => HELP.includes(a))) {
       io.stdout(commandHelp(command));
       return EXIT.ok;
     }
@@ -166,7 +172,7 @@ export async function runCli(
     }
     const local = await useLocalDeployment(io.env, command.uses ?? {}, io.stderr);
     try {
-      const code = await command.run({
+      const running = command.run({
         values: parsed.values as Record<string, string | boolean | undefined>,
         positionals: parsed.positionals,
         io: local ? { ...io, env: local.env } : io,
@@ -174,12 +180,26 @@ export async function runCli(
         warn,
         signal,
       });
-      return code ?? EXIT.ok;
+      // A command without safe points of its own is stopped where it stands: what it left undone
+      // is what a crash would leave, which every action and record is built to survive.
+      const watches = command.service || command.stopsSafely !== undefined;
+      const stopped = watches ? undefined : untilAborted(signal).then(() => 'stopped' as const);
+      running.catch(() => {}); // abandoned when stopped; its failure is no longer anyone's news
+      const code = await (stopped ? Promise.race([running, stopped]) : running);
+      if (signal.aborted && !command.service) {
+        const { code: stopCode, name } = interruption(signal);
+        if (name)
+          io.stderr(
+            `exposure-alerts: stopped by ${name}${code === 'stopped' ? '' : `: ${command.stopsSafely}`}\n`,
+          );
+        return stopCode;
+      }
+      return (code === 'stopped' ? undefined : code) ?? EXIT.ok;
     } finally {
       await local?.close();
     }
   } catch (error) {
-    const { code, line } = describeFailure(error);
+    const { code, line } = describeFailure(error, command && localHint(io.env, command.uses ?? {}));
     // The line can quote the upstream or a file; `multiline` keeps a config error's list of problems.
     io.stderr(`exposure-alerts: ${terminalSafe(line, { multiline: true })}\n`);
     if (level === 'debug' && error instanceof Error && error.stack) io.stderr(`${error.stack}\n`);

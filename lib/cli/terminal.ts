@@ -31,59 +31,84 @@ export function useColor(io: { isTTY: boolean; env: Record<string, string | unde
 }
 
 /**
- * Rows as a table that fits `width` columns (80, a terminal's least): a header row first, two
- * spaces between columns, indented by two. When too wide, the `shrink` columns (those with free
- * text), in turn, are narrowed: their cells cut with `…`, or with `wrap`, folded onto as many
- * lines as they need, so nothing is lost (a silence's reason). Cells are made terminal-safe first.
- *
- * @example
- * formatTable([['ID', 'REASON'], ['s-1', 'paste noise']], { shrink: 1 })
- * // ['  ID   REASON', '  s-1  paste noise']
+ * The width tables fit: COLUMNS when set to a number (what the user or the shell says), else the
+ * terminal's own, else 80 (stdout is a pipe or a file: the narrowest terminal anyone uses).
  */
-export function formatTable(
-  rows: string[][],
-  options: { shrink: number | number[]; width?: number; wrap?: boolean },
-): string[] {
-  const safe = rows.map((r) => r.map((cell) => terminalSafe(cell)));
-  const widths = (safe[0] ?? []).map((_, i) => Math.max(...safe.map((r) => [...(r[i] ?? '')].length)));
-  const least = options.wrap ? 16 : 8;
-  for (const column of typeof options.shrink === 'number' ? [options.shrink] : options.shrink) {
-    const total = 2 + widths.reduce((n, w) => n + w, 0) + 2 * (widths.length - 1);
-    const over = total - (options.width ?? 80);
-    if (over <= 0) break;
-    const header = [...(safe[0]?.[column] ?? '')].length;
-    widths[column] = Math.max(header, (widths[column] ?? 0) - over, least);
-  }
-  const cut = (cell: string, w: number) => {
-    const chars = [...cell];
-    return chars.length > w ? `${chars.slice(0, Math.max(0, w - 1)).join('')}…` : cell;
-  };
-  const lines: string[] = [];
-  for (const row of safe) {
-    const cells = row.map((cell, i) =>
-      options.wrap ? fold(cell, widths[i] ?? 0) : [cut(cell, widths[i] ?? 0)],
-    );
-    const height = Math.max(...cells.map((c) => c.length));
-    for (let k = 0; k < height; k++)
-      lines.push(`  ${cells.map((c, i) => (c[k] ?? '').padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd());
-  }
-  return lines;
+export function tableWidth(io: { env: Record<string, string | undefined>; columns?: number }): number {
+  const given = Number(io.env.COLUMNS?.trim());
+  if (Number.isInteger(given) && given > 0) return given;
+  return io.columns && io.columns > 0 ? io.columns : 80;
 }
 
-/** `text` folded into lines of at most `width` characters, at spaces where it can be. */
-function fold(text: string, width: number): string[] {
-  const chars = [...text];
-  if (chars.length <= width) return [text];
-  const out: string[] = [];
-  let rest = chars;
-  while (rest.length > width) {
-    const space = rest.slice(0, width + 1).lastIndexOf(' ');
-    const at = space > 0 ? space : width;
-    out.push(rest.slice(0, at).join('').trimEnd());
-    rest = rest.slice(space > 0 ? at + 1 : at);
+/**
+ * How far away a time is, as a reader takes it in, in a table's few columns: `in 3 h`, `12 min ago`.
+ *
+ * @example
+ * fromNow('2026-11-20T13:00:00Z', Date.parse('2026-11-20T10:00:00Z')) // 'in 3 h'
+ */
+export function fromNow(iso: string, now: number): string {
+  const s = Math.round((Date.parse(iso) - now) / 1000);
+  const span = (x: number) =>
+    x < 120
+      ? `${x} s`
+      : x < 7_200
+        ? `${Math.round(x / 60)} min`
+        : x < 172_800
+          ? `${Math.round(x / 3_600)} h`
+          : `${Math.round(x / 86_400)} d`;
+  return s > 0 ? `in ${span(s)}` : `${span(-s)} ago`;
+}
+
+/** A column is never cut below this (or below its header, or its own widest cell when smaller). */
+const LEAST = 8;
+
+/**
+ * Rows as a table that fits `width` columns: a header row first, two spaces between columns,
+ * indented by two, one line per row whatever its cells hold. When too wide, the widest columns
+ * give way first, all of them together down to the next widest, and their cells are cut with `…`
+ * (a value is never folded onto a second line, where it would read as another row). The `keep`
+ * columns are never cut: ids a user copies into the next command. Cells are made terminal-safe
+ * first. Every table of the CLI is made here.
+ *
+ * @example
+ * formatTable([['ID', 'REASON'], ['s-1', 'paste noise']], { width: 80, keep: [0] })
+ * // ['  ID   REASON', '  s-1  paste noise']
+ */
+export function formatTable(rows: string[][], options: { width: number; keep?: number[] }): string[] {
+  const safe = rows.map((r) => r.map((cell) => terminalSafe(cell)));
+  const columns = safe[0]?.length ?? 0;
+  const widths = Array.from({ length: columns }, () => 0);
+  for (const row of safe)
+    for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, [...cell].length);
+  const floors = widths.map((w, i) =>
+    options.keep?.includes(i) ? w : Math.min(w, Math.max(LEAST, [...(safe[0]?.[i] ?? '')].length)),
+  );
+  let over = 2 + widths.reduce((n, w) => n + w, 0) + 2 * Math.max(0, columns - 1) - options.width;
+  while (over > 0) {
+    const open = widths.flatMap((w, i) => (w > (floors[i] ?? 0) ? [i] : []));
+    if (open.length === 0) break; // as narrow as it goes: the terminal wraps the line, not us
+    const top = Math.max(...open.map((i) => widths[i] ?? 0));
+    const widest = open.filter((i) => widths[i] === top);
+    // Down to the next widest column, or to the highest floor among the widest, whichever is first.
+    const next = Math.max(
+      0,
+      ...open.map((i) => widths[i] ?? 0).filter((w) => w < top),
+      ...widest.map((i) => floors[i] ?? 0),
+    );
+    const step = Math.min(top - next, Math.ceil(over / widest.length));
+    for (const i of widest) {
+      const cut = Math.min(step, over);
+      widths[i] = top - cut;
+      over -= cut;
+    }
   }
-  if (rest.length) out.push(rest.join(''));
-  return out;
+  // Widths count characters, not UTF-16 units, so a cell with an emoji lines up like any other.
+  const sized = (cell: string, w: number) => {
+    const chars = [...cell];
+    if (chars.length > w) return `${chars.slice(0, Math.max(0, w - 1)).join('')}…`;
+    return cell + ' '.repeat(w - chars.length);
+  };
+  return safe.map((row) => `  ${row.map((cell, i) => sized(cell, widths[i] ?? 0)).join('  ')}`.trimEnd());
 }
 
 export interface TerminalSafeOptions {

@@ -13,7 +13,8 @@
  *   to one item; a single item answered 413 is dead.
  * - Time: `deadline` is the last moment a send may start. A send in flight keeps its full timeout
  *   (cutting it short could deliver it and still record a failure: a duplicate next time). The pace
- *   wait never exceeds the pace, whatever `lastSentAt` another run's clock wrote.
+ *   wait never exceeds the pace, whatever `lastSentAt` another run's clock wrote. A `stop` (Ctrl-C)
+ *   is the deadline come early: the send in flight is recorded, no other starts.
  *
  * - Silences: the pass reads the active ones once, at its start; a due delivery one of them matches
  *   is recorded silenced instead of sent (hold.ts). A follow-up (news of an action on an item that
@@ -61,10 +62,28 @@ export function lastSendStart(deps: Pick<DeliverDeps, 'sendTimeoutMs'>, endBy: n
   return endBy - sendTimeoutMs(deps) - SETTLE_MARGIN_MS;
 }
 
+/**
+ * The options with `stop` folded into the deadline: once stopped, every check of the deadline
+ * (here, in queue.ts and follow-up-send.ts) sees it passed, so the pass ends at the same safe
+ * points, between sends.
+ */
+function withStop(options: DeliveryPassOptions): DeliveryPassOptions {
+  const { stop } = options;
+  if (!stop) return options;
+  const deadline = options.deadline;
+  return {
+    ...options,
+    get deadline() {
+      return stop.aborted ? Number.NEGATIVE_INFINITY : deadline;
+    },
+  };
+}
+
 export async function runDeliveryPass(
   deps: DeliverDeps,
-  options: DeliveryPassOptions,
+  given: DeliveryPassOptions,
 ): Promise<DeliverySummary> {
+  const options = withStop(given);
   const names = [...deps.destinations.keys()].filter((n) => !options.only || options.only.includes(n));
   // An action a crash interrupted is finished first: its follow-ups are due in this pass.
   if (deps.finishActions && !options.only)

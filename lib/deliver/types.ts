@@ -62,6 +62,11 @@ export interface DeliveryPassOptions {
    * timeout, so the pass may end up to one send timeout (plus bookkeeping) after it.
    */
   deadline: number;
+  /**
+   * The operator asked the run to stop (Ctrl-C): the deadline has come. A send in flight keeps its
+   * timeout and is recorded; no other starts.
+   */
+  stop?: AbortSignal;
   /** Only these destinations (default all). */
   only?: string[];
   /** Due records read and rendered together (DEFAULT_CHUNK_SIZE); a digest covers at most one chunk. */

@@ -141,7 +141,8 @@ async function cycle(
     const reports: Promise<void>[] = [];
     for (const [i, spec] of turn.entries()) {
       const now = clock.now();
-      if (now >= pollDeadline) break; // the rest waited longest next time: they come first then
+      // The rest waited longest next time: they come first then.
+      if (now >= pollDeadline || budget.stop?.aborted) break;
       if (refused.has(spec.tenant?.id)) {
         done(refusedResult(spec.id));
         continue;
@@ -189,6 +190,7 @@ async function cycle(
     delivery = withInline(
       await (deps.pass ?? ((options) => runDeliveryPass(deps.deliver, options)))({
         deadline: budget.sendsStartBy ?? budget.deadline,
+        ...(budget.stop ? { stop: budget.stop } : {}),
       }),
       inline?.results() ?? [],
     );

@@ -27,6 +27,9 @@ import type { StreamPage, StreamSpec } from './streams.ts';
 import { type PageCounts, type PollBudget, type PollDeps, type StreamResult, zeroCounts } from './types.ts';
 import { WalkState, walkFields } from './walk.ts';
 
+/** What a stream stopped by the operator (PollBudget `stop`) says of it, beside its status `budget`. */
+const STOPPED = { code: 'stopped', message: 'stopped on request; resumes from its cursor' } as const;
+
 /** Pages being written at once (besides the one being fetched). */
 export const PIPELINE_DEPTH = 4;
 
@@ -176,7 +179,7 @@ async function walkPages(context: WalkContext): Promise<void> {
         await deps.checkpoint?.('page-fetched', spec.id);
         const end = isEndOfFeed(page.next, fetchFrom);
         // Ask for the next page first, so its latency overlaps the work on the pages in flight.
-        if (!end && clock.now() <= budget.deadline - reserve) {
+        if (!end && clock.now() <= budget.deadline - reserve && !budget.stop?.aborted) {
           fetchFrom = page.next as string;
           fetching = prefetch ? fetchPage(fetchFrom) : undefined;
           if (!prefetch) deferred = fetchFrom;
@@ -184,9 +187,11 @@ async function walkPages(context: WalkContext): Promise<void> {
           fetching = undefined;
           if (!end) {
             result.status = 'budget';
-            log.info('time budget spent; the next run resumes from the saved cursor', {
-              pages: result.pages + window.length + 1,
-            });
+            if (budget.stop?.aborted) result.error = { ...STOPPED };
+            log.info(
+              `${budget.stop?.aborted ? 'stop requested' : 'time budget spent'}; the next run resumes from the saved cursor`,
+              { pages: result.pages + window.length + 1 },
+            );
           }
         }
         const work = processPage(deps, page, {
@@ -221,8 +226,11 @@ async function walkPages(context: WalkContext): Promise<void> {
       await state.save(deps, lease, slot.end);
       await deps.checkpoint?.('cursor-advanced', spec.id);
       if (deferred !== undefined) {
-        if (clock.now() <= budget.deadline - reserve) fetching = fetchPage(deferred);
-        else result.status = 'budget';
+        if (clock.now() <= budget.deadline - reserve && !budget.stop?.aborted) fetching = fetchPage(deferred);
+        else {
+          result.status = 'budget';
+          if (budget.stop?.aborted) result.error = { ...STOPPED };
+        }
         deferred = undefined;
       }
     }

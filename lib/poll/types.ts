@@ -57,6 +57,12 @@ export interface PollBudget {
    * flight keeps its full timeout, so a Lambda gives the moment that leaves room for one.
    */
   sendsStartBy?: number;
+  /**
+   * The operator asked the run to stop (Ctrl-C): the budget ends now. Checked where the deadline
+   * is, so the stop comes at the same safe points: no page or stream starts after it, pages in
+   * flight are written and their cursor saved, and the delivery pass starts no send.
+   */
+  stop?: AbortSignal;
 }
 
 export type StreamStatus =

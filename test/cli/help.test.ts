@@ -57,6 +57,70 @@ describe('help', () => {
     expect(help.out).toContain('usage: exposure-alerts status [--json]');
   });
 
+  it('-v prints the version too, through the real CLI', async () => {
+    const { version } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8'));
+    const p = await runCliProcess(['-v']);
+    expect(p).toMatchObject({ code: 0, out: `exposure-alerts ${version}\n`, err: '' });
+  });
+
+  // Every first word shared by commands of two words: events, silences, config, lookup, ...
+  const groups = [...new Set(commands.filter((c) => c.path.length > 1).map((c) => c.path[0] as string))];
+
+  it('the groups are the ones a user meets', () => {
+    for (const group of [
+      'events',
+      'silences',
+      'config',
+      'lookup',
+      'deliveries',
+      'destinations',
+      'poll',
+      'assets',
+      'token',
+    ])
+      expect(groups).toContain(group);
+  });
+
+  it.each(groups)('%s --help: each command of the group on a line of its own', async (group) => {
+    const members = commands.filter((c) => c.path.length > 1 && c.path[0] === group);
+    const { code, out, err } = await run([group, '--help']);
+    expect(err).toBe('');
+    expect(code).toBe(0);
+    expect(out).toMatch(new RegExp(`^usage: exposure-alerts ${group} <command> \\[options\\]\n`));
+    for (const member of members) {
+      const name = member.path.slice(1).join(' ');
+      const lines = out.split('\n').filter((l) => l.startsWith(`  ${name} `));
+      expect(lines, name).toHaveLength(1);
+      expect(lines[0]).toContain(member.summary);
+    }
+    expect(out).toContain(`\`exposure-alerts ${group} <command> --help\``);
+    // `help <group>` and `-h` say the same.
+    expect((await run(['help', group])).out).toBe(out);
+    expect((await run([group, '-h'])).out).toBe(out);
+  });
+
+  it('events, silences, config and lookup --help, through the real CLI', async () => {
+    const asked = ['events', 'silences', 'config', 'lookup'];
+    const answers = await Promise.all(asked.map((group) => runCliProcess([group, '--help'])));
+    for (const [i, p] of answers.entries()) {
+      expect(p.code, p.err).toBe(0);
+      expect(p.err).toBe('');
+      expect(p.out).toBe((await run([asked[i] as string, '--help'])).out);
+    }
+  });
+
+  it('a group alone shows its commands on stderr, exit 2; a wrong command of it names the right ones', async () => {
+    const alone = await run(['events']);
+    expect(alone.code).toBe(2);
+    expect(alone.out).toBe('');
+    expect(alone.err).toMatch(/^usage: exposure-alerts events <command>/);
+    const wrong = await run(['events', 'ignroe', 'x']);
+    expect(wrong.code).toBe(2);
+    expect(wrong.err).toBe(
+      'exposure-alerts: unknown command "events ignroe x": events takes ignore, remediate, unignore, unremediate (run exposure-alerts events --help)\n',
+    );
+  });
+
   it('an unknown option names the option and the usage, in one balanced line', async () => {
     const { code, err } = await run(['silences', 'list', '--colour']);
     expect(code).toBe(2);

@@ -93,6 +93,23 @@ describe('a second terminal beside npm start', () => {
     expect(list.out).toBe('no deliveries with status dead\n');
   });
 
+  it('in its folder with TABLE_NAME set alone: the line names that as what to change, not the folder', async () => {
+    const region = await runCliProcess(['status'], { cwd: dir, env: { ...BARE, TABLE_NAME: 'mine' } });
+    expect(region.code).toBe(2);
+    expect(region.err).toBe(
+      'exposure-alerts: no AWS region: set AWS_REGION (or AWS_PROFILE naming a profile with a region), or unset TABLE_NAME: set without DYNAMODB_ENDPOINT, it points this command at AWS, not at the local DynamoDB of npm start in this folder\n',
+    );
+    const credentials = await runCliProcess(['silences', 'list'], {
+      cwd: dir,
+      env: { ...BARE, TABLE_NAME: 'mine', AWS_REGION: 'eu-west-1' },
+    });
+    expect(credentials.code).toBe(2);
+    expect(credentials.err).toMatch(
+      /^exposure-alerts: no AWS credentials: .*, or unset TABLE_NAME and AWS_REGION: set without DYNAMODB_ENDPOINT, they point this command at AWS/,
+    );
+    expect(credentials.err).not.toContain('run the command in the folder of npm start');
+  });
+
   it('with npm start stopped, a command opens .data/ itself and says so; the silence is still there', async () => {
     expect(await stop()).toBe(0);
     const list = await runCliProcess(['silences', 'list'], { cwd: dir, env: BARE });

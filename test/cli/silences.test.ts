@@ -287,9 +287,14 @@ describe('silences through the CLI', () => {
     expect(pass.code).toBe(0);
     expect(pass.out).toContain('2 held back by a silence');
     expect(hook.requests).toEqual([]);
-    const listed = await cli(world.table, ['deliveries', 'list', '--status', 'silenced'], env);
+    // Wide enough for the whole note: at 80 columns the table would cut it with `…`.
+    const listed = await cli(world.table, ['deliveries', 'list', '--status', 'silenced'], {
+      ...env,
+      COLUMNS: '300',
+    });
     expect(listed.code).toBe(0);
-    const lines = listed.out.trim().split('\n');
+    const [header, ...lines] = listed.out.trimEnd().split('\n');
+    expect(header).toMatch(/^ {2}ID +STATUS +TRIES +WHEN +ROUTES +DETAIL$/);
     expect(lines).toHaveLength(2);
     for (const line of lines) expect(line).toContain(`note: silenced by ${id}: noisy tenant feed`);
   });

@@ -119,15 +119,16 @@ describe('deliveries list', () => {
   it.each([[[]], [['--status', 'dead']]])(
     'shows the id, last error and note with their controls escaped, one line per record (%j)',
     async (args) => {
-      const r = await cli(['deliveries', 'list', ...args]);
+      // Wide enough for every cell whole: at 80 columns the table cuts them with `…`.
+      const r = await cli(['deliveries', 'list', ...args], { COLUMNS: '1000' });
       expect(r.code).toBe(0);
       expectNoRawControls(r.out, r.err);
       const lines = r.out.trimEnd().split('\n');
-      expect(lines).toHaveLength(1); // the newline inside the id did not forge a second line
-      expect(lines[0]).toContain('terminal~event~forum_post/darkforum/\\u001b]0;owned\\u0007\\u001b[2J');
-      expect(lines[0]).toContain('\\u009b31m\\u202eevil\\u000dok\\u000aexposure-alerts: all fine');
-      expect(lines[0]).toMatch(/ dead {2}attempts=3 .* last error: HTTP 400 \\u001b\]0;owned/);
-      expect(lines[0]).toContain('note: silenced: \\u001b]0;owned');
+      expect(lines).toHaveLength(2); // the header, and one row: the newline inside the id forged none
+      expect(lines[1]).toContain('terminal~event~forum_post/darkforum/\\u001b]0;owned\\u0007\\u001b[2J');
+      expect(lines[1]).toContain('\\u009b31m\\u202eevil\\u000dok\\u000aexposure-alerts: all fine');
+      expect(lines[1]).toMatch(/ dead +3 +.* last error: HTTP 400 \\u001b\]0;owned/);
+      expect(lines[1]).toContain('note: silenced: \\u001b]0;owned');
     },
   );
 

@@ -32,6 +32,8 @@ function eventsCommand(type: EventActionType): Command {
       reason: 'why, kept in the audit trail and shown in the follow-ups',
     },
     uses: { table: true, upstream: true },
+    stopsSafely:
+      'each action taken is recorded; the follow-ups not yet sent go out on the next delivery pass',
     usage: `events ${type} <uid>... [--reason TEXT]`,
     summary: `${type} events upstream, once, and follow up where they were alerted`,
     options: { reason: { type: 'string' } },
@@ -60,6 +62,7 @@ function eventsCommand(type: EventActionType): Command {
       if (outcome.followUps > 0) {
         const pass = await runDeliveryPass(runtime.deliver, {
           deadline: Date.now() + FOLLOW_UP_SECONDS * 1000,
+          stop: ctx.signal,
         });
         for (const line of describeDelivery(pass)) ctx.io.stdout(`${line}\n`);
       }

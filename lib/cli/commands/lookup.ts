@@ -13,7 +13,7 @@ import {
 import { UsageError } from '../../errors.ts';
 import type { TenantRef } from '../../model.ts';
 import type { Command, CommandContext } from '../command.ts';
-import { formatTable, terminalSafe } from '../terminal.ts';
+import { formatTable, tableWidth, terminalSafe } from '../terminal.ts';
 import { runtimeFor } from './poll.ts';
 
 type Kind = 'account' | 'domain' | 'keyword';
@@ -31,7 +31,7 @@ const SUMMARY: Record<Kind, string> = {
 };
 
 /** The answer as a table: one row per leak, the name on its identity's first row. */
-export function lookupTable(answer: LookupAnswer, width = 100): string[] {
+export function lookupTable(answer: LookupAnswer, width = 80): string[] {
   if (answer.identities.length === 0) return ['nothing found'];
   const rows = [['IDENTITY', 'SOURCE', 'LEAKED', 'PASSWORD']];
   for (const identity of answer.identities)
@@ -42,8 +42,8 @@ export function lookupTable(answer: LookupAnswer, width = 100): string[] {
         leak.leakedAt?.slice(0, 10) ?? 'unknown',
         leak.password ?? '-',
       ]);
-  // A masked hash says little past its first characters: it gives way first, then the source.
-  const lines = formatTable(rows, { shrink: [3, 1, 0], width });
+  // The login stays whole: it is what the identity commands take.
+  const lines = formatTable(rows, { width, keep: [0] });
   if (answer.more)
     lines.push(`  … and ${answer.more} more identit${answer.more === 1 ? 'y' : 'ies'} not shown`);
   return lines;
@@ -85,7 +85,7 @@ function lookupCommand(kind: Kind): Command {
       );
       if (ctx.values.json)
         ctx.io.stdout(`${terminalSafe(JSON.stringify(answer, null, 2), { multiline: true })}\n`);
-      else for (const line of lookupTable(answer)) ctx.io.stdout(`${line}\n`);
+      else for (const line of lookupTable(answer, tableWidth(ctx.io))) ctx.io.stdout(`${line}\n`);
       return 0;
     },
   };

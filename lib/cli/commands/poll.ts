@@ -14,9 +14,9 @@ import type { StreamResult } from '../../poll/types.ts';
 import { loadAlertsConfig } from '../../rules/source.ts';
 import { createRuntime, type Runtime } from '../../runtime.ts';
 import { type DeliveryQueue, DeliveryRecords } from '../../state/records/index.ts';
-import type { DeliveryStatus } from '../../state/records/record.ts';
+import type { DeliveryRecord, DeliveryStatus } from '../../state/records/record.ts';
 import { type Command, type CommandContext, credentialsRejected } from '../command.ts';
-import { terminalSafe, useColor } from '../terminal.ts';
+import { formatTable, fromNow, tableWidth, terminalSafe, useColor } from '../terminal.ts';
 import { openTable } from './silences.ts';
 
 export const DEFAULT_MAX_SECONDS = 300;
@@ -91,6 +91,8 @@ function pollCommand(kind: PollKind): Command {
       json: 'print the summary as JSON',
     },
     uses: { table: true, upstream: true },
+    stopsSafely:
+      'the pages read are recorded, and what they queued is left for the next delivery pass; the next run resumes each stream from its cursor',
     usage: `poll ${kind} --once [--max-seconds N] [--json]`,
     summary:
       kind === 'events'
@@ -108,7 +110,8 @@ function pollCommand(kind: PollKind): Command {
       const summary = await runPollCycle(
         runtime.cycle,
         kind,
-        { deadline: Date.now() + seconds * 1000 },
+        // Ctrl-C ends the budget early: no page or send starts after it (poll/cycle.ts).
+        { deadline: Date.now() + seconds * 1000, stop: ctx.signal },
         json ? {} : { onStream: (result) => ctx.io.stdout(`${describeStream(result)}\n`) },
       );
       if (json) ctx.io.stdout(`${terminalSafe(JSON.stringify(summary, null, 2), { multiline: true })}\n`);
@@ -144,6 +147,7 @@ export const deliverCommand: Command = {
   },
   // The upstream only to finish an action a crash interrupted (actions/events.ts finishActions).
   uses: { table: true, upstream: true },
+  stopsSafely: 'every send started was recorded; what is left goes out on the next delivery pass',
   usage: 'deliver --once [--max-seconds N]',
   summary: 'one delivery pass over pending deliveries whose retry time has come',
   options: { once: { type: 'boolean' }, 'max-seconds': { type: 'string' } },
@@ -152,8 +156,11 @@ export const deliverCommand: Command = {
     const seconds = maxSeconds(ctx.values['max-seconds']);
     const runtime = await runtimeFor(ctx, false);
     // --max-seconds bounds when sends may start; one in flight then keeps its full timeout.
-    const summary = await runDeliveryPass(runtime.deliver, { deadline: Date.now() + seconds * 1000 });
-    const stopped = summary.destinations.filter((d) => d.status === 'budget');
+    const summary = await runDeliveryPass(runtime.deliver, {
+      deadline: Date.now() + seconds * 1000,
+      stop: ctx.signal,
+    });
+    const stopped = ctx.signal.aborted ? [] : summary.destinations.filter((d) => d.status === 'budget');
     const left = stopped.reduce((n, d) => n + (d.left ?? 0), 0);
     const more = stopped.some((d) => d.leftMore) ? ' or more' : '';
     ctx.io.stdout(
@@ -171,6 +178,32 @@ export const deliverCommand: Command = {
     return summary.destinations.some((d) => d.status === 'failed') ? 1 : 0;
   },
 };
+
+/**
+ * Delivery records as a table `width` wide, one line each whatever its id (the upstream's uid) or
+ * last error (a destination's reply) holds: a newline in either is escaped, so it cannot forge a
+ * record's line. The id stays whole: `deliveries retry` takes it.
+ */
+export function deliveriesTable(records: readonly DeliveryRecord[], now: number, width = 80): string[] {
+  const rows = records.map((r) => {
+    // Pending: when it is tried next; sent: when it went; else when it became what it is.
+    const at = r.status === 'pending' ? r.nextAttemptAt : r.status === 'sent' ? r.sentAt : r.updatedAt;
+    const detail = [
+      r.followUp ? `follow-up: ${r.followUp.action.type} by ${r.followUp.action.by}` : '',
+      r.lastError ? `last error: ${r.lastError}` : '',
+      r.note ? `note: ${r.note}` : '',
+    ].filter(Boolean);
+    return [
+      r.id,
+      r.status,
+      String(r.attempts),
+      at ? fromNow(at, now) : '-',
+      r.routes.join(',') || '-',
+      detail.join('; ') || '-',
+    ];
+  });
+  return formatTable([['ID', 'STATUS', 'TRIES', 'WHEN', 'ROUTES', 'DETAIL'], ...rows], { width, keep: [0] });
+}
 
 const STATUSES: DeliveryStatus[] = ['pending', 'sent', 'dead', 'silenced', 'baseline'];
 
@@ -219,21 +252,7 @@ export const deliveriesListCommand: Command = {
       ctx.io.stdout(`no deliveries${status ? ` with status ${status}` : ''}\n`);
       return 0;
     }
-    for (const r of records) {
-      const when =
-        r.status === 'pending'
-          ? `next ${r.nextAttemptAt}`
-          : r.status === 'sent'
-            ? `sent ${r.sentAt}`
-            : `at ${r.updatedAt}`;
-      // One line per record, whatever its id (the upstream's uid) or last error (a destination's
-      // reply) holds: a newline in either is escaped too, so it cannot forge a record's line.
-      ctx.io.stdout(
-        `${terminalSafe(
-          `${r.id}  ${r.status}  attempts=${r.attempts}  ${when}  routes=${r.routes.join(',') || '-'}${r.followUp ? `  follow-up: ${r.followUp.action.type} by ${r.followUp.action.by}` : ''}${r.lastError ? `  last error: ${r.lastError}` : ''}${r.note ? `  note: ${r.note}` : ''}`,
-        )}\n`,
-      );
-    }
+    ctx.io.stdout(`${deliveriesTable(records, Date.now(), tableWidth(ctx.io)).join('\n')}\n`);
     return 0;
   },
 };

@@ -22,7 +22,7 @@ import { SilenceStore } from '../../state/silences.ts';
 import { createDynamoClient, ensureTable } from '../../state/table.ts';
 import { issuesToText } from '../../upstream/validate.ts';
 import type { Command, CommandContext } from '../command.ts';
-import { formatTable, terminalSafe } from '../terminal.ts';
+import { formatTable, fromNow, tableWidth, terminalSafe } from '../terminal.ts';
 import { cliClientName } from './api.ts';
 
 /** The table of TABLE_NAME (created first when DYNAMODB_ENDPOINT points at a local DynamoDB). */
@@ -78,20 +78,6 @@ async function withSilences<T>(ctx: CommandContext, work: (deps: SilenceDeps) =>
   }
 }
 
-/** How far away a time is, as a reader takes it in: `in 3 h`, `ended 12 min ago`. */
-function when(iso: string, now: number): string {
-  const s = Math.round((Date.parse(iso) - now) / 1000);
-  const span = (x: number) =>
-    x < 120
-      ? `${x} s`
-      : x < 7_200
-        ? `${Math.round(x / 60)} min`
-        : x < 172_800
-          ? `${Math.round(x / 3_600)} h`
-          : `${Math.round(x / 86_400)} d`;
-  return s > 0 ? `in ${span(s)}` : `${span(-s)} ago`;
-}
-
 /** One silence on one line, for the outcome of `expire`: user text made safe for the terminal. */
 export function describeSilence(s: Silence, now: number): string {
   const state = s.expiredAt
@@ -102,20 +88,20 @@ export function describeSilence(s: Silence, now: number): string {
   return terminalSafe(`${s.id}  ${state}  ${describeMatch(s.match)}  by ${s.createdBy}  reason: ${s.reason}`);
 }
 
-/** Silences as a table that fits 80 columns: the match in matcher words, long cells folded. */
-export function silencesTable(items: readonly Silence[], now: number): string[] {
+/** Silences as a table `width` wide: the match in matcher words, the id whole, long cells cut. */
+export function silencesTable(items: readonly Silence[], now: number, width = 80): string[] {
   return formatTable(
     [
       ['ID', 'ENDS', 'BY', 'MATCH', 'REASON'],
       ...items.map((s) => [
         s.id,
-        s.expiredAt ? 'expired' : when(s.until, now),
+        s.expiredAt ? 'expired' : fromNow(s.until, now),
         s.createdBy,
         describeMatch(s.match),
         s.reason,
       ]),
     ],
-    { shrink: [4, 3, 2], wrap: true },
+    { width, keep: [0] },
   );
 }
 
@@ -244,7 +230,7 @@ export const silencesListCommand: Command = {
       ctx.io.stdout(all ? 'no silences\n' : 'no active silences\n');
       return 0;
     }
-    ctx.io.stdout(`${silencesTable(items, Date.now()).join('\n')}\n`);
+    ctx.io.stdout(`${silencesTable(items, Date.now(), tableWidth(ctx.io)).join('\n')}\n`);
     return 0;
   },
 };

@@ -7,7 +7,7 @@ import { systemClock } from '../../clock.ts';
 import { SilenceStore } from '../../state/silences.ts';
 import { type Status, StatusReader } from '../../state/status.ts';
 import type { Command } from '../command.ts';
-import { formatTable, terminalSafe } from '../terminal.ts';
+import { formatTable, tableWidth, terminalSafe } from '../terminal.ts';
 import { openTable } from './silences.ts';
 
 /** A number of seconds as a reader takes it in: `42 s`, `12 min`, `45 h`. */
@@ -20,8 +20,11 @@ function ago(iso: string | null, now: number): string {
   return iso ? `${span((now - Date.parse(iso)) / 1000)} ago` : 'never';
 }
 
-/** The status as an operator reads it. Names come from the config: made safe for the terminal. */
-export function describeStatus(status: Status, now: number): string[] {
+/**
+ * The status as an operator reads it, its tables `width` wide. Names come from the config: made
+ * safe for the terminal.
+ */
+export function describeStatus(status: Status, now: number, width = 80): string[] {
   const lines: string[] = [];
   if (status.streams.length === 0 && status.destinations.length === 0) {
     lines.push('no poller has run against this table yet: no streams or destinations are known');
@@ -49,7 +52,7 @@ export function describeStatus(status: Status, now: number): string[] {
             s.lastResult ?? '-',
           ]),
         ],
-        { shrink: 0 },
+        { width },
       ),
     );
   }
@@ -66,7 +69,7 @@ export function describeStatus(status: Status, now: number): string[] {
             d.refusing ? 'yes' : 'no',
           ]),
         ],
-        { shrink: 0 },
+        { width },
       ),
     );
   }
@@ -94,7 +97,7 @@ export const statusCommand: Command = {
       ctx.io.stdout(
         ctx.values.json
           ? `${terminalSafe(JSON.stringify(status, null, 2), { multiline: true })}\n`
-          : `${describeStatus(status, systemClock.now()).join('\n')}\n`,
+          : `${describeStatus(status, systemClock.now(), tableWidth(ctx.io)).join('\n')}\n`,
       );
       return 0;
     } finally {
