@@ -14,7 +14,7 @@ import { type ApiDepsOptions, type ApiRuntime, createApiDeps } from '../../api/d
 import { ApiError } from '../../api/errors.ts';
 import { parseAssetId } from '../../api/schemas.ts';
 import { toggleAsset } from '../../api/toggle.ts';
-import { type ResolvedDestination, resolveDestinations } from '../../deliver/destinations.ts';
+import { type ResolvedDestination, resolveDestination } from '../../deliver/destinations.ts';
 import { type Environment, readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import { type FetchHandler, listen } from '../../http-server.ts';
@@ -71,8 +71,9 @@ export function apiKnowledge(
 /**
  * The alert config's word on the API's work, when there is a config (ALERTS_CONFIG, else
  * ./alerts.config.json; not the demo config, which would stand in for a deployment's real one).
- * A config that does not load, or a destination secret it names that is missing, stops serve
- * with what is wrong, as it stops npm start.
+ * A config that does not load stops serve with what is wrong, as it stops npm start. serve sends
+ * nothing itself (a delivery pass sends what it records), so a destination's secret it lacks is no
+ * reason to refuse: only what it uses, the Slack signing secret, must be there.
  */
 async function configKnowledge(
   env: Environment,
@@ -81,7 +82,11 @@ async function configKnowledge(
 ): Promise<Pick<ApiDepsOptions, 'slackActions' | 'known'>> {
   if (!env.alertsConfig && !existsSync(DEFAULT_CONFIG_FILE)) return {};
   const { config } = await loadAlertsConfig(env, warn);
-  return apiKnowledge(config, resolveDestinations(config, secrets).values());
+  const unused: string[] = [];
+  const destinations = Object.entries(config.destinations).map(([name, d]) =>
+    resolveDestination(name, d, secrets, unused),
+  );
+  return apiKnowledge(config, destinations);
 }
 
 export const serveCommand: Command = {
