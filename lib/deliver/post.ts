@@ -33,9 +33,19 @@ export type HttpPost = (url: string, init: PostInit) => Promise<PostResponse>;
 
 const MAX_BODY_BYTES = 64 * 1024;
 
+/**
+ * An idle kept-alive socket is closed after this long, or a second before the server's own
+ * announced idle timeout (`Keep-Alive: timeout=N`), whichever comes first. Servers close idle
+ * connections (Node after 5 s, many proxies after 60 s); a POST written on one at the moment the
+ * server closes it dies with ECONNRESET, a failed attempt for nothing. Without an agent timeout,
+ * Node keeps idle sockets forever and ignores that header (it only ever shortens the agent's
+ * timeout). 4 s is fetch's (undici's) own default.
+ */
+export const IDLE_SOCKET_MS = 4_000;
+
 const agents = {
-  http: new HttpAgent({ keepAlive: true, maxSockets: 16 }),
-  https: new HttpsAgent({ keepAlive: true, maxSockets: 16 }),
+  http: new HttpAgent({ keepAlive: true, maxSockets: 16, timeout: IDLE_SOCKET_MS }),
+  https: new HttpsAgent({ keepAlive: true, maxSockets: 16, timeout: IDLE_SOCKET_MS }),
 };
 
 function readBody(res: IncomingMessage): Promise<string> {

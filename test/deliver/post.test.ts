@@ -1,7 +1,8 @@
 /**
  * The delivery POST (lib/deliver/post.ts) against a real local HTTP server: headers and body arrive
  * whole, answers come back as they are (a redirect too: never followed, never turned into a GET),
- * long answers are cut, and aborts and refused connections reject.
+ * long answers are cut, aborts and refused connections reject, and a kept-alive connection is
+ * given up before the server's announced idle timeout ends it.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -82,5 +83,33 @@ describe('httpPost', () => {
     await expect(httpPost('ftp://127.0.0.1/hook', { method: 'POST', headers: {}, body: '' })).rejects.toThrow(
       /unsupported URL scheme ftp:/,
     );
+  });
+
+  it("gives up an idle connection before the server's Keep-Alive timeout, so no POST meets its close", async () => {
+    // A server closes an idle kept-alive connection after its timeout; a POST written on it at that
+    // moment dies with ECONNRESET (a failed attempt, the alert held back by a retry's backoff).
+    // Node announces `Keep-Alive: timeout=2` here; the client must drop the socket a second before.
+    const ports: number[] = [];
+    const idle = createServer((req, res) => {
+      ports.push(req.socket.remotePort as number);
+      req.resume();
+      req.on('end', () => res.end('ok'));
+    });
+    idle.keepAliveTimeout = 2_000;
+    await new Promise<void>((resolve) => idle.listen(0, '127.0.0.1', () => resolve()));
+    const url = `http://127.0.0.1:${(idle.address() as AddressInfo).port}/hook`;
+    try {
+      const first = await httpPost(url, { method: 'POST', headers: {}, body: '{}' });
+      expect(first.headers.get('Keep-Alive')).toBe('timeout=2');
+      await first.text();
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect((await httpPost(url, { method: 'POST', headers: {}, body: '{}' })).status).toBe(200);
+      // A new connection: the first was given up at 1 s, before the server could end it under a POST.
+      expect(ports).toHaveLength(2);
+      expect(ports[1]).not.toBe(ports[0]);
+    } finally {
+      idle.closeAllConnections();
+      await new Promise((resolve) => idle.close(resolve));
+    }
   });
 });
