@@ -228,14 +228,10 @@ export class Emulator {
       let rateLimited: Tier[] | undefined;
       try {
         if (this.control.latencyMs > 0) await new Promise((r) => setTimeout(r, this.control.latencyMs));
-        // An unreadable body is answered after the rate check: it still reached the service.
-        let unreadable: EmulatorError | undefined;
-        try {
-          input = c.req.method === 'GET' ? c.req.queries() : await this.readJson(c);
-        } catch (error) {
-          if (!(error instanceof EmulatorError)) throw error;
-          unreadable = error;
-        }
+        // Counted as it arrives, before anything awaits its body: the rate is measured on arrival
+        // times, and a busy event loop would otherwise count a request late, crowding it into the
+        // next second with those sent after it. An unreadable body is answered after the check:
+        // it still reached the service.
         const tenant = options.auth === false ? undefined : this.authenticate(c);
         tenantId = tenant?.id;
         rateLimited = this.admit(name, c, tenant);
@@ -244,7 +240,7 @@ export class Emulator {
           const wait = this.control.rate.limits.retryAfterSeconds;
           return c.json(RATE_LIMITED_BODY, 429, wait === undefined ? {} : { 'Retry-After': String(wait) });
         }
-        if (unreadable) throw unreadable;
+        input = c.req.method === 'GET' ? c.req.queries() : await this.readJson(c);
         const fault = this.control.takeFault(name, c.req.path);
         if (fault) faultName = JSON.stringify(fault);
         if (fault && 'delayMs' in fault) await new Promise((r) => setTimeout(r, fault.delayMs));

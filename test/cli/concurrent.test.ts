@@ -1,11 +1,19 @@
 /**
  * Three `poll credentials --once` processes started together, through the real CLI, against a
- * rate-limited emulator and dynalite over HTTP: together they keep within both rate tiers (no
- * 429), split the streams between them, and send every credential once.
+ * rate-limited emulator and dynalite over HTTP: together they keep within both rate tiers, split
+ * the streams between them, and send every credential once.
+ *
+ * The rate is measured where the product decides it: each process notes the moment it hands each
+ * upstream request to fetch (a preload), and every sliding second of the three processes' sends
+ * together must hold at most the tier's limit. The emulator's own count is not the measure here:
+ * it runs in this test's process, and on a loaded machine its event loop can read a request's
+ * arrival 100 to 250 ms late (measured), which crowds requests the product spaced right into one
+ * second and draws a 429 the product did not earn. A 429 it gives anyway must cost nothing: every
+ * run still ends 0 and every credential is sent once.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliProcess } from '../helpers/cli-process.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
@@ -19,14 +27,30 @@ const emu = useEmulator({
   credentials: 200,
   rateLimits: { basicPerSecond: BASIC, searchPerSecond: SEARCH },
 });
-const db = useDynalite();
+// dynalite in a process of its own: its work for three writers would otherwise hold up the
+// emulator's answers on this process's event loop.
+const db = useDynalite({ ownProcess: true });
+const SENDS = resolve(import.meta.dirname, '../helpers/sends.mjs');
 let hook: Receiver;
 beforeAll(async () => {
   hook = await startReceiver();
 });
 afterAll(() => hook.close());
 
-const run = (env: Record<string, string>) => runCliProcess(['poll', 'credentials', '--once'], { env });
+const run = (env: Record<string, string>) =>
+  runCliProcess(['poll', 'credentials', '--once'], { env, node: ['--import', SENDS] });
+
+/** The most of `times` (ms) in any sliding second (t - 1 s, t]. */
+function maxPerSecond(times: number[]): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  let first = 0;
+  for (const [i, t] of sorted.entries()) {
+    while ((sorted[first] as number) <= t - 1000) first++;
+    most = Math.max(most, i - first + 1);
+  }
+  return most;
+}
 
 describe('poll credentials --once, three processes at once', () => {
   it('keep within the shared rate, split the streams, and send every credential once', async () => {
@@ -47,18 +71,33 @@ describe('poll credentials --once, three processes at once', () => {
         upstream: { requestsPerSecond: BASIC, searchRequestsPerSecond: SEARCH },
       }),
     );
+    const sends = join(dir, 'sends.log');
     const env = {
       EXPOSURE_API_URL: emu.url,
       EXPOSURE_API_TOKEN: 'emu-acme-token',
       DYNAMODB_ENDPOINT: db.endpoint,
       TABLE_NAME: await db.table(),
       ALERTS_CONFIG: config,
+      EA_TEST_SENDS_FILE: sends,
     };
     emu.running.emulator.control.resetRateStats();
     const runs = await Promise.all([run(env), run(env), run(env)]);
     for (const r of runs) expect(r.code, r.err).toBe(0);
+    // Every request the three sent, in both tiers (a global search counts in both).
+    const sent = (await readFile(sends, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' '))
+      .filter(([, , url]) => url?.startsWith(emu.url));
+    const search = sent.filter(([, , url]) =>
+      /\/credentials\/global\/_search|\/v2\/search\//.test(url ?? ''),
+    );
+    expect(search.length).toBeGreaterThanOrEqual(domains.length);
+    expect(maxPerSecond(sent.map(([at]) => Number(at)))).toBeLessThanOrEqual(BASIC);
+    expect(maxPerSecond(search.map(([at]) => Number(at)))).toBeLessThanOrEqual(SEARCH);
+    // The emulator agrees on what it saw: no tier let more through than its limit.
     const stats = emu.running.emulator.control.rateStats();
-    expect(stats.refused).toBe(0);
+    expect(stats.organizations.length).toBeGreaterThan(0);
     for (const org of stats.organizations) {
       expect(org.basic.maxAdmittedPerWindow).toBeLessThanOrEqual(BASIC);
       expect(org.search.maxAdmittedPerWindow).toBeLessThanOrEqual(SEARCH);

@@ -1,5 +1,8 @@
 /** A real dynalite over HTTP for a test file, with a fresh table per call of `table()`. */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createRequire } from 'node:module';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
 import { type LocalDynamo, startDynalite } from '../../lib/state/local.ts';
@@ -14,11 +17,46 @@ export interface DynamoFixture {
   table(): Promise<string>;
 }
 
-export function useDynalite(): DynamoFixture {
+/**
+ * dynalite in a child process of its own, in memory, on a port the child picked (so no other
+ * process can take it between a choice and a listen); the child ends when this process does.
+ */
+export async function startDynaliteProcess(): Promise<LocalDynamo> {
+  const main = createRequire(import.meta.url).resolve('dynalite');
+  const script = `const server = require(${JSON.stringify(main)})({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+server.listen(0, '127.0.0.1', () => console.log('port ' + server.address().port));
+process.stdin.on('end', () => process.exit(0)).resume();`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let seen = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      seen += chunk;
+      const found = /port (\d+)/.exec(seen);
+      if (found) resolve(Number(found[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`dynalite exited (code ${code}) before it listened`)));
+  });
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    close: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.stdin.end();
+      await exited;
+    },
+  };
+}
+
+/**
+ * `ownProcess`: dynalite in a child process, for a test whose measurements must not wait behind
+ * dynalite's work on this process's event loop (the upstream emulator timing requests' arrivals,
+ * say, while several product processes write to the table).
+ */
+export function useDynalite(options: { ownProcess?: boolean } = {}): DynamoFixture {
   let local: LocalDynamo | undefined;
   let client: DynamoDBClient | undefined;
   beforeAll(async () => {
-    local = await startDynalite();
+    local = options.ownProcess ? await startDynaliteProcess() : await startDynalite();
     client = createDynamoClient({ endpoint: local.endpoint });
   });
   afterAll(async () => {
