@@ -46,6 +46,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     globalSetup: ['test/global-setup.ts'],
+    // Each test file in an empty folder of its own, without the caller's product variables.
+    setupFiles: ['test/helpers/isolate.ts'],
     /**
      * One more worker than cores: most test time is spent waiting (on real paces, timeouts, other
      * processes), not computing. Vitest's default (cores − 1) ran the suite one file at a time on

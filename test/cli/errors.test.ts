@@ -55,7 +55,7 @@ describe('a config with one problem names it, in every command', () => {
     [['deliver', '--once']],
     [['deliveries', 'list']],
     [['destinations', 'test']],
-    [['preview', 'test/fixtures/event.json']],
+    [['preview', join(import.meta.dirname, '../fixtures/event.json')]],
   ])('%j exits 2 and prints the problem with its path', async (argv) => {
     const io = captureIo(env({ ALERTS_CONFIG: await file('one.json', oneProblem) }));
     expect(await runCli(argv, io)).toBe(2);

@@ -790,10 +790,7 @@ describe('dashboard', () => {
 
 describe('Slack actions on AWS', () => {
   it('with actions.slack and AWS_IAM, Slack gets a URL of its own with no AWS auth, and the API its settings', () => {
-    const example = JSON.parse(readFileSync('infra/alerts.config.example.json', 'utf8')) as Record<
-      string,
-      unknown
-    >;
+    const example = JSON.parse(readFileSync(EXAMPLE_CONFIG, 'utf8')) as Record<string, unknown>;
     const dir = mkdtempSync(join(tmpdir(), 'ea-slack-synth-'));
     const path = join(dir, 'alerts.config.json');
     const slack = {
