@@ -289,6 +289,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         ? deliveryCredentials(() => tenantTokenProvider(env, secrets, id, options.fetch, governor))
         : tenantTokenProvider(env, secrets, id, options.fetch, governor),
     staticToken: usesStaticToken(env, secrets),
+    tenantId: env.tenantId,
   });
   const tenantOf = (source: string) => tenantRef(config, tenantOfStream(source));
   // The heartbeat's URLs, their secrets looked up now: a missing one is named at start. A dry run
@@ -362,6 +363,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     logger: logger.child({ component: 'poll' }),
     metrics,
     owner,
+    reported: new Set(),
   };
   const tenantIds = (config.tenants ?? []).map((t) => t.id);
   const act = actDeps({

@@ -8,6 +8,8 @@
  * - Umbrella refused (reported once to ops) while the other two are delivered in the same run,
  *   exit 0; exit 3 only when every tenant is refused;
  * - a static token may only act for its own tenant: a config naming others is refused (exit 2);
+ * - the top-level sources' tenant listed again in `tenants` is refused at start, by `poll --once`
+ *   and by `npm start` (exit 2, one line naming both): each of its items would alert twice;
  * - an upgrade in place: the top-level streams continue from their cursors and keep their keys,
  *   the new tenants start with their first run, nothing is re-sent and nothing lost.
  */
@@ -17,6 +19,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../lib/cli/run.ts';
 import { MSSP_API_KEY } from '../../lib/emulator/dataset.ts';
+import { runCliProcess } from '../helpers/cli-process.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { captureIo } from '../helpers/io.ts';
@@ -193,5 +196,59 @@ describe('many tenants', () => {
     const keys = (JSON.parse(list.out) as { key: string }[]).map((r) => r.key);
     for (const uid of feed('globex')) expect(keys).toContain(uid);
     for (const uid of feed('initech')) expect(keys).toContain(`1003:${uid}`);
+  });
+});
+
+describe('the top-level tenant listed again in tenants', () => {
+  const topLevel = { sources: { tenantEvents: { lookback: 'P30D' } } };
+  const twin = (entry: number, id: number, name: string, whose: string) =>
+    `exposure-alerts: tenants[${entry}] (${name}, ${id}) is also the tenant the top-level sources poll (the tenant ${whose}): each of its items would alert twice; remove the top-level "sources", or that tenants entry\n`;
+
+  it('poll --once refuses it before anything is polled, in one line naming both and what to change (exit 2)', async () => {
+    globexHook.requests.length = 0;
+    initechHook.requests.length = 0;
+    const both = { ...withUrls(twoTenants), ...topLevel };
+    // The MSSP key acts for Globex by default: the top level is Globex, and so is tenants[0].
+    const run = await cli(both, mssp, await db.table());
+    expect(run.code).toBe(2);
+    expect(run.err).toBe(twin(0, 1002, 'Globex', 'the API key acts for by default'));
+    // EXPOSURE_TENANT_ID makes the top level Initech, tenants[1].
+    const named = await cli(both, { ...mssp, EXPOSURE_TENANT_ID: '1003' }, await db.table());
+    expect(named.code).toBe(2);
+    expect(named.err).toBe(twin(1, 1003, 'Initech', 'EXPOSURE_TENANT_ID names'));
+    // A static token's own tenant, listed: the same refusal.
+    const one = (entry: ReturnType<typeof tenant>) => ({
+      ...both,
+      tenants: [entry],
+      routes: [{ name: 'all', to: ['globexSoc', 'initechSoc'] }],
+    });
+    const token = await cli(
+      one(tenant(1002, 'Globex')),
+      { EXPOSURE_API_TOKEN: 'emu-globex-token' },
+      await db.table(),
+    );
+    expect(token.code).toBe(2);
+    expect(token.err).toBe(twin(0, 1002, 'Globex', 'the static token acts for'));
+    expect(globexHook.requests.length + initechHook.requests.length).toBe(0);
+    // Without that entry, the same top level runs.
+    const fixed = await cli(one(tenant(1003, 'Initech')), mssp, await db.table());
+    expect(fixed.code, fixed.err).toBe(0);
+  });
+
+  it('npm start stops at start with that line (exit 2)', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'ea-twin-'));
+    await writeFile(
+      join(folder, 'alerts.config.json'),
+      JSON.stringify({
+        ...topLevel,
+        tenants: twoTenants.tenants,
+        destinations: { local: { type: 'console' } },
+        routes: [{ name: 'all', to: ['local'] }],
+      }),
+    );
+    // Its own emulator, with the MSSP key since the config has tenants: Globex by default.
+    const run = await runCliProcess(['start'], { cwd: folder, env: { PORT: '0' } });
+    expect(run.code).toBe(2);
+    expect(run.err).toBe(twin(0, 1002, 'Globex', 'the API key acts for by default'));
   });
 });

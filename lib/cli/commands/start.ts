@@ -160,6 +160,8 @@ export const startCommand: Command = {
         write: (text) => io.stdout(text.endsWith('\n') ? text : `${text}\n`),
         color: useColor(io),
       });
+      // Tenants the credentials cannot serve as configured stop the run here (exit 2), not each cycle.
+      await runtime.cycle.checkTenants?.();
       const fixedSecrets = secrets;
       const api = withLocalSlackWork(
         await createApiDeps(env, secrets, {
