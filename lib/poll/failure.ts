@@ -2,6 +2,10 @@
  * What a stream's failure makes of its result, and of its log line: a lost lease, a spent budget,
  * the shared rate's refusal, a spent quota and refused credentials are outcomes a run expects and
  * the next run resumes from; anything else is a failure (and, on AWS, an SQS retry).
+ *
+ * An identifier group the upstream does not know (404) is a mistake in the config that every cycle
+ * meets again: the stream fails each time (so `status`, the cycle's summary and the heartbeat show
+ * it), but its log line, saying which group and where to fix it, is written once a run (`once`).
  */
 import { describeError } from '../errors.ts';
 import { LeaseLostError } from '../state/lease.ts';
@@ -15,10 +19,29 @@ export interface StreamFailure {
   level: 'warn' | 'error';
   log: string;
   fields: Record<string, unknown>;
+  /** The same failure is logged at `level` once a run, under this key, and at debug after. */
+  once?: string;
 }
 
-/** What a stream's failure makes of its result, and of its log line. Pure. */
-export function statusOf(error: unknown): StreamFailure {
+/** An identifier group's 404: which group, of which `tenants` entry (none: the top level). */
+function unknownGroup(error: UpstreamError, stream: string | undefined): StreamFailure | undefined {
+  if (error.code !== 'not_found' || error.endpoint !== 'identifierGroupEvents') return undefined;
+  const m = /^group:(?:(\d+):)?(\d+)$/.exec(stream ?? '');
+  const group = m?.[2] ?? '?';
+  const where = m?.[1] ? `the sources.identifierGroups of tenants entry ${m[1]}` : 'sources.identifierGroups';
+  const message = `the upstream knows no identifier group ${group} for this tenant (HTTP 404): check its id in ${where}; the stream fails every cycle until then`;
+  return {
+    status: 'failed',
+    error: { code: 'unknown_group', message },
+    level: 'warn',
+    log: message,
+    fields: { code: 'unknown_group' },
+    once: `unknown_group:${stream}`,
+  };
+}
+
+/** What a stream's failure (of the stream `stream`, when known) makes of its result, and of its log line. Pure. */
+export function statusOf(error: unknown, stream?: string): StreamFailure {
   if (error instanceof LeaseLostError) {
     const message = 'the stream lease was lost; another run took over';
     return {
@@ -69,6 +92,8 @@ export function statusOf(error: unknown): StreamFailure {
       fields: { code: error.code },
     };
   }
+  const group = error instanceof UpstreamError ? unknownGroup(error, stream) : undefined;
+  if (group) return group;
   const code = error instanceof UpstreamError ? error.code : ((error as { code?: string })?.code ?? 'error');
   return {
     status: 'failed',

@@ -93,12 +93,15 @@ export async function pollStream(
     // Work aborted by the lease's keeper fails with what the keeper found, not with the abort.
     const reason = alive.signal.reason;
     const cause = reason instanceof LeaseRenewalError || reason instanceof LeaseLostError ? reason : thrown;
-    const failure = statusOf(cause);
+    const failure = statusOf(cause, spec.id);
     result.status = failure.status;
     result.error = failure.error;
     if (cause instanceof UpstreamError && cause.noTurn)
       result.nextTurnAt = clock.now() + (cause.retryAfterMs ?? 0);
-    log[failure.level](failure.log, failure.fields);
+    // A failure every cycle meets again (statusOf `once`) is said once a run.
+    const said = failure.once !== undefined && deps.reported?.has(failure.once);
+    if (failure.once) deps.reported?.add(failure.once);
+    log[said ? 'debug' : failure.level](failure.log, failure.fields);
   } finally {
     alive.stop();
     if (!released && result.status !== 'lease_lost') {

@@ -32,6 +32,8 @@ export interface PollDeps {
   metrics: Metrics;
   /** Identifies this run in leases. */
   owner: string;
+  /** Failures already logged in this run (poll/failure.ts `once`): said once, not every cycle. */
+  reported?: Set<string>;
   /** Test hook: called at each step boundary, so a test can stop the cycle there. */
   checkpoint?(step: PollStep, stream: string): void | Promise<void>;
   /** Pages written at once besides the one fetched (stream.ts PIPELINE_DEPTH; 0 turns the pipeline off). */

@@ -50,4 +50,27 @@ describe('statusOf', () => {
     });
     expect(statusOf(sdk).error.message).toBe('DynamoDB BatchWriteItem failed: UnknownError (HTTP 500)');
   });
+
+  it("an identifier group's 404: failed, unknown_group, naming the group and where it is configured, said once a run", () => {
+    const notFound = new UpstreamError('not_found', 'HTTP 404', { endpoint: 'identifierGroupEvents' });
+    expect(statusOf(notFound, 'group:1003:301')).toMatchObject({
+      status: 'failed',
+      level: 'warn',
+      once: 'unknown_group:group:1003:301',
+      error: {
+        code: 'unknown_group',
+        message: expect.stringContaining(
+          'no identifier group 301 for this tenant (HTTP 404): check its id in the sources.identifierGroups of tenants entry 1003',
+        ),
+      },
+    });
+    // Another endpoint's 404 is an ordinary failure.
+    expect(
+      statusOf(new UpstreamError('not_found', 'HTTP 404', { endpoint: 'tenantEvents' }), 'tenant'),
+    ).toMatchObject({
+      status: 'failed',
+      level: 'error',
+      error: { code: 'not_found' },
+    });
+  });
 });
