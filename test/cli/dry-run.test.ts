@@ -1,7 +1,8 @@
 /**
  * Trying one's own config locally: the deploy guide's example config in a fresh folder. Without
  * its secrets `npm start` says how to run it either way; with `--dry-run` every destination's
- * alerts are printed in the terminal, named, and nothing is sent.
+ * alerts are printed in the terminal, named, and nothing is sent, and the run is clean: no
+ * warning, no error (its identifier group exists in the emulator, and no tenant is polled twice).
  */
 import { copyFile, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -35,8 +36,8 @@ describe('npm start with the example config', () => {
     expect(io.err).toContain('run npm start -- --dry-run');
   });
 
-  it('--dry-run: each destination printed here under its name and kind, nothing sent, records apart', async () => {
-    const io = captureIo({ PORT: '0', LOG_LEVEL: 'error' });
+  it('--dry-run: each destination printed here under its name and kind, nothing sent, records apart, no warning', async () => {
+    const io = captureIo({ PORT: '0', LOG_LEVEL: 'warn' });
     const controller = new AbortController();
     const done = runCli(['start', '--dry-run'], io, controller.signal);
     expect(await until(() => io.out.includes('Ctrl-C stops it'), 15_000)).toBe(true);
@@ -46,6 +47,11 @@ describe('npm start with the example config', () => {
     expect(await until(() => /── \w+ \(\w+, dry run: not sent\) ──/.test(io.out), 20_000)).toBe(true);
     controller.abort();
     expect(await done).toBe(0);
+    // The first cycle polled every stream (its pass comes after): nothing worth a warning.
+    expect(io.out).not.toMatch(/"level":"(warn|error)"/);
+    // The top-level tenant (Globex, the MSSP key's own) is not a tenants entry: no [Globex] alerts.
+    expect(io.out).not.toContain('[Globex]');
+    expect(io.out).toContain('[Initech]');
     const shown = new Set(
       [...io.out.matchAll(/── (\w+) \((\w+), dry run: not sent\) ──/g)].map((m) => `${m[1]}:${m[2]}`),
     );
