@@ -1,12 +1,14 @@
 /**
  * Lambda entry of the HTTP API (interface.md section 5), for a Function URL (payload v2).
  * Everything is built once, at cold start; a configuration problem fails the cold start with a
- * message naming it, instead of failing every request.
+ * message naming it, instead of failing every request. Each invocation flushes the API's metrics
+ * (SlackRequestsRejected) and puts its request id on its log lines (lib/invocation.ts).
  */
 import { createApiApp } from '../lib/api/app.ts';
 import { createApiDeps } from '../lib/api/deps.ts';
 import { createLambdaHandler } from '../lib/api/lambda.ts';
 import { readEnvironment } from '../lib/env.ts';
+import { withInvocation } from '../lib/invocation.ts';
 import { createLogger, startFailure } from '../lib/log.ts';
 import { loadSecrets } from '../lib/secrets.ts';
 
@@ -20,5 +22,6 @@ async function coldStart() {
   }
 }
 
-export const app = createApiApp(await coldStart());
-export const handler = createLambdaHandler(app);
+const deps = await coldStart();
+export const app = createApiApp(deps);
+export const handler = withInvocation(createLambdaHandler(app), deps.metrics ? [deps.metrics] : []);

@@ -15,6 +15,7 @@ import { createRequire } from 'node:module';
 import { systemClock } from '../lib/clock.ts';
 import { readEnvironment } from '../lib/env.ts';
 import { ConfigError } from '../lib/errors.ts';
+import { type InvocationContext, withInvocation } from '../lib/invocation.ts';
 import { createLogger, startFailure } from '../lib/log.ts';
 import type { PollKind } from '../lib/poll/streams.ts';
 import { dispatchStreams, type LastPolled, type StreamJob } from '../lib/poll/turn.ts';
@@ -123,7 +124,7 @@ export async function createDispatchHandler(kind: PollKind, options: DispatchOpt
     throw startFailure(logger, name, error);
   }
   logger.info(`${name} ready`, { config: configSource });
-  return async (): Promise<DispatchResult> => {
+  const invoke = async (_event?: unknown, _context?: InvocationContext): Promise<DispatchResult> => {
     const jobs: StreamJob[] = await dispatchStreams({ config, streams: store }, kind);
     // With a heartbeat, this dispatch and its jobs are the cycle (state/heartbeat.ts): the workers
     // ping when its last job ends. Written before any job goes out.
@@ -151,4 +152,6 @@ export async function createDispatchHandler(kind: PollKind, options: DispatchOpt
     logger.info(`${name} enqueued ${streams.length} streams`, { streams, batches });
     return { kind, streams, batches };
   };
+  // No metrics of its own; its log lines carry the invocation's request id (lib/invocation.ts).
+  return withInvocation(invoke, []);
 }

@@ -21,13 +21,15 @@
  * when there is nothing to poll, runs a delivery pass so the click's follow-ups go at once.
  *
  * The metrics go out under the same `service` as the poller functions did (`poll-events`,
- * `poll-credentials`), so the stack's alarms on them keep watching.
+ * `poll-credentials`), so the stack's alarms on them keep watching; they are flushed after every
+ * invocation, whatever it did, and its log lines carry its request id (lib/invocation.ts).
  */
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { lookup, lookupTenant } from '../lib/actions/lookup.ts';
 import { isSlackWork, runSlackWork, type SlackWork, type SlackWorkDeps } from '../lib/actions/slack-work.ts';
 import { lastSendStart, runDeliveryPass } from '../lib/deliver/pass.ts';
 import { readEnvironment } from '../lib/env.ts';
+import { type InvocationContext, withInvocation } from '../lib/invocation.ts';
 import { createLogger, startFailure } from '../lib/log.ts';
 import { EmfMetrics } from '../lib/metrics.ts';
 import { workStreams } from '../lib/poll/dispatch.ts';
@@ -97,13 +99,15 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
   const service = `poll-${kind}`;
   let logger = createLogger({ name: service });
   let runtime: Awaited<ReturnType<typeof createRuntime>>;
+  // Flushed after every invocation (lib/invocation.ts), whatever path it took.
+  const metrics = new EmfMetrics({ service, ...(options.emfWrite ? { write: options.emfWrite } : {}) });
   try {
     const env = readEnvironment();
     logger = createLogger({ level: env.logLevel, name: service });
     runtime = await createRuntime({
       env,
       logger,
-      metrics: new EmfMetrics({ service, ...(options.emfWrite ? { write: options.emfWrite } : {}) }),
+      metrics,
       // A dispatch and its jobs are the heartbeat's cycle here, not each invocation's streams.
       cycleHeartbeat: false,
     });
@@ -191,9 +195,9 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
     };
   };
 
-  return async (
+  const invoke = async (
     event: Pick<SQSEvent, 'Records'>,
-    context: Pick<Context, 'getRemainingTimeInMillis'>,
+    context: Pick<Context, 'getRemainingTimeInMillis'> & InvocationContext,
   ): Promise<SQSBatchResponse> => {
     // Counted from the start, before any read: the cycle's budget is what is left of the invocation.
     const deadline = Date.now() + context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS;
@@ -290,4 +294,5 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
       });
     return { batchItemFailures: failures };
   };
+  return withInvocation(invoke, [metrics]);
 }

@@ -86,6 +86,18 @@ export interface LoggerOptions {
   now?: () => Date;
 }
 
+/**
+ * Fields every line carries while they are set, whichever logger writes it, children made long
+ * before included: the Lambda invocation's (lib/invocation.ts). Lambda runs one invocation at a
+ * time in a process, so they are the process's; nothing else sets them.
+ */
+let contextFields: LogFields = {};
+
+/** Sets (or, with none, clears) the fields every line carries from now on. */
+export function setLogContext(fields: LogFields = {}): void {
+  contextFields = fields;
+}
+
 function errorFields(value: unknown): unknown {
   if (value instanceof Error) {
     const out: LogFields = { name: value.name, message: value.message };
@@ -120,7 +132,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 
   const emit = (lvl: LogLevel, message: string, fields?: LogFields) => {
     if (ORDER[lvl] < ORDER[level]) return;
-    const merged: LogFields = { ...base, ...fields };
+    const merged: LogFields = { ...contextFields, ...base, ...fields };
     for (const [k, v] of Object.entries(merged)) merged[k] = errorFields(v);
     let line: string;
     if (format === 'pretty') {

@@ -1,12 +1,13 @@
 /**
  * Metrics in CloudWatch Embedded Metric Format: one JSON line per dimension set on flush, which
  * Lambda's log pipeline turns into metrics without an API call. A few lines of our own instead of
- * a library: the format is small and the bundles stay small.
+ * a library: the format is small and the bundles stay small. Nothing is a metric until flushed:
+ * every Lambda function flushes after each invocation (lib/invocation.ts).
  *
  * Names used across the product (the CDK alarms refer to them): ItemsFetched, NewItems,
  * DeliveriesSent, DeliveriesFailed, DeliveriesDead, QuarantinedItems, PollLagSeconds,
- * GlobalSearchQuotaRemaining, DestinationRefused. Every metric carries the `service` dimension
- * (the function's name); some also `stream` or `destination`.
+ * GlobalSearchQuotaRemaining, DestinationRefused, SlackRequestsRejected. Every metric carries the
+ * `service` dimension (the function's name); some also `stream`, `destination` or `route`.
  */
 
 export type MetricUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'None';
