@@ -101,12 +101,22 @@ export const API_SILENCE_ACTIONS = [
  */
 export const API_ACTION_ACTIONS = [
   'dynamodb:BatchGetItem',
-  'dynamodb:BatchWriteItem',
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',
 ] as const;
 /** The partition keys those touch. */
 export const ACTION_KEYS = ['action#*', 'flags#*', 'dlv#*', 'fu#*'];
+/**
+ * Idempotency-Key records (lib/state/idempotency.ts): claimed (PutItem), read when held (GetItem),
+ * completed or released after a request that changed nothing (UpdateItem). Never deleted.
+ */
+export const API_IDEMPOTENCY_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+] as const;
+/** The partition keys of those records. */
+export const IDEMPOTENCY_KEYS = ['idem#*'];
 /** The partition key of the silences. */
 export const SILENCE_KEY = 'silence';
 /**
@@ -488,6 +498,13 @@ export class ExposureAlertsStack extends Stack {
         actions: [...API_ACTION_ACTIONS],
         resources: [this.table.tableArn],
         conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ACTION_KEYS } },
+      }),
+    );
+    fn.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: [...API_IDEMPOTENCY_ACTIONS],
+        resources: [this.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': IDEMPOTENCY_KEYS } },
       }),
     );
     fn.role.addToPrincipalPolicy(

@@ -6,8 +6,9 @@
  *   it returns that instead. A record past its expiry counts as absent (the table's TTL deletes it
  *   some time later, and a local table never does), and so does a `running` one whose lease ran
  *   out with the same fingerprint: its process died, and the same request again takes it over.
- * - `complete` keeps the answer; `release` deletes the record (the request changed nothing, so
- *   the same key may try again). Both only for the claim's holder (its token).
+ * - `complete` keeps the answer; `release` marks the record `released` (the request changed
+ *   nothing, so the same key may try again: a released record counts as absent). Both only for
+ *   the claim's holder (its token). Nothing deletes: the API's role may delete no item.
  *
  * The key's parts are percent-encoded before they are joined, so `#` never occurs inside one:
  * no client name, route or key can make one record's key equal another's.
@@ -15,13 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TableIo } from './io.ts';
 import { marshall, unmarshall } from './marshall.ts';
-import {
-  ConditionalCheckFailedException,
-  DeleteItemCommand,
-  GetItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
-} from './sdk.ts';
+import { ConditionalCheckFailedException, GetItemCommand, PutItemCommand, UpdateItemCommand } from './sdk.ts';
 
 /** How long a key is remembered. */
 export const IDEMPOTENCY_KEEP_MS = 24 * 60 * 60 * 1000;
@@ -76,7 +71,7 @@ export class IdempotencyStore {
               expiresAt: Math.ceil((now + IDEMPOTENCY_KEEP_MS) / 1000),
             }),
             ConditionExpression:
-              'attribute_not_exists(pk) OR #expires <= :now OR (#state = :running AND #lease <= :nowMs AND #fp = :fp)',
+              'attribute_not_exists(pk) OR #expires <= :now OR #state = :released OR (#state = :running AND #lease <= :nowMs AND #fp = :fp)',
             ExpressionAttributeNames: {
               '#state': 'state',
               '#expires': 'expiresAt',
@@ -87,6 +82,7 @@ export class IdempotencyStore {
               ':now': Math.floor(now / 1000),
               ':nowMs': now,
               ':running': 'running',
+              ':released': 'released',
               ':fp': fingerprint,
             }),
           }),
@@ -110,6 +106,7 @@ export class IdempotencyStore {
     if (!out.Item) return undefined;
     const item = unmarshall(out.Item);
     if (Number(item.expiresAt) <= Math.floor(this.io.clock.now() / 1000)) return undefined;
+    if (item.state === 'released') return undefined;
     const answer = item.answer as StoredAnswer | undefined;
     return {
       fingerprint: String(item.fingerprint),
@@ -147,12 +144,13 @@ export class IdempotencyStore {
   async release(scope: IdempotencyScope, token: string): Promise<void> {
     try {
       await this.io.client.send(
-        new DeleteItemCommand({
+        new UpdateItemCommand({
           TableName: this.io.tableName,
           Key: marshall(keyOf(scope)),
+          UpdateExpression: 'SET #state = :released REMOVE #lease',
           ConditionExpression: '#token = :token',
-          ExpressionAttributeNames: { '#token': 'token' },
-          ExpressionAttributeValues: marshall({ ':token': token }),
+          ExpressionAttributeNames: { '#token': 'token', '#state': 'state', '#lease': 'leaseUntil' },
+          ExpressionAttributeValues: marshall({ ':token': token, ':released': 'released' }),
         }),
       );
     } catch (error) {

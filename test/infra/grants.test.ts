@@ -19,6 +19,7 @@ import { createWorkerHandler } from '../../functions/worker.ts';
 import {
   API_ACTION_ACTIONS,
   API_GOVERNOR_ACTIONS,
+  API_IDEMPOTENCY_ACTIONS,
   API_INDEX_ACTIONS,
   API_SILENCE_ACTIONS,
   API_STATUS_ACTIONS,
@@ -271,10 +272,24 @@ describe('DynamoDB grants match the code', () => {
       const uid = (emu.running.emulator.dataset.tenant('acme').events[0]?.item.metadata.uid ?? '') as string;
       const acted = await app.request('/events/actions', {
         method: 'POST',
-        headers,
+        headers: { ...headers, 'Idempotency-Key': 'grants-test-1' },
         body: JSON.stringify({ action: 'ignore', uids: [uid] }),
       });
       expect(acted.status).toBe(200);
+      // The same key again: answered from its record (GetItem).
+      const again = await app.request('/events/actions', {
+        method: 'POST',
+        headers: { ...headers, 'Idempotency-Key': 'grants-test-1' },
+        body: JSON.stringify({ action: 'ignore', uids: [uid] }),
+      });
+      expect(again.status).toBe(200);
+      // A request that changes nothing (refused upstream) frees its key again (DeleteItem).
+      const refused = await app.request(`/assets/999999999/toggle`, {
+        method: 'POST',
+        headers: { ...headers, 'Idempotency-Key': 'grants-test-2' },
+        body: '{"is_disabled": true}',
+      });
+      expect(refused.status).toBeGreaterThanOrEqual(400);
       return proxy.take();
     });
 
@@ -290,10 +305,12 @@ describe('DynamoDB grants match the code', () => {
     const status = table.filter(within((k) => /^(catalog|quota|stream#.*|dest#.*)$/.test(k)));
     const governor = table.filter(within((k) => k === GOVERNOR_KEY));
     const actions = table.filter(within((k) => /^(action|flags|dlv|fu)#/.test(k)));
+    const idempotency = table.filter(within((k) => /^idem#/.test(k)));
     // Every request is one of these: what the conditions of its grants allow.
-    expect(audit.length + silences.length + status.length + governor.length + actions.length).toBe(
-      table.length,
-    );
+    expect(
+      audit.length + silences.length + status.length + governor.length + actions.length + idempotency.length,
+    ).toBe(table.length);
+    expect(actionsOn(idempotency, () => true)).toEqual([...API_IDEMPOTENCY_ACTIONS].sort());
     expect(actionsOn(actions, () => true)).toEqual([...API_ACTION_ACTIONS].sort());
     expect(actionsOn(audit, () => true)).toEqual([...API_TABLE_ACTIONS].sort());
     expect(actionsOn(silences, () => true)).toEqual([...API_SILENCE_ACTIONS].sort());

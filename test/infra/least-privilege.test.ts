@@ -12,6 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   API_ACTION_ACTIONS,
   API_GOVERNOR_ACTIONS,
+  API_IDEMPOTENCY_ACTIONS,
   API_INDEX_ACTIONS,
   API_SILENCE_ACTIONS,
   API_STATUS_ACTIONS,
@@ -154,7 +155,7 @@ describe('every function role', () => {
 });
 
 describe('API role', () => {
-  it('holds exactly: its log group, tracing, the secret, audit items, silences, actions on events, status reads (counts only on the index), the governor', () => {
+  it('holds exactly: its log group, tracing, the secret, audit items, silences, actions on events, Idempotency-Key records, status reads (counts only on the index), the governor', () => {
     const table = arn(logicalId(t, 'AWS::DynamoDB::Table', 'Table'));
     expect(bySet(statementsOf(t, 'ApiRole'))).toEqual(
       bySet([
@@ -180,6 +181,12 @@ describe('API role', () => {
           Condition: {
             'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['action#*', 'flags#*', 'dlv#*', 'fu#*'] },
           },
+        },
+        {
+          Action: [...API_IDEMPOTENCY_ACTIONS],
+          Effect: 'Allow',
+          Resource: table,
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['idem#*'] } },
         },
         {
           Action: API_STATUS_ACTIONS[0],
