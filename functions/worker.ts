@@ -25,8 +25,8 @@
  * invocation, whatever it did, and its log lines carry its request id (lib/invocation.ts).
  */
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { lookup, lookupTenant } from '../lib/actions/lookup.ts';
-import { isSlackWork, runSlackWork, type SlackWork, type SlackWorkDeps } from '../lib/actions/slack-work.ts';
+import type { SlackWorkDeps } from '../lib/actions/slack-work.ts';
+import { isSlackWork, type SlackWork } from '../lib/actions/slack-work-shape.ts';
 import { lastSendStart, runDeliveryPass } from '../lib/deliver/pass.ts';
 import { readEnvironment } from '../lib/env.ts';
 import { type InvocationContext, withInvocation } from '../lib/invocation.ts';
@@ -123,14 +123,17 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
   const workDeps: SlackWorkDeps = {
     act: runtime.act,
     // As the tenant the request named (the Slack channel's, or `tenant`), with its own token.
-    lookup: (query) =>
-      lookup(
+    // Loaded with the first lookup: most invocations have none.
+    lookup: async (query) => {
+      const { lookup, lookupTenant } = await import('../lib/actions/lookup.ts');
+      return lookup(
         {
           upstream: runtime.upstreamFor(lookupTenant(runtime.config.tenants ?? [], query.tenant)),
           passwords: runtime.config.passwords,
         },
         query,
-      ),
+      );
+    },
     responseUrlPrefix: slackSettings?.responseUrlPrefix ?? 'https://hooks.slack.com/',
     logger,
   };
@@ -143,6 +146,7 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
         });
         continue;
       }
+      const { runSlackWork } = await import('../lib/actions/slack-work.ts');
       await runSlackWork(workDeps, w).catch((error: unknown) =>
         logger.error(`${service}: Slack work failed`, { kind: w.kind, error }),
       );

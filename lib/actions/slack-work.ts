@@ -17,20 +17,9 @@ import {
 } from './events.ts';
 import type { LookupAnswer, LookupQuery } from './lookup.ts';
 import { type AnswerDeps, answerAt } from './slack-answer.ts';
+import type { SlackWork } from './slack-work-shape.ts';
 
-export type SlackWork =
-  | {
-      kind: 'slack-action';
-      request: ActRequest & { id: string };
-      responseUrl?: string;
-      /** The message, when an incoming webhook posted it: replaced through `responseUrl` once done. */
-      replace?: {
-        text?: string;
-        blocks?: Record<string, unknown>[];
-        flags: { ignored?: boolean; remediated?: boolean };
-      };
-    }
-  | { kind: 'slack-lookup'; query: LookupQuery; responseUrl?: string };
+export { isSlackWork, type SlackWork } from './slack-work-shape.ts';
 
 export interface SlackWorkDeps extends AnswerDeps {
   act?: ActDeps;
@@ -43,15 +32,6 @@ const ALREADY: Record<ActRequest['type'], string> = {
   unignore: 'not ignored',
   unremediate: 'not marked remediated',
 };
-
-/** Whether a queue message is Slack work (functions/worker.ts). */
-export function isSlackWork(value: unknown): value is SlackWork {
-  const v = value as { kind?: unknown; request?: { id?: unknown }; query?: unknown } | null;
-  return (
-    (v?.kind === 'slack-action' && typeof v.request?.id === 'string') ||
-    (v?.kind === 'slack-lookup' && typeof v.query === 'object' && v.query !== null)
-  );
-}
 
 /**
  * Does the work; a failure of its own is answered at `response_url` when there is one. A click

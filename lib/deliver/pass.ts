@@ -28,7 +28,6 @@
 import type { Holding } from '../rules/silences.ts';
 import { keepAlive, LeaseLostError, LeaseRenewalError } from '../state/lease.ts';
 import type { ResolvedDestination } from './destinations.ts';
-import { sendFollowUps } from './follow-up-send.ts';
 import { holdBack, holdWaiting } from './hold.ts';
 import { renderSafely } from './messages.ts';
 import { pausedAlready } from './pause.ts';
@@ -197,7 +196,11 @@ async function deliverTo(
       }
       // Follow-ups first: someone just acted and is looking at the message (follow-up.ts).
       const followUps = live.filter((r) => r.followUp);
-      if (followUps.length && (await sendFollowUps(state, followUps, full)) === 'stop') break;
+      // Loaded when there are follow-ups to send: most passes have none.
+      if (followUps.length) {
+        const { sendFollowUps } = await import('./follow-up-send.ts');
+        if ((await sendFollowUps(state, followUps, full)) === 'stop') break;
+      }
       const alerts = live.filter((r) => !r.followUp);
       if (alerts.length === 0) continue;
       const byId = new Map(alerts.map((r) => [r.id, r]));

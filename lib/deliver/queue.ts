@@ -16,7 +16,6 @@ import { paceFor, paceWait } from './pace.ts';
 import { type Payload, type SendContext, send, sendContext } from './senders.ts';
 import { settle } from './settle.ts';
 import { sendThread, type ThreadSend } from './thread.ts';
-import { afterTicket, beforeTicket } from './tickets.ts';
 import type { DeliverDeps, DeliveryPassOptions, DestinationResult } from './types.ts';
 
 /** What one destination's pass carries from message to message. */
@@ -156,9 +155,11 @@ export async function sendAll(
       return 'stop';
     }
     if (wait > 0) await clock.sleep(wait, state.signal);
-    if (ticketing(destination)) {
+    // Loaded only by a pass that sends to a ticket destination.
+    const tickets = ticketing(destination) ? await import('./tickets.ts') : undefined;
+    if (tickets && ticketing(destination)) {
       // No duplicate ticket: a create of unknown outcome waits, then searches (tickets.ts).
-      const gate = await beforeTicket(deps, destination, message, records, state.ctx);
+      const gate = await tickets.beforeTicket(deps, destination, message, records, state.ctx);
       if ('wait' in gate || 'released' in gate) continue;
       if ('found' in gate) {
         await settle(deps, destination, lease, records, { ok: true, ticket: gate.found }, result, log);
@@ -175,7 +176,7 @@ export async function sendAll(
       const bytes = bodyBytes(destination, message, clock.now());
       await deps.destinationState.noteTooLarge(lease, bytes, clock.now());
       // Refused, so not created: the halves are tickets of their own (tickets.ts).
-      const unmarked = ticketing(destination) ? afterTicket(records, outcome) : [];
+      const unmarked = tickets ? tickets.afterTicket(records, outcome) : [];
       if (unmarked.length) await deps.deliveries.save(unmarked);
       log.info('destination refused a message as too large; splitting it', {
         status: outcome.status,
@@ -186,8 +187,8 @@ export async function sendAll(
       continue;
     }
     const stop = await paused(records, outcome);
-    if (ticketing(destination)) {
-      const again = afterTicket(records, outcome);
+    if (tickets) {
+      const again = tickets.afterTicket(records, outcome);
       if (again.length) await deps.deliveries.save(again);
     }
     if (stop) return 'stop';
