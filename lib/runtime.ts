@@ -34,7 +34,7 @@ import {
   resolveDestinations,
   resolveValue,
 } from './deliver/destinations.ts';
-import { followUpTargets, keepsItems } from './deliver/follow-up.ts';
+import { followUpTargets, keepsItems } from './deliver/follow-up-targets.ts';
 import { type HttpPost, httpPost } from './deliver/post.ts';
 import type { DeliverDeps } from './deliver/types.ts';
 import type { Environment } from './env.ts';
@@ -50,7 +50,7 @@ import { tenantRefusals } from './poll/refusals.ts';
 import type { PollKind, UpstreamFor } from './poll/streams.ts';
 import { streamIds } from './poll/turn.ts';
 import type { PollDeps } from './poll/types.ts';
-import { noticeLazily, renderLazily } from './render/lazy.ts';
+import { noticeFor, renderFor } from './render/lazy.ts';
 import type { AlertsConfig } from './rules/config.ts';
 import { decide } from './rules/match.ts';
 import { applyPasswordPolicy, maskRawItem } from './rules/passwords.ts';
@@ -380,11 +380,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     destinations,
     // Each kind's renderer loaded when it is first needed (render/lazy.ts).
     render: (destination, alerts, now) =>
-      renderLazily(destination, alerts, renderOptions(destination, now), {
-        color: options.color ?? false,
-      }),
+      renderFor(destination, alerts, { ...renderOptions(destination, now), color: options.color ?? false }),
     renderNotice: (destination, notice, now) =>
-      noticeLazily(destination.type, notice, renderOptions(destination, now)),
+      noticeFor(destination, notice, renderOptions(destination, now)),
     renderOptions,
     opsDestinations: config.ops?.to ?? [],
     tenantOf,

@@ -14,7 +14,7 @@ import { type DeliveryRecord, deliveryId } from '../state/records/record.ts';
 import { recordToAlert } from './messages.ts';
 import type { SendOutcome } from './outcome.ts';
 import { noteSent, type PassState, stopEarly, takeTurn } from './queue.ts';
-import { classify, send, sendRequest } from './senders.ts';
+import { readAs, send, sendRequest } from './senders.ts';
 import { settle } from './settle.ts';
 import { postMessage, UNEDITABLE_SLACK_ERRORS, updateMessage } from './slack-app.ts';
 
@@ -230,7 +230,7 @@ async function incidentFollowUp(
     );
     const text = await res.text();
     noteSent(state);
-    return classify(destination, res.status, text, res.headers.get('retry-after'), ctx.now());
+    return readAs(destination, { status: res.status, body: text, headers: res.headers }, ctx.now());
   } catch (error) {
     noteSent(state);
     return { ok: false, permanent: false, error: `network error: ${(error as Error)?.message ?? 'unknown'}` };

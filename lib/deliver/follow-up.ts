@@ -35,38 +35,6 @@ import type { Clock } from '../clock.ts';
 import { type FollowUpAction, type ItemKind, RESOLVING_ACTIONS } from '../model.ts';
 import type { RecordAccess } from '../state/records/once.ts';
 import { type DeliveryRecord, deliveryId, followUpId } from '../state/records/record.ts';
-import type { ResolvedDestination } from './destinations.ts';
-
-/** Whether `destination` hears of actions on what it was sent. */
-export function takesFollowUps(destination: ResolvedDestination | undefined): boolean {
-  if (!destination) return false;
-  return (
-    (destination.type === 'slack' && destination.app !== undefined) ||
-    destination.type === 'pagerduty' ||
-    destination.type === 'jira' ||
-    destination.type === 'servicenow' ||
-    (destination.type === 'webhook' && destination.followUps === true)
-  );
-}
-
-/** Whether its sent records keep their item: its follow-ups show the item again. */
-export function keepsItems(destination: ResolvedDestination | undefined): boolean {
-  return (
-    takesFollowUps(destination) &&
-    destination?.type !== 'pagerduty' &&
-    destination?.type !== 'jira' &&
-    destination?.type !== 'servicenow'
-  );
-}
-
-/** The destinations of a runtime that hear of actions. */
-export function followUpTargets(destinations: Iterable<ResolvedDestination>): FollowUpTarget[] {
-  return [...destinations].filter(takesFollowUps).map((d) => ({
-    name: d.name,
-    pagerduty: d.type === 'pagerduty',
-    ...(d.type === 'jira' ? { ticket: true } : {}),
-  }));
-}
 
 export interface FollowUpDeps {
   records: RecordAccess;

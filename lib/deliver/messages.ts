@@ -9,7 +9,7 @@ import type { DeliveryAlert } from '../model.ts';
 import type { Rendered } from '../render/types.ts';
 import type { DeliveryRecord } from '../state/records/record.ts';
 import type { ResolvedDestination } from './destinations.ts';
-import { buildRequest, type Payload } from './senders.ts';
+import { type Payload, requestFor } from './senders.ts';
 import type { DeliverDeps } from './types.ts';
 
 /** The due records of one destination the pass reads and renders together, and what it renders them with. */
@@ -93,7 +93,11 @@ export async function halves(chunk: Chunk, records: DeliveryRecord[]): Promise<R
 }
 
 /** Bytes of the body a message is sent as (0 for the console, which has none). */
-export function bodyBytes(destination: ResolvedDestination, message: Rendered<Payload>, now: number): number {
-  const request = buildRequest(destination, message.payload, message.deliveryIds, now);
+export async function bodyBytes(
+  destination: ResolvedDestination,
+  message: Rendered<Payload>,
+  now: number,
+): Promise<number> {
+  const request = await requestFor(destination, message.payload, message.deliveryIds, now);
   return request ? Buffer.byteLength(request.body) : 0;
 }

@@ -142,7 +142,7 @@ export async function sendAll(
     if (
       records.length > 1 &&
       lease.tooLarge &&
-      bodyBytes(destination, message, clock.now()) >= lease.tooLarge.bytes
+      (await bodyBytes(destination, message, clock.now())) >= lease.tooLarge.bytes
     ) {
       // As big as a body this destination refused: split it now rather than after another 413.
       queue.unshift(...(await halves(chunk, records)));
@@ -173,7 +173,7 @@ export async function sendAll(
     if (outcome.ok) await deps.checkpoint?.('accepted', message.deliveryIds);
     else if (outcome.tooLarge && records.length > 1) {
       // Too large is about this body, not its items: no attempt counted, the halves go instead.
-      const bytes = bodyBytes(destination, message, clock.now());
+      const bytes = await bodyBytes(destination, message, clock.now());
       await deps.destinationState.noteTooLarge(lease, bytes, clock.now());
       // Refused, so not created: the halves are tickets of their own (tickets.ts).
       const unmarked = tickets ? tickets.afterTicket(records, outcome) : [];

@@ -6,29 +6,13 @@
  * with an empty or multi-line subject, a password that survives the policy. `config validate` prints these as errors,
  * so template problems show up before deploying, not after alerts were dropped.
  */
+import { bodyOf, previewDestination } from '../destinations/kinds.ts';
 import type { DeliveryAlert } from '../model.ts';
-import type { AlertsConfig, DestinationConfig } from '../rules/config.ts';
+import type { AlertsConfig } from '../rules/config.ts';
 import { applyPasswordPolicy } from '../rules/passwords.ts';
-import { discordProblems } from './discord.ts';
-import { slackFollowUp } from './follow-up.ts';
-import { renderFor } from './index.ts';
-import { JIRA_SUMMARY_MAX, type JiraContent } from './jira.ts';
-import { renderNotice } from './notice.ts';
-import { pagerDutyProblems } from './pagerduty.ts';
+import { renderFor } from './lazy.ts';
 import { SAMPLE_PASSWORD, sampleCredential, sampleEvent, sampleHostileEvent } from './samples.ts';
-import { slackLimitProblems } from './slack-limits.ts';
-import { teamsProblems } from './teams-limits.ts';
-import type {
-  AlertPayload,
-  DiscordPayload,
-  EmailContent,
-  IncidentContent,
-  NoticePayload,
-  PagerDutyEvent,
-  RenderOptions,
-  SlackPayload,
-  TeamsPayload,
-} from './types.ts';
+import type { RenderOptions } from './types.ts';
 
 /**
  * Most items a sample digest lists. Past a few hundred a digest only gets longer, not different:
@@ -38,72 +22,18 @@ import type {
  */
 export const SAMPLE_DIGEST_MAX = 500;
 
-function payloadProblems(type: DestinationConfig['type'], payload: AlertPayload | NoticePayload): string[] {
-  switch (type) {
-    case 'slack':
-      return slackLimitProblems(payload as SlackPayload);
-    case 'email': {
-      const mail = payload as EmailContent;
-      const problems: string[] = [];
-      if (!mail.subject.trim()) problems.push('empty subject');
-      if (/[\r\n]/.test(mail.subject)) problems.push('subject spans lines');
-      if (!mail.text.trim() || !mail.html.trim()) problems.push('empty text or HTML part');
-      return problems;
-    }
-    case 'webhook': {
-      const body = JSON.parse(JSON.stringify(payload)) as { version?: unknown; kind?: unknown };
-      return body.version === 1 && typeof body.kind === 'string' ? [] : ['body lacks version or kind'];
-    }
-    case 'teams':
-      return teamsProblems(payload as TeamsPayload);
-    case 'discord':
-      return discordProblems(payload as DiscordPayload);
-    case 'pagerduty':
-      return pagerDutyProblems(payload as PagerDutyEvent);
-    case 'jira': {
-      const issue = payload as JiraContent;
-      const problems: string[] = [];
-      if (!issue.summary || issue.summary.length > JIRA_SUMMARY_MAX || /[\r\n]/.test(issue.summary))
-        problems.push('summary must be one line of 1 to 255 characters');
-      if (issue.labels.some((l) => /\s/.test(l))) problems.push('a label has a space');
-      const texts = JSON.stringify(issue.description);
-      if (/"text":""/.test(texts)) problems.push('an empty text node');
-      return problems;
-    }
-    case 'servicenow': {
-      const incident = payload as IncidentContent;
-      return !incident.short_description ||
-        incident.short_description.length > 160 ||
-        /[\r\n]/.test(incident.short_description)
-        ? ['short_description must be one line of 1 to 160 characters']
-        : [];
-    }
-    case 'splunk': {
-      const { events } = payload as { events: { time: unknown; event: unknown }[] };
-      return events.every((e) => typeof e.time === 'number' && e.event && typeof e.event === 'object')
-        ? []
-        : ['an event without its time or its fields'];
-    }
-    case 'sentinel': {
-      const { records } = payload as { records: { TimeGenerated?: unknown }[] };
-      return records.every((r) => typeof r.TimeGenerated === 'string')
-        ? []
-        : ['a record without TimeGenerated'];
-    }
-    case 'console':
-      return typeof payload === 'string' && payload.trim() ? [] : ['empty console text'];
-  }
-}
-
 /** Problems found rendering samples for each destination, each line starting `destinations.<name>:`. */
-export function checkRendering(
+export async function checkRendering(
   config: AlertsConfig,
   options: { appUrl: string; now: Date; render?: typeof renderFor },
-): string[] {
+): Promise<string[]> {
   const { now, appUrl, render = renderFor } = options;
   const errors: string[] = [];
   const credential = applyPasswordPolicy(sampleCredential(now), config.passwords);
-  for (const [name, destination] of Object.entries(config.destinations)) {
+  for (const [name, configured] of Object.entries(config.destinations)) {
+    const destination = previewDestination(name, configured);
+    const body = await bodyOf(destination);
+    const problemsOf = (payload: unknown) => body.problems?.(payload) ?? [];
     const routes = config.routes.filter((r) => r.to.includes(name)).map((r) => r.name);
     const deliver = (
       alert: Omit<DeliveryAlert, 'deliveryId' | 'destination' | 'routes'>,
@@ -157,7 +87,7 @@ export function checkRendering(
       errors.push(`destinations.${name}: ${what} (${destination.type}): ${problem}`);
     for (const [what, alerts, caseOpts] of cases) {
       try {
-        const rendered = render(destination, alerts, caseOpts, { color: false });
+        const rendered = await render(destination, alerts, { ...caseOpts, color: false });
         const covered = rendered.flatMap((r) => r.deliveryIds).sort();
         const expected = alerts.map((a) => a.deliveryId).sort();
         if (covered.join('\n') !== expected.join('\n'))
@@ -166,7 +96,7 @@ export function checkRendering(
           // A digest to a Slack app: its thread's replies are checked as the parent is.
           for (const [part, payload] of [r.payload, ...(r.thread ?? [])].entries()) {
             const where = part ? `${what}, thread reply ${part}` : what;
-            for (const problem of payloadProblems(destination.type, payload)) report(where, problem);
+            for (const problem of problemsOf(payload)) report(where, problem);
             if (config.passwords !== 'clear' && JSON.stringify(payload).includes(SAMPLE_PASSWORD)) {
               report(where, `the sample password survives the "${config.passwords}" policy`);
             }
@@ -176,30 +106,23 @@ export function checkRendering(
         report(what, `rendering failed: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
-    if (destination.type === 'slack' && destination.token) {
-      // What a follow-up posts: the edited message and its thread reply, for the hostile sample.
-      try {
-        const action = {
-          id: 'sample',
-          type: 'ignore',
-          by: 'cli:sample',
-          at: now.toISOString(),
-          reason: 'sample',
-        };
-        const { edit, reply } = slackFollowUp(hostile, action, opts);
-        for (const [part, payload] of [['edit', edit] as const, ['reply', reply] as const])
-          for (const problem of payloadProblems('slack', payload)) report(`follow-up ${part}`, problem);
-      } catch (error) {
-        report('follow-up', `rendering failed: ${error instanceof Error ? error.message : String(error)}`);
-      }
+    // What a follow-up posts (an edit, a thread reply), for the hostile sample.
+    try {
+      const action = {
+        id: 'sample',
+        type: 'ignore',
+        by: 'cli:sample',
+        at: now.toISOString(),
+        reason: 'sample',
+      } as const;
+      for (const [part, payload] of body.followUpSamples?.(destination, hostile, action, opts) ?? [])
+        for (const problem of problemsOf(payload)) report(`follow-up ${part}`, problem);
+    } catch (error) {
+      report('follow-up', `rendering failed: ${error instanceof Error ? error.message : String(error)}`);
     }
     try {
-      const notice = renderNotice(
-        destination.type,
-        { kind: 'test', title: 'Sample', text: 'Sample notice' },
-        opts,
-      );
-      for (const problem of payloadProblems(destination.type, notice)) report('test notice', problem);
+      const notice = body.notice(destination, { kind: 'test', title: 'Sample', text: 'Sample notice' }, opts);
+      for (const problem of problemsOf(notice)) report('test notice', problem);
     } catch (error) {
       report('test notice', `rendering failed: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -20,6 +20,8 @@ export interface RenderOptions {
   flags?: { ignored?: boolean; remediated?: boolean };
   /** Slack: posted by an incoming webhook (its buttons' answers replace it), else by the app. */
   slackWebhook?: boolean;
+  /** The terminal: ANSI colours. */
+  color?: boolean;
 }
 
 /** One message to send, and the delivery records it settles when it is accepted. */

@@ -3,6 +3,7 @@
  * references between its parts, read from the raw input so a wrong route target is reported with
  * any shape error; and warnings for what is allowed but probably not meant. Each names its path.
  */
+import { kindOf } from '../destinations/kinds.ts';
 import { RECORD_RETENTION_DAYS } from '../model.ts';
 import { parseDuration } from './duration.ts';
 import { SOURCE_REF } from './match-schema.ts';
@@ -96,23 +97,11 @@ export function checkReferences(input: unknown, errors: string[]): void {
   listAt(root.silences).forEach((silence, i) => {
     checkMatch(`silences[${i}]`, objectAt(silence).match);
   });
-  for (const [name, raw] of Object.entries(objectAt(root.destinations))) {
-    const dest = objectAt(raw);
-    if (dest.type !== 'email') continue;
-    if (dest.provider === 'generic' && dest.url === undefined)
-      errors.push(`destinations.${name}.url: required for the generic e-mail provider`);
-    if ((dest.provider === 'sendgrid' || dest.provider === 'postmark') && dest.apiKey === undefined)
-      errors.push(`destinations.${name}.apiKey: required for ${dest.provider}`);
-  }
 }
 
 const RETENTION_MS = RECORD_RETENTION_DAYS * 86_400_000;
 /** Pages of 100 cost one global search each, as smaller ones do (upstream-facts.md). */
 const QUOTA_PAGE = 100;
-
-/** Teams' retired Office 365 connector URLs, and the retired first Workflows URLs (Logic Apps). */
-const OFFICE_CONNECTOR_URL = /^https?:\/\/[^/]*webhook\.office\.com(:\d+)?\//i;
-const LOGIC_APPS_URL = /^https?:\/\/[^/]*logic\.azure\.com(:\d+)?\//i;
 
 /** What is allowed but probably not meant. */
 export function checkWarnings(config: AlertsConfig, now: Date, warnings: string[]): void {
@@ -142,19 +131,7 @@ export function checkWarnings(config: AlertsConfig, now: Date, warnings: string[
   });
   for (const [name, destination] of Object.entries(config.destinations)) {
     if (!used.has(name)) warnings.push(`destinations.${name}: no route sends to it`);
-    if (destination.type === 'discord' && typeof destination.url === 'string')
-      warnings.push(
-        `destinations.${name}.url: a Discord webhook URL holds the webhook's token, so anyone who has it can post: keep it in the secret object ({ "secret": "NAME" })`,
-      );
-    if (destination.type === 'teams' && typeof destination.url === 'string') {
-      warnings.push(
-        OFFICE_CONNECTOR_URL.test(destination.url)
-          ? `destinations.${name}.url: an Office 365 connector URL; connectors are retired: create a Workflows webhook for the channel and use its URL, kept in the secret object`
-          : LOGIC_APPS_URL.test(destination.url)
-            ? `destinations.${name}.url: a Workflows URL of the old form (logic.azure.com), which Teams has retired: create the channel's Workflows webhook again and use its new URL (…powerplatform.com…), kept in the secret object`
-            : `destinations.${name}.url: a Workflows URL carries its signature (sig=), so anyone who has it can post: keep it in the secret object ({ "secret": "NAME" })`,
-      );
-    }
+    warnings.push(...(kindOf(destination.type).warnings?.(destination, `destinations.${name}`) ?? []));
   }
   // Allowed (interface.md names no rule), but a route or silence naming it matches them all.
   const seen = new Map<string, number>();

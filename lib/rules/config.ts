@@ -8,6 +8,7 @@
 
 import { readFile } from 'node:fs/promises';
 import type * as z from 'zod/mini';
+import { DESTINATION_TYPES } from '../destinations/kinds.ts';
 import { ConfigError } from '../errors.ts';
 import { describeIssues, type ItemIssue } from '../upstream/validate.ts';
 import { checkReferences, checkWarnings } from './config-checks.ts';
@@ -26,20 +27,6 @@ export interface ConfigCheck {
 function line(issue: ItemIssue): string {
   return issue.path ? `${issue.path}: ${issue.message}` : issue.message;
 }
-
-const DESTINATION_TYPES = [
-  'slack',
-  'email',
-  'webhook',
-  'teams',
-  'discord',
-  'pagerduty',
-  'jira',
-  'servicenow',
-  'splunk',
-  'sentinel',
-  'console',
-] as const;
 
 /** Validates a parsed config; never throws. Every problem is found in one pass. */
 export function checkConfig(input: unknown, now: Date = new Date()): ConfigCheck {

@@ -8,15 +8,10 @@
  * validation.
  */
 import * as z from 'zod/mini';
+import { destinationSchema } from '../destinations/kinds.ts';
 import { EVENT_FILTER_TYPES } from '../upstream/event-types.ts';
 import { parseDuration } from './duration.ts';
 import { domainName, matchSchema, nonEmpty, severity } from './match-schema.ts';
-import {
-  jiraDestination,
-  sentinelDestination,
-  servicenowDestination,
-  splunkDestination,
-} from './schema-destinations.ts';
 import { httpUrl, responseUrlPrefix, secretOr, secretRefSchema } from './schema-parts.ts';
 import { checkTimestamp } from './timestamp.ts';
 
@@ -105,116 +100,8 @@ export type TenantConfig = z.infer<typeof tenantSchema>;
 /** Any name: it is encoded where it goes into a key (state/limits.ts `nameInKey`). */
 const destinationName = nonEmpty;
 
-const emailAddress = z
-  .string()
-  .check(z.regex(/^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/, 'expected an e-mail address'));
-
-/**
- * A Slack channel: its id (C…, G… or D…, shown in its details), or its name (`#soc`). Either is
- * posted to; `chat.update` takes only ids, which every answer gives, so the answer's is kept.
- */
-const slackChannel = z
-  .string()
-  .check(
-    z.regex(
-      /^([CGD][A-Z0-9]{6,}|#[a-z0-9][a-z0-9._-]{0,79})$/,
-      'expected a Slack channel id such as C0123ABCD (its details show it) or a name such as #soc',
-    ),
-  );
-
-/**
- * Slack in one of two forms: an incoming webhook (`url`), or an app's bot token posting to a channel
- * (`token` and `channel`), which can also edit what it posted and reply in its threads.
- */
-const slackDestination = z
-  .strictObject({
-    type: z.literal('slack'),
-    url: z.optional(secretOr(httpUrl)),
-    token: z.optional(secretOr(nonEmpty)),
-    channel: z.optional(slackChannel),
-    apiUrl: z.optional(httpUrl),
-  })
-  .check(
-    z.superRefine((d, ctx) => {
-      const app = d.token !== undefined || d.channel !== undefined || d.apiUrl !== undefined;
-      if (d.url !== undefined && app)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['url'],
-          message: 'give url (an incoming webhook) or token and channel (a Slack app), not both',
-          input: d,
-        });
-      else if (d.url === undefined && (d.token === undefined || d.channel === undefined))
-        ctx.addIssue({
-          code: 'custom',
-          path: [d.token === undefined ? 'token' : 'channel'],
-          message: 'expected url (an incoming webhook), or token and channel (a Slack app)',
-          input: d,
-        });
-    }),
-  );
-
-const emailDestination = z.strictObject({
-  type: z.literal('email'),
-  provider: z.enum(['generic', 'sendgrid', 'postmark']),
-  /** Required for `generic`; defaults to the provider's API for the others. */
-  url: z.optional(secretOr(httpUrl)),
-  /** Bearer token (generic, sendgrid) or server token (postmark). */
-  apiKey: z.optional(secretOr(nonEmpty)),
-  from: emailAddress,
-  to: z.array(emailAddress).check(z.minLength(1)),
-  /** Postmark message stream; default `outbound`. */
-  messageStream: z.optional(nonEmpty),
-});
-
-const webhookDestination = z.strictObject({
-  type: z.literal('webhook'),
-  url: secretOr(httpUrl),
-  signingSecret: z.optional(secretOr(nonEmpty)),
-  headers: z.optional(
-    z.record(z.string().check(z.regex(/^[A-Za-z0-9-]+$/, 'expected a header name')), secretOr(z.string())),
-  ),
-  /** Also POST a body of kind `action` when someone acts on an item it was sent (default false). */
-  followUps: z.optional(z.boolean()),
-});
-
-/** A Teams Workflows webhook: its URL carries a signature (`sig=`), so it is a secret in practice. */
-const teamsDestination = z.strictObject({
-  type: z.literal('teams'),
-  url: secretOr(httpUrl),
-});
-
-/** A Discord webhook: its URL holds the webhook's token, so it is a secret. */
-const discordDestination = z.strictObject({
-  type: z.literal('discord'),
-  url: secretOr(httpUrl),
-});
-
-/** PagerDuty Events API v2; `url` is overridable so tests and the emulator world can stand in for it. */
-const pagerdutyDestination = z.strictObject({
-  type: z.literal('pagerduty'),
-  routingKey: secretOr(nonEmpty),
-  url: z.optional(httpUrl),
-  /** The PagerDuty severity of a leaked credential (events map theirs, interface.md section 4). */
-  credentialSeverity: z._default(z.enum(['critical', 'error', 'warning', 'info']), 'error'),
-});
-
-const consoleDestination = z.strictObject({ type: z.literal('console') });
-
-export const destinationSchema = z.discriminatedUnion('type', [
-  slackDestination,
-  emailDestination,
-  webhookDestination,
-  teamsDestination,
-  discordDestination,
-  pagerdutyDestination,
-  jiraDestination,
-  servicenowDestination,
-  splunkDestination,
-  sentinelDestination,
-  consoleDestination,
-]);
-export type DestinationConfig = z.infer<typeof destinationSchema>;
+export type { DestinationConfig } from '../destinations/kinds.ts';
+export { destinationSchema };
 
 const routeSchema = z.strictObject({
   name: nonEmpty,

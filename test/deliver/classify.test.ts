@@ -9,10 +9,24 @@
 import { describe, expect, it } from 'vitest';
 import type { ResolvedDestination } from '../../lib/deliver/destinations.ts';
 import { httpPost } from '../../lib/deliver/post.ts';
-import { classify, type SendContext, type SendOutcome, send } from '../../lib/deliver/senders.ts';
+import { readAs, type SendContext, type SendOutcome, send } from '../../lib/deliver/senders.ts';
 import { startReceiver, useReceivers } from '../helpers/receiver.ts';
 
 const receiver = useReceivers();
+
+/** An answer read as the destination's kind reads it (what `send` does with one off the wire). */
+const classify = (
+  destination: ResolvedDestination,
+  status: number,
+  body: string,
+  retryAfter: string | null,
+  now: number,
+) =>
+  readAs(
+    destination,
+    { status, body, headers: new Headers(retryAfter === null ? {} : { 'retry-after': retryAfter }) },
+    now,
+  );
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const HOUR = 3_600_000;
@@ -71,45 +85,48 @@ function expectPermanent(outcome: SendOutcome, status: number) {
 }
 
 describe('classify: accepted', () => {
-  it.each(DESTINATIONS)('%s: every 2xx is accepted', (_, destination) => {
+  it.each(DESTINATIONS)('%s: every 2xx is accepted', async (_, destination) => {
     for (const status of [200, 201, 202, 204]) {
-      expect(classify(destination, status, '', null, NOW)).toEqual({ ok: true, status });
+      expect(await classify(destination, status, '', null, NOW)).toEqual({ ok: true, status });
     }
   });
 
-  it("slack: 200 with the body 'ok' is accepted", () => {
-    expect(classify(slack(), 200, 'ok', null, NOW)).toEqual({ ok: true, status: 200 });
+  it("slack: 200 with the body 'ok' is accepted", async () => {
+    expect(await classify(slack(), 200, 'ok', null, NOW)).toEqual({ ok: true, status: 200 });
   });
 
-  it('sendgrid: 202 with an empty body is accepted (its only success)', () => {
-    expect(classify(email('sendgrid'), 202, '', null, NOW)).toEqual({ ok: true, status: 202 });
+  it('sendgrid: 202 with an empty body is accepted (its only success)', async () => {
+    expect(await classify(email('sendgrid'), 202, '', null, NOW)).toEqual({ ok: true, status: 202 });
   });
 
-  it('webhook: a Teams Workflows 202 with an empty body is accepted (not the old connectors\' "1")', () => {
-    expect(classify(webhook(), 202, '', null, NOW)).toEqual({ ok: true, status: 202 });
+  it('webhook: a Teams Workflows 202 with an empty body is accepted (not the old connectors\' "1")', async () => {
+    expect(await classify(webhook(), 202, '', null, NOW)).toEqual({ ok: true, status: 202 });
   });
 
-  it('postmark: 200 with ErrorCode 0 is accepted, and so is a 200 without a JSON body', () => {
+  it('postmark: 200 with ErrorCode 0 is accepted, and so is a 200 without a JSON body', async () => {
     const body = JSON.stringify({ ErrorCode: 0, Message: 'OK', MessageID: 'b7bc2f4a' });
-    expect(classify(email('postmark'), 200, body, null, NOW)).toEqual({ ok: true, status: 200 });
-    expect(classify(email('postmark'), 200, 'OK', null, NOW)).toEqual({ ok: true, status: 200 });
+    expect(await classify(email('postmark'), 200, body, null, NOW)).toEqual({ ok: true, status: 200 });
+    expect(await classify(email('postmark'), 200, 'OK', null, NOW)).toEqual({ ok: true, status: 200 });
   });
 });
 
 describe('classify: retried', () => {
-  it.each(DESTINATIONS)('%s: 408 and every 5xx without Retry-After back off as usual', (_, destination) => {
-    for (const status of [408, 500, 502, 503, 504, 599]) {
-      const outcome = classify(destination, status, 'busy', null, NOW);
-      expectRetried(outcome, status);
-      if (outcome.ok) continue;
-      expect(outcome.retryAfterMs).toBeUndefined();
-      // Only a 429 pauses the destination without counting an attempt.
-      expect(outcome.rateLimited).toBeUndefined();
-    }
-  });
+  it.each(DESTINATIONS)(
+    '%s: 408 and every 5xx without Retry-After back off as usual',
+    async (_, destination) => {
+      for (const status of [408, 500, 502, 503, 504, 599]) {
+        const outcome = await classify(destination, status, 'busy', null, NOW);
+        expectRetried(outcome, status);
+        if (outcome.ok) continue;
+        expect(outcome.retryAfterMs).toBeUndefined();
+        // Only a 429 pauses the destination without counting an attempt.
+        expect(outcome.rateLimited).toBeUndefined();
+      }
+    },
+  );
 
-  it.each(DESTINATIONS)('%s: a 5xx with Retry-After waits that long', (_, destination) => {
-    const outcome = classify(destination, 503, 'maintenance', '120', NOW);
+  it.each(DESTINATIONS)('%s: a 5xx with Retry-After waits that long', async (_, destination) => {
+    const outcome = await classify(destination, 503, 'maintenance', '120', NOW);
     expectRetried(outcome, 503);
     expect(outcome).toMatchObject({ retryAfterMs: 120_000 });
     expect(outcome).not.toHaveProperty('rateLimited');
@@ -117,8 +134,8 @@ describe('classify: retried', () => {
 
   it.each(DESTINATIONS)(
     '%s: 429 without Retry-After is rate limited, with no wait of its own',
-    (_, destination) => {
-      const outcome = classify(destination, 429, 'rate_limited', null, NOW);
+    async (_, destination) => {
+      const outcome = await classify(destination, 429, 'rate_limited', null, NOW);
       expectRetried(outcome, 429);
       expect(outcome).toMatchObject({ rateLimited: true });
       expect(outcome).not.toHaveProperty('retryAfterMs');
@@ -127,46 +144,46 @@ describe('classify: retried', () => {
 
   it.each(DESTINATIONS)(
     '%s: 429 with Retry-After is rate limited for exactly that long',
-    (_, destination) => {
-      const outcome = classify(destination, 429, 'rate_limited', '30', NOW);
+    async (_, destination) => {
+      const outcome = await classify(destination, 429, 'rate_limited', '30', NOW);
       expectRetried(outcome, 429);
       expect(outcome).toMatchObject({ rateLimited: true, retryAfterMs: 30_000 });
     },
   );
 
-  it('Retry-After as an HTTP date is the time left until it; more than an hour is an hour', () => {
-    expect(classify(slack(), 429, '', 'Sat, 21 Nov 2026 12:00:45 GMT', NOW)).toMatchObject({
+  it('Retry-After as an HTTP date is the time left until it; more than an hour is an hour', async () => {
+    expect(await classify(slack(), 429, '', 'Sat, 21 Nov 2026 12:00:45 GMT', NOW)).toMatchObject({
       retryAfterMs: 45_000,
     });
-    expect(classify(slack(), 429, '', '7200', NOW)).toMatchObject({ retryAfterMs: HOUR });
-    expect(classify(slack(), 503, '', 'Sat, 21 Nov 2026 18:00:00 GMT', NOW)).toMatchObject({
+    expect(await classify(slack(), 429, '', '7200', NOW)).toMatchObject({ retryAfterMs: HOUR });
+    expect(await classify(slack(), 503, '', 'Sat, 21 Nov 2026 18:00:00 GMT', NOW)).toMatchObject({
       retryAfterMs: HOUR,
     });
   });
 
-  it('an absurd or unreadable Retry-After is no Retry-After: still retried, with the usual backoff', () => {
+  it('an absurd or unreadable Retry-After is no Retry-After: still retried, with the usual backoff', async () => {
     for (const header of ['9999999999999', '1'.repeat(400), 'soon', '-5']) {
-      const outcome = classify(slack(), 429, '', header, NOW);
+      const outcome = await classify(slack(), 429, '', header, NOW);
       expectRetried(outcome, 429);
       expect(outcome).not.toHaveProperty('retryAfterMs');
     }
   });
 
-  it('slack: 500 rollup_error is retried', () => {
-    expectRetried(classify(slack(), 500, 'rollup_error', null, NOW), 500);
+  it('slack: 500 rollup_error is retried', async () => {
+    expectRetried(await classify(slack(), 500, 'rollup_error', null, NOW), 500);
   });
 
-  it('postmark: 429, 500 and 503 are retried', () => {
+  it('postmark: 429, 500 and 503 are retried', async () => {
     for (const status of [429, 500, 503])
-      expectRetried(classify(email('postmark'), status, '{}', null, NOW), status);
+      expectRetried(await classify(email('postmark'), status, '{}', null, NOW), status);
   });
 });
 
 describe('classify: never retried', () => {
-  it.each(DESTINATIONS)('%s: 400, 401, 403, 404, 410 and 422 are permanent', (_, destination) => {
+  it.each(DESTINATIONS)('%s: 400, 401, 403, 404, 410 and 422 are permanent', async (_, destination) => {
     for (const status of [400, 401, 403, 404, 410, 422]) {
       // A Retry-After on a refusal changes nothing: a revoked webhook will not heal with time.
-      const outcome = classify(destination, status, 'no', '30', NOW);
+      const outcome = await classify(destination, status, 'no', '30', NOW);
       expectPermanent(outcome, status);
       expect(outcome).not.toHaveProperty('tooLarge');
     }
@@ -174,16 +191,16 @@ describe('classify: never retried', () => {
 
   it.each(DESTINATIONS)(
     '%s: 413 is permanent and flagged too large, so the pass can split',
-    (_, destination) => {
-      const outcome = classify(destination, 413, 'Request Entity Too Large', null, NOW);
+    async (_, destination) => {
+      const outcome = await classify(destination, 413, 'Request Entity Too Large', null, NOW);
       expectPermanent(outcome, 413);
       expect(outcome).toMatchObject({ tooLarge: true });
     },
   );
 
-  it('a redirect is a refusal like any other answer (post.ts follows none)', () => {
-    expectPermanent(classify(webhook(), 301, 'moved', null, NOW), 301);
-    expectPermanent(classify(slack(), 302, '', null, NOW), 302);
+  it('a redirect is a refusal like any other answer (post.ts follows none)', async () => {
+    expectPermanent(await classify(webhook(), 301, 'moved', null, NOW), 301);
+    expectPermanent(await classify(slack(), 302, '', null, NOW), 302);
   });
 
   it.each([
@@ -192,29 +209,29 @@ describe('classify: never retried', () => {
     [410, 'channel_is_archived'],
     [403, 'action_prohibited'],
     [400, 'invalid_blocks'],
-  ])('slack: %d %s is permanent and its reason reaches the error', (status, reason) => {
-    const outcome = classify(slack(), status, reason, null, NOW);
+  ])('slack: %d %s is permanent and its reason reaches the error', async (status, reason) => {
+    const outcome = await classify(slack(), status, reason, null, NOW);
     expectPermanent(outcome, status);
     expect(outcome).toMatchObject({ error: `HTTP ${status} ${reason}` });
   });
 
-  it('postmark: 200 with a non-zero ErrorCode is a refusal, named by its code', () => {
+  it('postmark: 200 with a non-zero ErrorCode is a refusal, named by its code', async () => {
     const body = JSON.stringify({
       ErrorCode: 406,
       Message: 'You tried to send to a recipient that has been marked as inactive.',
     });
-    const outcome = classify(email('postmark'), 200, body, null, NOW);
+    const outcome = await classify(email('postmark'), 200, body, null, NOW);
     expect(outcome).toEqual({ ok: false, permanent: true, status: 200, error: 'postmark ErrorCode 406' });
   });
 
-  it('sendgrid: 400, 401, 403 and 413 are permanent', () => {
+  it('sendgrid: 400, 401, 403 and 413 are permanent', async () => {
     for (const status of [400, 401, 403, 413]) {
-      expectPermanent(classify(email('sendgrid'), status, '{"errors":[]}', null, NOW), status);
+      expectPermanent(await classify(email('sendgrid'), status, '{"errors":[]}', null, NOW), status);
     }
   });
 
-  it("the error quotes the answer's body on one line, at most 120 characters of it", () => {
-    const outcome = classify(webhook(), 400, `  bad\n\tfield:\n ${'x'.repeat(300)}`, null, NOW);
+  it("the error quotes the answer's body on one line, at most 120 characters of it", async () => {
+    const outcome = await classify(webhook(), 400, `  bad\n\tfield:\n ${'x'.repeat(300)}`, null, NOW);
     expectPermanent(outcome, 400);
     if (outcome.ok) return;
     expect(outcome.error).toMatch(/^HTTP 400 bad field: x+$/);

@@ -8,7 +8,8 @@
  */
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { followUp, followUpTargets } from '../../lib/deliver/follow-up.ts';
+import { followUp } from '../../lib/deliver/follow-up.ts';
+import { followUpTargets } from '../../lib/deliver/follow-up-targets.ts';
 import type { FollowUpAction } from '../../lib/model.ts';
 import { deliveryId } from '../../lib/state/records/record.ts';
 import type { EventItem } from '../../lib/upstream/schemas.ts';

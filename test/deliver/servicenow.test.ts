@@ -5,7 +5,8 @@
  * a follow-up work note.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { followUp, followUpTargets } from '../../lib/deliver/follow-up.ts';
+import { followUp } from '../../lib/deliver/follow-up.ts';
+import { followUpTargets } from '../../lib/deliver/follow-up-targets.ts';
 import { eventSeverity } from '../../lib/model.ts';
 import type { EventItem } from '../../lib/upstream/schemas.ts';
 import { skipClock } from '../helpers/clock.ts';

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../lib/clock.ts';
 import { systemClock } from '../../lib/clock.ts';
 import type { ResolvedDestination } from '../../lib/deliver/destinations.ts';
-import { buildRequest, type Payload } from '../../lib/deliver/senders.ts';
+import { requestFor } from '../../lib/deliver/senders.ts';
 import type { DeliveryAlert } from '../../lib/model.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { deliveryWorld, eventNumber } from './seed.ts';
@@ -215,7 +215,7 @@ describe('e-mail answered 413', () => {
         alerts as DeliveryAlert[],
         new Date(),
       );
-      return (buildRequest(destination, message?.payload as Payload, [], Date.now())?.body ?? '').length;
+      return ((await requestFor(destination, message?.payload, [], Date.now()))?.body ?? '').length;
     };
     // A digest of 12 is refused; one of 6 or fewer (and any single e-mail) is taken.
     mail.limit.maxBytes = Math.max(await bytes(6), await bytes(1)) + 200;

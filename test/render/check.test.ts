@@ -49,25 +49,25 @@ const all = config({
 });
 
 describe('checkRendering', () => {
-  it('finds nothing wrong with the real renderers, for every destination type and policy', () => {
+  it('finds nothing wrong with the real renderers, for every destination type and policy', async () => {
     for (const passwords of ['masked', 'hidden', 'clear'] as const) {
-      expect(checkRendering({ ...all, passwords }, { appUrl: 'https://app.example.test', now: NOW })).toEqual(
-        [],
-      );
+      expect(
+        await checkRendering({ ...all, passwords }, { appUrl: 'https://app.example.test', now: NOW }),
+      ).toEqual([]);
     }
   });
 
-  it('stays fast, and still renders a digest that counts what it does not list, with any maxItems', () => {
+  it('stays fast, and still renders a digest that counts what it does not list, with any maxItems', async () => {
     const digestSizes: number[] = [];
     const started = performance.now();
-    const errors = checkRendering(
+    const errors = await checkRendering(
       { ...all, digest: { threshold: 5, maxItems: 100_000 } },
       {
         appUrl: 'https://app.example.test',
         now: NOW,
-        render: (destination, alerts, opts, color) => {
+        render: async (destination, alerts, opts) => {
           if (opts.digest.threshold === 1) digestSizes.push(alerts.length);
-          return renderFor(destination, alerts, opts, color);
+          return renderFor(destination, alerts, opts);
         },
       },
     );
@@ -79,18 +79,18 @@ describe('checkRendering', () => {
     expect(performance.now() - started).toBeLessThan(5_000);
   });
 
-  it('a Slack app: its digest thread and its follow-ups are checked too, and a reply over a limit is named', () => {
+  it('a Slack app: its digest thread and its follow-ups are checked too, and a reply over a limit is named', async () => {
     const app = config({
       destinations: { app: { type: 'slack', token: { secret: 'bot' }, channel: 'C0123ABCD' } },
       routes: [{ name: 'all', match: {}, to: ['app'] }],
       digest: { threshold: 3, maxItems: 45 },
     });
     const options = { appUrl: 'https://app.example.test', now: NOW };
-    expect(checkRendering(app, options)).toEqual([]);
-    const errors = checkRendering(app, {
+    expect(await checkRendering(app, options)).toEqual([]);
+    const errors = await checkRendering(app, {
       ...options,
-      render: (destination, alerts, opts, color) =>
-        renderFor(destination, alerts, opts, color).map((m) =>
+      render: async (destination, alerts, opts) =>
+        (await renderFor(destination, alerts, opts)).map((m) =>
           m.thread
             ? { ...m, thread: [...m.thread, { text: 'x', blocks: Array(60).fill({ type: 'divider' }) }] }
             : m,
@@ -101,24 +101,24 @@ describe('checkRendering', () => {
     ).toBe(true);
   });
 
-  it('reports a renderer that throws, naming the destination and the sample', () => {
-    const errors = checkRendering(all, {
+  it('reports a renderer that throws, naming the destination and the sample', async () => {
+    const errors = await checkRendering(all, {
       appUrl: 'https://app.example.test',
       now: NOW,
-      render: (destination, alerts, opts, color) => {
+      render: async (destination, alerts, opts) => {
         if (destination.type === 'email') throw new Error('template exploded');
-        return renderFor(destination, alerts, opts, color);
+        return renderFor(destination, alerts, opts);
       },
     });
     expect(errors).toContain('destinations.mail: sample event (email): rendering failed: template exploded');
     expect(errors.every((e) => e.startsWith('destinations.mail:'))).toBe(true);
   });
 
-  it('reports a Slack message over a limit', () => {
-    const errors = checkRendering(all, {
+  it('reports a Slack message over a limit', async () => {
+    const errors = await checkRendering(all, {
       appUrl: 'https://app.example.test',
       now: NOW,
-      render: (destination, alerts, opts, color) =>
+      render: async (destination, alerts, opts) =>
         destination.type === 'slack'
           ? [
               {
@@ -130,18 +130,18 @@ describe('checkRendering', () => {
                 },
               },
             ]
-          : renderFor(destination, alerts, opts, color),
+          : renderFor(destination, alerts, opts),
     });
     expect(errors).toContain(
       'destinations.soc: sample event (slack): blocks[0] header text has 151 characters (limit 150)',
     );
   });
 
-  it('reports a password that survives the policy, and items not covered', () => {
-    const errors = checkRendering(all, {
+  it('reports a password that survives the policy, and items not covered', async () => {
+    const errors = await checkRendering(all, {
       appUrl: 'https://app.example.test',
       now: NOW,
-      render: (destination, alerts, opts, color) =>
+      render: async (destination, alerts, opts) =>
         destination.type === 'console'
           ? [
               {
@@ -150,7 +150,7 @@ describe('checkRendering', () => {
                 payload: JSON.stringify(alerts.map((a) => ({ ...a.item, hash: 'Sample-Passw0rd!' }))),
               },
             ]
-          : renderFor(destination, alerts, opts, color),
+          : renderFor(destination, alerts, opts),
     });
     expect(errors).toContain(
       'destinations.local: sample credential (console): the sample password survives the "masked" policy',

@@ -1,6 +1,14 @@
 /** Small builders for events, credentials and alerts, shared by the rules and render tests. */
+
+import {
+  type DestinationConfig,
+  type DestinationType,
+  previewDestination,
+  type ResolvedDestination,
+} from '../../lib/destinations/kinds.ts';
 import type { CredentialAlert, DeliveryAlert, EventAlert } from '../../lib/model.ts';
-import type { RenderOptions } from '../../lib/render/types.ts';
+import { renderFor } from '../../lib/render/lazy.ts';
+import type { Rendered, RenderOptions } from '../../lib/render/types.ts';
 import { type AlertsConfig, configSchema } from '../../lib/rules/config.ts';
 import type { Credential, EventItem } from '../../lib/upstream/schemas.ts';
 
@@ -85,4 +93,62 @@ export function config(input: Record<string, unknown>): AlertsConfig {
     destinations: { soc: { type: 'console' }, ciso: { type: 'console' } },
     ...input,
   });
+}
+
+/** What a test names a destination by: its kind, and any config keys that matter to it. */
+export type RenderTarget = { type: DestinationType } & Record<string, unknown>;
+
+/** The least config of each kind, so a test can name a kind alone (a Slack webhook, not an app). */
+const LEAST: Record<DestinationType, Record<string, unknown>> = {
+  slack: { url: 'https://hooks.slack.test/x' },
+  email: {
+    provider: 'generic',
+    url: 'https://mail.example.test/send',
+    from: 'a@example.test',
+    to: ['b@example.test'],
+  },
+  webhook: { url: 'https://siem.example.test/in' },
+  teams: { url: 'https://teams.example.test/x' },
+  discord: { url: 'https://discord.example.test/x' },
+  pagerduty: { routingKey: 'key', credentialSeverity: 'error' },
+  jira: {
+    url: 'https://acme.atlassian.test',
+    email: 'a@example.test',
+    apiToken: 't',
+    project: 'SEC',
+    issueType: 'Task',
+  },
+  servicenow: { url: 'https://acme.service-now.test', username: 'u', password: 'p', table: 'incident' },
+  splunk: { url: 'https://splunk.example.test:8088', token: 't', sourcetype: 'exposure_alerts' },
+  sentinel: {
+    tenantId: 't',
+    clientId: 'c',
+    clientSecret: 's',
+    endpoint: 'https://dce.example.test',
+    ruleId: 'dcr-1',
+    stream: 'Custom-ExposureAlerts_CL',
+    loginUrl: 'https://login.example.test',
+  },
+  console: {},
+};
+
+/** `target` as a destination of that kind, resolved without secrets (as `preview` resolves). */
+export function destinationOf(target: RenderTarget, name = 'soc'): ResolvedDestination {
+  const slackApp = target.type === 'slack' && (target.token !== undefined || target.app !== undefined);
+  const least = slackApp ? { token: 'xoxb-test', channel: 'C0123ABCD' } : LEAST[target.type];
+  return previewDestination(name, {
+    ...least,
+    ...target,
+    ...(slackApp ? { app: undefined } : {}),
+  } as DestinationConfig);
+}
+
+/** What `target` receives for `alerts`, rendered by its kind. */
+export function renderTo(
+  target: RenderTarget,
+  alerts: DeliveryAlert[],
+  opts: RenderOptions,
+  { color }: { color: boolean } = { color: false },
+): Promise<Rendered<unknown>[]> {
+  return renderFor(destinationOf(target, opts.destination), alerts, { ...opts, color });
 }

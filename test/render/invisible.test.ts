@@ -5,7 +5,6 @@
  * no zero-width character is left but the joiner inside an emoji.
  */
 import { describe, expect, it } from 'vitest';
-import { renderFor } from '../../lib/render/index.ts';
 import type { RenderOptions } from '../../lib/render/types.ts';
 import { parseWellFormed } from '../../lib/text.ts';
 import {
@@ -14,6 +13,7 @@ import {
   makeCredential,
   makeEvent,
   renderOptions,
+  renderTo,
   toDelivery,
 } from './fixtures.ts';
 
@@ -36,7 +36,7 @@ function odd(i: number) {
 const kinds = ['slack', 'email', 'teams', 'pagerduty', 'console', 'webhook'] as const;
 
 describe('lone surrogates and invisible characters', () => {
-  it.each(kinds)('%s: well-formed text, no invisible character, the emoji intact', (type) => {
+  it.each(kinds)('%s: well-formed text, no invisible character, the emoji intact', async (type) => {
     const credential = makeCredential({
       identity_name: `jo${LONE}hn@exa\u200bmple.com`,
       domain: 'example.com',
@@ -47,7 +47,7 @@ describe('lone surrogates and invisible characters', () => {
       Array.from({ length: 12 }, (_, i) => toDelivery(eventAlert(odd(i + 10)))),
     ]) {
       const opts: RenderOptions = renderOptions({ digest: { threshold: 5, maxItems: 20 } });
-      for (const { payload } of renderFor({ type }, alerts, opts, { color: false })) {
+      for (const { payload } of await renderTo({ type }, alerts, opts)) {
         const text = typeof payload === 'string' ? payload : JSON.stringify(payload);
         // PagerDuty's custom_details is the item as data, as the webhook's items are: its text is the rest.
         const shown =

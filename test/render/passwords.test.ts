@@ -5,10 +5,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DeliveryAlert } from '../../lib/model.ts';
-import { renderFor } from '../../lib/render/index.ts';
 import type { DestinationConfig } from '../../lib/rules/config.ts';
 import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
-import { credentialAlert, makeCredential, renderOptions, toDelivery } from './fixtures.ts';
+import {
+  credentialAlert,
+  makeCredential,
+  type RenderTarget,
+  renderOptions,
+  renderTo,
+  toDelivery,
+} from './fixtures.ts';
 
 const PASSWORDS = [
   'Summer2024!',
@@ -45,12 +51,12 @@ const destinations: Record<string, DestinationConfig> = {
   console: { type: 'console' },
 };
 
-function renderAll(alerts: DeliveryAlert[], threshold: number): Record<string, string> {
+async function renderAll(alerts: DeliveryAlert[], threshold: number): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const [name, destination] of Object.entries(destinations)) {
     for (const color of [false, true]) {
-      const rendered = renderFor(
-        destination,
+      const rendered = await renderTo(
+        destination as RenderTarget,
         alerts,
         renderOptions({ digest: { threshold, maxItems: 45 } }),
         { color },
@@ -68,9 +74,9 @@ describe('password policy through every renderer', () => {
   for (const policy of ['masked', 'hidden'] as const) {
     for (const threshold of [1_000, 5]) {
       const mode = threshold === 5 ? 'digest' : 'grouped';
-      it(`${policy}, ${mode}: no original password appears in any output`, () => {
+      it(`${policy}, ${mode}: no original password appears in any output`, async () => {
         const alerts = credentials.map((c) => toDelivery(credentialAlert(applyPasswordPolicy(c, policy))));
-        const outputs = renderAll(alerts, threshold);
+        const outputs = await renderAll(alerts, threshold);
         expect(Object.keys(outputs)).toHaveLength(8);
         for (const [where, text] of Object.entries(outputs)) {
           for (const password of PASSWORDS) {
@@ -94,8 +100,8 @@ describe('password policy through every renderer', () => {
     }
   }
 
-  it('the same dataset without the policy would leak (the search works)', () => {
+  it('the same dataset without the policy would leak (the search works)', async () => {
     const alerts = credentials.map((c) => toDelivery(credentialAlert(c)));
-    expect(renderAll(alerts, 1_000)['webhook color=false']).toContain('hunter2hunter2');
+    expect((await renderAll(alerts, 1_000))['webhook color=false']).toContain('hunter2hunter2');
   });
 });

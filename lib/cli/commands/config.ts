@@ -62,7 +62,7 @@ export const configValidateCommand: Command = {
     if (check.config) {
       // Only EXPOSURE_APP_URL matters here; a bad unrelated variable must not fail validation.
       const appUrl = readEnvironment({ EXPOSURE_APP_URL: io.env.EXPOSURE_APP_URL }).appUrl;
-      errors.push(...checkRendering(check.config, { appUrl, now }));
+      errors.push(...(await checkRendering(check.config, { appUrl, now })));
     }
     for (const warning of check.warnings) io.stderr(`warning: ${warning}\n`);
     if (errors.length) {

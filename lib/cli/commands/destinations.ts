@@ -8,12 +8,11 @@
 
 import { resolveDestinations } from '../../deliver/destinations.ts';
 import { httpPost } from '../../deliver/post.ts';
-import { DEFAULT_SEND_TIMEOUT_MS, type SendOutcome, send, sendRequest } from '../../deliver/senders.ts';
-import { postMessage, updateMessage } from '../../deliver/slack-app.ts';
+import { DEFAULT_SEND_TIMEOUT_MS, type SendOutcome, send } from '../../deliver/senders.ts';
+import { bodyOf, kindOf } from '../../destinations/kinds.ts';
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
-import { renderNotice, resolveOf } from '../../render/index.ts';
-import type { Notice, PagerDutyEvent, SlackPayload } from '../../render/types.ts';
+import type { Notice } from '../../render/types.ts';
 import { loadAlertsConfig } from '../../rules/source.ts';
 import { loadSecrets } from '../../secrets.ts';
 import type { Command } from '../command.ts';
@@ -44,15 +43,12 @@ export const destinationsTestCommand: Command = {
     for (const [name, destination] of destinations) {
       if (only !== undefined && name !== only) continue;
       const now = new Date();
-      const payload = renderNotice(
-        destination.type,
+      const body = await bodyOf(destination);
+      const face = kindOf(destination.type);
+      const payload = body.notice(
+        destination,
         { ...notice, text: notice.text.replace('{name}', name) },
-        {
-          destination: name,
-          appUrl: env.appUrl,
-          digest: config.digest,
-          now,
-        },
+        { destination: name, appUrl: env.appUrl, digest: config.digest, now },
       );
       const ctx = {
         post: httpPost,
@@ -63,7 +59,7 @@ export const destinationsTestCommand: Command = {
       const report = (outcome: SendOutcome, what = '') => {
         if (outcome.ok) {
           io.stdout(
-            `${terminalSafe(`${name} (${destination.type}): ${what}ok${outcome.status ? ` (HTTP ${outcome.status})` : ''}${outcome.ticket ? `, ${destination.type === 'jira' ? 'issue' : 'incident'} ${outcome.ticket}` : ''}`)}\n`,
+            `${terminalSafe(`${name} (${destination.type}): ${what}ok${outcome.status ? ` (HTTP ${outcome.status})` : ''}${outcome.ticket ? `, ${face.ticketNoun ?? 'ticket'} ${outcome.ticket}` : ''}`)}\n`,
           );
           return;
         }
@@ -74,30 +70,11 @@ export const destinationsTestCommand: Command = {
         );
       };
       const outcome = await send(destination, payload, [], ctx);
-      report(outcome, destination.type === 'slack' && destination.app ? 'post ' : '');
-      // A Slack app edits what it posted and replies in its thread: both are tried on the test message.
-      if (outcome.ok && destination.type === 'slack' && destination.app) {
-        const posted = outcome.posted;
-        if (!posted) {
-          failures += 1;
-          io.stdout(`${name} (slack app): the answer named no channel and ts; nothing to edit\n`);
-        } else {
-          const slack = payload as SlackPayload;
-          const edited = { ...slack, text: `${slack.text} (edited)` };
-          report(
-            await sendRequest(destination, updateMessage(destination.app, posted, edited), ctx),
-            'edit ',
-          );
-          const reply = { text: 'exposure-alerts test: a reply in the thread', blocks: [] };
-          report(
-            await sendRequest(destination, postMessage(destination.app, reply, posted), ctx),
-            'thread reply ',
-          );
-        }
-      }
-      // PagerDuty: the test trigger is resolved at once with the same dedup_key, so no incident stays open.
-      if (outcome.ok && destination.type === 'pagerduty')
-        report(await send(destination, resolveOf(payload as PagerDutyEvent), [], ctx), 'resolve ');
+      // A kind whose follow-ups edit its messages (a Slack app) tries that too: the post is one step.
+      report(outcome, face.followUps?.(destination) === 'message' ? 'post ' : '');
+      if (outcome.ok)
+        for (const [what, step] of (await body.afterTest?.(destination, payload, outcome, ctx)) ?? [])
+          report(step, what);
     }
     return failures ? 1 : 0;
   },

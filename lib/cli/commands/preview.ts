@@ -11,13 +11,11 @@
  */
 
 import { readFile } from 'node:fs/promises';
+import { bodyOf, kindOf, previewDestination } from '../../destinations/kinds.ts';
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import type { Alert, DeliveryAlert } from '../../model.ts';
-import { renderFor } from '../../render/index.ts';
-import type { EmailContent, PagerDutyEvent, WebhookBody } from '../../render/types.ts';
-import { webhookIdempotencyKey } from '../../render/webhook.ts';
-import type { AlertsConfig, DestinationConfig, SecretRef } from '../../rules/config.ts';
+import type { AlertsConfig, DestinationConfig } from '../../rules/config.ts';
 import { decide, domainWithin } from '../../rules/match.ts';
 import { applyPasswordPolicy } from '../../rules/passwords.ts';
 import { loadAlertsConfig } from '../../rules/source.ts';
@@ -26,7 +24,6 @@ import { credentialSchema, eventItemSchema } from '../../upstream/schemas.ts';
 import { describeIssues } from '../../upstream/validate.ts';
 import type { Command } from '../command.ts';
 import { terminalSafe, useColor } from '../terminal.ts';
-import { describeDestination, secretText } from './preview-describe.ts';
 
 type Kind = 'event' | 'credential';
 
@@ -39,107 +36,41 @@ export function itemKind(value: unknown): Kind | undefined {
   return undefined;
 }
 
-const SENSITIVE_HEADER = /auth|token|key|secret|signature|password|cookie/i;
-
-function webhookHeaders(
+async function renderForPreview(
   name: string,
-  destination: Extract<DestinationConfig, { type: 'webhook' }>,
-  ids: string[],
-) {
-  const headers: [string, string][] = [];
-  for (const [header, value] of Object.entries(destination.headers ?? {})) {
-    headers.push([
-      header,
-      typeof value !== 'string' ? secretText(value) : SENSITIVE_HEADER.test(header) ? '<hidden>' : value,
-    ]);
-  }
-  headers.push(['Content-Type', 'application/json'], ['Idempotency-Key', webhookIdempotencyKey(name, ids)]);
-  if (destination.signingSecret) {
-    headers.push(
-      ['X-Signature-Timestamp', '<unix seconds at send time>'],
-      [
-        'X-Signature-256',
-        `sha256=<HMAC-SHA256 of "<timestamp>.<body>" with ${secretText(destination.signingSecret)}, computed at send time>`,
-      ],
-    );
-  }
-  return headers.map(([k, v]) => `${k}: ${v}`).join('\n');
-}
-
-/** The routing key is a secret even when written in the config: named, never shown. */
-function routingKeyText(value: string | SecretRef): string {
-  return typeof value === 'string' ? '<routing key, not shown>' : secretText(value);
-}
-
-function renderForPreview(
-  name: string,
-  destination: DestinationConfig,
+  configured: DestinationConfig,
   alerts: DeliveryAlert[],
   config: AlertsConfig,
   appUrl: string,
   color: boolean,
   now: Date,
-): string {
-  const messages = renderFor(
-    destination,
-    alerts,
-    { destination: name, appUrl, digest: config.digest, now },
-    { color },
-  );
+): Promise<string> {
+  const destination = previewDestination(name, configured);
+  const body = await bodyOf(destination);
+  const messages = body.render(destination, alerts, {
+    destination: name,
+    appUrl,
+    digest: config.digest,
+    now,
+    color,
+  });
   const several = messages.length > 1;
+  // Payloads carry the item's text as the destination gets it; on the terminal its controls are
+  // shown as escapes (a kind that prints for the terminal itself strips them, with colours its own).
+  const shown = (payload: unknown, ids: readonly string[]) => {
+    const text = body.show ? body.show(configured, payload, ids, name) : JSON.stringify(payload, null, 2);
+    return body.terminal ? text : terminalSafe(text, { multiline: true });
+  };
   return messages
     .map((m, i) => {
       const head = several ? `--- message ${i + 1} of ${messages.length}: ${m.summary} ---\n` : '';
       // A digest to a Slack app: the parent, then each reply in its thread.
       const replies = (m.thread ?? []).map(
-        (reply, r, all) =>
-          `--- reply ${r + 1} of ${all.length} in its thread ---\n${terminalSafe(JSON.stringify(reply, null, 2), { multiline: true })}`,
+        (reply, r, all) => `--- reply ${r + 1} of ${all.length} in its thread ---\n${shown(reply, [])}`,
       );
-      return [head + payloadText(name, destination, m), ...replies].join('\n');
+      return [head + shown(m.payload, m.deliveryIds), ...replies].join('\n');
     })
     .join('\n\n');
-}
-
-function payloadText(
-  name: string,
-  destination: DestinationConfig,
-  m: { payload: unknown; deliveryIds: string[] },
-): string {
-  switch (destination.type) {
-    // Payloads carry the item's text as the destination gets it; on the terminal its controls
-    // are shown as escapes. The console rendering is left as it is: it strips them itself,
-    // and its ANSI colours are its own.
-    case 'slack':
-    case 'teams':
-    case 'discord':
-    case 'jira':
-    case 'servicenow':
-    case 'splunk':
-    case 'sentinel':
-      return terminalSafe(JSON.stringify(m.payload, null, 2), { multiline: true });
-    case 'pagerduty':
-      return terminalSafe(
-        JSON.stringify(
-          { routing_key: routingKeyText(destination.routingKey), ...(m.payload as PagerDutyEvent) },
-          null,
-          2,
-        ),
-        { multiline: true },
-      );
-    case 'email': {
-      const mail = m.payload as EmailContent;
-      return terminalSafe(`Subject: ${mail.subject}\n--- text ---\n${mail.text}--- html ---\n${mail.html}`, {
-        multiline: true,
-      });
-    }
-    case 'webhook':
-      return terminalSafe(
-        `${webhookHeaders(name, destination, m.deliveryIds)}\n\n${JSON.stringify(m.payload as WebhookBody, null, 2)}`,
-        { multiline: true },
-      );
-    default:
-      return String(m.payload).replace(/\n$/, '');
-  }
 }
 
 export const previewCommand: Command = {
@@ -255,9 +186,9 @@ export const previewCommand: Command = {
         out.push(`no destination named "${name}" in the config`);
         continue;
       }
-      out.push(describeDestination(destination));
+      out.push(kindOf(destination.type).describe(destination));
       if (share.alerts.length)
-        out.push(renderForPreview(name, destination, share.alerts, config, env.appUrl, color, now));
+        out.push(await renderForPreview(name, destination, share.alerts, config, env.appUrl, color, now));
     }
     io.stdout(`${out.join('\n')}\n`);
     return 0;

@@ -1,0 +1,30 @@
+/**
+ * The terminal: each alert printed, as `npm start` shows them. A dry run turns every destination
+ * into one of these, saying the kind it stands for, so nothing is sent.
+ */
+import * as z from 'zod/mini';
+import type { KindBody, KindFace } from '../kind.ts';
+
+export const consoleSchema = z.strictObject({ type: z.literal('console') });
+export type ConsoleConfig = z.infer<typeof consoleSchema>;
+
+export interface ConsoleDestination {
+  name: string;
+  type: 'console';
+  /** A dry run (`npm start -- --dry-run`): the kind this destination really is, printed, not sent. */
+  standsFor?: string;
+}
+
+export const consoleKind: KindFace<ConsoleConfig, ConsoleDestination> = {
+  type: 'console',
+  title: 'the terminal',
+  schema: consoleSchema,
+  resolve: (name) => ({ name, type: 'console' }),
+  describe: () => 'printed on the terminal',
+  load: async (): Promise<KindBody<ConsoleDestination>> => (await import('./body.ts')).consoleBody,
+};
+
+/** A dry run's stand-in for a destination: printed, saying the kind it stands for, never sent. */
+export function standInFor(name: string, type: string): ConsoleDestination {
+  return { name, type: 'console', ...(type === 'console' ? {} : { standsFor: type }) };
+}

@@ -1,0 +1,115 @@
+/**
+ * A kind of destination (Slack, Teams, Jira, …): everything that differs between kinds, in one
+ * folder, `lib/destinations/<kind>/`. The shared code (the delivery pass, its records, retries,
+ * holds and settles; `config validate`, `preview`, `destinations test`) asks the kind and knows
+ * no kind by name; kinds.ts is the one list of them.
+ *
+ * A kind has two parts, so a function loads only what it runs:
+ * - its face (`index.ts`), which every function loads at start: its config schema, how its secrets
+ *   are resolved, how it is described, its pace, whether it hears of actions. Small, and free of
+ *   renderers.
+ * - its body (loaded by `face.load()` when a message of the kind is first rendered or sent): how
+ *   it renders alerts and notices, the request it sends, how it reads the answer.
+ *
+ * @example
+ * const body = await kindOf(destination.type).load();
+ * const [message] = body.render(destination, alerts, opts);
+ * const outcome = await send(destination, message.payload, message.deliveryIds, ctx); // deliver/senders.ts
+ */
+import type * as z from 'zod/mini';
+import type { HttpRequest, SendOutcome } from '../deliver/outcome.ts';
+import type { Answer, SendContext } from '../deliver/send-context.ts';
+import type { FollowUpAction } from '../model.ts';
+import type { DeliveryAlert, Notice, Rendered, RenderOptions } from '../render/types.ts';
+import type { SecretRef } from '../rules/schema-parts.ts';
+
+/** Looks a config value up (a `{ "secret": NAME }` in the secret object), at `key` of the destination. */
+export type Resolve = (value: string | SecretRef, key: string) => string;
+
+/** What every resolved destination has. */
+export interface Resolved {
+  name: string;
+  type: string;
+}
+
+/**
+ * How a destination hears of actions on what it was sent: its own message edited and replied to
+ * (a Slack app), its incident resolved (PagerDuty), a comment on its ticket, an `action` body (a
+ * webhook with `followUps`).
+ */
+export type FollowUpStyle = 'message' | 'incident' | 'ticket' | 'webhook';
+
+export interface KindFace<C extends { type: string }, R extends Resolved> {
+  readonly type: C['type'];
+  /** The service's name, for people: `Microsoft Teams`. */
+  readonly title: string;
+  /** The config's shape for this kind (a strict object whose `type` is this kind's name). */
+  readonly schema: z.ZodMiniType<C, unknown>;
+  /** The destination with its secrets looked up (`get` registers each with the log redactor). */
+  resolve(name: string, config: C, get: Resolve): R;
+  /**
+   * How far apart two messages to it go (ms, from the end of one send to the start of the next),
+   * and what destinations that share one limit share (a URL, a routing key): those each keep that
+   * many times the spacing, so together they keep within it.
+   */
+  pace?(destination: R): { everyMs: number; sharedBy?: string };
+  /**
+   * Sent while polling, page by page, before the cursor moves (a receiver that takes every item
+   * and no digest): inline.ts.
+   */
+  readonly inline?: boolean;
+  /** What it calls the ticket a message makes (`issue`, `incident`), for people. */
+  readonly ticketNoun?: string;
+  /** How it hears of actions on what it was sent; undefined: it does not. */
+  followUps?(destination: R): FollowUpStyle | undefined;
+  /** What sending to it is, in one line, without a secret (`preview`). */
+  describe(config: C): string;
+  /** What `config validate` warns about in this destination's config (at `path`). */
+  warnings?(config: C, path: string): string[];
+  /** Loads the body. */
+  load(): Promise<KindBody<R, unknown, C>>;
+}
+
+/** What renders and sends, loaded when a message of the kind is first rendered or sent. */
+export interface KindBody<R extends Resolved, P = unknown, C = unknown> {
+  /** The messages `destination` receives for `alerts` (digests over the threshold). Pure. */
+  render(destination: R, alerts: DeliveryAlert[], opts: RenderOptions): Rendered<P>[];
+  /** A message that is not about alerts: a `destinations test`, an operator notice. Pure. */
+  notice(destination: R, notice: Notice, opts: RenderOptions): P;
+  /**
+   * The HTTP request a payload is sent as (`deliveryIds` make keys such as a webhook's
+   * Idempotency-Key); none for a kind that sends otherwise (`send`).
+   */
+  request?(destination: R, payload: P, deliveryIds: readonly string[], now: number): HttpRequest;
+  /** How its answers read; by default as HTTP says (deliver/send-context.ts `readAnswer`). */
+  read?(destination: R, answer: Answer, now: number): SendOutcome;
+  /** Sends a payload itself, instead of POSTing its request: the terminal writes; Sentinel buys a token first. */
+  send?(destination: R, payload: P, deliveryIds: readonly string[], ctx: SendContext): Promise<SendOutcome>;
+  /** What the destination would refuse in `payload` (`config validate`'s render check). */
+  problems?(payload: P): string[];
+  /**
+   * `destinations test`: once its test message was accepted, the other things its alerts do, each
+   * tried and named (a Slack app edits the message and replies in its thread; PagerDuty resolves
+   * the test's incident, so none stays open).
+   */
+  afterTest?(
+    destination: R,
+    payload: P,
+    outcome: Extract<SendOutcome, { ok: true }>,
+    ctx: SendContext,
+  ): Promise<[string, SendOutcome][]>;
+  /** The payloads a follow-up to `alert` would send, named (`config validate` checks them too). */
+  followUpSamples?(
+    destination: R,
+    alert: DeliveryAlert,
+    action: FollowUpAction,
+    opts: RenderOptions,
+  ): [string, P][];
+  /**
+   * The payload as `preview` shows it, from the destination as configured (JSON by default): what
+   * is a secret, or computed with one at send time, described instead of shown.
+   */
+  show?(config: C, payload: P, deliveryIds: readonly string[], name: string): string;
+  /** Its payload is made for a terminal already (controls stripped, colours its own): shown as it is. */
+  readonly terminal?: boolean;
+}

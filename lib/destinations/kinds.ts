@@ -1,0 +1,98 @@
+/**
+ * The one list of destination kinds. Everything that handles a destination reads it: the config
+ * schema, `config validate`, `preview`, `destinations test`, notices, follow-ups, pace, the docs.
+ * A new kind is a folder beside this file and one line in `KINDS` (docs/development.md, "Adding a
+ * destination").
+ */
+import * as z from 'zod/mini';
+import { consoleKind, consoleSchema } from './console/index.ts';
+import { discordKind, discordSchema } from './discord/index.ts';
+import { emailKind, emailSchema } from './email/index.ts';
+import { jiraKind, jiraSchema } from './jira/index.ts';
+import type { KindBody, KindFace, Resolve } from './kind.ts';
+import { pagerdutyKind, pagerdutySchema } from './pagerduty/index.ts';
+import { sentinelKind, sentinelSchema } from './sentinel/index.ts';
+import { servicenowKind, servicenowSchema } from './servicenow/index.ts';
+import { slackKind, slackSchema } from './slack/index.ts';
+import { splunkKind, splunkSchema } from './splunk/index.ts';
+import { teamsKind, teamsSchema } from './teams/index.ts';
+import { webhookKind, webhookSchema } from './webhook/index.ts';
+
+/** Every kind, by its name in the config's `type`. */
+export const KINDS = {
+  slack: slackKind,
+  email: emailKind,
+  webhook: webhookKind,
+  teams: teamsKind,
+  discord: discordKind,
+  pagerduty: pagerdutyKind,
+  jira: jiraKind,
+  servicenow: servicenowKind,
+  splunk: splunkKind,
+  sentinel: sentinelKind,
+  console: consoleKind,
+};
+
+/** A destination as configured: one of the kinds' config shapes, by `type`. */
+export const destinationSchema = z.discriminatedUnion('type', [
+  slackSchema,
+  emailSchema,
+  webhookSchema,
+  teamsSchema,
+  discordSchema,
+  pagerdutySchema,
+  jiraSchema,
+  servicenowSchema,
+  splunkSchema,
+  sentinelSchema,
+  consoleSchema,
+]);
+
+type Kinds = typeof KINDS;
+export type DestinationType = keyof Kinds;
+export type DestinationConfig = z.infer<typeof destinationSchema>;
+/**
+ * A destination with its secrets resolved, as its kind's face makes it; `sharing` counts the
+ * destinations of the config that share its limit (its pace's `sharedBy`), set with the others.
+ */
+export type ResolvedDestination = {
+  [T in DestinationType]: ReturnType<Kinds[T]['resolve']>;
+}[DestinationType] & {
+  sharing?: number;
+};
+
+export const DESTINATION_TYPES = Object.keys(KINDS) as DestinationType[];
+
+/** Any kind's face, as the shared code uses it: on any destination of its kind. */
+export type AnyKind = KindFace<DestinationConfig, ResolvedDestination>;
+
+/** The face of the kind named `type`. */
+export function kindOf(type: DestinationType): AnyKind {
+  // Each face takes only its own kind's destinations; the shared code gives it only those.
+  return KINDS[type] as unknown as AnyKind;
+}
+
+/** Whether `type` names a kind. */
+export function isDestinationType(type: string): type is DestinationType {
+  return Object.hasOwn(KINDS, type);
+}
+
+/** The destination as configured, its secrets looked up by `get`. */
+export function resolveWith(name: string, config: DestinationConfig, get: Resolve): ResolvedDestination {
+  return kindOf(config.type).resolve(name, config, get);
+}
+
+/**
+ * A destination as configured, resolved without the secret object, for what only renders and
+ * never sends (`preview`, `config validate`): a secret stands as `<secret NAME>`.
+ */
+export function previewDestination(name: string, config: DestinationConfig): ResolvedDestination {
+  return resolveWith(name, config, (value) =>
+    typeof value === 'string' ? value : `<secret ${value.secret}>`,
+  );
+}
+
+/** The body of a destination's kind (loaded when first needed). */
+export function bodyOf(destination: { type: DestinationType }): Promise<KindBody<ResolvedDestination>> {
+  return kindOf(destination.type).load();
+}

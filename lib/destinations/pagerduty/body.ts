@@ -1,0 +1,60 @@
+/**
+ * PagerDuty's rendering and its send. The routing key is added to the body here, first as
+ * PagerDuty documents it, never before: the rendered event, previews and logs never hold it. A
+ * refusal keeps PagerDuty's `errors`, so the dead record says why.
+ */
+import { answerDetail, readAnswer } from '../../deliver/send-context.ts';
+import { send } from '../../deliver/senders.ts';
+import { renderNotice } from '../../render/notice.ts';
+import { pagerDutyProblems, renderPagerDuty, resolveOf } from '../../render/pagerduty.ts';
+import type { PagerDutyEvent } from '../../render/types.ts';
+import { secretText } from '../describe.ts';
+import type { KindBody } from '../kind.ts';
+import type { PagerDutyConfig, PagerDutyDestination } from './index.ts';
+
+/**
+ * PagerDuty explains a 400 as `{"status":"invalid event","errors":[...]}`: the errors are what the
+ * record keeps (cut at 500 characters), so an operator sees why in `deliveries list`.
+ */
+export function pagerDutyErrors(body: string): string {
+  try {
+    const answer = JSON.parse(body) as { status?: unknown; message?: unknown; errors?: unknown };
+    const errors = Array.isArray(answer.errors) ? answer.errors.map(String) : [];
+    const said = [answer.status, answer.message].filter((v) => typeof v === 'string' && v).join(': ');
+    if (errors.length || said)
+      return `${said || 'refused'}${errors.length ? `; errors: ${errors.join('; ')}` : ''}`.replace(
+        /\s+/g,
+        ' ',
+      );
+  } catch {
+    // Not JSON: the start of the body says what it can.
+  }
+  return answerDetail(body);
+}
+
+export const pagerdutyBody: KindBody<PagerDutyDestination, PagerDutyEvent, PagerDutyConfig> = {
+  render: (destination, alerts, opts) =>
+    renderPagerDuty(alerts, opts, { credentialSeverity: destination.credentialSeverity }),
+  notice: (_destination, notice, opts) => renderNotice('pagerduty', notice, opts),
+  request: (destination, payload) => ({
+    url: destination.url,
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ routing_key: destination.routingKey, ...payload }),
+  }),
+  read: (_destination, answer, now) => readAnswer(answer, now, pagerDutyErrors),
+  problems: pagerDutyProblems,
+  afterTest: async (destination, payload, _outcome, ctx) => [
+    ['resolve ', await send(destination, resolveOf(payload), [], ctx)],
+  ],
+  // The routing key is a secret even when written in the config: named, never shown.
+  show: (config, payload) =>
+    JSON.stringify(
+      {
+        routing_key:
+          typeof config.routingKey === 'string' ? '<routing key, not shown>' : secretText(config.routingKey),
+        ...payload,
+      },
+      null,
+      2,
+    ),
+};

@@ -1,0 +1,56 @@
+/**
+ * Slack's rendering and its send: a webhook takes the blocks as they are (200 `ok`); an app posts
+ * them with `chat.postMessage` and its answers are read as the Web API means them
+ * (deliver/slack-app.ts). An app's digest is a thread: the parent here, its replies by
+ * deliver/thread.ts.
+ */
+
+import { jsonRequest, readAnswer } from '../../deliver/send-context.ts';
+import { sendRequest } from '../../deliver/senders.ts';
+import { postMessage, readSlackAnswer, updateMessage } from '../../deliver/slack-app.ts';
+import { slackFollowUp } from '../../render/follow-up.ts';
+import { renderNotice } from '../../render/notice.ts';
+import { renderSlack } from '../../render/slack.ts';
+import { slackLimitProblems } from '../../render/slack-limits.ts';
+import { renderSlackThreads } from '../../render/slack-thread.ts';
+import type { SlackPayload } from '../../render/types.ts';
+import type { KindBody } from '../kind.ts';
+import type { SlackDestination } from './index.ts';
+
+export const slackBody: KindBody<SlackDestination, SlackPayload> = {
+  render: (destination, alerts, opts) =>
+    destination.app ? renderSlackThreads(alerts, opts) : renderSlack(alerts, { ...opts, slackWebhook: true }),
+  notice: (_destination, notice, opts) => renderNotice('slack', notice, opts),
+  request: (destination, payload) =>
+    destination.app ? postMessage(destination.app, payload) : jsonRequest(destination.url, payload),
+  read: (destination, a, now) =>
+    destination.app
+      ? readSlackAnswer(a.status, a.body, a.headers.get('retry-after'), now)
+      : readAnswer(a, now),
+  problems: slackLimitProblems,
+  async afterTest(destination, payload, outcome, ctx) {
+    if (!destination.app) return [];
+    const posted = outcome.posted;
+    if (!posted)
+      return [
+        [
+          'edit ',
+          { ok: false, permanent: true, error: 'the answer named no channel and ts; nothing to edit' },
+        ],
+      ];
+    const edited = { ...payload, text: `${payload.text} (edited)` };
+    const reply = { text: 'exposure-alerts test: a reply in the thread', blocks: [] };
+    return [
+      ['edit ', await sendRequest(destination, updateMessage(destination.app, posted, edited), ctx)],
+      ['thread reply ', await sendRequest(destination, postMessage(destination.app, reply, posted), ctx)],
+    ];
+  },
+  followUpSamples(destination, alert, action, opts) {
+    if (!destination.app) return [];
+    const { edit, reply } = slackFollowUp(alert, action, opts);
+    return [
+      ['edit', edit],
+      ['reply', reply],
+    ];
+  },
+};
