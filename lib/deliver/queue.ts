@@ -4,6 +4,7 @@
  * as a thread (thread.ts), and the stop at the deadline or a pause. The pass (pass.ts) reads,
  * confirms and renders; this sends.
  */
+import { kindOf } from '../destinations/kinds.ts';
 import type { Logger } from '../log.ts';
 import type { Rendered } from '../render/types.ts';
 import type { DestinationLease } from '../state/destinations.ts';
@@ -33,7 +34,7 @@ export interface PassState {
   /** Not before then: the destination said its rate was spent (an acceptance's `holdMs`). */
   holdUntil?: number;
   signal: AbortSignal;
-  /** A Slack app's digests go as threads (thread.ts); undefined for every other destination. */
+  /** Its kind sends digests as threads (thread.ts); undefined for every other destination. */
   threads?: ThreadSend & { threads: ThreadStore };
 }
 
@@ -58,9 +59,9 @@ export function passState(
     lastSentAt: lease.lastSentAt ?? 0,
     signal,
   };
-  if (destination.type === 'slack' && destination.app) {
+  if (kindOf(destination.type).threads?.(destination)) {
     state.threads = {
-      destination: { ...destination, app: destination.app },
+      destination,
       threads: deps.threads,
       ctx: state.ctx,
       turn: () => takeTurn(state),
@@ -196,8 +197,7 @@ export async function sendAll(
   return 'go';
 }
 
-const ticketing = (destination: ResolvedDestination) =>
-  destination.type === 'jira' || destination.type === 'servicenow';
+const ticketing = (destination: ResolvedDestination) => kindOf(destination.type).tickets !== undefined;
 
 /** Marks the pass as ended early for this destination, with what it leaves for the next. */
 export function stopEarly(

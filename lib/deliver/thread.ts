@@ -1,31 +1,32 @@
 /**
- * Sending a digest to a Slack app as a thread (render/slack-thread.ts plans it): the parent, then
- * each reply in its thread, at the destination's pace, with the thread's progress written after
- * every message Slack accepts (state/threads.ts). A crash between Slack's answer and that write
+ * Sending a digest as a thread, for a kind whose digests go as threads (its face's `threads`; a
+ * Slack app): the parent, then each reply its renderer planned (`Rendered.thread`), at the
+ * destination's pace, with the thread's progress written after every message the destination
+ * accepts (state/threads.ts). A crash between the destination's answer and that write
  * repeats that one message, parent or reply; nothing else repeats, because the next pass resumes
  * the open threads of the destination first, with exactly their delivery records, before it reads
  * anything new (a new digest of other records would be a new thread). The digest's records are
  * marked sent only when the last reply is in; then the thread is forgotten.
  */
-import type { Rendered, SlackPayload } from '../render/types.ts';
+import { bodyOf } from '../destinations/kinds.ts';
+import type { Rendered } from '../render/types.ts';
 import { webhookIdempotencyKey } from '../render/webhook.ts';
 import type { DeliveryRecord } from '../state/records/record.ts';
 import type { ThreadState, ThreadStore } from '../state/threads.ts';
-import type { ResolvedDestination, SlackApp } from './destinations.ts';
+import type { ResolvedDestination } from './destinations.ts';
 import type { Posted, SendOutcome } from './outcome.ts';
 import type { Payload, SendContext } from './senders.ts';
-import { sendRequest } from './senders.ts';
-import { postMessage } from './slack-app.ts';
+import { send } from './senders.ts';
 
 export interface ThreadSend {
-  destination: Extract<ResolvedDestination, { type: 'slack' }> & { app: SlackApp };
+  destination: ResolvedDestination;
   threads: ThreadStore;
   ctx: SendContext;
   /** Waits for the next message's turn at the destination's pace; false when none comes in time. */
   turn(): Promise<boolean>;
   /** Counts a message sent (the pace's last send, the result's messages). */
   sent(): void;
-  /** Test hook: after Slack accepted a message of a thread, before it is written down. */
+  /** Test hook: after the destination accepted a message of a thread, before it is written down. */
   checkpoint?(step: 'parent-posted' | 'reply-posted'): void | Promise<void>;
 }
 
@@ -43,34 +44,30 @@ export function threadKey(destination: string, deliveryIds: readonly string[]): 
 /** Sends `message` (a digest with `thread`) as a thread, from where an earlier run left it. */
 export async function sendThread(t: ThreadSend, message: Rendered<Payload>): Promise<ThreadOutcome> {
   const { destination, threads } = t;
-  const app = destination.app;
+  const body = await bodyOf(destination);
   const key = threadKey(destination.name, message.deliveryIds);
   const state: ThreadState = await threads.begin(destination.name, key, message.deliveryIds);
   let parent = state.parent;
   if (!parent) {
     if (!(await t.turn())) return { budget: true, key };
-    const outcome = await sendRequest(destination, postMessage(app, message.payload as SlackPayload), t.ctx);
+    const outcome = await send(destination, message.payload, message.deliveryIds, t.ctx);
     t.sent();
-    if (!outcome.ok || !outcome.posted) {
-      // Nothing of the thread is in Slack: forget it, and the records retry as any others.
+    if (!outcome.ok) {
+      // Nothing of the thread is in the destination: forget it, and the records retry as any others.
       await threads.finish(destination.name, key);
-      const failed: Extract<SendOutcome, { ok: false }> = outcome.ok
-        ? { ok: false, permanent: false, error: 'slack answered ok without channel and ts' }
-        : outcome;
-      return { ok: false, outcome: failed, key, parentRefused: true };
+      return { ok: false, outcome, key, parentRefused: true };
     }
-    parent = outcome.posted;
+    // Where it landed, when the destination says (a Slack app: the channel and ts the replies need).
+    parent = outcome.posted ?? { channel: '', ts: '' };
     await t.checkpoint?.('parent-posted');
     await threads.parentPosted(destination.name, key, parent);
   }
-  const replies = (message.thread ?? []) as SlackPayload[];
+  const replies = message.thread ?? [];
   for (let i = state.repliesSent; i < replies.length; i++) {
     if (!(await t.turn())) return { budget: true, key };
-    const outcome = await sendRequest(
-      destination,
-      postMessage(app, replies[i] as SlackPayload, parent),
-      t.ctx,
-    );
+    const outcome: SendOutcome = body.reply
+      ? await body.reply(destination, replies[i], parent.ts ? parent : undefined, t.ctx)
+      : { ok: false, permanent: true, error: `${destination.type} sends no thread replies` };
     t.sent();
     if (!outcome.ok) return { ok: false, outcome, key, parentRefused: false };
     await t.checkpoint?.('reply-posted');

@@ -23,6 +23,7 @@
  * other groupings when they came back incomplete. A 4xx is a known outcome: the marks go, and a
  * digest refused as too large is split into new tickets.
  */
+import { bodyOf } from '../destinations/kinds.ts';
 import type { Rendered } from '../render/types.ts';
 import type { DeliveryRecord } from '../state/records/record.ts';
 import type { ResolvedDestination } from './destinations.ts';
@@ -32,20 +33,12 @@ import type { DeliverDeps } from './types.ts';
 
 export const UNKNOWN_OUTCOME_WAIT_MS = 5 * 60_000;
 
-type Ticketing = Extract<ResolvedDestination, { type: 'jira' | 'servicenow' }>;
-
 /**
  * What to do with a message to a ticket destination before sending it: send it (marked), leave it
  * for later (wait), settle it as sent in the ticket found, or leave it to the next pass to batch
  * afresh (released: its records were part of a ticket that was never made).
  */
 export type TicketGate = { send: true } | { wait: true } | { found: string } | { released: true };
-
-/** The label a rendered ticket carries. */
-function labelOf(message: Rendered<Payload>): string | undefined {
-  const payload = message.payload as { labels?: string[]; correlation_id?: string };
-  return payload.labels?.[0] ?? payload.correlation_id;
-}
 
 /**
  * Decides whether `records` may be created now: never tried (send, marked first), tried with an
@@ -54,13 +47,14 @@ function labelOf(message: Rendered<Payload>): string | undefined {
  */
 export async function beforeTicket(
   deps: Pick<DeliverDeps, 'deliveries' | 'clock'>,
-  destination: Ticketing,
+  destination: ResolvedDestination,
   message: Rendered<Payload>,
   records: DeliveryRecord[],
   ctx: SendContext,
 ): Promise<TicketGate> {
   const now = deps.clock.now();
-  const label = labelOf(message);
+  const body = await bodyOf(destination);
+  const label = body.labelOf?.(message.payload);
   const pin = records.find((r) => r.ticketPin)?.ticketPin;
   const tried = records.map((r) => Date.parse(r.sendingAt ?? '')).filter(Number.isFinite);
   if (tried.length || pin) {
@@ -72,7 +66,7 @@ export async function beforeTicket(
       return { wait: true };
     }
     const wanted = pin?.label ?? label;
-    const found = wanted ? await searchLabel(destination, wanted, ctx) : undefined;
+    const found = wanted && body.search ? await body.search(destination, wanted, ctx) : undefined;
     if (found === 'error') {
       for (const r of records) r.nextAttemptAt = new Date(now + 60_000).toISOString();
       await deps.deliveries.save(records);
@@ -129,34 +123,4 @@ export function afterTicket(records: DeliveryRecord[], outcome: SendOutcome): De
     }
   }
   return changed;
-}
-
-/**
- * The ticket that carries `label` (Jira: a JQL label search; ServiceNow: a `correlation_id` query),
- * undefined if none, 'error' if the search failed.
- */
-async function searchLabel(
-  destination: Ticketing,
-  label: string,
-  ctx: SendContext,
-): Promise<string | undefined | 'error'> {
-  const url =
-    destination.type === 'jira'
-      ? `${destination.url}/rest/api/3/search/jql?jql=${encodeURIComponent(`labels = "${label}"`)}&fields=key&maxResults=1`
-      : `${destination.url}/api/now/table/${destination.table}?sysparm_query=${encodeURIComponent(`correlation_id=${label}`)}&sysparm_fields=sys_id,number&sysparm_limit=1`;
-  try {
-    const res = await fetch(url, {
-      headers: { Accept: 'application/json', Authorization: destination.authorization },
-      signal: AbortSignal.timeout(ctx.timeoutMs),
-    });
-    if (!res.ok) {
-      await res.body?.cancel();
-      return 'error';
-    }
-    const body = (await res.json()) as { issues?: { key?: unknown }[]; result?: { sys_id?: unknown }[] };
-    const found = destination.type === 'jira' ? body.issues?.[0]?.key : body.result?.[0]?.sys_id;
-    return typeof found === 'string' ? found : undefined;
-  } catch {
-    return 'error';
-  }
 }

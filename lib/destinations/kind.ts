@@ -17,7 +17,7 @@
  * const outcome = await send(destination, message.payload, message.deliveryIds, ctx); // deliver/senders.ts
  */
 import type * as z from 'zod/mini';
-import type { HttpRequest, SendOutcome } from '../deliver/outcome.ts';
+import type { HttpRequest, Posted, SendOutcome } from '../deliver/outcome.ts';
 import type { Answer, SendContext } from '../deliver/send-context.ts';
 import type { FollowUpAction } from '../model.ts';
 import type { DeliveryAlert, Notice, Rendered, RenderOptions } from '../render/types.ts';
@@ -58,8 +58,18 @@ export interface KindFace<C extends { type: string }, R extends Resolved> {
    * and no digest): inline.ts.
    */
   readonly inline?: boolean;
-  /** What it calls the ticket a message makes (`issue`, `incident`), for people. */
-  readonly ticketNoun?: string;
+  /**
+   * Whether its digests go as threads: the parent, then the replies its renderer put in
+   * `Rendered.thread`, with the thread's progress kept so a crash repeats at most one message
+   * (deliver/thread.ts); its body's `reply` sends a reply.
+   */
+  threads?(destination: R): boolean;
+  /**
+   * A ticket system (no idempotency key): a create is marked before it is sent, and one of unknown
+   * outcome is searched for before it is ever tried again (deliver/tickets.ts). `noun`: what it
+   * calls a ticket (`issue`, `incident`), for people.
+   */
+  readonly tickets?: { noun: string };
   /** How it hears of actions on what it was sent; undefined: it does not. */
   followUps?(destination: R): FollowUpStyle | undefined;
   /** What sending to it is, in one line, without a secret (`preview`). */
@@ -85,6 +95,18 @@ export interface KindBody<R extends Resolved, P = unknown, C = unknown> {
   read?(destination: R, answer: Answer, now: number): SendOutcome;
   /** Sends a payload itself, instead of POSTing its request: the terminal writes; Sentinel buys a token first. */
   send?(destination: R, payload: P, deliveryIds: readonly string[], ctx: SendContext): Promise<SendOutcome>;
+  /**
+   * A reply of a digest's thread, under its parent (what the parent's send answered, when it
+   * said where it landed), its answer read as the kind's answers are. With the face's `threads`.
+   */
+  reply?(destination: R, payload: P, parent: Posted | undefined, ctx: SendContext): Promise<SendOutcome>;
+  /** A ticket kind: the label a rendered ticket carries, by which it is found again. */
+  labelOf?(payload: P): string | undefined;
+  /**
+   * A ticket kind: the ticket carrying `label`, if the system has one ('error' when the search
+   * itself failed: the create waits).
+   */
+  search?(destination: R, label: string, ctx: SendContext): Promise<string | undefined | 'error'>;
   /** What the destination would refuse in `payload` (`config validate`'s render check). */
   problems?(payload: P): string[];
   /**

@@ -59,7 +59,7 @@ export const destinationsTestCommand: Command = {
       const report = (outcome: SendOutcome, what = '') => {
         if (outcome.ok) {
           io.stdout(
-            `${terminalSafe(`${name} (${destination.type}): ${what}ok${outcome.status ? ` (HTTP ${outcome.status})` : ''}${outcome.ticket ? `, ${face.ticketNoun ?? 'ticket'} ${outcome.ticket}` : ''}`)}\n`,
+            `${terminalSafe(`${name} (${destination.type}): ${what}ok${outcome.status ? ` (HTTP ${outcome.status})` : ''}${outcome.ticket ? `, ${face.tickets?.noun ?? 'ticket'} ${outcome.ticket}` : ''}`)}\n`,
           );
           return;
         }

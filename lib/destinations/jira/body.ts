@@ -1,5 +1,5 @@
 /** Jira's rendering, its create request and the reading of its answer (deliver/jira.ts). */
-import { jiraRequest, readJiraAnswer } from '../../deliver/jira.ts';
+import { jiraRequest, readJiraAnswer, searchTickets } from '../../deliver/jira.ts';
 import { readAnswer } from '../../deliver/send-context.ts';
 import { JIRA_SUMMARY_MAX, type JiraContent, renderJira } from '../../render/jira.ts';
 import { renderNotice } from '../../render/notice.ts';
@@ -11,6 +11,14 @@ export const jiraBody: KindBody<JiraDestination, JiraContent> = {
   notice: (_destination, notice, opts) => renderNotice('jira', notice, opts),
   request: (destination, payload) => jiraRequest(destination, payload),
   read: (_destination, answer, now) => readJiraAnswer(answer.status, answer.body) ?? readAnswer(answer, now),
+  labelOf: (issue) => issue.labels[0],
+  search: (destination, label, ctx) =>
+    searchTickets(
+      `${destination.url}/rest/api/3/search/jql?jql=${encodeURIComponent(`labels = "${label}"`)}&fields=key&maxResults=1`,
+      destination.authorization,
+      ctx,
+      (body) => (body as { issues?: { key?: unknown }[] }).issues?.[0]?.key,
+    ),
   problems(issue) {
     const problems: string[] = [];
     if (!issue.summary || issue.summary.length > JIRA_SUMMARY_MAX || /[\r\n]/.test(issue.summary))

@@ -48,7 +48,7 @@ export const jiraKind: KindFace<JiraConfig, JiraDestination> = {
     labels: config.labels ?? [],
     ...(config.doneTransition ? { doneTransition: config.doneTransition } : {}),
   }),
-  ticketNoun: 'issue',
+  tickets: { noun: 'issue' },
   followUps: () => 'ticket',
   describe: (config) =>
     `Jira: POST ${urlText(config.url, '/rest/api/3/issue')} in project ${config.project} as ${config.issueType}, as ${config.email} (its API token is a credential, not shown)`,

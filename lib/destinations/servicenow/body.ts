@@ -1,5 +1,5 @@
 /** ServiceNow's rendering, its create request and the reading of its answer (deliver/jira.ts). */
-import { incidentRequest, readIncidentAnswer } from '../../deliver/jira.ts';
+import { incidentRequest, readIncidentAnswer, searchTickets } from '../../deliver/jira.ts';
 import { readAnswer } from '../../deliver/send-context.ts';
 import { renderNotice } from '../../render/notice.ts';
 import { type IncidentContent, renderServiceNow } from '../../render/servicenow.ts';
@@ -12,6 +12,14 @@ export const servicenowBody: KindBody<ServiceNowDestination, IncidentContent> = 
   request: (destination, payload) => incidentRequest(destination, payload),
   read: (_destination, answer, now) =>
     readIncidentAnswer(answer.status, answer.body) ?? readAnswer(answer, now),
+  labelOf: (incident) => incident.correlation_id,
+  search: (destination, label, ctx) =>
+    searchTickets(
+      `${destination.url}/api/now/table/${destination.table}?sysparm_query=${encodeURIComponent(`correlation_id=${label}`)}&sysparm_fields=sys_id,number&sysparm_limit=1`,
+      destination.authorization,
+      ctx,
+      (body) => (body as { result?: { sys_id?: unknown }[] }).result?.[0]?.sys_id,
+    ),
   problems: (incident) =>
     !incident.short_description ||
     incident.short_description.length > 160 ||

@@ -43,7 +43,7 @@ export const servicenowKind: KindFace<ServiceNowConfig, ServiceNowDestination> =
     table: config.table,
     ...(config.assignmentGroup ? { assignmentGroup: config.assignmentGroup } : {}),
   }),
-  ticketNoun: 'incident',
+  tickets: { noun: 'incident' },
   followUps: () => 'ticket',
   describe: (config) =>
     `ServiceNow: POST ${urlText(config.url, `/api/now/table/${config.table}`)} as ${config.username} (its password is a credential, not shown)`,

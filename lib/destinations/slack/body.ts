@@ -28,6 +28,10 @@ export const slackBody: KindBody<SlackDestination, SlackPayload> = {
       ? readSlackAnswer(a.status, a.body, a.headers.get('retry-after'), now)
       : readAnswer(a, now),
   problems: slackLimitProblems,
+  reply: async (destination, payload, parent, ctx) =>
+    destination.app && parent
+      ? sendRequest(destination, postMessage(destination.app, payload, parent), ctx)
+      : { ok: false, permanent: true, error: 'slack: no parent message (channel and ts) to reply under' },
   async afterTest(destination, payload, outcome, ctx) {
     if (!destination.app) return [];
     const posted = outcome.posted;
