@@ -9,8 +9,8 @@
  * marked sent only when the last reply is in; then the thread is forgotten.
  */
 import { bodyOf } from '../destinations/kinds.ts';
+import { webhookIdempotencyKey } from '../render/keys.ts';
 import type { Rendered } from '../render/types.ts';
-import { webhookIdempotencyKey } from '../render/webhook.ts';
 import type { DeliveryRecord } from '../state/records/record.ts';
 import type { ThreadState, ThreadStore } from '../state/threads.ts';
 import type { ResolvedDestination } from './destinations.ts';

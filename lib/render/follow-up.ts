@@ -9,13 +9,12 @@
 import { type FollowUpAction, RESOLVING_ACTIONS } from '../model.ts';
 import { wellFormedDeep } from '../text.ts';
 import { slackPlain, slackText } from './escape.ts';
-import { formatTime } from './format.ts';
+import { formatTime, webhookTimestamp } from './format.ts';
 import { dedupKey } from './pagerduty.ts';
 import { renderSlackBatch } from './slack.ts';
 import { flagButtons } from './slack-buttons.ts';
 import { fitSlackPayload } from './slack-limits.ts';
 import type { DeliveryAlert, PagerDutyEvent, RenderOptions, SlackPayload } from './types.ts';
-import { webhookTimestamp } from './webhook.ts';
 
 /** What each known action did, as a line starts; another type is shown as it is. */
 const DONE: Record<string, string> = {

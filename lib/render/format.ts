@@ -65,3 +65,8 @@ export function joinList(values: string[], max: number, show: (s: string) => str
   }
   return shown === values.length ? out : `${out} … and ${values.length - shown} more`;
 }
+
+/** `2026-11-21T12:00:00Z`: the contract's example precision, whole seconds. */
+export function webhookTimestamp(now: Date): string {
+  return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}

@@ -7,11 +7,11 @@
  * or of `<destination>:<the digest's Idempotency-Key>`) that finds the issue again. No password,
  * however masked, goes into a ticket: the login and the kind of secret.
  */
-import { createHash } from 'node:crypto';
 import { eventSeverity } from '../model.ts';
 import { lineText, parseHighlight, stripControl } from './escape.ts';
 import { formatTime, hashKind, identifierNames, severityText, tagsOf } from './format.ts';
 import { batchSummary, batchTenant, deliveryIdsOf, forTenant, highlightsOf, ticketBatches } from './group.ts';
+import { exposureLabel, webhookIdempotencyKey } from './keys.ts';
 import { alertLink } from './link.ts';
 import type {
   AdfDoc,
@@ -26,16 +26,9 @@ import type {
 
 export type { AdfDoc, JiraContent } from './types.ts';
 
-import { webhookIdempotencyKey } from './webhook.ts';
-
 export const JIRA_SUMMARY_MAX = 255;
 /** Characters of upstream text in one description (Jira's field holds 32,767 characters). */
 const DESCRIPTION_BUDGET = 20_000;
-
-/** `exposure-<first 16 hex digits of SHA-256 of what>`: a label Jira takes, and its search finds. */
-export function exposureLabel(what: string): string {
-  return `exposure-${createHash('sha256').update(what).digest('hex').slice(0, 16)}`;
-}
 
 /**
  * Upstream text as one text node: controls out, line breaks as spaces (each node is one line, so no

@@ -8,7 +8,9 @@ import { createHash } from 'node:crypto';
 import { discordMessage } from './discord.ts';
 import { discordText } from './discord-escape.ts';
 import { htmlText, lineText, slackLines, slackPlain, slackText, stripControl } from './escape.ts';
-import { exposureLabel, JIRA_SUMMARY_MAX, type JiraContent, jiraComment } from './jira.ts';
+import { webhookTimestamp } from './format.ts';
+import { JIRA_SUMMARY_MAX, type JiraContent, jiraComment } from './jira.ts';
+import { exposureLabel } from './keys.ts';
 import { dedupKey } from './pagerduty.ts';
 import { fitSlackPayload } from './slack-limits.ts';
 import { rich, run, teamsMessage, upstreamText } from './teams-card.ts';
@@ -27,7 +29,6 @@ import type {
   TeamsPayload,
   WebhookNoticeBody,
 } from './types.ts';
-import { webhookTimestamp } from './webhook.ts';
 
 export const TEST_MARK = '[TEST] exposure-alerts test message — no action needed';
 

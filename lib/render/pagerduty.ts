@@ -35,9 +35,9 @@ import {
   planBatches,
   severityCounts,
 } from './group.ts';
+import { webhookIdempotencyKey } from './keys.ts';
 import { credentialLink, eventLink } from './link.ts';
 import type { DeliveryAlert, PagerDutyEvent, PagerDutySeverity, Rendered, RenderOptions } from './types.ts';
-import { webhookIdempotencyKey } from './webhook.ts';
 
 export const PAGERDUTY_LIMITS = {
   summary: 1_024,

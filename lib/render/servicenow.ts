@@ -9,13 +9,11 @@ import { eventSeverity } from '../model.ts';
 import { lineText, stripControl } from './escape.ts';
 import { formatTime, hashKind, identifierNames, severityText, tagsOf } from './format.ts';
 import { batchSummary, batchTenant, deliveryIdsOf, forTenant, highlightsOf, ticketBatches } from './group.ts';
-import { exposureLabel } from './jira.ts';
+import { exposureLabel, webhookIdempotencyKey } from './keys.ts';
 import { alertLink } from './link.ts';
 import type { DeliveryAlert, IncidentContent, Rendered, RenderOptions } from './types.ts';
 
 export type { IncidentContent } from './types.ts';
-
-import { webhookIdempotencyKey } from './webhook.ts';
 
 export const SHORT_DESCRIPTION_MAX = 160;
 const DESCRIPTION_BUDGET = 20_000;

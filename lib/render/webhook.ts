@@ -11,18 +11,14 @@
  * headers['X-Signature-256'] = signWebhook(secret, timestamp, body);
  */
 
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { wellFormedDeep } from '../text.ts';
 import { takeTurns } from '../turns.ts';
+import { webhookTimestamp } from './format.ts';
 import { byTenant, deliveryIdsOf, routesOf } from './group.ts';
 import type { DeliveryAlert, Rendered, RenderOptions, WebhookBody } from './types.ts';
 
 export const WEBHOOK_MAX_ITEMS = 100;
-
-/** `2026-11-21T12:00:00Z`: the contract's example precision, whole seconds. */
-export function webhookTimestamp(now: Date): string {
-  return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 /**
  * Bodies of one kind and one tenant each, at most 100 items: a `tenants` entry's body says whose
@@ -61,18 +57,6 @@ function renderOneTenant(alerts: DeliveryAlert[], opts: RenderOptions): Rendered
     }
   }
   return out;
-}
-
-/**
- * The Idempotency-Key for a body: hex SHA-256 of the destination and the set of delivery ids, so
- * a retry of the same items to the same destination carries the same key whatever their order.
- */
-export function webhookIdempotencyKey(destination: string, deliveryIds: readonly string[]): string {
-  const ids = [...new Set(deliveryIds)].sort();
-  // JSON framing: no choice of separator can make two different sets hash the same.
-  return createHash('sha256')
-    .update(JSON.stringify([destination, ids]))
-    .digest('hex');
 }
 
 /** `sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">`, the value of X-Signature-256. */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { itemKind } from '../../lib/cli/commands/preview.ts';
 import { runCli } from '../../lib/cli/run.ts';
-import { webhookIdempotencyKey } from '../../lib/render/webhook.ts';
+import { webhookIdempotencyKey } from '../../lib/render/keys.ts';
 import { runCliProcess } from '../helpers/cli-process.ts';
 import { captureIo } from '../helpers/io.ts';
 

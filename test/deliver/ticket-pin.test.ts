@@ -6,8 +6,7 @@
  * the 201 and its record, and a clock moved past the 5 minutes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exposureLabel } from '../../lib/render/jira.ts';
-import { webhookIdempotencyKey } from '../../lib/render/webhook.ts';
+import { exposureLabel, webhookIdempotencyKey } from '../../lib/render/keys.ts';
 import { newSilenceId } from '../../lib/state/silences.ts';
 import { skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';

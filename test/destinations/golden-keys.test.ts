@@ -16,8 +16,8 @@ import { threadKey } from '../../lib/deliver/thread.ts';
 import { bodyOf, type DestinationConfig, previewDestination } from '../../lib/destinations/kinds.ts';
 import type { DeliveryAlert, TenantRef } from '../../lib/model.ts';
 import { itemKey } from '../../lib/poll/ids.ts';
+import { webhookIdempotencyKey } from '../../lib/render/keys.ts';
 import type { RenderOptions } from '../../lib/render/types.ts';
-import { webhookIdempotencyKey } from '../../lib/render/webhook.ts';
 import { deliveryId, followUpId, recordKey } from '../../lib/state/records/record.ts';
 import type { Credential, EventItem } from '../../lib/upstream/schemas.ts';
 

@@ -1,7 +1,7 @@
 /** The render check behind `config validate`: samples through every destination, problems named. */
 import { describe, expect, it } from 'vitest';
 import { checkRendering, SAMPLE_DIGEST_MAX } from '../../lib/render/check.ts';
-import { renderFor } from '../../lib/render/index.ts';
+import { renderFor } from '../../lib/render/lazy.ts';
 import { config, NOW } from './fixtures.ts';
 
 const all = config({

@@ -6,9 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { webhookIdempotencyKey } from '../../lib/render/keys.ts';
 import { renderPagerDuty } from '../../lib/render/pagerduty.ts';
 import type { PagerDutyEvent, RenderOptions } from '../../lib/render/types.ts';
-import { webhookIdempotencyKey } from '../../lib/render/webhook.ts';
 import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
 import { eventErrors, TEST_ROUTING_KEY } from '../helpers/pagerduty-receiver.ts';
 import {

@@ -2,9 +2,11 @@
  * The webhook's body and its send: an `Idempotency-Key` stable for the same items (a notice's from
  * its kind and time), and with a signing secret `X-Signature-Timestamp` and `X-Signature-256`.
  */
+
+import { webhookIdempotencyKey } from '../../render/keys.ts';
 import { renderNotice } from '../../render/notice.ts';
 import type { WebhookBody, WebhookNoticeBody } from '../../render/types.ts';
-import { renderWebhook, signWebhook, webhookIdempotencyKey } from '../../render/webhook.ts';
+import { renderWebhook, signWebhook } from '../../render/webhook.ts';
 import { secretText } from '../describe.ts';
 import type { KindBody } from '../kind.ts';
 import type { WebhookConfig, WebhookDestination } from './index.ts';
