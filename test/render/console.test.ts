@@ -1,6 +1,6 @@
 /** Terminal rendering: compact lines, ANSI only when asked, no escape sequences from upstream. */
 import { describe, expect, it } from 'vitest';
-import { renderConsole } from '../../lib/render/console.ts';
+import { renderConsole } from '../../lib/destinations/console/render.ts';
 import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
 import {
   credentialAlert,

@@ -5,8 +5,8 @@
  * ordinary and with hostile (long, escaped) text.
  */
 import { describe, expect, it } from 'vitest';
+import { renderConsole } from '../../lib/destinations/console/render.ts';
 import type { DeliveryAlert } from '../../lib/model.ts';
-import { renderConsole } from '../../lib/render/console.ts';
 import { renderEmail } from '../../lib/render/email.ts';
 import { renderSlack } from '../../lib/render/slack.ts';
 import { SLACK_LIMITS, slackBlockTextLength, slackLimitProblems } from '../../lib/render/slack-limits.ts';

@@ -6,8 +6,8 @@
  * item as data and keeps it byte for byte.
  */
 import { describe, expect, it } from 'vitest';
+import { renderConsole } from '../../lib/destinations/console/render.ts';
 import type { DeliveryAlert } from '../../lib/model.ts';
-import { renderConsole } from '../../lib/render/console.ts';
 import { renderEmail } from '../../lib/render/email.ts';
 import { renderJira } from '../../lib/render/jira.ts';
 import { renderNotice } from '../../lib/render/notice.ts';

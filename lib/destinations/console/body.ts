@@ -1,8 +1,9 @@
 /** The terminal's rendering and its "send": a write. */
-import { renderConsole } from '../../render/console.ts';
+
 import { renderNotice } from '../../render/notice.ts';
 import type { KindBody } from '../kind.ts';
 import type { ConsoleDestination } from './index.ts';
+import { renderConsole } from './render.ts';
 
 export const consoleBody: KindBody<ConsoleDestination, string> = {
   render: (_destination, alerts, opts) => renderConsole(alerts, { ...opts, color: opts.color ?? false }),

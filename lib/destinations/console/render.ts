@@ -11,10 +11,9 @@
  * Credentials show the stored `hash` as it is in the item: the password policy was applied
  * upstream of the renderers, so this is masked, absent (`hidden`) or, by explicit opt-in, clear.
  */
-import { eventSeverity } from '../model.ts';
-import { type Severity, severityRank } from '../upstream/event-types.ts';
-import { ellipsis, highlightToPlain, lineText } from './escape.ts';
-import { formatTime, hashKind, identifierNames, plural, severityText, tagsOf } from './format.ts';
+import { eventSeverity } from '../../model.ts';
+import { ellipsis, highlightToPlain, lineText } from '../../render/escape.ts';
+import { formatTime, hashKind, identifierNames, plural, severityText, tagsOf } from '../../render/format.ts';
 import {
   type Batch,
   batchSummary,
@@ -26,9 +25,10 @@ import {
   planBatches,
   routesOf,
   severityCounts,
-} from './group.ts';
-import { credentialLink, eventLink } from './link.ts';
-import type { DeliveryAlert, Rendered, RenderOptions } from './types.ts';
+} from '../../render/group.ts';
+import { credentialLink, eventLink } from '../../render/link.ts';
+import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
+import { type Severity, severityRank } from '../../upstream/event-types.ts';
 
 export type ConsoleOptions = RenderOptions & { color: boolean };
 
