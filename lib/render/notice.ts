@@ -5,8 +5,8 @@
  * it is escaped like upstream text.
  */
 import { createHash } from 'node:crypto';
-import { discordMessage } from './discord.ts';
-import { discordText } from './discord-escape.ts';
+import { discordText } from '../destinations/discord/escape.ts';
+import { discordMessage } from '../destinations/discord/render.ts';
 import { htmlText, lineText, slackLines, slackPlain, slackText, stripControl } from './escape.ts';
 import { webhookTimestamp } from './format.ts';
 import { JIRA_SUMMARY_MAX, type JiraContent, jiraComment } from './jira.ts';

@@ -204,7 +204,7 @@ export interface SentinelRecord {
   Item: unknown;
 }
 
-/** One Discord embed, as render/discord.ts builds it (within DISCORD_LIMITS). */
+/** One Discord embed, as destinations/discord/render.ts builds it (within DISCORD_LIMITS). */
 export interface DiscordEmbed {
   title: string;
   url?: string;

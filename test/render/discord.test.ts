@@ -6,7 +6,7 @@
  * punctuation-heavy text); and no password, under any policy.
  */
 import { describe, expect, it } from 'vitest';
-import { discordProblems, embedChars, renderDiscord } from '../../lib/render/discord.ts';
+import { discordProblems, embedChars, renderDiscord } from '../../lib/destinations/discord/render.ts';
 import { renderNotice } from '../../lib/render/notice.ts';
 import { sampleHostileEvent } from '../../lib/render/samples.ts';
 import type { DiscordEmbed } from '../../lib/render/types.ts';

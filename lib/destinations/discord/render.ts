@@ -11,11 +11,17 @@
  * into numbered parts, each covering exactly the logins it lists; a digest lists what fits and
  * counts the rest.
  */
-import { eventSeverity, type TenantRef } from '../model.ts';
-import type { Severity } from '../upstream/event-types.ts';
-import { discordText, highlightToDiscord } from './discord-escape.ts';
-import { ellipsis, lineText } from './escape.ts';
-import { formatTime, hashKind, identifierNames, joinList, plural, severityText, tagsOf } from './format.ts';
+import { eventSeverity, type TenantRef } from '../../model.ts';
+import { ellipsis, lineText } from '../../render/escape.ts';
+import {
+  formatTime,
+  hashKind,
+  identifierNames,
+  joinList,
+  plural,
+  severityText,
+  tagsOf,
+} from '../../render/format.ts';
 import {
   type Batch,
   batchSummary,
@@ -31,9 +37,17 @@ import {
   planBatches,
   routesOf,
   severityCounts,
-} from './group.ts';
-import { credentialLink, eventLink } from './link.ts';
-import type { DeliveryAlert, DiscordEmbed, DiscordPayload, Rendered, RenderOptions } from './types.ts';
+} from '../../render/group.ts';
+import { credentialLink, eventLink } from '../../render/link.ts';
+import type {
+  DeliveryAlert,
+  DiscordEmbed,
+  DiscordPayload,
+  Rendered,
+  RenderOptions,
+} from '../../render/types.ts';
+import type { Severity } from '../../upstream/event-types.ts';
+import { discordText, highlightToDiscord } from './escape.ts';
 
 /** Discord's limits on a webhook message (destinations-facts.md), in characters. */
 export const DISCORD_LIMITS = {

@@ -1,8 +1,8 @@
 /**
- * Upstream text as Discord Markdown (render/discord.ts): escaped with escape.ts's machinery, clipped
+ * Upstream text as Discord Markdown (render.ts): escaped with render/escape.ts's machinery, clipped
  * on the raw text with a note.
  */
-import { parseHighlight, perChar, renderSegments, stripControl } from './escape.ts';
+import { parseHighlight, perChar, renderSegments, stripControl } from '../../render/escape.ts';
 
 /**
  * Discord Markdown: every ASCII punctuation character gets a backslash, which Discord shows as the

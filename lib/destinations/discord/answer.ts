@@ -5,7 +5,7 @@
  * bucket is empty (`X-RateLimit-Remaining: 0`) holds the next message for `X-RateLimit-Reset-After`
  * seconds, so the next send is not refused at all.
  */
-import type { SendOutcome } from './outcome.ts';
+import type { SendOutcome } from '../../deliver/outcome.ts';
 
 /** The longest hold an acceptance's headers can ask for; past it they are not believed. */
 const MAX_HOLD_MS = 60_000;
