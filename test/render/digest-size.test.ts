@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { renderConsole } from '../../lib/destinations/console/render.ts';
+import { renderEmail } from '../../lib/destinations/email/render.ts';
 import type { DeliveryAlert } from '../../lib/model.ts';
-import { renderEmail } from '../../lib/render/email.ts';
 import { renderSlack } from '../../lib/render/slack.ts';
 import { SLACK_LIMITS, slackBlockTextLength, slackLimitProblems } from '../../lib/render/slack-limits.ts';
 import type { SlackPayload } from '../../lib/render/types.ts';

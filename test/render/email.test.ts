@@ -1,6 +1,6 @@
 /** E-mail rendering: subject, text and HTML parts, escaping, grouping and digests. */
 import { describe, expect, it } from 'vitest';
-import { renderEmail } from '../../lib/render/email.ts';
+import { renderEmail } from '../../lib/destinations/email/render.ts';
 import {
   credentialAlert,
   eventAlert,

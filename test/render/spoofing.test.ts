@@ -7,8 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { renderConsole } from '../../lib/destinations/console/render.ts';
+import { renderEmail } from '../../lib/destinations/email/render.ts';
 import type { DeliveryAlert } from '../../lib/model.ts';
-import { renderEmail } from '../../lib/render/email.ts';
 import { renderJira } from '../../lib/render/jira.ts';
 import { renderNotice } from '../../lib/render/notice.ts';
 import { renderServiceNow } from '../../lib/render/servicenow.ts';

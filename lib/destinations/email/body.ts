@@ -1,14 +1,15 @@
 /**
- * E-mail's rendering and its send through the provider (deliver/email.ts builds the request).
+ * E-mail's rendering and its send through the provider (request.ts builds the request).
  * Postmark reports some refusals inside a 200: its `ErrorCode` decides.
  */
-import { emailRequest } from '../../deliver/email.ts';
+
 import { readAnswer } from '../../deliver/send-context.ts';
-import { renderEmail } from '../../render/email.ts';
 import { renderNotice } from '../../render/notice.ts';
 import type { EmailContent } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import type { EmailDestination } from './index.ts';
+import { renderEmail } from './render.ts';
+import { emailRequest } from './request.ts';
 
 export const emailBody: KindBody<EmailDestination, EmailContent> = {
   render: (_destination, alerts, opts) => renderEmail(alerts, opts),

@@ -3,13 +3,12 @@
  * Postmark's email API, or the generic JSON body (interface.md section 4). The provider's key goes
  * only into the request's header, never into the rendered mail.
  */
-import type { EmailContent } from '../render/types.ts';
-import type { ResolvedDestination } from './destinations.ts';
-import type { HttpRequest } from './outcome.ts';
 
-type Email = Extract<ResolvedDestination, { type: 'email' }>;
+import type { HttpRequest } from '../../deliver/outcome.ts';
+import type { EmailContent } from '../../render/types.ts';
+import type { EmailDestination } from './index.ts';
 
-export function emailRequest(destination: Email, mail: EmailContent): HttpRequest {
+export function emailRequest(destination: EmailDestination, mail: EmailContent): HttpRequest {
   const json = { 'Content-Type': 'application/json' };
   if (destination.provider === 'sendgrid') {
     return {

@@ -7,10 +7,9 @@
  * holds, never the value, even masked. Mail is forwarded and archived far beyond the SOC; the
  * webhook and the console are where the policy-masked value is available.
  */
-import { eventSeverity, type TenantRef } from '../model.ts';
-import { severityRank } from '../upstream/event-types.ts';
-import { ellipsis, highlightToHtml, highlightToPlain, htmlText, lineText } from './escape.ts';
-import { formatTime, hashKind, identifierNames, plural, severityText, tagsOf } from './format.ts';
+import { eventSeverity, type TenantRef } from '../../model.ts';
+import { ellipsis, highlightToHtml, highlightToPlain, htmlText, lineText } from '../../render/escape.ts';
+import { formatTime, hashKind, identifierNames, plural, severityText, tagsOf } from '../../render/format.ts';
 import {
   type Batch,
   batchSummary,
@@ -25,9 +24,10 @@ import {
   planBatches,
   routesOf,
   severityCounts,
-} from './group.ts';
-import { credentialLink, eventLink } from './link.ts';
-import type { DeliveryAlert, EmailContent, Rendered, RenderOptions } from './types.ts';
+} from '../../render/group.ts';
+import { credentialLink, eventLink } from '../../render/link.ts';
+import type { DeliveryAlert, EmailContent, Rendered, RenderOptions } from '../../render/types.ts';
+import { severityRank } from '../../upstream/event-types.ts';
 
 /** Bounds that keep a mail readable; the web app has the rest. */
 const HIGHLIGHT_MAX = 5_000;
