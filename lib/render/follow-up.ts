@@ -6,11 +6,12 @@
  * body of kind `action`. Who acted and why are a person's text: escaped like upstream text, so a
  * reason can no more ping, link or spoof than an event can.
  */
+
+import { dedupKey } from '../destinations/pagerduty/render.ts';
 import { type FollowUpAction, RESOLVING_ACTIONS } from '../model.ts';
 import { wellFormedDeep } from '../text.ts';
 import { slackPlain, slackText } from './escape.ts';
 import { formatTime, webhookTimestamp } from './format.ts';
-import { dedupKey } from './pagerduty.ts';
 import { renderSlackBatch } from './slack.ts';
 import { flagButtons } from './slack-buttons.ts';
 import { fitSlackPayload } from './slack-limits.ts';

@@ -6,8 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { renderPagerDuty } from '../../lib/destinations/pagerduty/render.ts';
 import { webhookIdempotencyKey } from '../../lib/render/keys.ts';
-import { renderPagerDuty } from '../../lib/render/pagerduty.ts';
 import type { PagerDutyEvent, RenderOptions } from '../../lib/render/types.ts';
 import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
 import { eventErrors, TEST_ROUTING_KEY } from '../helpers/pagerduty-receiver.ts';

@@ -6,11 +6,11 @@
 import { answerDetail, readAnswer } from '../../deliver/send-context.ts';
 import { send } from '../../deliver/senders.ts';
 import { renderNotice } from '../../render/notice.ts';
-import { pagerDutyProblems, renderPagerDuty, resolveOf } from '../../render/pagerduty.ts';
 import type { PagerDutyEvent } from '../../render/types.ts';
 import { secretText } from '../describe.ts';
 import type { KindBody } from '../kind.ts';
 import type { PagerDutyConfig, PagerDutyDestination } from './index.ts';
+import { pagerDutyProblems, renderPagerDuty, resolveOf } from './render.ts';
 
 /**
  * PagerDuty explains a 400 as `{"status":"invalid event","errors":[...]}`: the errors are what the

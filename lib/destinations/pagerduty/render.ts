@@ -15,11 +15,9 @@
  */
 
 import { createHash } from 'node:crypto';
-import { eventSeverity } from '../model.ts';
-import { wellFormedDeep } from '../text.ts';
-import type { Severity } from '../upstream/event-types.ts';
-import { highlightPlain, lineText } from './escape.ts';
-import { hashKind, identifierNames, plural } from './format.ts';
+import { eventSeverity } from '../../model.ts';
+import { highlightPlain, lineText } from '../../render/escape.ts';
+import { hashKind, identifierNames, plural } from '../../render/format.ts';
 import {
   type Batch,
   batchSummary,
@@ -34,10 +32,18 @@ import {
   highlightsOf,
   planBatches,
   severityCounts,
-} from './group.ts';
-import { webhookIdempotencyKey } from './keys.ts';
-import { credentialLink, eventLink } from './link.ts';
-import type { DeliveryAlert, PagerDutyEvent, PagerDutySeverity, Rendered, RenderOptions } from './types.ts';
+} from '../../render/group.ts';
+import { webhookIdempotencyKey } from '../../render/keys.ts';
+import { credentialLink, eventLink } from '../../render/link.ts';
+import type {
+  DeliveryAlert,
+  PagerDutyEvent,
+  PagerDutySeverity,
+  Rendered,
+  RenderOptions,
+} from '../../render/types.ts';
+import { wellFormedDeep } from '../../text.ts';
+import type { Severity } from '../../upstream/event-types.ts';
 
 export const PAGERDUTY_LIMITS = {
   summary: 1_024,
