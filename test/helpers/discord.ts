@@ -7,10 +7,9 @@
  * message without `allowed_mentions: {"parse": []}` is posted, as Discord would, and noted in
  * `pinged`, which every test can assert empty. Answers can be scripted.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { DISCORD_LIMITS, embedChars } from '../../lib/render/discord.ts';
+import { DISCORD_LIMITS, embedChars } from '../../lib/destinations/discord/render.ts';
 import type { DiscordPayload } from '../../lib/render/types.ts';
+import { standIn } from './stand-in.ts';
 
 export const DISCORD_TOKEN = 'discord-webhook-token-for-tests';
 
@@ -58,66 +57,53 @@ export async function startDiscord(
     requests: [],
     pinged: [],
     script: (...answers) => queue.push(...answers),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => server.close(),
   };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const at = now();
-      if (at - windowStart >= windowMs) {
-        windowStart = at;
-        used = 0;
-      }
-      const resetAfter = Math.max(0, windowStart + windowMs - at) / 1000;
-      const limits = (remaining: number) => ({
-        'X-RateLimit-Limit': String(bucket),
-        'X-RateLimit-Remaining': String(remaining),
-        'X-RateLimit-Reset-After': resetAfter.toFixed(3),
-      });
-      const answer = (status: number, body?: unknown, headers: Record<string, string> = {}) => {
-        stand.requests.push({ at, status });
-        res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
-        res.end(body === undefined ? undefined : JSON.stringify(body));
-      };
-      const scripted = queue.shift();
-      if (scripted) return answer(scripted.status, scripted.body, scripted.headers);
-      const match = /^\/api\/webhooks\/(\d+)\/([^/?]+)$/.exec((req.url ?? '').split('?')[0] ?? '');
-      if (req.method !== 'POST' || !match) return answer(404, { message: 'Unknown Webhook', code: 10015 });
-      if (match[2] !== DISCORD_TOKEN) return answer(401, { message: 'Invalid Webhook Token', code: 50027 });
-      if (used >= bucket) {
-        const retry = Math.max(0.001, resetAfter);
-        return answer(
-          429,
-          { message: 'You are being rate limited.', retry_after: retry, global: false },
-          { ...limits(0), 'Retry-After': String(Math.ceil(retry)) },
-        );
-      }
-      let message: DiscordPayload;
-      try {
-        message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as DiscordPayload;
-      } catch {
-        return answer(400, { message: 'Cannot send an empty message', code: 50006 });
-      }
-      const error = formError(message);
-      if (error)
-        return answer(
-          400,
-          { message: 'Invalid Form Body', code: 50035, errors: error },
-          limits(bucket - used),
-        );
-      used++;
-      const parse = message.allowed_mentions?.parse;
-      if (!Array.isArray(parse) || parse.length) stand.pinged.push(message.embeds[0]?.title ?? '');
-      stand.posted.push(message);
-      return answer(204, undefined, limits(bucket - used));
+  const server = await standIn((req, text, res) => {
+    const at = now();
+    if (at - windowStart >= windowMs) {
+      windowStart = at;
+      used = 0;
+    }
+    const resetAfter = Math.max(0, windowStart + windowMs - at) / 1000;
+    const limits = (remaining: number) => ({
+      'X-RateLimit-Limit': String(bucket),
+      'X-RateLimit-Remaining': String(remaining),
+      'X-RateLimit-Reset-After': resetAfter.toFixed(3),
     });
+    const answer = (status: number, body?: unknown, headers: Record<string, string> = {}) => {
+      stand.requests.push({ at, status });
+      res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+      res.end(body === undefined ? undefined : JSON.stringify(body));
+    };
+    const scripted = queue.shift();
+    if (scripted) return answer(scripted.status, scripted.body, scripted.headers);
+    const match = /^\/api\/webhooks\/(\d+)\/([^/?]+)$/.exec((req.url ?? '').split('?')[0] ?? '');
+    if (req.method !== 'POST' || !match) return answer(404, { message: 'Unknown Webhook', code: 10015 });
+    if (match[2] !== DISCORD_TOKEN) return answer(401, { message: 'Invalid Webhook Token', code: 50027 });
+    if (used >= bucket) {
+      const retry = Math.max(0.001, resetAfter);
+      return answer(
+        429,
+        { message: 'You are being rate limited.', retry_after: retry, global: false },
+        { ...limits(0), 'Retry-After': String(Math.ceil(retry)) },
+      );
+    }
+    let message: DiscordPayload;
+    try {
+      message = JSON.parse(text) as DiscordPayload;
+    } catch {
+      return answer(400, { message: 'Cannot send an empty message', code: 50006 });
+    }
+    const error = formError(message);
+    if (error)
+      return answer(400, { message: 'Invalid Form Body', code: 50035, errors: error }, limits(bucket - used));
+    used++;
+    const parse = message.allowed_mentions?.parse;
+    if (!Array.isArray(parse) || parse.length) stand.pinged.push(message.embeds[0]?.title ?? '');
+    stand.posted.push(message);
+    return answer(204, undefined, limits(bucket - used));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  stand.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/webhooks/1234567890/${DISCORD_TOKEN}`;
+  stand.url = `${server.url}/api/webhooks/1234567890/${DISCORD_TOKEN}`;
   return stand;
 }

@@ -3,8 +3,7 @@
  * text body): a real local HTTP server that keeps every ping in order. It can answer slowly (to
  * show a slow receiver costs a cycle nothing), and its URL can point where nothing listens.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { standIn } from './stand-in.ts';
 
 export interface Ping {
   method: string;
@@ -30,49 +29,33 @@ export async function startHeartbeat(): Promise<HeartbeatReceiver> {
     url: '',
     pings: [],
     delayMs: 0,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => server.close(),
   };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const path = req.url ?? '';
-      const kind =
-        path === CHECK
-          ? 'success'
-          : path === `${CHECK}/start`
-            ? 'start'
-            : path === `${CHECK}/fail`
-              ? 'fail'
-              : 'other';
-      receiver.pings.push({
-        method: req.method ?? '',
-        kind,
-        body: Buffer.concat(chunks).toString('utf8'),
-        at: Date.now(),
-      });
-      const answer = () => {
-        res.writeHead(200, { 'Content-Type': 'text/plain' });
-        res.end('OK');
-      };
-      if (receiver.delayMs > 0) setTimeout(answer, receiver.delayMs).unref();
-      else answer();
-    });
+  const server = await standIn((req, body, res) => {
+    const path = req.url ?? '';
+    const kind =
+      path === CHECK
+        ? 'success'
+        : path === `${CHECK}/start`
+          ? 'start'
+          : path === `${CHECK}/fail`
+            ? 'fail'
+            : 'other';
+    receiver.pings.push({ method: req.method ?? '', kind, body, at: Date.now() });
+    const answer = () => {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.end('OK');
+    };
+    if (receiver.delayMs > 0) setTimeout(answer, receiver.delayMs).unref();
+    else answer();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${CHECK}`;
+  receiver.url = `${server.url}${CHECK}`;
   return receiver;
 }
 
 /** A URL where nothing listens: a port opened and closed again. */
 export async function deadUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}${CHECK}`;
+  const server = await standIn(() => {});
+  await server.close();
+  return `${server.url}${CHECK}`;
 }

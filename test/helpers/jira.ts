@@ -6,8 +6,7 @@
  * eventually consistent, as Jira's is: an issue is found only `indexDelayMs` after its create.
  * Comments and transitions are kept per issue; answers can be scripted.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { standIn } from './stand-in.ts';
 
 export const JIRA_EMAIL = 'alerts@acme.test';
 export const JIRA_TOKEN = 'jira-api-token-for-tests';
@@ -71,15 +70,6 @@ export function adfProblem(doc: unknown): string | undefined {
   return undefined;
 }
 
-function read(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
 export async function startJira(
   options: { project?: string; indexDelayMs?: number } = {},
 ): Promise<JiraStandIn> {
@@ -92,15 +82,10 @@ export async function startJira(
     calls: [],
     indexDelayMs: options.indexDelayMs ?? 0,
     script: (...answers) => queue.push(...answers),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => server.close(),
   };
-  const server: Server = createServer(async (req, res) => {
+  const server = await standIn((req, raw, res) => {
     const url = new URL(req.url ?? '/', 'http://jira.test');
-    const raw = await read(req);
     let instead: JiraScript | undefined;
     const send = (status: number, body?: unknown, headers: Record<string, string> = {}) => {
       if (instead) {
@@ -203,7 +188,6 @@ export async function startJira(
     }
     return send(404, { errorMessages: [`no route ${req.method} ${url.pathname}`] });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  stand.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  stand.url = server.url;
   return stand;
 }

@@ -13,10 +13,9 @@
  * for the next requests; a scripted answer processes nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach } from 'vitest';
 import type { Reply } from './receiver.ts';
+import { standIn } from './stand-in.ts';
 
 export const PAGERDUTY_MAX_BYTES = 512 * 1024;
 /** A routing key of the right length, for tests. */
@@ -86,62 +85,51 @@ export async function startPagerDutyReceiver(): Promise<PagerDutyReceiver> {
     requests: [],
     alerts: [],
     script: (...replies) => queue.push(...replies),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => server.close(),
   };
   const open = new Map<string, PagerDutyAlert>();
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const at = Date.now();
-      const raw = Buffer.concat(chunks);
-      const body = raw.toString('utf8');
-      let event: Record<string, unknown> | undefined;
-      const answer = (status: number, json?: unknown, headers: Record<string, string> = {}) => {
-        receiver.requests.push({ at, body, status, ...(event ? { event } : {}) });
-        res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
-        res.end(json === undefined ? '' : typeof json === 'string' ? json : JSON.stringify(json));
-      };
-      const invalid = (errors: string[]) =>
-        answer(400, { status: 'invalid event', message: 'Event object is invalid', errors });
-      const scripted = queue.shift();
-      if (scripted && !('hang' in scripted))
-        return answer(scripted.status, scripted.body ?? '', scripted.headers);
-      if (req.method !== 'POST' || req.url !== '/v2/enqueue') return answer(404, { status: 'not found' });
-      if (raw.length > PAGERDUTY_MAX_BYTES) return answer(413, { status: 'payload too large' });
-      try {
-        event = JSON.parse(body) as Record<string, unknown>;
-      } catch {
-        return invalid(['the body is not JSON']);
+  const server = await standIn((req, body, res, raw) => {
+    const at = Date.now();
+    let event: Record<string, unknown> | undefined;
+    const answer = (status: number, json?: unknown, headers: Record<string, string> = {}) => {
+      receiver.requests.push({ at, body, status, ...(event ? { event } : {}) });
+      res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+      res.end(json === undefined ? '' : typeof json === 'string' ? json : JSON.stringify(json));
+    };
+    const invalid = (errors: string[]) =>
+      answer(400, { status: 'invalid event', message: 'Event object is invalid', errors });
+    const scripted = queue.shift();
+    if (scripted && !('hang' in scripted))
+      return answer(scripted.status, scripted.body ?? '', scripted.headers);
+    if (req.method !== 'POST' || req.url !== '/v2/enqueue') return answer(404, { status: 'not found' });
+    if (raw.length > PAGERDUTY_MAX_BYTES) return answer(413, { status: 'payload too large' });
+    try {
+      event = JSON.parse(body) as Record<string, unknown>;
+    } catch {
+      return invalid(['the body is not JSON']);
+    }
+    if (!event || typeof event !== 'object' || Array.isArray(event))
+      return invalid(['the body is not an object']);
+    const errors = eventErrors(event);
+    if (errors.length) return invalid(errors);
+    const routingKey = String(event.routing_key);
+    const dedupKey = typeof event.dedup_key === 'string' ? event.dedup_key : randomUUID();
+    const slot = `${routingKey} ${dedupKey}`;
+    const current = open.get(slot);
+    if (event.event_action === 'trigger') {
+      if (current) current.joined += 1;
+      else {
+        const alert: PagerDutyAlert = { routingKey, dedupKey, open: true, joined: 0, event };
+        open.set(slot, alert);
+        receiver.alerts.push(alert);
       }
-      if (!event || typeof event !== 'object' || Array.isArray(event))
-        return invalid(['the body is not an object']);
-      const errors = eventErrors(event);
-      if (errors.length) return invalid(errors);
-      const routingKey = String(event.routing_key);
-      const dedupKey = typeof event.dedup_key === 'string' ? event.dedup_key : randomUUID();
-      const slot = `${routingKey} ${dedupKey}`;
-      const current = open.get(slot);
-      if (event.event_action === 'trigger') {
-        if (current) current.joined += 1;
-        else {
-          const alert: PagerDutyAlert = { routingKey, dedupKey, open: true, joined: 0, event };
-          open.set(slot, alert);
-          receiver.alerts.push(alert);
-        }
-      } else if (event.event_action === 'resolve' && current) {
-        current.open = false;
-        open.delete(slot);
-      }
-      answer(202, { status: 'success', message: 'Event processed', dedup_key: dedupKey });
-    });
+    } else if (event.event_action === 'resolve' && current) {
+      current.open = false;
+      open.delete(slot);
+    }
+    answer(202, { status: 'success', message: 'Event processed', dedup_key: dedupKey });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v2/enqueue`;
+  receiver.url = `${server.url}/v2/enqueue`;
   return receiver;
 }
 

@@ -2,9 +2,8 @@
  * A real local HTTP receiver standing in for Slack, an e-mail API or a webhook: it records every
  * request and answers as the test scripts it (status, body, Retry-After, delay, or never).
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach } from 'vitest';
+import { standIn } from './stand-in.ts';
 
 export interface ReceivedRequest {
   at: number;
@@ -28,15 +27,6 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
 export async function startReceiver(fallback: Reply = { status: 200, body: 'ok' }): Promise<Receiver> {
   const queue: Reply[] = [];
   const requests: ReceivedRequest[] = [];
@@ -48,14 +38,10 @@ export async function startReceiver(fallback: Reply = { status: 200, body: 'ok' 
     fallback,
     close: async () => {
       for (const release of hung) release();
-      await new Promise<void>((r) => {
-        server.close(() => r());
-        server.closeAllConnections();
-      });
+      await server.close();
     },
   };
-  const server: Server = createServer(async (req, res) => {
-    const body = await readBody(req);
+  const server = await standIn(async (req, body, res) => {
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
     requests.push({
@@ -75,8 +61,7 @@ export async function startReceiver(fallback: Reply = { status: 200, body: 'ok' 
     res.writeHead(reply.status, { 'Content-Type': 'text/plain', ...reply.headers });
     res.end(reply.body ?? '');
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  receiver.url = server.url;
   return receiver;
 }
 

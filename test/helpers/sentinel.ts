@@ -4,8 +4,7 @@
  * array of records, at most 1 MB, 204), both on one local HTTP server, as `loginUrl` and
  * `endpoint`. It keeps every record and every token request; answers can be scripted.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { standIn } from './stand-in.ts';
 
 export const SENTINEL_APP = {
   tenantId: 'tenant-0001',
@@ -23,15 +22,6 @@ export interface SentinelStandIn {
   close(): Promise<void>;
 }
 
-function read(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
 export async function startSentinel(): Promise<SentinelStandIn> {
   const queue: { status: number; body?: unknown; retryAfter?: number }[] = [];
   const issued = new Map<string, number>();
@@ -43,15 +33,10 @@ export async function startSentinel(): Promise<SentinelStandIn> {
     uploads: [],
     tokenSeconds: 3_600,
     script: (...answers) => queue.push(...answers),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => server.close(),
   };
-  const server: Server = createServer(async (req, res) => {
+  const server = await standIn((req, _body, res, raw) => {
     const url = new URL(req.url ?? '/', 'http://sentinel.test');
-    const raw = await read(req);
     const json = (status: number, body?: unknown, headers: Record<string, string> = {}) => {
       res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
       res.end(body === undefined ? '' : JSON.stringify(body));
@@ -105,7 +90,6 @@ export async function startSentinel(): Promise<SentinelStandIn> {
     }
     json(404, { error: { code: 'NotFound' } });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  stand.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  stand.url = server.url;
   return stand;
 }

@@ -4,8 +4,7 @@
  * urgency and impact 1 to 3), answers 201 `{"result": {sys_id, number}}`, finds an incident by its
  * `correlation_id` (`sysparm_query`), and keeps `work_notes`. Answers can be scripted.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { standIn } from './stand-in.ts';
 
 export const SN_USER = 'exposure.alerts';
 export const SN_PASSWORD = 'servicenow-password-for-tests';
@@ -25,15 +24,6 @@ export interface ServiceNowStandIn {
   close(): Promise<void>;
 }
 
-function read(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
 export async function startServiceNow(): Promise<ServiceNowStandIn> {
   const queue: { status: number; body?: unknown }[] = [];
   const auth = `Basic ${Buffer.from(`${SN_USER}:${SN_PASSWORD}`).toString('base64')}`;
@@ -42,15 +32,10 @@ export async function startServiceNow(): Promise<ServiceNowStandIn> {
     incidents: [],
     calls: [],
     script: (...answers) => queue.push(...answers),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => server.close(),
   };
-  const server: Server = createServer(async (req, res) => {
+  const server = await standIn((req, raw, res) => {
     const url = new URL(req.url ?? '/', 'http://sn.test');
-    const raw = await read(req);
     const send = (status: number, body?: unknown) => {
       stand.calls.push({ method: req.method ?? '', path: url.pathname, status });
       res.writeHead(status, { 'Content-Type': 'application/json' });
@@ -98,7 +83,6 @@ export async function startServiceNow(): Promise<ServiceNowStandIn> {
     }
     return send(404, { error: { message: `no route ${req.method} ${url.pathname}` } });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  stand.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  stand.url = server.url;
   return stand;
 }

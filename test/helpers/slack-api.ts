@@ -7,8 +7,7 @@
  * section text, about 13,000 characters of blocks in all). Tests script refusals and 429s.
  */
 import { createHmac } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { standIn } from './stand-in.ts';
 
 export interface SlackMessage {
   ts: string;
@@ -59,18 +58,6 @@ const MAX_BLOCKS = 50;
 const MAX_SECTION_TEXT = 3_000;
 const MAX_BLOCKS_CHARS = 13_000;
 const MAX_TEXT = 40_000;
-
-function read(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk) => {
-      body += chunk;
-    });
-    req.on('end', () => resolve(body));
-    req.on('error', reject);
-  });
-}
 
 /** What Slack's Block Kit check would refuse in `blocks`, or undefined. */
 function blockProblem(blocks: unknown): string | undefined {
@@ -146,9 +133,8 @@ export async function startSlackApi(
     return { status: 200, json: { ok: true, channel, ts: message.ts, message: { text } } };
   };
 
-  const server: Server = createServer(async (req, res) => {
+  const server = await standIn((req, raw, res) => {
     const method = (req.url ?? '').replace(/^\//, '').split('?')[0] ?? '';
-    const raw = await read(req);
     let body: Record<string, unknown> = {};
     try {
       body = JSON.parse(raw) as Record<string, unknown>;
@@ -168,11 +154,9 @@ export async function startSlackApi(
     });
     res.end(JSON.stringify(reply.json));
   });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as AddressInfo;
   const first = () => [...channels.keys()][0] as string;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     token,
     channels,
     calls,
@@ -189,11 +173,7 @@ export async function startSlackApi(
       const i = list.findIndex((m) => m.ts === ts);
       if (i >= 0) list.splice(i, 1);
     },
-    close: () =>
-      new Promise<void>((done) => {
-        server.close(() => done());
-        server.closeAllConnections();
-      }),
+    close: () => server.close(),
   };
 }
 

@@ -5,8 +5,7 @@
  * (`{"text": "Success", "code": 0}`; 401/403 codes 2 to 4; 400 codes 5 and 6; 503 code 9). It
  * keeps every event; answers can be scripted.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { standIn } from './stand-in.ts';
 
 export const HEC_TOKEN = 'hec-token-for-tests';
 
@@ -47,15 +46,6 @@ export function splitObjects(text: string): unknown[] | undefined {
   return depth === 0 ? out : undefined;
 }
 
-function read(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
 export async function startHec(): Promise<HecStandIn> {
   const queue: { status: number; body?: unknown }[] = [];
   const stand: HecStandIn = {
@@ -63,14 +53,9 @@ export async function startHec(): Promise<HecStandIn> {
     events: [],
     requests: [],
     script: (...answers) => queue.push(...answers),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => server.close(),
   };
-  const server: Server = createServer(async (req, res) => {
-    const raw = await read(req);
+  const server = await standIn((req, _body, res, raw) => {
     const send = (status: number, body: unknown) => {
       stand.requests.push({ bytes: raw.length, status });
       res.writeHead(status, { 'Content-Type': 'application/json' });
@@ -94,7 +79,6 @@ export async function startHec(): Promise<HecStandIn> {
     stand.events.push(...(objects as HecStandIn['events']));
     return send(200, { text: 'Success', code: 0 });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  stand.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  stand.url = server.url;
   return stand;
 }

@@ -6,10 +6,9 @@
  * `failedRuns`, which every test can assert empty. A test scripts other answers (429, 500, 400)
  * for the next requests; a scripted answer leaves the message unposted.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach } from 'vitest';
 import type { Reply } from './receiver.ts';
+import { standIn } from './stand-in.ts';
 
 export const TEAMS_LIMIT_BYTES = 28_000;
 
@@ -61,44 +60,32 @@ export async function startTeamsReceiver(): Promise<TeamsReceiver> {
     posted: [],
     failedRuns: [],
     script: (...replies) => queue.push(...replies),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => server.close(),
   };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const at = Date.now();
-      const raw = Buffer.concat(chunks);
-      const body = raw.toString('utf8');
-      const answer = (status: number, text = '', headers: Record<string, string> = {}) => {
-        receiver.requests.push({ at, bytes: raw.length, body, status });
-        res.writeHead(status, headers);
-        res.end(text);
-      };
-      const scripted = queue.shift();
-      if (scripted && !('hang' in scripted)) {
-        if (scripted.delayMs) await new Promise((r) => setTimeout(r, scripted.delayMs));
-        answer(scripted.status, scripted.body, scripted.headers);
-        return;
-      }
-      if (req.method !== 'POST') return answer(405);
-      if (raw.length > TEAMS_LIMIT_BYTES) return answer(413, 'Request entity too large');
-      const failure = flowFailure(body);
-      if (failure) receiver.failedRuns.push(failure);
-      else {
-        const message = JSON.parse(body) as { attachments: { content: Record<string, unknown> }[] };
-        receiver.posted.push({ at, card: message.attachments[0]?.content ?? {} });
-      }
-      answer(202);
-    });
+  const server = await standIn(async (req, body, res, raw) => {
+    const at = Date.now();
+    const answer = (status: number, text = '', headers: Record<string, string> = {}) => {
+      receiver.requests.push({ at, bytes: raw.length, body, status });
+      res.writeHead(status, headers);
+      res.end(text);
+    };
+    const scripted = queue.shift();
+    if (scripted && !('hang' in scripted)) {
+      if (scripted.delayMs) await new Promise((r) => setTimeout(r, scripted.delayMs));
+      answer(scripted.status, scripted.body, scripted.headers);
+      return;
+    }
+    if (req.method !== 'POST') return answer(405);
+    if (raw.length > TEAMS_LIMIT_BYTES) return answer(413, 'Request entity too large');
+    const failure = flowFailure(body);
+    if (failure) receiver.failedRuns.push(failure);
+    else {
+      const message = JSON.parse(body) as { attachments: { content: Record<string, unknown> }[] };
+      receiver.posted.push({ at, card: message.attachments[0]?.content ?? {} });
+    }
+    answer(202);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as AddressInfo;
-  receiver.url = `http://127.0.0.1:${port}/powerautomate/automations/direct/workflows/test/triggers/manual/paths/invoke?api-version=1&sig=test-signature`;
+  receiver.url = `${server.url}/powerautomate/automations/direct/workflows/test/triggers/manual/paths/invoke?api-version=1&sig=test-signature`;
   return receiver;
 }
 
