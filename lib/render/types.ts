@@ -190,7 +190,7 @@ export interface HecEvent {
   event: unknown;
 }
 
-/** One record for Microsoft Sentinel's Logs Ingestion API (render/sentinel.ts). */
+/** One record for Microsoft Sentinel's Logs Ingestion API (destinations/sentinel/render.ts). */
 export interface SentinelRecord {
   TimeGenerated: string;
   Key: string;

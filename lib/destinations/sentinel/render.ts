@@ -3,10 +3,10 @@
  * JSON array, no digests, each request under 1 MB. A record: `TimeGenerated` from the item, its
  * key, kind, severity, routes and destination, and the item as the password policy left it.
  */
-import { eventSeverity } from '../model.ts';
-import { wellFormedDeep } from '../text.ts';
-import { deliveryIdsOf } from './group.ts';
-import type { DeliveryAlert, Rendered, RenderOptions, SentinelRecord } from './types.ts';
+import { eventSeverity } from '../../model.ts';
+import { deliveryIdsOf } from '../../render/group.ts';
+import type { DeliveryAlert, Rendered, RenderOptions, SentinelRecord } from '../../render/types.ts';
+import { wellFormedDeep } from '../../text.ts';
 
 /** The Logs Ingestion API takes 1 MB a request; a request stays under it with room. */
 export const SENTINEL_MAX_BYTES = 1_000_000 - 10_000;

@@ -6,10 +6,10 @@
  * ever put in an error, a record or a log line.
  */
 import { createHash } from 'node:crypto';
-import type { SentinelRecord } from '../render/types.ts';
-import type { ResolvedDestination } from './destinations.ts';
-import type { HttpRequest, SendOutcome } from './outcome.ts';
-import type { HttpPost } from './post.ts';
+import type { HttpRequest, SendOutcome } from '../../deliver/outcome.ts';
+import type { HttpPost } from '../../deliver/post.ts';
+import type { SentinelRecord } from '../../render/types.ts';
+import type { SentinelDestination } from './index.ts';
 
 /** What a send gives (senders.ts SendContext fits): the POST, the clock, the timeout, the signal. */
 interface SendContext {
@@ -19,22 +19,20 @@ interface SendContext {
   signal?: AbortSignal;
 }
 
-type Sentinel = Extract<ResolvedDestination, { type: 'sentinel' }>;
-
 /** A token is given up this long before it expires (a request in flight must not carry a dead one). */
 export const TOKEN_MARGIN_MS = 60_000;
 
 const tokens = new Map<string, { token: string; until: number }>();
 
 /** Per app and secret: a rotated secret buys its own token (only a digest of it is held). */
-function cacheKey(d: Sentinel): string {
+function cacheKey(d: SentinelDestination): string {
   const secret = createHash('sha256').update(d.clientSecret).digest('hex').slice(0, 16);
   return `${d.loginUrl} ${d.tenantId} ${d.clientId} ${secret}`;
 }
 
 /** The bearer token for `destination`, from the cache or Entra; a failure says why, without secrets. */
 export async function sentinelToken(
-  destination: Sentinel,
+  destination: SentinelDestination,
   ctx: SendContext,
 ): Promise<{ token: string } | { failure: Extract<SendOutcome, { ok: false }> }> {
   const now = ctx.now();
@@ -97,7 +95,7 @@ export async function sentinelToken(
  * records as a JSON array. `request` sends it and reads the answer (senders.ts sendRequest).
  */
 export async function sendSentinel(
-  destination: Sentinel,
+  destination: SentinelDestination,
   records: SentinelRecord[],
   ctx: SendContext,
   request: (req: HttpRequest) => Promise<SendOutcome>,
