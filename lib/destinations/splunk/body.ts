@@ -1,9 +1,9 @@
 /** Splunk's events and their send: HEC takes them written one after another, not as an array. */
 import { renderNotice } from '../../render/notice.ts';
-import { renderSplunk } from '../../render/splunk.ts';
 import type { HecEvent } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import type { SplunkDestination } from './index.ts';
+import { renderSplunk } from './render.ts';
 
 export const splunkBody: KindBody<SplunkDestination, { events: HecEvent[] }> = {
   render: (destination, alerts, opts) =>

@@ -5,10 +5,10 @@
  * destination, so a search can find and dedupe the rare repeat by key. Many events to a request,
  * each request under 1 MB.
  */
-import { eventSeverity } from '../model.ts';
-import { wellFormedDeep } from '../text.ts';
-import { deliveryIdsOf } from './group.ts';
-import type { DeliveryAlert, HecEvent, Rendered, RenderOptions } from './types.ts';
+import { eventSeverity } from '../../model.ts';
+import { deliveryIdsOf } from '../../render/group.ts';
+import type { DeliveryAlert, HecEvent, Rendered, RenderOptions } from '../../render/types.ts';
+import { wellFormedDeep } from '../../text.ts';
 
 /** HEC's default limit on a request's body is 1 MB; a request stays under it with room. */
 export const HEC_MAX_BYTES = 1_000_000 - 10_000;
