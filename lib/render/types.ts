@@ -61,7 +61,7 @@ export interface WebhookBody {
   sentAt: string;
 }
 
-/** One element of an Adaptive Card body; teams-card.ts builds the only shapes we send. */
+/** One element of an Adaptive Card body; destinations/teams/card.ts builds the only shapes we send. */
 export type CardElement = Record<string, unknown> & { type: string };
 
 /** Body of a Teams Workflows webhook POST (interface.md section 4): a message wrapping one card. */
@@ -181,7 +181,7 @@ export interface IncidentContent {
   category: 'security';
 }
 
-/** One Splunk HEC event (render/splunk.ts); a request is several, written one after another. */
+/** One Splunk HEC event (destinations/splunk/render.ts); a request is several, written one after another. */
 export interface HecEvent {
   time: number;
   source: 'exposure-alerts';

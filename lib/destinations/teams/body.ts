@@ -2,11 +2,11 @@
 
 import { jsonRequest } from '../../deliver/send-context.ts';
 import { renderNotice } from '../../render/notice.ts';
-import { renderTeams } from '../../render/teams.ts';
-import { teamsProblems } from '../../render/teams-limits.ts';
 import type { TeamsPayload } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import type { TeamsDestination } from './index.ts';
+import { teamsProblems } from './limits.ts';
+import { renderTeams } from './render.ts';
 
 export const teamsBody: KindBody<TeamsDestination, TeamsPayload> = {
   render: (_destination, alerts, opts) => renderTeams(alerts, opts),

@@ -1,9 +1,11 @@
 /**
  * Teams' limits checked and enforced in one place, as slack-limits.ts does for Slack: the
- * renderers build within a byte budget (teams-card.ts), `fitTeamsPayload` is the safety net that
+ * renderers build within a byte budget (card.ts), `fitTeamsPayload` is the safety net that
  * drops what is still over (saying so), and `teamsProblems` is what `config validate` and the tests
  * use to prove a card is one Workflows takes and that no upstream text sits where Markdown renders.
  */
+
+import type { TeamsPayload } from '../../render/types.ts';
 import {
   bytesOf,
   rich,
@@ -12,8 +14,7 @@ import {
   TEAMS_LABELS,
   TEAMS_MAX_BYTES,
   teamsMessage,
-} from './teams-card.ts';
-import type { TeamsPayload } from './types.ts';
+} from './card.ts';
 
 /**
  * The safety net after the renderers' own budgets: a message still over the budget loses body

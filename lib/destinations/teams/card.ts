@@ -14,10 +14,11 @@
  *   the JSON body (UTF-8 bytes, with JSON's escapes), not by characters, so a card of emoji or
  *   quotes fits as surely as one of ASCII; a clipped text ends with a note saying how much went.
  */
-import type { Severity } from '../upstream/event-types.ts';
-import { ellipsis, formatCount, lineText, type Segment, stripControl, visible } from './escape.ts';
-import { joinList } from './format.ts';
-import type { CardElement, TeamsPayload } from './types.ts';
+
+import { ellipsis, formatCount, lineText, type Segment, stripControl, visible } from '../../render/escape.ts';
+import { joinList } from '../../render/format.ts';
+import type { CardElement, TeamsPayload } from '../../render/types.ts';
+import type { Severity } from '../../upstream/event-types.ts';
 
 /** The body size Teams accepts, in bytes (UTF-8). */
 export const TEAMS_MAX_BYTES = 28_000;

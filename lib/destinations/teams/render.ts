@@ -2,7 +2,7 @@
  * Microsoft Teams messages for a batch of alerts bound for one Teams destination: an Adaptive Card
  * in the Workflows `attachments` wrapper, laid out like the Slack message (a header with the
  * effective severity, what matched with highlights in bold, who it concerns, where it was found,
- * one button to the item). teams-card.ts holds the rules that make upstream text inert there and
+ * one button to the item). card.ts holds the rules that make upstream text inert there and
  * keep a card under Teams' 28,000 bytes; this module only decides what goes where.
  *
  * Grouping and digests are Slack's (group.ts): credentials grouped by domain and source (a group
@@ -10,9 +10,9 @@
  * and a digest lists what fits and counts the rest. A password never appears, not even masked:
  * only the login and the kind of secret the upstream holds.
  */
-import { eventSeverity, type TenantRef } from '../model.ts';
-import { parseHighlight } from './escape.ts';
-import { formatTime, hashKind, identifierNames, plural, severityText, tagsOf } from './format.ts';
+import { eventSeverity, type TenantRef } from '../../model.ts';
+import { parseHighlight } from '../../render/escape.ts';
+import { formatTime, hashKind, identifierNames, plural, severityText, tagsOf } from '../../render/format.ts';
 import {
   type Batch,
   batchSummary,
@@ -23,8 +23,15 @@ import {
   highlightsOf,
   planBatches,
   routesOf,
-} from './group.ts';
-import { credentialLink, eventLink } from './link.ts';
+} from '../../render/group.ts';
+import { credentialLink, eventLink } from '../../render/link.ts';
+import type {
+  CardElement,
+  DeliveryAlert,
+  Rendered,
+  RenderOptions,
+  TeamsPayload,
+} from '../../render/types.ts';
 import {
   bytesOf,
   COLOR,
@@ -47,10 +54,9 @@ import {
   upstreamText,
   usable,
   within,
-} from './teams-card.ts';
-import { digestCard } from './teams-digest.ts';
-import { fitTeamsPayload } from './teams-limits.ts';
-import type { CardElement, DeliveryAlert, Rendered, RenderOptions, TeamsPayload } from './types.ts';
+} from './card.ts';
+import { digestCard } from './digest.ts';
+import { fitTeamsPayload } from './limits.ts';
 
 /** The tenant's name and a separator, first in a card's header, for a `tenants` entry's items. */
 function tenantRuns(tenant: TenantRef | undefined) {

@@ -1,11 +1,11 @@
 /**
  * The Teams digest card (over `digest.threshold` alerts in one pass): counts by severity and type
  * (or by domain and leak), then one line per alert, most severe first, until `maxItems` or the
- * byte budget, and the rest counted in the same card. Built from teams-card.ts like the others.
+ * byte budget, and the rest counted in the same card. Built from card.ts like the others.
  */
-import { eventSeverity } from '../model.ts';
-import { parseHighlight } from './escape.ts';
-import { hashKind, identifierNames, plural } from './format.ts';
+import { eventSeverity } from '../../model.ts';
+import { parseHighlight } from '../../render/escape.ts';
+import { hashKind, identifierNames, plural } from '../../render/format.ts';
 import {
   type Batch,
   batchTenant,
@@ -19,8 +19,9 @@ import {
   mostSevereFirst,
   routesOf,
   severityCounts,
-} from './group.ts';
-import { credentialLink, eventLink } from './link.ts';
+} from '../../render/group.ts';
+import { credentialLink, eventLink } from '../../render/link.ts';
+import type { CardElement, RenderOptions, TeamsPayload } from '../../render/types.ts';
 import {
   bytesOf,
   COLOR,
@@ -40,9 +41,8 @@ import {
   upstreamRuns,
   upstreamText,
   within,
-} from './teams-card.ts';
-import { fitTeamsPayload } from './teams-limits.ts';
-import type { CardElement, RenderOptions, TeamsPayload } from './types.ts';
+} from './card.ts';
+import { fitTeamsPayload } from './limits.ts';
 
 function eventDigestLine(alert: EventDelivery, opts: RenderOptions): CardElement {
   const severity = eventSeverity(alert.item);
