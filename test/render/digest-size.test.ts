@@ -7,11 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import { renderConsole } from '../../lib/destinations/console/render.ts';
 import { renderEmail } from '../../lib/destinations/email/render.ts';
+import { renderWebhook } from '../../lib/destinations/webhook/render.ts';
 import type { DeliveryAlert } from '../../lib/model.ts';
 import { renderSlack } from '../../lib/render/slack.ts';
 import { SLACK_LIMITS, slackBlockTextLength, slackLimitProblems } from '../../lib/render/slack-limits.ts';
 import type { SlackPayload } from '../../lib/render/types.ts';
-import { renderWebhook } from '../../lib/render/webhook.ts';
 import {
   credentialAlert,
   eventAlert,

@@ -1,8 +1,8 @@
 /** Webhook bodies: the exact contract shape, 100-item chunks, idempotency key and signature. */
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { renderWebhook, signWebhook } from '../../lib/destinations/webhook/render.ts';
 import { webhookIdempotencyKey } from '../../lib/render/keys.ts';
-import { renderWebhook, signWebhook } from '../../lib/render/webhook.ts';
 import {
   credentialAlert,
   eventAlert,

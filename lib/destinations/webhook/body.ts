@@ -6,10 +6,10 @@
 import { webhookIdempotencyKey } from '../../render/keys.ts';
 import { renderNotice } from '../../render/notice.ts';
 import type { WebhookBody, WebhookNoticeBody } from '../../render/types.ts';
-import { renderWebhook, signWebhook } from '../../render/webhook.ts';
 import { secretText } from '../describe.ts';
 import type { KindBody } from '../kind.ts';
 import type { WebhookConfig, WebhookDestination } from './index.ts';
+import { renderWebhook, signWebhook } from './render.ts';
 
 const SENSITIVE_HEADER = /auth|token|key|secret|signature|password|cookie/i;
 

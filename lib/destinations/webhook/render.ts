@@ -1,5 +1,5 @@
 /**
- * Generic webhook bodies (interface.md section 4), their Idempotency-Key and their signature.
+ * Generic webhook bodies (interface.md section 4) and their signature (their Idempotency-Key: render/keys.ts).
  *
  * A webhook always receives every item: no digest, one kind per body, at most 100 items per body.
  * Items are the upstream items as the alerts carry them; the password policy was applied when the
@@ -12,11 +12,11 @@
  */
 
 import { createHmac } from 'node:crypto';
-import { wellFormedDeep } from '../text.ts';
-import { takeTurns } from '../turns.ts';
-import { webhookTimestamp } from './format.ts';
-import { byTenant, deliveryIdsOf, routesOf } from './group.ts';
-import type { DeliveryAlert, Rendered, RenderOptions, WebhookBody } from './types.ts';
+import { webhookTimestamp } from '../../render/format.ts';
+import { byTenant, deliveryIdsOf, routesOf } from '../../render/group.ts';
+import type { DeliveryAlert, Rendered, RenderOptions, WebhookBody } from '../../render/types.ts';
+import { wellFormedDeep } from '../../text.ts';
+import { takeTurns } from '../../turns.ts';
 
 export const WEBHOOK_MAX_ITEMS = 100;
 
