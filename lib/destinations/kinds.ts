@@ -8,8 +8,10 @@ import * as z from 'zod/mini';
 import { consoleKind, consoleSchema } from './console/index.ts';
 import { discordKind, discordSchema } from './discord/index.ts';
 import { emailKind, emailSchema } from './email/index.ts';
+import { googlechatKind, googlechatSchema } from './googlechat/index.ts';
 import { jiraKind, jiraSchema } from './jira/index.ts';
 import type { KindBody, KindFace, Resolve } from './kind.ts';
+import { mattermostKind, mattermostSchema } from './mattermost/index.ts';
 import { pagerdutyKind, pagerdutySchema } from './pagerduty/index.ts';
 import { sentinelKind, sentinelSchema } from './sentinel/index.ts';
 import { servicenowKind, servicenowSchema } from './servicenow/index.ts';
@@ -22,9 +24,11 @@ import { webhookKind, webhookSchema } from './webhook/index.ts';
 export const KINDS = {
   slack: slackKind,
   email: emailKind,
+  googlechat: googlechatKind,
   webhook: webhookKind,
   teams: teamsKind,
   discord: discordKind,
+  mattermost: mattermostKind,
   pagerduty: pagerdutyKind,
   jira: jiraKind,
   servicenow: servicenowKind,
@@ -37,9 +41,11 @@ export const KINDS = {
 export const destinationSchema = z.discriminatedUnion('type', [
   slackSchema,
   emailSchema,
+  googlechatSchema,
   webhookSchema,
   teamsSchema,
   discordSchema,
+  mattermostSchema,
   pagerdutySchema,
   jiraSchema,
   servicenowSchema,

@@ -239,6 +239,18 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     text: 'the channel’s webhook URL (`https://discord.com/api/webhooks/<id>/<token>`); it holds the webhook’s token, so keep it in the secret object',
     example: { secret: 'socDiscordWebhook' },
   },
+  'destinations.<name>{mattermost}.url': {
+    text: 'the incoming webhook’s URL (`https://<your Mattermost>/hooks/<id>`); whoever has it can post, so keep it in the secret object',
+    example: { secret: 'socMattermostWebhook' },
+  },
+  'destinations.<name>{mattermost}.channel': {
+    text: 'post to this channel (its name as in its URL) or `@user` instead of the webhook’s own channel, if the webhook may (default: the webhook’s channel)',
+    example: 'security-alerts',
+  },
+  'destinations.<name>{mattermost}.username': {
+    text: 'the name posts show, if the server lets webhooks override it (default: the webhook’s)',
+    example: 'Exposure alerts',
+  },
   'destinations.<name>{pagerduty}.routingKey': {
     text: `the Events API v2 integration key: ${SECRET_OR}`,
     example: { secret: 'oncallRoutingKey' },

@@ -108,8 +108,10 @@ const LEAST: Record<DestinationType, Record<string, unknown>> = {
     to: ['b@example.test'],
   },
   webhook: { url: 'https://siem.example.test/in' },
+  googlechat: { url: 'https://chat.googleapis.test/v1/spaces/AAAA/messages?key=k&token=t' },
   teams: { url: 'https://teams.example.test/x' },
   discord: { url: 'https://discord.example.test/x' },
+  mattermost: { url: 'https://mattermost.example.test/hooks/x' },
   pagerduty: { routingKey: 'key', credentialSeverity: 'error' },
   jira: {
     url: 'https://acme.atlassian.test',
