@@ -155,7 +155,7 @@ async function jiraFollowUp(
     Accept: 'application/json',
     Authorization: destination.authorization,
   };
-  const { jiraComment } = await import('../render/jira.ts');
+  const { jiraComment } = await import('../destinations/jira/render.ts');
   const lines = await noteLines(own, record, action);
   const commented = await sendRequest(
     destination,

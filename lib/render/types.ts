@@ -153,7 +153,7 @@ export type NoticePayload =
   | DiscordPayload
   | string;
 
-/** Atlassian Document Format, as far as render/jira.ts writes it. */
+/** Atlassian Document Format, as far as destinations/jira/render.ts writes it. */
 export type Mark = { type: 'strong' } | { type: 'link'; attrs: { href: string } };
 export type AdfText = { type: 'text'; text: string; marks?: Mark[] };
 export type AdfNode = { type: 'paragraph'; content: AdfText[] } | { type: 'rule' };

@@ -4,9 +4,9 @@
  * each item it lists.
  */
 import { describe, expect, it } from 'vitest';
-import { renderJira } from '../../lib/render/jira.ts';
+import { renderJira } from '../../lib/destinations/jira/render.ts';
+import { renderServiceNow } from '../../lib/destinations/servicenow/render.ts';
 import { alertLink } from '../../lib/render/link.ts';
-import { renderServiceNow } from '../../lib/render/servicenow.ts';
 import { adfProblem } from '../helpers/jira.ts';
 import { credentialAlert, eventAlert, renderOptions, toDelivery } from './fixtures.ts';
 import { hostileCredential, hostileEvent } from './hostile.ts';

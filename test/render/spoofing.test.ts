@@ -8,11 +8,11 @@
 import { describe, expect, it } from 'vitest';
 import { renderConsole } from '../../lib/destinations/console/render.ts';
 import { renderEmail } from '../../lib/destinations/email/render.ts';
+import { renderJira } from '../../lib/destinations/jira/render.ts';
+import { renderServiceNow } from '../../lib/destinations/servicenow/render.ts';
 import { renderWebhook } from '../../lib/destinations/webhook/render.ts';
 import type { DeliveryAlert } from '../../lib/model.ts';
-import { renderJira } from '../../lib/render/jira.ts';
 import { renderNotice } from '../../lib/render/notice.ts';
-import { renderServiceNow } from '../../lib/render/servicenow.ts';
 import { renderSlack } from '../../lib/render/slack.ts';
 import type { EmailContent, SlackPayload } from '../../lib/render/types.ts';
 import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';

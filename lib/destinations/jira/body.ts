@@ -1,10 +1,12 @@
-/** Jira's rendering, its create request and the reading of its answer (deliver/jira.ts). */
-import { jiraRequest, readJiraAnswer, searchTickets } from '../../deliver/jira.ts';
+/** Jira's rendering, its create request and the reading of its answer (request.ts). */
+
 import { readAnswer } from '../../deliver/send-context.ts';
-import { JIRA_SUMMARY_MAX, type JiraContent, renderJira } from '../../render/jira.ts';
+import { searchTickets } from '../../deliver/ticket-search.ts';
 import { renderNotice } from '../../render/notice.ts';
 import type { KindBody } from '../kind.ts';
 import type { JiraDestination } from './index.ts';
+import { JIRA_SUMMARY_MAX, type JiraContent, renderJira } from './render.ts';
+import { jiraRequest, readJiraAnswer } from './request.ts';
 
 export const jiraBody: KindBody<JiraDestination, JiraContent> = {
   render: (_destination, alerts, opts) => renderJira(alerts, opts),

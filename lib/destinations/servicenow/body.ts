@@ -1,10 +1,12 @@
-/** ServiceNow's rendering, its create request and the reading of its answer (deliver/jira.ts). */
-import { incidentRequest, readIncidentAnswer, searchTickets } from '../../deliver/jira.ts';
+/** ServiceNow's rendering, its create request and the reading of its answer (request.ts). */
+
 import { readAnswer } from '../../deliver/send-context.ts';
+import { searchTickets } from '../../deliver/ticket-search.ts';
 import { renderNotice } from '../../render/notice.ts';
-import { type IncidentContent, renderServiceNow } from '../../render/servicenow.ts';
 import type { KindBody } from '../kind.ts';
 import type { ServiceNowDestination } from './index.ts';
+import { type IncidentContent, renderServiceNow } from './render.ts';
+import { incidentRequest, readIncidentAnswer } from './request.ts';
 
 export const servicenowBody: KindBody<ServiceNowDestination, IncidentContent> = {
   render: (_destination, alerts, opts) => renderServiceNow(alerts, opts),

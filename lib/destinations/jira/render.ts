@@ -7,12 +7,19 @@
  * or of `<destination>:<the digest's Idempotency-Key>`) that finds the issue again. No password,
  * however masked, goes into a ticket: the login and the kind of secret.
  */
-import { eventSeverity } from '../model.ts';
-import { lineText, parseHighlight, stripControl } from './escape.ts';
-import { formatTime, hashKind, identifierNames, severityText, tagsOf } from './format.ts';
-import { batchSummary, batchTenant, deliveryIdsOf, forTenant, highlightsOf, ticketBatches } from './group.ts';
-import { exposureLabel, webhookIdempotencyKey } from './keys.ts';
-import { alertLink } from './link.ts';
+import { eventSeverity } from '../../model.ts';
+import { lineText, parseHighlight, stripControl } from '../../render/escape.ts';
+import { formatTime, hashKind, identifierNames, severityText, tagsOf } from '../../render/format.ts';
+import {
+  batchSummary,
+  batchTenant,
+  deliveryIdsOf,
+  forTenant,
+  highlightsOf,
+  ticketBatches,
+} from '../../render/group.ts';
+import { exposureLabel, webhookIdempotencyKey } from '../../render/keys.ts';
+import { alertLink } from '../../render/link.ts';
 import type {
   AdfDoc,
   AdfNode,
@@ -22,9 +29,9 @@ import type {
   Mark,
   Rendered,
   RenderOptions,
-} from './types.ts';
+} from '../../render/types.ts';
 
-export type { AdfDoc, JiraContent } from './types.ts';
+export type { AdfDoc, JiraContent } from '../../render/types.ts';
 
 export const JIRA_SUMMARY_MAX = 255;
 /** Characters of upstream text in one description (Jira's field holds 32,767 characters). */

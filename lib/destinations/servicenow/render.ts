@@ -5,15 +5,22 @@
  * `exposure-<16 hex>` label as a Jira issue's, short and safe in a `sysparm_query`, which a raw uid
  * is not; urgency and impact from the severity. No password, however masked.
  */
-import { eventSeverity } from '../model.ts';
-import { lineText, stripControl } from './escape.ts';
-import { formatTime, hashKind, identifierNames, severityText, tagsOf } from './format.ts';
-import { batchSummary, batchTenant, deliveryIdsOf, forTenant, highlightsOf, ticketBatches } from './group.ts';
-import { exposureLabel, webhookIdempotencyKey } from './keys.ts';
-import { alertLink } from './link.ts';
-import type { DeliveryAlert, IncidentContent, Rendered, RenderOptions } from './types.ts';
+import { eventSeverity } from '../../model.ts';
+import { lineText, stripControl } from '../../render/escape.ts';
+import { formatTime, hashKind, identifierNames, severityText, tagsOf } from '../../render/format.ts';
+import {
+  batchSummary,
+  batchTenant,
+  deliveryIdsOf,
+  forTenant,
+  highlightsOf,
+  ticketBatches,
+} from '../../render/group.ts';
+import { exposureLabel, webhookIdempotencyKey } from '../../render/keys.ts';
+import { alertLink } from '../../render/link.ts';
+import type { DeliveryAlert, IncidentContent, Rendered, RenderOptions } from '../../render/types.ts';
 
-export type { IncidentContent } from './types.ts';
+export type { IncidentContent } from '../../render/types.ts';
 
 export const SHORT_DESCRIPTION_MAX = 160;
 const DESCRIPTION_BUDGET = 20_000;
