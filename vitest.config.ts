@@ -2,43 +2,16 @@ import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
- * Test files that wait on real time (paces, timeouts, leases), start processes, synthesize the
- * stack or run the README: the `integration` project. Everything else is `unit`, the fast subset
- * (`npm run test:unit`) for the edit-test loop; `npm test` runs both.
+ * Which project a test file belongs to follows from where it is and what it is called, never from
+ * a list: a test that waits on real time (paces, timeouts, leases) or starts processes is named
+ * `<name>.int.test.ts`, wherever it lives, and every test under the folders below (the CLI as a
+ * process, the README run, the stack synthesized, the Lambda handlers) is one too. These are the
+ * `integration` project. Everything else is `unit`, the fast subset (`npm run test:unit`, about
+ * 30 s) for the edit-test loop; `npm test` runs both. A test moved keeps its project by keeping its
+ * name.
  */
-const INTEGRATION = [
-  'test/cli/**/*.test.ts',
-  'test/docs/**/*.test.ts',
-  'test/infra/**/*.test.ts',
-  'test/functions/**/*.test.ts',
-  'test/actions/events.test.ts',
-  'test/api/silences.test.ts',
-  'test/api/slack.test.ts',
-  'test/api/tenants.test.ts',
-  'test/deliver/delivery.test.ts',
-  'test/deliver/follow-up.test.ts',
-  'test/deliver/jira.test.ts',
-  'test/deliver/digest-size.test.ts',
-  'test/deliver/inline.test.ts',
-  'test/deliver/pace.test.ts',
-  'test/deliver/pagerduty.test.ts',
-  'test/deliver/passwords-teams-pagerduty.test.ts',
-  'test/deliver/passwords.test.ts',
-  'test/deliver/rate-limit.test.ts',
-  'test/deliver/teams.test.ts',
-  'test/emulator/limits.test.ts',
-  'test/poll/exactly-once.test.ts',
-  'test/poll/faults.test.ts',
-  'test/poll/heartbeat.test.ts',
-  'test/poll/pipeline.test.ts',
-  'test/poll/scale.test.ts',
-  'test/poll/tenants-scale.test.ts',
-  'test/state/governor.test.ts',
-  'test/state/skew.test.ts',
-  'test/state/status.test.ts',
-  'test/upstream/client.contract.test.ts',
-  'test/upstream/waits.test.ts',
-];
+const INTEGRATION_FOLDERS = ['cli', 'docs', 'infra', 'functions'];
+const INTEGRATION = ['test/**/*.int.test.ts', ...INTEGRATION_FOLDERS.map((f) => `test/${f}/**/*.test.ts`)];
 
 export default defineConfig({
   test: {

@@ -9,7 +9,7 @@
  * COUNT Queries on the index (pending, dead), each one page only: a count that stops at a page
  * says so (`pendingMore`, `deadMore`) rather than read a huge backlog. With S streams and D
  * destinations: 2 + ceil((S + D) / 100) + 2D requests, 2 on an empty table (counted in
- * test/state/status.test.ts).
+ * test/state/status.int.test.ts).
  *
  * `lagSeconds` is the value the `PollLagSeconds` metric had at the stream's last poll that saw
  * items (poll/stream.ts stores both from one computation): how old the newest item it handled was.

@@ -3,7 +3,7 @@
  * product (emulator over HTTP, poll cycle, dynalite, the stand-ins for both services) under
  * `masked` and `hidden`, as grouped messages and as digests. PagerDuty's `custom_details` is the
  * item: its `hash` is masked or absent, never the password. A Teams card shows no hash at all.
- * (test/deliver/passwords.test.ts does the same for the other destination types.)
+ * (test/deliver/passwords.int.test.ts does the same for the other destination types.)
  */
 import { describe, expect, it } from 'vitest';
 import { useDynalite } from '../helpers/dynamo.ts';

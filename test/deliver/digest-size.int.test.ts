@@ -12,7 +12,7 @@ import { memoryLogger } from '../../lib/log.ts';
 import { MemoryMetrics } from '../../lib/metrics.ts';
 import type { ItemKind } from '../../lib/model.ts';
 import { SAMPLE_PASSWORD, sampleCredential, sampleEvent } from '../../lib/render/samples.ts';
-import { slackLimitProblems } from '../../lib/render/slack-limits.ts';
+import { slackLimitProblems } from '../../lib/destinations/slack/limits.ts';
 import type { EmailContent, SlackPayload, WebhookBody } from '../../lib/render/types.ts';
 import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
 import { createRuntime, type Runtime } from '../../lib/runtime.ts';
