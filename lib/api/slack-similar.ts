@@ -3,15 +3,15 @@
  * silence never broader than the event. It matches the event's type and its identifiers, and its
  * tenant: a `tenants` entry's event (its key `<tenant>:<uid>`) silences that tenant's events alone,
  * and a top-level event, in a deployment with tenants, the top-level sources' alone (`topLevel`).
- * An event without identifiers gets no select (render/slack-buttons.ts); an older message's select
+ * An event without identifiers gets no select (destinations/slack/buttons.ts); an older message's select
  * without them is refused, since it would silence every event of the type.
  *
  * The silence is named by the click (its team, user and `action_ts`): the same request again
  * (Slack's retry, a replay) finds the silence it made instead of making a second one.
  */
 import type { ActDeps } from '../actions/events.ts';
+import { BLOCK_PREFIX } from '../destinations/slack/buttons.ts';
 import { splitKey } from '../poll/ids.ts';
-import { BLOCK_PREFIX } from '../render/slack-buttons.ts';
 import { silenceIdFor } from '../state/silences.ts';
 import { ApiError } from './errors.ts';
 import { addSilence, type SilenceDeps } from './silences.ts';
@@ -24,7 +24,7 @@ export interface Similar {
   for: 'PT1H' | 'P1D' | 'P7D';
 }
 
-/** Reads `exposure:<key>` and `<duration>|<type>|<ids>` (render/slack.ts writes them). */
+/** Reads `exposure:<key>` and `<duration>|<type>|<ids>` (destinations/slack/render.ts writes them). */
 export function parseSimilar(blockId: string | undefined, value: string | undefined): Similar | undefined {
   const prefix = [BLOCK_PREFIX.app, BLOCK_PREFIX.webhook].find((p) => blockId?.startsWith(p));
   if (!prefix || !blockId || !value) return undefined;

@@ -9,6 +9,8 @@
  * - Jira and ServiceNow: a comment (a work note); on a ticket that lists several items it names the
  *   item, and only an item's own issue goes through `doneTransition`.
  */
+
+import { postMessage, UNEDITABLE_SLACK_ERRORS, updateMessage } from '../destinations/slack/app.ts';
 import { RESOLVING_ACTIONS } from '../model.ts';
 import { type DeliveryRecord, deliveryId } from '../state/records/record.ts';
 import { recordToAlert } from './messages.ts';
@@ -16,7 +18,6 @@ import type { SendOutcome } from './outcome.ts';
 import { noteSent, type PassState, stopEarly, takeTurn } from './queue.ts';
 import { readAs, send, sendRequest } from './senders.ts';
 import { settle } from './settle.ts';
-import { postMessage, UNEDITABLE_SLACK_ERRORS, updateMessage } from './slack-app.ts';
 
 /** A thread reply refused because its parent is gone (deleted): the reply goes in the channel. */
 const NO_THREAD: ReadonlySet<string> = new Set(['thread_not_found', 'message_not_found']);

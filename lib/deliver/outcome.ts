@@ -1,6 +1,6 @@
 /**
  * What a send comes to (accepted, retried, never), and the HTTP request a destination is sent:
- * the shapes senders.ts and each kind's own sender (slack-app.ts) share, apart so neither imports
+ * the shapes senders.ts and each kind's own sender (destinations/slack/app.ts) share, apart so neither imports
  * the other.
  */
 

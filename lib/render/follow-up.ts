@@ -8,13 +8,13 @@
  */
 
 import { dedupKey } from '../destinations/pagerduty/render.ts';
+import { flagButtons } from '../destinations/slack/buttons.ts';
+import { fitSlackPayload } from '../destinations/slack/limits.ts';
+import { renderSlackBatch } from '../destinations/slack/render.ts';
 import { type FollowUpAction, RESOLVING_ACTIONS } from '../model.ts';
 import { wellFormedDeep } from '../text.ts';
 import { slackPlain, slackText } from './escape.ts';
 import { formatTime, webhookTimestamp } from './format.ts';
-import { renderSlackBatch } from './slack.ts';
-import { flagButtons } from './slack-buttons.ts';
-import { fitSlackPayload } from './slack-limits.ts';
 import type { DeliveryAlert, PagerDutyEvent, RenderOptions, SlackPayload } from './types.ts';
 
 /** What each known action did, as a line starts; another type is shown as it is. */

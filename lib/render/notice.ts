@@ -9,12 +9,12 @@ import { discordText } from '../destinations/discord/escape.ts';
 import { discordMessage } from '../destinations/discord/render.ts';
 import { JIRA_SUMMARY_MAX, type JiraContent, jiraComment } from '../destinations/jira/render.ts';
 import { dedupKey } from '../destinations/pagerduty/render.ts';
+import { fitSlackPayload } from '../destinations/slack/limits.ts';
 import { rich, run, teamsMessage, upstreamText } from '../destinations/teams/card.ts';
 import { fitTeamsPayload } from '../destinations/teams/limits.ts';
 import { htmlText, lineText, slackLines, slackPlain, slackText, stripControl } from './escape.ts';
 import { webhookTimestamp } from './format.ts';
 import { exposureLabel } from './keys.ts';
-import { fitSlackPayload } from './slack-limits.ts';
 import type {
   DiscordPayload,
   EmailContent,

@@ -7,10 +7,14 @@
 import { describe, expect, it } from 'vitest';
 import { renderConsole } from '../../lib/destinations/console/render.ts';
 import { renderEmail } from '../../lib/destinations/email/render.ts';
+import {
+  SLACK_LIMITS,
+  slackBlockTextLength,
+  slackLimitProblems,
+} from '../../lib/destinations/slack/limits.ts';
+import { renderSlack } from '../../lib/destinations/slack/render.ts';
 import { renderWebhook } from '../../lib/destinations/webhook/render.ts';
 import type { DeliveryAlert } from '../../lib/model.ts';
-import { renderSlack } from '../../lib/render/slack.ts';
-import { SLACK_LIMITS, slackBlockTextLength, slackLimitProblems } from '../../lib/render/slack-limits.ts';
 import type { SlackPayload } from '../../lib/render/types.ts';
 import {
   credentialAlert,

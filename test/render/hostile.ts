@@ -1,6 +1,6 @@
 /** Upstream text written by an attacker, and helpers that measure what a Slack message holds. */
 import { expect } from 'vitest';
-import { slackLimitProblems } from '../../lib/render/slack-limits.ts';
+import { slackLimitProblems } from '../../lib/destinations/slack/limits.ts';
 import type { SlackPayload } from '../../lib/render/types.ts';
 import { makeCredential, makeEvent } from './fixtures.ts';
 

@@ -1,7 +1,7 @@
 /** Notices: a test message is marked as a test in every rendering. */
 import { describe, expect, it } from 'vitest';
+import { slackLimitProblems } from '../../lib/destinations/slack/limits.ts';
 import { renderNotice, TEST_MARK } from '../../lib/render/notice.ts';
-import { slackLimitProblems } from '../../lib/render/slack-limits.ts';
 import type { Notice } from '../../lib/render/types.ts';
 import { renderOptions } from './fixtures.ts';
 

@@ -1,8 +1,8 @@
 /** Slack rendering: hostile text, every Slack limit, grouping, digests and delivery coverage. */
 import { describe, expect, it } from 'vitest';
+import { fitSlackPayload, SLACK_LIMITS, slackLimitProblems } from '../../lib/destinations/slack/limits.ts';
+import { renderSlack } from '../../lib/destinations/slack/render.ts';
 import type { DeliveryAlert } from '../../lib/model.ts';
-import { renderSlack } from '../../lib/render/slack.ts';
-import { fitSlackPayload, SLACK_LIMITS, slackLimitProblems } from '../../lib/render/slack-limits.ts';
 import type { Rendered } from '../../lib/render/types.ts';
 import {
   credentialAlert,

@@ -10,10 +10,10 @@ import { renderConsole } from '../../lib/destinations/console/render.ts';
 import { renderEmail } from '../../lib/destinations/email/render.ts';
 import { renderJira } from '../../lib/destinations/jira/render.ts';
 import { renderServiceNow } from '../../lib/destinations/servicenow/render.ts';
+import { renderSlack } from '../../lib/destinations/slack/render.ts';
 import { renderWebhook } from '../../lib/destinations/webhook/render.ts';
 import type { DeliveryAlert } from '../../lib/model.ts';
 import { renderNotice } from '../../lib/render/notice.ts';
-import { renderSlack } from '../../lib/render/slack.ts';
 import type { EmailContent, SlackPayload } from '../../lib/render/types.ts';
 import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
 import {

@@ -1,21 +1,21 @@
 /**
  * Slack's rendering and its send: a webhook takes the blocks as they are (200 `ok`); an app posts
  * them with `chat.postMessage` and its answers are read as the Web API means them
- * (deliver/slack-app.ts). An app's digest is a thread: the parent here, its replies by
+ * (app.ts). An app's digest is a thread: the parent here, its replies by
  * deliver/thread.ts.
  */
 
 import { jsonRequest, readAnswer } from '../../deliver/send-context.ts';
 import { sendRequest } from '../../deliver/senders.ts';
-import { postMessage, readSlackAnswer, updateMessage } from '../../deliver/slack-app.ts';
 import { slackFollowUp } from '../../render/follow-up.ts';
 import { renderNotice } from '../../render/notice.ts';
-import { renderSlack } from '../../render/slack.ts';
-import { slackLimitProblems } from '../../render/slack-limits.ts';
-import { renderSlackThreads } from '../../render/slack-thread.ts';
 import type { SlackPayload } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
+import { postMessage, readSlackAnswer, updateMessage } from './app.ts';
 import type { SlackDestination } from './index.ts';
+import { slackLimitProblems } from './limits.ts';
+import { renderSlack } from './render.ts';
+import { renderSlackThreads } from './thread.ts';
 
 export const slackBody: KindBody<SlackDestination, SlackPayload> = {
   render: (destination, alerts, opts) =>

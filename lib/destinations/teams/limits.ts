@@ -1,5 +1,5 @@
 /**
- * Teams' limits checked and enforced in one place, as slack-limits.ts does for Slack: the
+ * Teams' limits checked and enforced in one place, as slack/limits.ts does for Slack: the
  * renderers build within a byte budget (card.ts), `fitTeamsPayload` is the safety net that
  * drops what is still over (saying so), and `teamsProblems` is what `config validate` and the tests
  * use to prove a card is one Workflows takes and that no upstream text sits where Markdown renders.

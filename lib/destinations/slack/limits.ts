@@ -3,8 +3,8 @@
  * renderer builds within them; `fitSlackPayload` is the safety net that clips anything still over
  * (saying so), and `slackLimitProblems` is what `config validate` and the tests use to prove it.
  */
-import { formatCount } from './escape.ts';
-import type { SlackPayload } from './types.ts';
+import { formatCount } from '../../render/escape.ts';
+import type { SlackPayload } from '../../render/types.ts';
 
 export const SLACK_LIMITS = {
   blocks: 50,

@@ -2,7 +2,7 @@
  * The controls on an event's own Slack message, when the config has `actions.slack`
  * (interface.md section 9): the buttons act on the event (api/slack.ts reads the clicks).
  */
-import type { EventDelivery } from './group.ts';
+import type { EventDelivery } from '../../render/group.ts';
 
 type Block = Record<string, unknown>;
 

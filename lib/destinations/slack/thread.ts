@@ -9,8 +9,8 @@
  * Rendering is deterministic for the same alerts in the same order: a thread a crash interrupted
  * is rendered again and resumed at the reply it had reached (deliver/thread.ts).
  */
-import { ellipsis, slackText } from './escape.ts';
-import { plural } from './format.ts';
+import { ellipsis, slackText } from '../../render/escape.ts';
+import { plural } from '../../render/format.ts';
 import {
   type Batch,
   batchSummary,
@@ -25,8 +25,10 @@ import {
   planBatches,
   routesOf,
   severityCounts,
-} from './group.ts';
-import { credentialLink } from './link.ts';
+} from '../../render/group.ts';
+import { credentialLink } from '../../render/link.ts';
+import type { DeliveryAlert, Rendered, RenderOptions, SlackPayload } from '../../render/types.ts';
+import { fitSlackPayload } from './limits.ts';
 import {
   type Block,
   context,
@@ -40,9 +42,7 @@ import {
   renderSlackBatch,
   section,
   slackLink,
-} from './slack.ts';
-import { fitSlackPayload } from './slack-limits.ts';
-import type { DeliveryAlert, Rendered, RenderOptions, SlackPayload } from './types.ts';
+} from './render.ts';
 
 /** Replies a thread holds at most: past them the last reply counts the rest. */
 export const MAX_REPLIES = 50;

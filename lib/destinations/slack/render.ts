@@ -2,14 +2,14 @@
  * Slack Block Kit messages for a batch of alerts bound for one Slack destination.
  *
  * Every piece of upstream text goes through escape.ts (so it can never ping or forge a link), the
- * messages are built within Slack's limits (slack-limits.ts, which also clips whatever is still
+ * messages are built within Slack's limits (limits.ts, which also clips whatever is still
  * over and says so), and a password never appears: not even masked, only the login and the kind of
  * secret the upstream holds.
  *
  * A credential group that would not fit one compact message is split into numbered parts, each
  * covering exactly the logins it lists, so no login is counted as delivered without being shown.
  */
-import { eventSeverity } from '../model.ts';
+import { eventSeverity } from '../../model.ts';
 import {
   ellipsis,
   escapeSlack,
@@ -18,7 +18,7 @@ import {
   slackLines,
   slackPlain,
   slackText,
-} from './escape.ts';
+} from '../../render/escape.ts';
 import {
   formatTime,
   hashKind,
@@ -28,7 +28,7 @@ import {
   SEVERITY_EMOJI,
   severityText,
   tagsOf,
-} from './format.ts';
+} from '../../render/format.ts';
 import {
   type Batch,
   batchSummary,
@@ -45,11 +45,11 @@ import {
   planBatches,
   routesOf,
   severityCounts,
-} from './group.ts';
-import { credentialLink, eventLink } from './link.ts';
-import { actionButtons } from './slack-buttons.ts';
-import { fitSlackPayload } from './slack-limits.ts';
-import type { DeliveryAlert, Rendered, RenderOptions, SlackPayload } from './types.ts';
+} from '../../render/group.ts';
+import { credentialLink, eventLink } from '../../render/link.ts';
+import type { DeliveryAlert, Rendered, RenderOptions, SlackPayload } from '../../render/types.ts';
+import { actionButtons } from './buttons.ts';
+import { fitSlackPayload } from './limits.ts';
 
 export type Block = Record<string, unknown>;
 

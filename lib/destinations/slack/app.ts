@@ -11,10 +11,11 @@
  * A posted message's `channel` (always the id) and `ts` come back with the outcome: they are how a
  * thread reply or an edit finds it later.
  */
-import type { SlackPayload } from '../render/types.ts';
-import { parseRetryAfter } from '../upstream/wire.ts';
-import type { SlackApp } from './destinations.ts';
-import type { HttpRequest, Posted, SendOutcome } from './outcome.ts';
+
+import type { SlackApp } from '../../deliver/destinations.ts';
+import type { HttpRequest, Posted, SendOutcome } from '../../deliver/outcome.ts';
+import type { SlackPayload } from '../../render/types.ts';
+import { parseRetryAfter } from '../../upstream/wire.ts';
 
 /** Errors that no retry mends: the token, the channel, the bot's rights, or blocks Slack refuses. */
 export const PERMANENT_SLACK_ERRORS: ReadonlySet<string> = new Set([
