@@ -59,7 +59,7 @@ export async function runSlackWork(deps: SlackWorkDeps, work: SlackWork): Promis
       const { type, by, id } = work.request;
       const [flag, value] = flagOf(type);
       const action = { id, type, by, at: new Date().toISOString() };
-      const { replacedMessage } = await import('../render/follow-up.ts');
+      const { replacedMessage } = await import('../destinations/slack/follow-up.ts');
       await answerAt(deps, work.responseUrl, {
         replace_original: true,
         ...replacedMessage(work.replace, result.uid, action, { ...work.replace.flags, [flag]: value }),

@@ -24,7 +24,7 @@ export function takesFollowUps(destination: ResolvedDestination | undefined): bo
  */
 export function keepsItems(destination: ResolvedDestination | undefined): boolean {
   const style = followUpStyle(destination);
-  return style === 'message' || style === 'webhook';
+  return style === 'message' || style === 'action';
 }
 
 /** The destinations of a runtime that hear of actions. */

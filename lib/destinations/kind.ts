@@ -19,9 +19,11 @@
 import type * as z from 'zod/mini';
 import type { HttpRequest, Posted, SendOutcome } from '../deliver/outcome.ts';
 import type { Answer, SendContext } from '../deliver/send-context.ts';
+import type { Logger } from '../log.ts';
 import type { FollowUpAction } from '../model.ts';
 import type { DeliveryAlert, Notice, Rendered, RenderOptions } from '../render/types.ts';
 import type { SecretRef } from '../rules/schema-parts.ts';
+import type { DeliveryRecord } from '../state/records/record.ts';
 
 /** Looks a config value up (a `{ "secret": NAME }` in the secret object), at `key` of the destination. */
 export type Resolve = (value: string | SecretRef, key: string) => string;
@@ -37,7 +39,7 @@ export interface Resolved {
  * (a Slack app), its incident resolved (PagerDuty), a comment on its ticket, an `action` body (a
  * webhook with `followUps`).
  */
-export type FollowUpStyle = 'message' | 'incident' | 'ticket' | 'webhook';
+export type FollowUpStyle = 'message' | 'incident' | 'ticket' | 'action';
 
 export interface KindFace<C extends { type: string }, R extends Resolved> {
   readonly type: C['type'];
@@ -80,6 +82,36 @@ export interface KindFace<C extends { type: string }, R extends Resolved> {
   load(): Promise<KindBody<R, unknown, C>>;
 }
 
+/**
+ * What a kind's follow-up is given by the delivery pass (deliver/follow-up-send.ts), which records
+ * its outcome as any delivery's. Every message goes at the destination's pace: `send` and `request`
+ * wait for its turn and count it; 'budget' when no turn came in time (return it: the pass stops).
+ */
+export interface FollowUpSend<P> {
+  /** The follow-up's record (`followUp.action` is `action`); `save` writes it as it is now. */
+  record: DeliveryRecord;
+  action: FollowUpAction;
+  /** The item the follow-up is about, as the renderers take it. */
+  alert: DeliveryAlert;
+  opts: RenderOptions;
+  ctx: SendContext;
+  log: Logger;
+  /** Sends a payload of the kind, as its alerts are sent. */
+  send(payload: P): Promise<SendOutcome | 'budget'>;
+  /** Sends a request made for the destination, its answer read as the kind's. */
+  request(request: HttpRequest): Promise<SendOutcome | 'budget'>;
+  /** Waits for a turn for a message sent otherwise (false: none in time); `sent` counts it. */
+  turn(): Promise<boolean>;
+  sent(): void;
+  /** Writes the record as it is now: a step that must not repeat when the rest is retried. */
+  save(): Promise<void>;
+  /**
+   * A ticket kind: whether the record's ticket is its item's own (lists no other item), as the
+   * item's delivery record says; an item whose record is gone counts as shared.
+   */
+  ownTicket(): Promise<boolean>;
+}
+
 /** What renders and sends, loaded when a message of the kind is first rendered or sent. */
 export interface KindBody<R extends Resolved, P = unknown, C = unknown> {
   /** The messages `destination` receives for `alerts` (digests over the threshold). Pure. */
@@ -120,6 +152,11 @@ export interface KindBody<R extends Resolved, P = unknown, C = unknown> {
     outcome: Extract<SendOutcome, { ok: true }>,
     ctx: SendContext,
   ): Promise<[string, SendOutcome][]>;
+  /**
+   * Tells the destination that someone acted on an item it was sent (its face's `followUps`):
+   * edits and replies, resolves, comments, as the kind does.
+   */
+  followUp?(destination: R, f: FollowUpSend<P>): Promise<SendOutcome | 'budget'>;
   /** The payloads a follow-up to `alert` would send, named (`config validate` checks them too). */
   followUpSamples?(
     destination: R,

@@ -5,9 +5,9 @@
  * who acted and why, can ping, link or spoof nothing; every message stays within Slack's limits.
  */
 import { describe, expect, it } from 'vitest';
+import { slackFollowUp } from '../../lib/destinations/slack/follow-up.ts';
 import { renderSlackThreads } from '../../lib/destinations/slack/thread.ts';
 import type { FollowUpAction } from '../../lib/model.ts';
-import { slackFollowUp } from '../../lib/render/follow-up.ts';
 import type { SlackPayload } from '../../lib/render/types.ts';
 import { credentialAlert, eventAlert, renderOptions, toDelivery } from './fixtures.ts';
 import {

@@ -4,6 +4,7 @@ import { readAnswer } from '../../deliver/send-context.ts';
 import { searchTickets } from '../../deliver/ticket-search.ts';
 import { renderNotice } from '../../render/notice.ts';
 import type { KindBody } from '../kind.ts';
+import { sendJiraFollowUp } from './follow-up.ts';
 import type { JiraDestination } from './index.ts';
 import { JIRA_SUMMARY_MAX, type JiraContent, renderJira } from './render.ts';
 import { jiraRequest, readJiraAnswer } from './request.ts';
@@ -13,6 +14,7 @@ export const jiraBody: KindBody<JiraDestination, JiraContent> = {
   notice: (_destination, notice, opts) => renderNotice('jira', notice, opts),
   request: (destination, payload) => jiraRequest(destination, payload),
   read: (_destination, answer, now) => readJiraAnswer(answer.status, answer.body) ?? readAnswer(answer, now),
+  followUp: sendJiraFollowUp,
   labelOf: (issue) => issue.labels[0],
   search: (destination, label, ctx) =>
     searchTickets(

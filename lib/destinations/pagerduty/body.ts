@@ -10,7 +10,7 @@ import type { PagerDutyEvent } from '../../render/types.ts';
 import { secretText } from '../describe.ts';
 import type { KindBody } from '../kind.ts';
 import type { PagerDutyConfig, PagerDutyDestination } from './index.ts';
-import { pagerDutyProblems, renderPagerDuty, resolveOf } from './render.ts';
+import { pagerDutyProblems, pagerDutyResolve, renderPagerDuty, resolveOf } from './render.ts';
 
 /**
  * PagerDuty explains a 400 as `{"status":"invalid event","errors":[...]}`: the errors are what the
@@ -42,6 +42,13 @@ export const pagerdutyBody: KindBody<PagerDutyDestination, PagerDutyEvent, Pager
     body: JSON.stringify({ routing_key: destination.routingKey, ...payload }),
   }),
   read: (_destination, answer, now) => readAnswer(answer, now, pagerDutyErrors),
+  // Ignore and remediate resolve the event's own incident; nothing else is said to PagerDuty.
+  followUp(_destination, f) {
+    const resolve = pagerDutyResolve(f.alert, f.action);
+    return resolve
+      ? f.send(resolve)
+      : Promise.resolve({ ok: false, permanent: true, error: 'pagerduty takes no follow-ups' });
+  },
   problems: pagerDutyProblems,
   afterTest: async (destination, payload, _outcome, ctx) => [
     ['resolve ', await send(destination, resolveOf(payload), [], ctx)],

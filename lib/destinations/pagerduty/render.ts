@@ -15,7 +15,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import { eventSeverity } from '../../model.ts';
+import { eventSeverity, type FollowUpAction, RESOLVING_ACTIONS } from '../../model.ts';
 import { highlightPlain, lineText } from '../../render/escape.ts';
 import { hashKind, identifierNames, plural } from '../../render/format.ts';
 import {
@@ -280,4 +280,10 @@ export function pagerDutyProblems(event: PagerDutyEvent): string[] {
   if (!['critical', 'error', 'warning', 'info'].includes(p.severity))
     problems.push(`severity ${String(p.severity)} is not critical, error, warning or info`);
   return problems;
+}
+
+/** PagerDuty's resolve of an event's own incident (`event:<uid>`); undefined for other changes. */
+export function pagerDutyResolve(alert: DeliveryAlert, action: FollowUpAction): PagerDutyEvent | undefined {
+  if (alert.kind !== 'event' || !RESOLVING_ACTIONS.has(action.type)) return undefined;
+  return { event_action: 'resolve', dedup_key: dedupKey(`event:${alert.key}`), client: 'exposure-alerts' };
 }

@@ -4,6 +4,7 @@ import { readAnswer } from '../../deliver/send-context.ts';
 import { searchTickets } from '../../deliver/ticket-search.ts';
 import { renderNotice } from '../../render/notice.ts';
 import type { KindBody } from '../kind.ts';
+import { sendIncidentNote } from './follow-up.ts';
 import type { ServiceNowDestination } from './index.ts';
 import { type IncidentContent, renderServiceNow } from './render.ts';
 import { incidentRequest, readIncidentAnswer } from './request.ts';
@@ -14,6 +15,7 @@ export const servicenowBody: KindBody<ServiceNowDestination, IncidentContent> = 
   request: (destination, payload) => incidentRequest(destination, payload),
   read: (_destination, answer, now) =>
     readIncidentAnswer(answer.status, answer.body) ?? readAnswer(answer, now),
+  followUp: sendIncidentNote,
   labelOf: (incident) => incident.correlation_id,
   search: (destination, label, ctx) =>
     searchTickets(

@@ -7,11 +7,11 @@
 
 import { jsonRequest, readAnswer } from '../../deliver/send-context.ts';
 import { sendRequest } from '../../deliver/senders.ts';
-import { slackFollowUp } from '../../render/follow-up.ts';
 import { renderNotice } from '../../render/notice.ts';
 import type { SlackPayload } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import { postMessage, readSlackAnswer, updateMessage } from './app.ts';
+import { sendSlackFollowUp, slackFollowUp } from './follow-up.ts';
 import type { SlackDestination } from './index.ts';
 import { slackLimitProblems } from './limits.ts';
 import { renderSlack } from './render.ts';
@@ -49,6 +49,7 @@ export const slackBody: KindBody<SlackDestination, SlackPayload> = {
       ['thread reply ', await sendRequest(destination, postMessage(destination.app, reply, posted), ctx)],
     ];
   },
+  followUp: sendSlackFollowUp,
   followUpSamples(destination, alert, action, opts) {
     if (!destination.app) return [];
     const { edit, reply } = slackFollowUp(alert, action, opts);

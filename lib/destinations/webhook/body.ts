@@ -9,11 +9,11 @@ import type { WebhookBody, WebhookNoticeBody } from '../../render/types.ts';
 import { secretText } from '../describe.ts';
 import type { KindBody } from '../kind.ts';
 import type { WebhookConfig, WebhookDestination } from './index.ts';
-import { renderWebhook, signWebhook } from './render.ts';
+import { renderWebhook, signWebhook, type WebhookActionBody, webhookAction } from './render.ts';
 
 const SENSITIVE_HEADER = /auth|token|key|secret|signature|password|cookie/i;
 
-type WebhookPayload = WebhookBody | WebhookNoticeBody;
+type WebhookPayload = WebhookBody | WebhookNoticeBody | WebhookActionBody;
 
 export const webhookBody: KindBody<WebhookDestination, WebhookPayload, WebhookConfig> = {
   render: (_destination, alerts, opts) => renderWebhook(alerts, opts),
@@ -35,6 +35,7 @@ export const webhookBody: KindBody<WebhookDestination, WebhookPayload, WebhookCo
     }
     return { url: destination.url, headers, body };
   },
+  followUp: (_destination, f) => f.send(webhookAction(f.alert, f.action, f.opts)),
   problems: (payload) => {
     const body = JSON.parse(JSON.stringify(payload)) as { version?: unknown; kind?: unknown };
     return body.version === 1 && typeof body.kind === 'string' ? [] : ['body lacks version or kind'];

@@ -51,7 +51,7 @@ export const webhookKind: KindFace<WebhookConfig, WebhookDestination> = {
     ),
   }),
   inline: true,
-  followUps: (d) => (d.followUps ? 'webhook' : undefined),
+  followUps: (d) => (d.followUps ? 'action' : undefined),
   describe: (config) => `POST ${urlText(config.url)}`,
   load: async (): Promise<KindBody<WebhookDestination>> => (await import('./body.ts')).webhookBody,
 };

@@ -12,6 +12,7 @@
  */
 
 import { createHmac } from 'node:crypto';
+import type { FollowUpAction } from '../../model.ts';
 import { webhookTimestamp } from '../../render/format.ts';
 import { byTenant, deliveryIdsOf, routesOf } from '../../render/group.ts';
 import type { DeliveryAlert, Rendered, RenderOptions, WebhookBody } from '../../render/types.ts';
@@ -62,4 +63,30 @@ function renderOneTenant(alerts: DeliveryAlert[], opts: RenderOptions): Rendered
 /** `sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">`, the value of X-Signature-256. */
 export function signWebhook(secret: string, timestamp: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
+}
+
+/** Body a webhook with `followUps` receives when someone acts on an item it was sent. */
+export interface WebhookActionBody {
+  version: 1;
+  kind: 'action';
+  destination: string;
+  action: { type: string; by: string; at: string; reason?: string };
+  items: unknown[];
+  sentAt: string;
+}
+
+export function webhookAction(
+  alert: DeliveryAlert,
+  action: FollowUpAction,
+  opts: Pick<RenderOptions, 'destination' | 'now'>,
+): WebhookActionBody {
+  const { type, by, at, reason } = action;
+  return wellFormedDeep({
+    version: 1,
+    kind: 'action',
+    destination: opts.destination,
+    action: { type, by, at, ...(reason !== undefined ? { reason } : {}) },
+    items: [alert.item],
+    sentAt: webhookTimestamp(opts.now),
+  }) as WebhookActionBody;
 }
