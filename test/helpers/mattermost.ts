@@ -1,20 +1,20 @@
 /**
- * A Mattermost incoming-webhook stand-in for tests: a real local HTTP server at `/hooks/<id>` that
- * answers as Mattermost does. 200 `text/plain` `ok` for a post; errors as JSON `{id, message,
+ * A Mattermost incoming-webhook stand-in for tests: a real local HTTP server (stand-in.ts) at
+ * `/hooks/<id>` that answers as Mattermost does. 200 `text/plain` `ok` for a post; errors as JSON `{id, message,
  * detailed_error, request_id, status_code}`: an unknown hook 400 (`web.incoming_webhook.invalid`),
  * a body that is not JSON 400 (`parse`), neither text nor attachments 400 (`text`). A text over
  * 16,383 characters is answered 400 here, where the server would split it into several posts (a
  * split would cut code spans in two): stricter, so a test sees it. Its rate limiter, off unless
  * asked for as on the server, answers 429 `limit exceeded` with `Retry-After` and
  * `X-RateLimit-Reset` in seconds, on `now` (a test's clock). Answers can be scripted; `onPost`
- * runs once a post is recorded and before it is answered (a test kills the sender there).
+ * runs once a post is recorded and before it is answered (a test kills the sender there, and
+ * the post is left unanswered).
  *
  * Every post is also read as the server and the apps would read it (`wouldBeLive`, written apart
  * from the renderer's own check): one whose text could mention, link, embed or format from what
  * it carries is noted in `flagged`, which every test can assert empty.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { standIn } from './stand-in.ts';
 
 export const MATTERMOST_HOOK = 'xk3mfmattermosthookid4tests';
 export const MATTERMOST_MAX = 16_383;
@@ -42,7 +42,8 @@ export interface MattermostStandIn {
   /** Posts whose text could mention, link, embed or format, with why. */
   flagged: { text: string; why: string[] }[];
   script(...answers: Answer[]): void;
-  onPost?: (post: MattermostPost) => void;
+  /** Runs once a post is recorded, before its answer; `hang` leaves it unanswered (a sender killed). */
+  onPost?: (post: MattermostPost) => undefined | 'hang';
   close(): Promise<void>;
 }
 
@@ -145,71 +146,60 @@ export async function startMattermost(
     requests: [],
     flagged: [],
     script: (...answers) => queue.push(...answers),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => server.close(),
   };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const at = now();
-      const answer = ({ status, body, headers }: Answer) => {
-        stand.requests.push({ at, status });
-        res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
-        res.end(body);
-      };
-      const scripted = queue.shift();
-      if (scripted) return answer(scripted);
-      if (interval) {
-        const burst = (options.burst ?? 0) * interval;
-        const next = Math.max(theoretical, at) + interval;
-        if (next - at > burst + interval) {
-          const wait = Math.ceil((next - interval - burst - at) / 1_000);
-          return answer({
-            status: 429,
-            headers: {
-              'Content-Type': 'text/plain',
-              'Retry-After': String(wait),
-              'X-RateLimit-Reset': String(wait),
-              'X-RateLimit-Remaining': '0',
-            },
-            body: 'limit exceeded\n',
-          });
-        }
-        theoretical = next;
+  const server = await standIn((req, body, res) => {
+    const at = now();
+    const answer = (given: Answer) => {
+      stand.requests.push({ at, status: given.status });
+      res.writeHead(given.status, { 'Content-Type': 'application/json', ...given.headers });
+      res.end(given.body);
+    };
+    const scripted = queue.shift();
+    if (scripted) return answer(scripted);
+    if (interval) {
+      const burst = (options.burst ?? 0) * interval;
+      const next = Math.max(theoretical, at) + interval;
+      if (next - at > burst + interval) {
+        const wait = Math.ceil((next - interval - burst - at) / 1_000);
+        return answer({
+          status: 429,
+          headers: {
+            'Content-Type': 'text/plain',
+            'Retry-After': String(wait),
+            'X-RateLimit-Reset': String(wait),
+            'X-RateLimit-Remaining': '0',
+          },
+          body: 'limit exceeded\n',
+        });
       }
-      const hook = /^\/hooks\/([a-z0-9]+)$/.exec((req.url ?? '').split('?')[0] ?? '');
-      if (req.method !== 'POST' || !hook)
-        return answer(appError(404, 'api.context.404.app_error', 'Not found'));
-      let post: MattermostPost;
-      try {
-        if (!(req.headers['content-type'] ?? '').startsWith('application/json')) throw new Error('not JSON');
-        post = JSON.parse(Buffer.concat(chunks).toString('utf8')) as MattermostPost;
-        if (!post || typeof post !== 'object') throw new Error('not an object');
-      } catch {
-        return answer(
-          appError(400, 'web.incoming_webhook.parse.app_error', 'Unable to parse incoming data.'),
-        );
-      }
-      if (hook[1] !== MATTERMOST_HOOK)
-        return answer(appError(400, 'web.incoming_webhook.invalid.app_error', 'Invalid webhook.'));
-      if (!post.text && !post.attachments)
-        return answer(appError(400, 'web.incoming_webhook.text.app_error', 'No text specified.'));
-      if (typeof post.text === 'string' && runes(post.text) > MATTERMOST_MAX)
-        return answer(
-          appError(400, 'standin.split', `text of ${runes(post.text)} characters: the server would split it`),
-        );
-      stand.posted.push(post);
-      const why = wouldBeLive(post.text ?? '');
-      if (why.length) stand.flagged.push({ text: (post.text ?? '').slice(0, 300), why });
-      stand.onPost?.(post);
-      return answer({ status: 200, headers: { 'Content-Type': 'text/plain' }, body: 'ok' });
-    });
+      theoretical = next;
+    }
+    const hook = /^\/hooks\/([a-z0-9]+)$/.exec((req.url ?? '').split('?')[0] ?? '');
+    if (req.method !== 'POST' || !hook)
+      return answer(appError(404, 'api.context.404.app_error', 'Not found'));
+    let post: MattermostPost;
+    try {
+      if (!(req.headers['content-type'] ?? '').startsWith('application/json')) throw new Error('not JSON');
+      post = JSON.parse(body) as MattermostPost;
+      if (!post || typeof post !== 'object') throw new Error('not an object');
+    } catch {
+      return answer(appError(400, 'web.incoming_webhook.parse.app_error', 'Unable to parse incoming data.'));
+    }
+    if (hook[1] !== MATTERMOST_HOOK)
+      return answer(appError(400, 'web.incoming_webhook.invalid.app_error', 'Invalid webhook.'));
+    if (!post.text && !post.attachments)
+      return answer(appError(400, 'web.incoming_webhook.text.app_error', 'No text specified.'));
+    if (typeof post.text === 'string' && runes(post.text) > MATTERMOST_MAX)
+      return answer(
+        appError(400, 'standin.split', `text of ${runes(post.text)} characters: the server would split it`),
+      );
+    stand.posted.push(post);
+    const why = wouldBeLive(post.text ?? '');
+    if (why.length) stand.flagged.push({ text: (post.text ?? '').slice(0, 300), why });
+    if (stand.onPost?.(post) === 'hang') return;
+    return answer({ status: 200, headers: { 'Content-Type': 'text/plain' }, body: 'ok' });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  stand.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/${MATTERMOST_HOOK}`;
+  stand.url = `${server.url}/hooks/${MATTERMOST_HOOK}`;
   return stand;
 }

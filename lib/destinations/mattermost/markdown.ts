@@ -24,8 +24,9 @@
  *    our text must find its closer in our text: a `**` pair closes before any span, or wraps exactly
  *    one span whose content has no `*` (swapped for `∗` U+2217).
  * 4. The one link is ours: `[Open in the web app](url)` on the last line, nothing after it (so
- *    marked cannot stretch it to a `](` further on), its URL from link.ts with the characters that
- *    could end a Markdown destination (`()[]<>\` `"`, backtick, spaces) percent-encoded.
+ *    marked cannot stretch it to a `](` further on), its URL from link.ts with what could end or
+ *    escape a Markdown link's destination (parentheses, brackets, `<`, `>`, a backslash, quotes,
+ *    backticks, spaces) percent-encoded.
  * `liveMarkup` checks 1 to 4 on any post; `problems` reports what it finds.
  */
 import { parseHighlight, perChar, stripControl, visible } from '../../render/escape.ts';
