@@ -125,34 +125,6 @@ export interface WebhookNoticeBody {
 
 export type { DeliveryAlert };
 
-/** Whatever a renderer produces for an alert batch, by destination type. */
-export type AlertPayload =
-  | SlackPayload
-  | EmailContent
-  | WebhookBody
-  | TeamsPayload
-  | PagerDutyEvent
-  | JiraContent
-  | IncidentContent
-  | { events: HecEvent[] }
-  | { records: SentinelRecord[] }
-  | DiscordPayload
-  | string;
-
-/** Whatever `renderNotice` produces, by destination type. */
-export type NoticePayload =
-  | SlackPayload
-  | EmailContent
-  | WebhookNoticeBody
-  | TeamsPayload
-  | PagerDutyEvent
-  | JiraContent
-  | IncidentContent
-  | { events: HecEvent[] }
-  | { records: SentinelRecord[] }
-  | DiscordPayload
-  | string;
-
 /** Atlassian Document Format, as far as destinations/jira/render.ts writes it. */
 export type Mark = { type: 'strong' } | { type: 'link'; attrs: { href: string } };
 export type AdfText = { type: 'text'; text: string; marks?: Mark[] };

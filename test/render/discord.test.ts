@@ -6,8 +6,8 @@
  * punctuation-heavy text); and no password, under any policy.
  */
 import { describe, expect, it } from 'vitest';
+import { discordNotice } from '../../lib/destinations/discord/body.ts';
 import { discordProblems, embedChars, renderDiscord } from '../../lib/destinations/discord/render.ts';
-import { renderNotice } from '../../lib/render/notice.ts';
 import { sampleHostileEvent } from '../../lib/render/samples.ts';
 import type { DiscordEmbed } from '../../lib/render/types.ts';
 import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
@@ -158,15 +158,10 @@ describe('Discord rendering', () => {
   });
 
   it('notices: a test is marked first thing, an error quoted in a notice is escaped', () => {
-    const test = renderNotice(
-      'discord',
-      { kind: 'test', title: 'Destination check', text: 'Hello @everyone' },
-      single,
-    );
+    const test = discordNotice({ kind: 'test', title: 'Destination check', text: 'Hello @everyone' }, single);
     expect(test.embeds[0]?.title).toContain('TEST');
     expect(discordProblems(test)).toEqual([]);
-    const ops = renderNotice(
-      'discord',
+    const ops = discordNotice(
       { kind: 'ops', title: 'refused', text: 'HTTP 401 <@123> [x](https://evil)' },
       single,
     );

@@ -7,8 +7,8 @@ import {
   type ResolvedDestination,
 } from '../../lib/destinations/kinds.ts';
 import type { CredentialAlert, DeliveryAlert, EventAlert } from '../../lib/model.ts';
-import { renderFor } from '../../lib/render/lazy.ts';
-import type { Rendered, RenderOptions } from '../../lib/render/types.ts';
+import { noticeFor, renderFor } from '../../lib/render/lazy.ts';
+import type { Notice, Rendered, RenderOptions } from '../../lib/render/types.ts';
 import { type AlertsConfig, configSchema } from '../../lib/rules/config.ts';
 import type { Credential, EventItem } from '../../lib/upstream/schemas.ts';
 
@@ -153,4 +153,16 @@ export function renderTo(
   { color }: { color: boolean } = { color: false },
 ): Promise<Rendered<unknown>[]> {
   return renderFor(destinationOf(target, opts.destination), alerts, { ...opts, color });
+}
+
+/**
+ * What `target` receives for `notice` (a test message, an operator notice), rendered by its kind;
+ * `P`, the payload's shape, as the test reads it.
+ */
+export async function noticeTo<P = unknown>(
+  target: RenderTarget,
+  notice: Notice,
+  opts: RenderOptions,
+): Promise<P> {
+  return (await noticeFor(destinationOf(target, opts.destination), notice, opts)) as P;
 }

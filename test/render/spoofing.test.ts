@@ -13,7 +13,6 @@ import { renderServiceNow } from '../../lib/destinations/servicenow/render.ts';
 import { renderSlack } from '../../lib/destinations/slack/render.ts';
 import { renderWebhook } from '../../lib/destinations/webhook/render.ts';
 import type { DeliveryAlert } from '../../lib/model.ts';
-import { renderNotice } from '../../lib/render/notice.ts';
 import type { EmailContent, SlackPayload } from '../../lib/render/types.ts';
 import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
 import {
@@ -21,6 +20,7 @@ import {
   eventAlert,
   makeCredential,
   makeEvent,
+  noticeTo,
   renderOptions,
   toDelivery,
 } from './fixtures.ts';
@@ -212,13 +212,13 @@ describe('tickets', () => {
 });
 
 describe('notices quoting a receiver', () => {
-  it('Slack, e-mail, console, Jira and ServiceNow notices hold no control or bidi character', () => {
+  it('Slack, e-mail, console, Jira and ServiceNow notices hold no control or bidi character', async () => {
     const notice = { kind: 'ops' as const, title: `refused ${SPOOF}`, text: `answered ${SPOOF}` };
-    expectClean(renderNotice('slack', notice, single));
-    expectClean(renderNotice('email', notice, single));
-    expectClean(renderNotice('console', notice, single));
-    expectClean(renderNotice('jira', notice, single));
-    expectClean(renderNotice('servicenow', notice, single));
+    expectClean(await noticeTo({ type: 'slack' }, notice, single));
+    expectClean(await noticeTo({ type: 'email' }, notice, single));
+    expectClean(await noticeTo({ type: 'console' }, notice, single));
+    expectClean(await noticeTo({ type: 'jira' }, notice, single));
+    expectClean(await noticeTo({ type: 'servicenow' }, notice, single));
   });
 });
 

@@ -4,16 +4,39 @@
  */
 
 import { readAnswer } from '../../deliver/send-context.ts';
-import { renderNotice } from '../../render/notice.ts';
-import type { EmailContent } from '../../render/types.ts';
+import { htmlText, lineText } from '../../render/escape.ts';
+import { footer, TEST_MARK } from '../../render/notice.ts';
+import type { EmailContent, Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import type { EmailDestination } from './index.ts';
 import { renderEmail } from './render.ts';
 import { emailRequest } from './request.ts';
 
+export function emailNotice(notice: Notice, opts: RenderOptions): EmailContent {
+  const body = notice.text.split(/\r?\n/);
+  const lines =
+    notice.kind === 'test' ? [TEST_MARK, '', notice.title, '', ...body] : [notice.title, '', ...body];
+  return {
+    subject: lineText(notice.kind === 'test' ? TEST_MARK : `[exposure-alerts] ${notice.title}`, 200),
+    text: `${lines.map((l) => lineText(l, 5_000)).join('\n')}\n\n-- \n${lineText(footer(opts))}\n`,
+    html: [
+      '<!doctype html>',
+      '<html><head><meta charset="utf-8"></head>',
+      '<body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;font-size:14px;color:#111">',
+      ...(notice.kind === 'test'
+        ? [`<p style="padding:8px;background:#eef;border:1px solid #99c"><b>${htmlText(TEST_MARK)}</b></p>`]
+        : []),
+      `<h2 style="font-size:18px">${htmlText(notice.title, 300)}</h2>`,
+      `<p>${htmlText(notice.text, 5_000)}</p>`,
+      `<p style="color:#777;font-size:12px">${htmlText(footer(opts))}</p>`,
+      '</body></html>',
+    ].join('\n'),
+  };
+}
+
 export const emailBody: KindBody<EmailDestination, EmailContent> = {
   render: (_destination, alerts, opts) => renderEmail(alerts, opts),
-  notice: (_destination, notice, opts) => renderNotice('email', notice, opts),
+  notice: (_destination, notice, opts) => emailNotice(notice, opts),
   request: (destination, payload) => emailRequest(destination, payload),
   read(destination, answer, now) {
     const read = readAnswer(answer, now);

@@ -2,16 +2,29 @@
 
 import { readAnswer } from '../../deliver/send-context.ts';
 import { searchTickets } from '../../deliver/ticket-search.ts';
-import { renderNotice } from '../../render/notice.ts';
+import { lineText } from '../../render/escape.ts';
+import { exposureLabel } from '../../render/keys.ts';
+import { TEST_MARK } from '../../render/notice.ts';
+import type { Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import { sendJiraFollowUp } from './follow-up.ts';
 import type { JiraDestination } from './index.ts';
-import { JIRA_SUMMARY_MAX, type JiraContent, renderJira } from './render.ts';
+import { JIRA_SUMMARY_MAX, type JiraContent, jiraComment, renderJira } from './render.ts';
 import { jiraRequest, readJiraAnswer } from './request.ts';
+
+/** A notice as a Jira issue: a test ticket (marked) or an operator notice, with its own label. */
+export function jiraNotice(notice: Notice, opts: RenderOptions): JiraContent {
+  const title = notice.kind === 'test' ? `${TEST_MARK}: ${notice.title}` : `exposure-alerts: ${notice.title}`;
+  return {
+    summary: lineText(title, JIRA_SUMMARY_MAX, () => '…'),
+    description: jiraComment(notice.text.split('\n').filter(Boolean)),
+    labels: [exposureLabel(`${opts.destination}:${notice.kind}:${opts.now.toISOString()}`)],
+  };
+}
 
 export const jiraBody: KindBody<JiraDestination, JiraContent> = {
   render: (_destination, alerts, opts) => renderJira(alerts, opts),
-  notice: (_destination, notice, opts) => renderNotice('jira', notice, opts),
+  notice: (_destination, notice, opts) => jiraNotice(notice, opts),
   request: (destination, payload) => jiraRequest(destination, payload),
   read: (_destination, answer, now) => readJiraAnswer(answer.status, answer.body) ?? readAnswer(answer, now),
   followUp: sendJiraFollowUp,

@@ -3,14 +3,17 @@
  * PagerDuty documents it, never before: the rendered event, previews and logs never hold it. A
  * refusal keeps PagerDuty's `errors`, so the dead record says why.
  */
+
+import { createHash } from 'node:crypto';
 import { answerDetail, readAnswer } from '../../deliver/send-context.ts';
 import { send } from '../../deliver/senders.ts';
-import { renderNotice } from '../../render/notice.ts';
-import type { PagerDutyEvent } from '../../render/types.ts';
+import { lineText } from '../../render/escape.ts';
+import { headline } from '../../render/notice.ts';
+import type { Notice, PagerDutyEvent, RenderOptions } from '../../render/types.ts';
 import { secretText } from '../describe.ts';
 import type { KindBody } from '../kind.ts';
 import type { PagerDutyConfig, PagerDutyDestination } from './index.ts';
-import { pagerDutyProblems, pagerDutyResolve, renderPagerDuty, resolveOf } from './render.ts';
+import { dedupKey, pagerDutyProblems, pagerDutyResolve, renderPagerDuty, resolveOf } from './render.ts';
 
 /**
  * PagerDuty explains a 400 as `{"status":"invalid event","errors":[...]}`: the errors are what the
@@ -32,10 +35,39 @@ export function pagerDutyErrors(body: string): string {
   return answerDetail(body);
 }
 
+/**
+ * A test pages at `info` and `destinations test` resolves it at once (same key); an ops notice
+ * pages at `error`, keyed by destination and title, so a repeat joins the open incident.
+ */
+export function pagerDutyNotice(notice: Notice, opts: RenderOptions): PagerDutyEvent {
+  const key =
+    notice.kind === 'test'
+      ? `exposure-alerts:test:${opts.destination}:${opts.now.toISOString()}`
+      : `exposure-alerts:ops:${createHash('sha256').update(notice.title).digest('hex').slice(0, 16)}`;
+  return {
+    event_action: 'trigger',
+    dedup_key: dedupKey(key),
+    payload: {
+      summary: lineText(
+        `${headline(notice)}${notice.kind === 'test' ? ` · ${notice.title}` : ''}`,
+        1_024,
+        () => '…',
+      ),
+      source: 'exposure-alerts',
+      severity: notice.kind === 'test' ? 'info' : 'error',
+      timestamp: opts.now.toISOString(),
+      class: notice.kind === 'test' ? 'exposure_alerts_test' : 'exposure_alerts_ops',
+      custom_details: { title: notice.title, message: notice.text, destination: opts.destination },
+    },
+    links: [],
+    client: 'exposure-alerts',
+  };
+}
+
 export const pagerdutyBody: KindBody<PagerDutyDestination, PagerDutyEvent, PagerDutyConfig> = {
   render: (destination, alerts, opts) =>
     renderPagerDuty(alerts, opts, { credentialSeverity: destination.credentialSeverity }),
-  notice: (_destination, notice, opts) => renderNotice('pagerduty', notice, opts),
+  notice: (_destination, notice, opts) => pagerDutyNotice(notice, opts),
   request: (destination, payload) => ({
     url: destination.url,
     headers: { 'Content-Type': 'application/json' },

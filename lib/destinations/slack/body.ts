@@ -7,20 +7,36 @@
 
 import { jsonRequest, readAnswer } from '../../deliver/send-context.ts';
 import { sendRequest } from '../../deliver/senders.ts';
-import { renderNotice } from '../../render/notice.ts';
-import type { SlackPayload } from '../../render/types.ts';
+import { slackLines, slackPlain, slackText } from '../../render/escape.ts';
+import { footer, headline } from '../../render/notice.ts';
+import type { Notice, RenderOptions, SlackPayload } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import { postMessage, readSlackAnswer, updateMessage } from './app.ts';
 import { sendSlackFollowUp, slackFollowUp } from './follow-up.ts';
 import type { SlackDestination } from './index.ts';
-import { slackLimitProblems } from './limits.ts';
+import { fitSlackPayload, slackLimitProblems } from './limits.ts';
 import { renderSlack } from './render.ts';
 import { renderSlackThreads } from './thread.ts';
+
+export function slackNotice(notice: Notice, opts: RenderOptions): SlackPayload {
+  const body =
+    notice.kind === 'test'
+      ? `*${slackText(notice.title, 200)}*\n${slackLines(notice.text, 2_500)}`
+      : slackLines(notice.text, 2_800);
+  return fitSlackPayload({
+    text: slackText(`${headline(notice)}${notice.kind === 'test' ? ` · ${notice.title}` : ''}`, 500),
+    blocks: [
+      { type: 'header', text: { type: 'plain_text', text: slackPlain(headline(notice), 150), emoji: true } },
+      { type: 'section', text: { type: 'mrkdwn', text: body || '_(no text)_' } },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: slackText(footer(opts)) }] },
+    ],
+  });
+}
 
 export const slackBody: KindBody<SlackDestination, SlackPayload> = {
   render: (destination, alerts, opts) =>
     destination.app ? renderSlackThreads(alerts, opts) : renderSlack(alerts, { ...opts, slackWebhook: true }),
-  notice: (_destination, notice, opts) => renderNotice('slack', notice, opts),
+  notice: (_destination, notice, opts) => slackNotice(notice, opts),
   request: (destination, payload) =>
     destination.app ? postMessage(destination.app, payload) : jsonRequest(destination.url, payload),
   read: (destination, a, now) =>

@@ -1,9 +1,26 @@
 /** Splunk's events and their send: HEC takes them written one after another, not as an array. */
-import { renderNotice } from '../../render/notice.ts';
-import type { HecEvent } from '../../render/types.ts';
+import type { HecEvent, Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import type { SplunkDestination } from './index.ts';
 import { renderSplunk } from './render.ts';
+
+/** A notice as one event, its title and text as the event. */
+export function splunkNotice(notice: Notice, opts: RenderOptions): { events: HecEvent[] } {
+  return {
+    events: [
+      {
+        time: opts.now.getTime() / 1000,
+        source: 'exposure-alerts',
+        sourcetype: 'exposure_alerts',
+        event: {
+          kind: notice.kind === 'test' ? 'test' : 'notice',
+          title: notice.title,
+          text: notice.text,
+        },
+      },
+    ],
+  };
+}
 
 export const splunkBody: KindBody<SplunkDestination, { events: HecEvent[] }> = {
   render: (destination, alerts, opts) =>
@@ -11,7 +28,7 @@ export const splunkBody: KindBody<SplunkDestination, { events: HecEvent[] }> = {
       sourcetype: destination.sourcetype,
       ...(destination.index ? { index: destination.index } : {}),
     }),
-  notice: (_destination, notice, opts) => renderNotice('splunk', notice, opts),
+  notice: (_destination, notice, opts) => splunkNotice(notice, opts),
   request: (destination, payload) => ({
     url: `${destination.url}/services/collector/event`,
     headers: { 'Content-Type': 'application/json', Authorization: destination.authorization },

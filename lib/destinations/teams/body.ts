@@ -1,16 +1,33 @@
 /** Teams' rendering and its send: any 2xx is accepted (Workflows answers 202 with no body). */
 
 import { jsonRequest } from '../../deliver/send-context.ts';
-import { renderNotice } from '../../render/notice.ts';
-import type { TeamsPayload } from '../../render/types.ts';
+import { footer, headline } from '../../render/notice.ts';
+import type { Notice, RenderOptions, TeamsPayload } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
+import { rich, run, teamsMessage, upstreamText } from './card.ts';
 import type { TeamsDestination } from './index.ts';
-import { teamsProblems } from './limits.ts';
+import { fitTeamsPayload, teamsProblems } from './limits.ts';
 import { renderTeams } from './render.ts';
+
+export function teamsNotice(notice: Notice, opts: RenderOptions): TeamsPayload {
+  const body = [
+    rich([
+      run(headline(notice), {
+        weight: 'Bolder',
+        size: 'Large',
+        color: notice.kind === 'test' ? 'Accent' : 'Attention',
+      }),
+    ]),
+    ...(notice.kind === 'test' ? [rich(upstreamText(notice.title, 600, { weight: 'Bolder' }))] : []),
+    rich(upstreamText(notice.text, 8_000)),
+    rich(upstreamText(footer(opts), 600, { isSubtle: true, size: 'Small' })),
+  ];
+  return fitTeamsPayload(teamsMessage(body, []));
+}
 
 export const teamsBody: KindBody<TeamsDestination, TeamsPayload> = {
   render: (_destination, alerts, opts) => renderTeams(alerts, opts),
-  notice: (_destination, notice, opts) => renderNotice('teams', notice, opts),
+  notice: (_destination, notice, opts) => teamsNotice(notice, opts),
   request: (destination, payload) => jsonRequest(destination.url, payload),
   problems: teamsProblems,
 };

@@ -3,9 +3,10 @@
  * its kind and time), and with a signing secret `X-Signature-Timestamp` and `X-Signature-256`.
  */
 
+import { webhookTimestamp } from '../../render/format.ts';
 import { webhookIdempotencyKey } from '../../render/keys.ts';
-import { renderNotice } from '../../render/notice.ts';
-import type { WebhookBody, WebhookNoticeBody } from '../../render/types.ts';
+import { TEST_MARK } from '../../render/notice.ts';
+import type { Notice, RenderOptions, WebhookBody, WebhookNoticeBody } from '../../render/types.ts';
 import { secretText } from '../describe.ts';
 import type { KindBody } from '../kind.ts';
 import type { WebhookConfig, WebhookDestination } from './index.ts';
@@ -15,9 +16,22 @@ const SENSITIVE_HEADER = /auth|token|key|secret|signature|password|cookie/i;
 
 type WebhookPayload = WebhookBody | WebhookNoticeBody | WebhookActionBody;
 
+export function webhookNotice(notice: Notice, opts: RenderOptions): WebhookNoticeBody {
+  return {
+    version: 1,
+    kind: notice.kind === 'test' ? 'test' : 'notice',
+    destination: opts.destination,
+    routes: [],
+    items: [],
+    sentAt: webhookTimestamp(opts.now),
+    title: notice.kind === 'test' ? `${TEST_MARK}: ${notice.title}` : notice.title,
+    message: notice.text,
+  };
+}
+
 export const webhookBody: KindBody<WebhookDestination, WebhookPayload, WebhookConfig> = {
   render: (_destination, alerts, opts) => renderWebhook(alerts, opts),
-  notice: (_destination, notice, opts) => renderNotice('webhook', notice, opts),
+  notice: (_destination, notice, opts) => webhookNotice(notice, opts),
   request(destination, payload, deliveryIds, now) {
     const body = JSON.stringify(payload);
     const headers: Record<string, string> = {
