@@ -1,9 +1,10 @@
 /**
- * Inline delivery: while an exclusive stream is polled, its new deliveries to generic webhooks are
- * sent page by page, and their records are created with the outcome (`sent`) instead of being
- * created `pending` and read back by the delivery pass. A webhook takes every item with no digest
- * and no pace, so sending a page's items at once changes nothing it receives but the batching;
- * Slack, e-mail and the console keep their digests and go through the delivery pass.
+ * Inline delivery: while an exclusive stream is polled, its new deliveries to destinations whose
+ * kind says so (its face's `inline`: a generic webhook) are sent page by page, and their records
+ * are created with the outcome (`sent`) instead of being created `pending` and read back by the
+ * delivery pass. Such a kind takes every item with no digest and no pace, so sending a page's items
+ * at once changes nothing it receives but the batching; the others (Slack, e-mail, the console…)
+ * keep their digests and go through the delivery pass.
  *
  * Guarantees, as in interface.md: a record is written right after its message was accepted, before
  * the stream's cursor moves past the page. A crash between the two resends that message on the
@@ -26,6 +27,7 @@
  * left to the pass for the cycle.
  */
 
+import { kindOf } from '../destinations/kinds.ts';
 import type { Logger } from '../log.ts';
 import type { Rendered } from '../render/types.ts';
 import { pauseLeft } from '../state/destinations.ts';
@@ -57,7 +59,7 @@ export class InlineDelivery {
     private readonly options: { slowMs?: number } = {},
   ) {
     for (const [name, destination] of deps.destinations) {
-      if (destination.type === 'webhook') {
+      if (kindOf(destination.type).inline) {
         this.targets.set(name, { destination, enabled: true, messages: 0, sent: 0, retrying: 0 });
       }
     }
