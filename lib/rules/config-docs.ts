@@ -239,6 +239,14 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     text: 'the channel’s webhook URL (`https://discord.com/api/webhooks/<id>/<token>`); it holds the webhook’s token, so keep it in the secret object',
     example: { secret: 'socDiscordWebhook' },
   },
+  'destinations.<name>{googlechat}.url': {
+    text: 'the space’s incoming webhook URL (`https://chat.googleapis.com/v1/spaces/<space>/messages?key=…&token=…`); it holds the webhook’s key and token, so keep it in the secret object',
+    example: { secret: 'socGoogleChatWebhook' },
+  },
+  'destinations.<name>{googlechat}.threads': {
+    text: 'send a digest as a thread: a short parent, its items as replies under it (default false: one message listing what fits)',
+    example: true,
+  },
   'destinations.<name>{mattermost}.url': {
     text: 'the incoming webhook’s URL (`https://<your Mattermost>/hooks/<id>`); whoever has it can post, so keep it in the secret object',
     example: { secret: 'socMattermostWebhook' },
