@@ -129,7 +129,7 @@ describe('what is wrong, said exactly', () => {
   it('an unknown destination type lists the known ones', () => {
     const check = checkConfig(base({ destinations: { soc: { type: 'slak', url: slack.url } } }));
     expect(check.errors).toContain(
-      'destinations.soc.type: expected one of slack, email, webhook, teams, discord, pagerduty, jira, servicenow, splunk, sentinel, console, got "slak"',
+      'destinations.soc.type: expected one of slack, email, googlechat, webhook, teams, discord, mattermost, pagerduty, jira, servicenow, splunk, sentinel, console, got "slak"',
     );
   });
 
