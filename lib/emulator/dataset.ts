@@ -7,229 +7,44 @@
  * Some event text is hostile on purpose (`<!channel>`, fake links), as text from the wild is.
  *
  * Longer than 300 lines on purpose: the whole seeded world comes from one generator and one
- * random stream in one order, which is what makes a seed give the same dataset everywhere; a
- * good part of it is the word lists and tenants it draws from.
+ * random stream in one order, which is what makes a seed give the same dataset everywhere. Its
+ * shapes are in dataset-types.ts, the tenants and word lists it draws from in seeds.ts.
  */
 import { EVENT_TYPES, SEVERITIES, type Severity } from '../upstream/event-types.ts';
+import type {
+  DatasetGrowth,
+  DatasetOptions,
+  EmulatedCredential,
+  EmulatedEvent,
+  GlobalSource,
+  Organization,
+  Tenant,
+  TenantIdentifier,
+} from './dataset-types.ts';
 import { createRandom, type Random } from './random.ts';
+import {
+  CREDENTIAL_DOMAINS,
+  EXTRA_TENANT_SEEDS,
+  FIRST,
+  LAST,
+  MSSP_API_KEY,
+  ORGANIZATION_API_KEY,
+  ORIGINS,
+  REPEAT_VICTIM,
+  REPEAT_VICTIM_DOMAIN,
+  SOURCE_NAMES,
+  TAGS,
+  TENANT_SEEDS,
+  type TenantSeed,
+  WILD_TEXT,
+  WORDS,
+} from './seeds.ts';
 
-export interface TenantIdentifier {
-  id: number;
-  name: string;
-}
-
-export interface IdentifierGroup {
-  id: number;
-  name: string;
-  identifierIds: number[];
-}
-
-/**
- * An organization owns tenants: the rate limits and the monthly global-search quota are its, shared
- * by all its tenants (upstream-facts.md).
- */
-export interface Organization {
-  id: number;
-  /** Global searches left this month. */
-  quotaRemaining: number;
-}
-
-export interface Tenant {
-  id: number;
-  slug: string;
-  name: string;
-  /** Globex and Initech share one organization, so sharing its limits and quota can be tested. */
-  organizationId: number;
-  userId: number;
-  apiKeyId: number;
-  userEmail: string;
-  /** Static demo token; never expires. */
-  token: string;
-  /** API key for `POST /tokens/generate`. */
-  apiKey: string;
-  /** Access to the account and session takeover prevention module (endpoint 5). */
-  accountTakeover: boolean;
-  identifiers: TenantIdentifier[];
-  groups: IdentifierGroup[];
-  /** Identifiers of the extra groups (`groupsPerTenant`), named by some events beside the tenant's own. */
-  groupIdentifiers: TenantIdentifier[];
-  events: EmulatedEvent[];
-  assets: Map<number, Record<string, unknown>>;
-  /** The organization's quota, read and set through the tenant: its sibling tenants see the change. */
-  quotaRemaining: number;
-}
-
-export interface EmulatedEvent {
-  /** Position in the tenant's feed; the order of `order: "asc"`. */
-  seq: number;
-  isIgnored: boolean;
-  isRemediated: boolean;
-  item: Record<string, unknown> & {
-    metadata: {
-      uid: string;
-      type: string;
-      severity: Severity;
-      estimated_created_at: string;
-      matched_at: string;
-    };
-    tenant_metadata: {
-      severity: { original: Severity; override?: Severity | null };
-      tags: string[];
-      notes: string;
-    };
-    identifiers: TenantIdentifier[];
-    highlights: Record<string, string[]>;
-  };
-}
-
-export interface GlobalSource {
-  id: string;
-  name: string;
-  description_en: string;
-  description_fr: string;
-  breached_at: string | null;
-  leaked_at: string | null;
-  is_alert_enabled: boolean;
-}
-
-export interface EmulatedCredential {
-  id: number;
-  identity_name: string;
-  domain: string;
-  hash: string;
-  hash_type: string | null;
-  imported_at: string;
-  source_id: string;
-  credential_hash: string;
-  known_password_id: null;
-  /** The cleartext password behind the record, for the by-password search; never served as a field. */
-  password: string;
-}
-
-export interface DatasetOptions {
-  seed?: string | number;
-  /** Timestamps are laid out before this instant; default now. */
-  anchor?: Date;
-  eventsPerTenant?: number;
-  /**
-   * Events per tenant whose content is years old but which the upstream matched in the last hours
-   * (an old paste found today): the case a time bound on `estimated_created_at` would hide.
-   */
-  lateMatchesPerTenant?: number;
-  credentials?: number;
-  /** Global searches each organization has left this month at the start; default 10 000. */
-  globalSearchQuota?: number;
-  /**
-   * Identifier groups per tenant; default 2 (Executives and Infrastructure). Past two, `Group N`
-   * are added (ids `(tenant index + 1) * 100000 + N`, apart from the named ones): every tenth holds
-   * one of the tenant's own identifiers, so its search returns a good share of the feed (a
-   * backlog); the others hold an identifier of their own (`team-N.<domain>`), which about one
-   * event in five also names, so each returns a few events or none. For many streams (scale).
-   */
-  groupsPerTenant?: number;
-}
+export type * from './dataset-types.ts';
+export { CREDENTIAL_DOMAINS, MSSP_API_KEY, ORGANIZATION_API_KEY, REPEAT_VICTIM } from './seeds.ts';
 
 /** The most identifier groups per tenant (`groupsPerTenant`): extra group ids stay apart per tenant. */
 export const MAX_GROUPS_PER_TENANT = 10_000;
-
-/** What a dataset gained after it was generated, to carry over a restart (Emulator `stateFile`). */
-export interface DatasetGrowth {
-  /** Events appended per tenant id, in feed order. */
-  events: Record<string, EmulatedEvent[]>;
-  /** Live events made so far: the next one draws new content. */
-  live: number;
-}
-
-export const CREDENTIAL_DOMAINS = [
-  'acme.test',
-  'globex.test',
-  'initech.test',
-  'example.com',
-  'mail.example.com',
-  'other.org',
-];
-
-/** An account of the seeded data in a quarter of its domain's leaks. */
-export const REPEAT_VICTIM = 'kim.lee@other.org';
-const REPEAT_VICTIM_DOMAIN = 'other.org';
-
-// Acme is an organization alone; Globex and Initech are two tenants of one organization (301).
-const TENANT_SEEDS = [
-  {
-    id: 1001,
-    slug: 'acme',
-    name: 'Acme Corp',
-    accountTakeover: true,
-    domain: 'acme.test',
-    organizationId: 300,
-  },
-  {
-    id: 1002,
-    slug: 'globex',
-    name: 'Globex',
-    accountTakeover: false,
-    domain: 'globex.test',
-    organizationId: 301,
-  },
-  {
-    id: 1003,
-    slug: 'initech',
-    name: 'Initech',
-    accountTakeover: true,
-    domain: 'initech.test',
-    organizationId: 301,
-  },
-] as const;
-
-/**
- * A third tenant of Globex and Initech's organization, which the MSSP key may not act for. Made
- * after everything else, from its own random stream: the rest of the data is unchanged by it.
- */
-const EXTRA_TENANT_SEEDS = [
-  {
-    id: 1004,
-    slug: 'umbrella',
-    name: 'Umbrella',
-    accountTakeover: false,
-    domain: 'umbrella.test',
-    organizationId: 301,
-  },
-] as const;
-
-/**
- * An API key of organization 301 that may act for two of its tenants, as an MSSP's key does:
- * `{"tenant_id": N}` picks which (Globex without one), and Umbrella is refused (403).
- */
-export const MSSP_API_KEY = { key: 'emu-mssp-key', tenants: [1002, 1003] } as const;
-
-/** The organization's own key for Globex, Initech and Umbrella alike (scale tests of many tenants). */
-export const ORGANIZATION_API_KEY = { key: 'emu-org301-key', tenants: [1002, 1003, 1004] } as const;
-
-type TenantSeed = (typeof TENANT_SEEDS)[number] | (typeof EXTRA_TENANT_SEEDS)[number];
-
-const TAGS = ['vip', 'finance', 'phishing', 'credentials', 'noise', 'triage'];
-const ORIGINS = ['darkforum', 'pastebin', 'telegram', 'github', 'ransomwatch', 'marketplace', 's3'];
-const FIRST = ['jane', 'john', 'alex', 'maria', 'li', 'sam', 'noor', 'omar', 'eva', 'raj', 'kim', 'lee'];
-const LAST = ['doe', 'smith', 'garcia', 'chen', 'khan', 'novak', 'silva', 'ito', 'brown', 'dubois'];
-const WORDS = [
-  'Summer',
-  'dragon',
-  'Passw0rd',
-  'letmein',
-  'Qwerty',
-  'monkey',
-  'Sunshine',
-  'hunter',
-  'Welcome',
-];
-// Text as strangers write it: mentions, fake links and markup that must never reach a channel live.
-const WILD_TEXT = [
-  'selling fresh access <!channel> dm me',
-  'combo list <https://evil.example|click here> for {domain}',
-  'ping <@U123ABC> about the {domain} dump',
-  'rates &amp; prices for {domain} admin panel <b>cheap</b>',
-  'new stealer logs from {domain} <!here>',
-];
 
 const DAY = 86_400_000;
 
@@ -362,15 +177,7 @@ export class Dataset {
   }
 
   private buildSources(): void {
-    const names = [
-      'Collection combolist 2025',
-      'Stealer logs batch',
-      'Forum database dump',
-      'Retail breach',
-      'Gaming platform leak',
-      'Unknown paste',
-    ];
-    names.forEach((name, i) => {
+    SOURCE_NAMES.forEach((name, i) => {
       const breached = this.anchor - (400 - i * 50) * DAY;
       this.sources.push({
         id: `src-${i + 1}`,

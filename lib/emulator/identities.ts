@@ -2,7 +2,8 @@
  * The credential store as the legacy identity endpoints (2, 5, 7, 8) and the global search (9)
  * show it: legacy records and sources, identities grouped from records, and the matching rules.
  */
-import type { Dataset, EmulatedCredential } from './dataset.ts';
+import type { Dataset } from './dataset.ts';
+import type { EmulatedCredential } from './dataset-types.ts';
 
 /** Whether `name`'s domain part is `domain` or a subdomain of it. */
 export function emailInDomain(name: string, domain: string): boolean {

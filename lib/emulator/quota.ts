@@ -7,7 +7,7 @@
  * that comes back next month, not a rate that comes back in 10 s, and a 429 would tell clients
  * (ours included) to retry every 10 s all month. A 403 is final for the request, as it should be.
  */
-import type { Organization } from './dataset.ts';
+import type { Organization } from './dataset-types.ts';
 import { EmulatorError } from './feeds.ts';
 
 export const RESULTS_PER_SEARCH = 100;

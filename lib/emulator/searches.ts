@@ -7,7 +7,8 @@ import type { Context } from 'hono';
 import { SEVERITIES, typeMatches } from '../upstream/event-types.ts';
 import type { EmulatorControl } from './control.ts';
 import { type CursorCodec, fingerprint } from './cursor.ts';
-import type { Dataset, EmulatedEvent, Tenant } from './dataset.ts';
+import type { Dataset } from './dataset.ts';
+import type { EmulatedEvent, Tenant } from './dataset-types.ts';
 import {
   type Answer,
   badRequest,
