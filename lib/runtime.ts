@@ -24,7 +24,6 @@
  * (options, the runtime's shape, and the wiring), and it reads best whole.
  */
 
-import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type ActDeps, actDeps, finishActions } from './actions/events.ts';
 import { type Clock, systemClock } from './clock.ts';
@@ -42,13 +41,13 @@ import { ConfigError } from './errors.ts';
 import type { Logger } from './log.ts';
 import { MemoryMetrics, type Metrics } from './metrics.ts';
 import type { Alert } from './model.ts';
+import { catalogOf } from './poll/catalog.ts';
 import type { CycleDeps } from './poll/cycle.ts';
 import { heartbeatProblem, type Pinger, pinger } from './poll/heartbeat.ts';
 import { type TenantRef, tenantOfStream, tenantRef } from './poll/ids.ts';
 import { QuotaGate } from './poll/quota.ts';
 import { tenantRefusals } from './poll/refusals.ts';
 import type { PollKind, UpstreamFor } from './poll/streams.ts';
-import { streamIds } from './poll/turn.ts';
 import type { PollDeps } from './poll/types.ts';
 import { noticeFor, renderFor } from './render/lazy.ts';
 import type { AlertsConfig } from './rules/config.ts';
@@ -60,6 +59,7 @@ import { CatalogStore } from './state/catalog.ts';
 import { describeSkew, syncedClock } from './state/clock-sync.ts';
 import { DestinationStateStore } from './state/destinations.ts';
 import { DynamoRateGovernor, type UpstreamRates } from './state/governor.ts';
+import { runOwner } from './state/lease.ts';
 import { QuarantineStore } from './state/quarantine.ts';
 import { QuotaStore } from './state/quota.ts';
 import { type DeliveryQueue, DeliveryRecords } from './state/records/index.ts';
@@ -186,49 +186,6 @@ export interface Runtime {
   governor: DynamoRateGovernor;
   metrics: Metrics;
   logger: Logger;
-}
-
-/** What `status` needs of `config`: its streams, destinations and when its silences end. */
-export function catalogOf(config: AlertsConfig, destinations: Iterable<ResolvedDestination>) {
-  return {
-    streams: [...streamIds(config, 'events'), ...streamIds(config, 'credentials')],
-    destinations: Object.keys(config.destinations),
-    configSilences: config.silences.map((s) => s.until),
-    followUps: followUpTargets(destinations),
-    passwords: config.passwords,
-    ...(config.tenants?.length
-      ? { tenants: config.tenants.map((t) => ({ id: t.id, name: t.name })), channels: channelTenants(config) }
-      : {}),
-  };
-}
-
-/**
- * The Slack app channels (by id) whose every route names `tenants` of one tenant: a lookup from
- * such a channel runs as that tenant. A channel a route without `tenants` feeds serves them all.
- */
-export function channelTenants(config: AlertsConfig): { channel: string; tenant: number }[] {
-  const out: { channel: string; tenant: number }[] = [];
-  for (const [name, d] of Object.entries(config.destinations)) {
-    if (d.type !== 'slack' || !d.channel || d.channel.startsWith('#')) continue;
-    const routes = config.routes.filter((r) => r.to.includes(name));
-    const ids = new Set<number | undefined>();
-    for (const route of routes) {
-      if (!route.match.tenants?.length) ids.add(undefined);
-      for (const wanted of route.match.tenants ?? [])
-        ids.add(
-          config.tenants?.find(
-            (t) => t.id === Number(wanted) || t.name.toLowerCase() === String(wanted).toLowerCase(),
-          )?.id,
-        );
-    }
-    const [only] = [...ids];
-    if (ids.size === 1 && only !== undefined) out.push({ channel: d.channel, tenant: only });
-  }
-  return out;
-}
-
-export function runOwner(): string {
-  return `run-${process.pid}-${randomBytes(4).toString('hex')}`;
 }
 
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {

@@ -13,6 +13,7 @@
  * free to take.
  */
 
+import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
 import { describeError } from '../errors.ts';
@@ -21,6 +22,11 @@ import { marshall, unmarshall } from './marshall.ts';
 import { ConditionalCheckFailedException, GetItemCommand, UpdateItemCommand } from './sdk.ts';
 
 export const LEASE_TTL_MS = 60_000;
+
+/** The owner a run takes its leases as: its process and a random part, so no two runs share one. */
+export function runOwner(): string {
+  return `run-${process.pid}-${randomBytes(4).toString('hex')}`;
+}
 
 export interface Lease {
   pk: string;

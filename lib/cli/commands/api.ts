@@ -18,9 +18,9 @@ import { type ResolvedDestination, resolveDestination } from '../../deliver/dest
 import { type Environment, readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import { type FetchHandler, listen } from '../../http-server.ts';
+import { catalogOf } from '../../poll/catalog.ts';
 import type { AlertsConfig } from '../../rules/schema.ts';
 import { DEFAULT_CONFIG_FILE, loadAlertsConfig } from '../../rules/source.ts';
-import { catalogOf } from '../../runtime.ts';
 import { loadSecrets, type SecretObject } from '../../secrets.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { type Command, untilAborted } from '../command.ts';
