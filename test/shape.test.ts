@@ -79,7 +79,8 @@ describe('lib/', () => {
     const over = [...all, ...files(INFRA)]
       .map((path) => ({
         path: relative(resolve(LIB, '..'), path),
-        lines: readFileSync(path, 'utf8').split('\n').length,
+        // As `wc -l` counts them: the newline that ends the last line starts no other.
+        lines: readFileSync(path, 'utf8').replace(/\n$/, '').split('\n').length,
       }))
       .filter((f) => f.lines > MAX_LINES);
     expect(over).toEqual([]);
