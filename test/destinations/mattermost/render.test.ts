@@ -5,9 +5,13 @@
  * `&#64;all`, `#hashtag`, `:emoji:`, a 20,000-character title), checked two ways: by the
  * renderer's own `mattermostProblems`, and by the stand-in's `wouldBeLive`, written apart from it
  * as the server and the apps read a post. Every post within 16,383 characters; digests, credential
- * parts and notices; no password under any policy.
+ * parts and notices; no password under any policy. And its face: one pace per server, shared by
+ * the webhooks on it; a webhook URL written in the config warned about without being repeated.
  */
 import { describe, expect, it } from 'vitest';
+import { resolveDestinations } from '../../../lib/deliver/destinations.ts';
+import { paceFor } from '../../../lib/deliver/pace.ts';
+import { mattermostKind } from '../../../lib/destinations/mattermost/index.ts';
 import { LINK_LABEL } from '../../../lib/destinations/mattermost/markdown.ts';
 import {
   type MattermostPayload,
@@ -20,6 +24,7 @@ import { TEST_MARK } from '../../../lib/render/notice.ts';
 import { sampleHostileEvent } from '../../../lib/render/samples.ts';
 import { applyPasswordPolicy } from '../../../lib/rules/passwords.ts';
 import { wouldBeLive } from '../../helpers/mattermost.ts';
+import { configFrom } from '../../helpers/world.ts';
 import {
   credentialAlert,
   eventAlert,
@@ -236,5 +241,30 @@ describe('Mattermost rendering', () => {
     // The same text in a span of its own is harmless, but for the server's rewrites of `<`.
     for (const live of LIVE.filter((l) => !/[`<]/.test(l)))
       expect(wouldBeLive(`\`${live}\``), live).toEqual([]);
+  });
+});
+
+describe('the Mattermost face', () => {
+  it('one post every 200 ms per server: webhooks of one server share it, another server does not', () => {
+    const hook = (host: string, id: string) => ({ type: 'mattermost', url: { secret: `${host}-${id}` } });
+    const config = configFrom({
+      destinations: { a: hook('one', 'a'), b: hook('one', 'b'), elsewhere: hook('two', 'c') },
+      routes: [{ name: 'all', to: ['a', 'b', 'elsewhere'] }],
+    });
+    const resolved = resolveDestinations(config, {
+      'one-a': 'https://chat.one.example/hooks/aaa',
+      'one-b': 'https://chat.one.example/hooks/bbb',
+      'two-c': 'https://chat.two.example/hooks/ccc',
+    });
+    expect(['a', 'b', 'elsewhere'].map((n) => paceFor(resolved.get(n) as never))).toEqual([400, 400, 200]);
+  });
+
+  it('a webhook URL written in the config is warned about, without repeating it', () => {
+    const url = 'https://chat.example/hooks/abc123';
+    const [warning] = mattermostKind.warnings?.({ type: 'mattermost', url }, 'destinations.chat') ?? [];
+    expect(warning).toMatch(/^destinations\.chat\.url: .*keep it in the secret object/);
+    expect(warning).not.toContain('abc123');
+    expect(mattermostKind.warnings?.({ type: 'mattermost', url: { secret: 'x' } }, 'd')).toEqual([]);
+    expect(mattermostKind.describe({ type: 'mattermost', url })).not.toContain('abc123');
   });
 });
