@@ -15,6 +15,7 @@
  *
  * Only the CLI loads this module: the Lambda bundles carry the schema, not its documentation.
  */
+import { slackKind } from '../destinations/slack/index.ts';
 
 export interface KeyDoc {
   text: string;
@@ -100,7 +101,7 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
   'tenants[].name': { text: 'its name, shown in every alert and matched by routes', example: 'Acme' },
   destinations: {
     text: 'where alerts go, by a name of your choosing; each has a `type`',
-    example: { soc: { type: 'slack', url: { secret: 'socSlackWebhook' } } },
+    example: { soc: { type: slackKind.type, url: { secret: 'socSlackWebhook' } } },
   },
   type: { text: 'the kind of destination' },
   secret: {

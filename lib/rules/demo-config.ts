@@ -3,6 +3,7 @@
  * everything goes to the terminal, so `npm start` and `preview` show something useful on a fresh
  * checkout without a webhook, a secret or a file.
  */
+import { consoleKind } from '../destinations/console/index.ts';
 import { type AlertsConfig, configSchema } from './config.ts';
 
 /** The demo config as a user would write it (also what `config schema` users can start from). */
@@ -11,7 +12,7 @@ export const demoConfigInput = {
     tenantEvents: { enabled: true, lookback: 'PT24H' },
     credentials: { domains: ['acme.test', 'example.com'], lookback: 'P7D' },
   },
-  destinations: { terminal: { type: 'console' } },
+  destinations: { terminal: { type: consoleKind.type } },
   routes: [{ name: 'everything', match: {}, to: ['terminal'] }],
   passwords: 'masked',
 } as const;
