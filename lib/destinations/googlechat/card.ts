@@ -162,6 +162,51 @@ export function lineBytes(text: string): number {
   return bytesOf(text) - 2 + 4;
 }
 
+/**
+ * `units` in parts, in order, each within `room` bytes (`size` of each) and `max` units, at least
+ * one unit each: a thread's replies.
+ */
+export function parts<U>(units: U[], size: (unit: U) => number, room: number, max: number): U[][] {
+  const out: U[][] = [];
+  let current: U[] = [];
+  let left = room;
+  for (const unit of units) {
+    const cost = size(unit);
+    if (current.length && (cost > left || current.length >= max)) {
+      out.push(current);
+      current = [];
+      left = room;
+    }
+    current.push(unit);
+    left -= cost;
+  }
+  if (current.length) out.push(current);
+  return out;
+}
+
+/**
+ * The first part of `values` only, each made by `make` when it is looked at: a digest of 5,000
+ * lists a few dozen, and makes no more lines than that.
+ */
+export function firstPart<T, U>(
+  values: T[],
+  make: (value: T) => U,
+  size: (made: U) => number,
+  room: number,
+  max: number,
+): U[] {
+  const out: U[] = [];
+  let left = room;
+  for (const value of values) {
+    if (out.length >= max) break;
+    const made = make(value);
+    left -= size(made);
+    if (left < 0) break;
+    out.push(made);
+  }
+  return out;
+}
+
 const widgetCount = (p: GoogleChatPayload) =>
   p.cardsV2[0].card.sections.reduce((n, s) => n + s.widgets.length, 0);
 

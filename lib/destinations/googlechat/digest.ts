@@ -46,6 +46,7 @@ import {
   chatMessage,
   chatText,
   field,
+  firstPart,
   fitChat,
   type GoogleChatPayload,
   line,
@@ -54,6 +55,7 @@ import {
   PACKING_RESERVE,
   packParagraphs,
   paragraph,
+  parts,
   usable,
 } from './card.ts';
 import { credentialLine, listOf, NOTE_RESERVE, severityMark, tenantLines } from './items.ts';
@@ -72,55 +74,6 @@ function eventLine(alert: EventDelivery, opts: RenderOptions): ChatWidget {
   const first = highlightsOf(alert)[0];
   const html = `${severityMark(eventSeverity(item))} ${chatText(item.metadata.type, 60, ellipsis)}${names.length ? ` · ${listOf(names, 120)}` : ''}${first ? ` — ${chatHighlight(first.text, 160, ellipsis)}` : ''}<br>${muted(chatText(item.metadata.uid, 160, ellipsis))}`;
   return line(html, { label: 'Open', url: usable(eventLink(item, opts.appUrl), 600) });
-}
-
-/**
- * `values` made into parts in order, each within `room` bytes (`size` of each) and `max` values,
- * at least one value each; `make` is called only for what is looked at.
- */
-function parts<T, U>(
-  values: T[],
-  make: (value: T) => U,
-  size: (made: U) => number,
-  room: number,
-  max: number,
-) {
-  const out: U[][] = [];
-  let current: U[] = [];
-  let left = room;
-  for (const value of values) {
-    const made = make(value);
-    const cost = size(made);
-    if (current.length && (cost > left || current.length >= max)) {
-      out.push(current);
-      current = [];
-      left = room;
-    }
-    current.push(made);
-    left -= cost;
-  }
-  if (current.length) out.push(current);
-  return out;
-}
-
-/** The first part of `values` only, made until it is full (a digest of 5,000 shows a few dozen). */
-function firstPart<T, U>(
-  values: T[],
-  make: (value: T) => U,
-  size: (made: U) => number,
-  room: number,
-  max: number,
-) {
-  const out: U[] = [];
-  let left = room;
-  for (const value of values) {
-    if (out.length >= max) break;
-    const made = make(value);
-    left -= size(made);
-    if (left < 0) break;
-    out.push(made);
-  }
-  return out;
 }
 
 const widgetBytes = (w: ChatWidget) => bytesOf(w) + 1;
@@ -148,7 +101,7 @@ function replies<U>(
   reserve = 0,
 ): GoogleChatPayload[] {
   const room = replyRoom(threadKey) - reserve;
-  const chunks = parts(units, (u) => u, size, room, max).slice(0, MAX_REPLIES);
+  const chunks = parts(units, size, room, max).slice(0, MAX_REPLIES);
   let at = first;
   return chunks.map((chunk, i) => {
     const from = at + 1;

@@ -42,6 +42,7 @@ import {
   chatMessage,
   chatText,
   field,
+  firstPart,
   fitChat,
   type GoogleChatPayload,
   lineBytes,
@@ -49,6 +50,7 @@ import {
   PACKING_RESERVE,
   packParagraphs,
   paragraph,
+  parts,
   usable,
 } from './card.ts';
 
@@ -91,18 +93,6 @@ export function credentialLine(alert: CredentialDelivery, withDomain = false): s
   return `• ${chatText(item.identity_name, 300, ellipsis)}${where} · ${passwordText(alert)} (${chatText(hashKind(item), 40, ellipsis)})`;
 }
 
-/** Lines in order while their bytes, packed in paragraphs, fit `room`; how many fit. */
-export function fitting(lines: string[], room: number): number {
-  let left = room - PACKING_RESERVE;
-  let n = 0;
-  for (const line of lines) {
-    left -= lineBytes(line);
-    if (left < 0) break;
-    n++;
-  }
-  return n;
-}
-
 function eventCard(alert: EventDelivery, opts: RenderOptions): GoogleChatPayload {
   const item = alert.item;
   const severity = eventSeverity(item);
@@ -139,7 +129,7 @@ function eventCard(alert: EventDelivery, opts: RenderOptions): GoogleChatPayload
   const highlights = highlightsOf(alert).map(
     (h) => `<i>${chatText(h.field, 80, ellipsis)}:</i> ${chatHighlight(h.text, HIGHLIGHT_MAX)}`,
   );
-  const shown = highlights.slice(0, fitting(highlights, room));
+  const shown = firstPart(highlights, (h) => h, lineBytes, room - PACKING_RESERVE, Number.POSITIVE_INFINITY);
   if (!highlights.length) shown.push('<i>No highlighted text.</i>');
   else if (shown.length < highlights.length)
     shown.push(
@@ -185,29 +175,22 @@ function credentialCards(
     ]);
   // The part note and the login count take a few bytes more than this sample of them.
   const room = CHAT_BUDGET_BYTES - bytesOf(card('part 1000 of 1000', '100000 (10000 in this part)', ['-']));
-  const parts: CredentialDelivery[][] = [];
-  let rest = batch.alerts.map((alert) => ({ alert, line: credentialLine(alert) }));
-  while (rest.length) {
-    const n = Math.max(
-      1,
-      fitting(
-        rest.map((e) => e.line),
-        room,
-      ),
-    );
-    parts.push(rest.slice(0, n).map((e) => e.alert));
-    rest = rest.slice(n);
-  }
-  return parts.map((part, i) => {
-    const partNote = parts.length > 1 ? `part ${i + 1} of ${parts.length}` : '';
-    const logins = `${batch.alerts.length}${parts.length > 1 ? ` (${part.length} in this part)` : ''}`;
+  const split = parts(
+    batch.alerts.map((alert) => ({ alert, line: credentialLine(alert) })),
+    (e) => lineBytes(e.line),
+    room - PACKING_RESERVE,
+    Number.POSITIVE_INFINITY,
+  );
+  return split.map((part, i) => {
+    const partNote = split.length > 1 ? `part ${i + 1} of ${split.length}` : '';
+    const logins = `${batch.alerts.length}${split.length > 1 ? ` (${part.length} in this part)` : ''}`;
     return {
-      deliveryIds: deliveryIdsOf(part),
+      deliveryIds: deliveryIdsOf(part.map((e) => e.alert)),
       payload: fitChat(
         card(
           partNote,
           logins,
-          part.map((a) => credentialLine(a)),
+          part.map((e) => e.line),
         ),
       ),
       summary: `${batchSummary(batch)}${partNote ? ` (${partNote})` : ''}`,

@@ -4,10 +4,9 @@
  * a card for a test or an operator notice, the test marked first, in the card's title.
  */
 
-import { webhookTimestamp } from '../../render/format.ts';
 import { planBatches } from '../../render/group.ts';
 import { webhookIdempotencyKey } from '../../render/keys.ts';
-import { TEST_MARK } from '../../render/notice.ts';
+import { footer, TEST_MARK } from '../../render/notice.ts';
 import type { DeliveryAlert, Notice, Rendered, RenderOptions } from '../../render/types.ts';
 import {
   chatLines,
@@ -48,9 +47,7 @@ export function googleChatNotice(notice: Notice, opts: RenderOptions, threads: b
         {
           widgets: [
             paragraph(`<b>${chatText(notice.title, 300)}</b><br>${chatLines(notice.text, 3_000)}`),
-            paragraph(
-              muted(chatText(`destination ${opts.destination} · ${webhookTimestamp(opts.now)}`, 600)),
-            ),
+            paragraph(muted(chatText(footer(opts), 600))),
           ],
         },
       ],
