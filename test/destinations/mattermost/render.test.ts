@@ -222,6 +222,86 @@ describe('Mattermost rendering', () => {
     expectHarmless(ops);
   });
 
+  it('random text from the riskiest pieces, in every field, never goes live (500 seeded items)', () => {
+    const pieces = [
+      '`',
+      '``',
+      '*',
+      '**',
+      '_',
+      '~',
+      '<',
+      '>',
+      '[',
+      '](',
+      '!',
+      '@',
+      '#',
+      ':',
+      '&#64;',
+      '\\',
+      '|',
+    ];
+    pieces.push(
+      '\n',
+      '\n\n',
+      ' ',
+      '\t',
+      '\u200b',
+      '\u202e',
+      '\ud83d\ude00',
+      '\ud800',
+      'all',
+      'channel',
+      'here',
+    );
+    pieces.push(
+      'https://',
+      'www.',
+      'evil.example',
+      '<mark>',
+      '</mark>',
+      '<!channel>',
+      '<@U1>',
+      '<a|b>',
+      '   ',
+    );
+    let seed = 42;
+    const next = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed;
+    };
+    const wild = () => Array.from({ length: next() % 12 }, () => pieces[next() % pieces.length]).join('');
+    const alerts: DeliveryAlert[] = [];
+    for (let i = 0; i < 500; i++) {
+      const item = makeEvent({
+        metadata: { type: wild(), uid: `t/o/${i}${wild()}`, flare_url: `https://x.example/${wild()}` },
+        identifiers: [
+          { id: 1, name: wild() },
+          { id: 2, name: wild() },
+        ],
+        tenant_metadata: { tags: [wild()], notes: wild() },
+        highlights: { [wild()]: [wild(), `${wild()}<mark>${wild()}</mark>${wild()}`] },
+      });
+      alerts.push({ ...toDelivery(eventAlert(item)), tenant: { id: 1, name: wild() } });
+      const login = makeCredential({
+        identity_name: wild(),
+        domain: wild(),
+        source_id: wild(),
+        hash_type: wild(),
+      });
+      alerts.push(toDelivery(credentialAlert(login)));
+    }
+    const rendered = [
+      ...renderMattermost(D, alerts, single),
+      ...renderMattermost(D, alerts, renderOptions({ digest: { threshold: 5, maxItems: 300 } })),
+    ];
+    for (const r of rendered) {
+      expect(mattermostProblems(r.payload), r.payload.text).toEqual([]);
+      expect(wouldBeLive(r.payload.text), r.payload.text).toEqual([]);
+    }
+  });
+
   it('mattermostProblems and the stand-in both find what would be live or split', () => {
     const cases = [
       'hi @channel',
