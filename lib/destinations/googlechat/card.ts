@@ -6,8 +6,9 @@
  *   Markdown-like markup with live `<users/…>` mentions and `<url|label>` links, and documents no
  *   escape for it), nor `fallbackText`, nor a `textSyntax` that would turn card text into Markdown;
  * - upstream text appears only in the HTML text of a `textParagraph` or a `decoratedText`, where it
- *   is HTML-escaped (`&`, `<`, `>`, `"`, `'`), its controls stripped, and every `://` broken by a
- *   word joiner (U+2060): so `<users/all>`, `<a href=…>` and `<b>` from the wild arrive as `&lt;…`
+ *   is HTML-escaped (`&`, `<`, `>`, `"`, `'`), its controls stripped, and every `://` defanged as
+ *   `[:]//` (visibly, as analysts write a URL not to be followed; an invisible character would make
+ *   a look-alike): so `<users/all>`, `<a href=…>` and `<b>` from the wild arrive as `&lt;…`
  *   and show as themselves, and a URL from the wild cannot be auto-linked;
  * - the only markup in those texts is ours, from a closed set: `<b>`, `<i>`, `<br>` and
  *   `<font color="#rrggbb">` (with their closing tags). No `<a>` at all: our one link to the item is
@@ -72,10 +73,10 @@ export function bytesOf(value: unknown): number {
 }
 
 /**
- * A URL from the wild no longer reads as one to an auto-linker; the eye still reads it. A highlight's
- * bold may fall inside the `://`, so our tags there are looked through.
+ * A URL from the wild no longer reads as one to an auto-linker: `https[:]//…`, the usual defanged
+ * form. A highlight's bold may fall inside the `://`, so our tags there are looked through.
  */
-const unlinked = (html: string) => html.replace(/:((?:<\/?b>)*\/(?:<\/?b>)*\/)/g, ':\u2060$1');
+const unlinked = (html: string) => html.replace(/:((?:<\/?b>)*\/(?:<\/?b>)*\/)/g, '[:]$1');
 
 const lineEscape = perChar((c) => escapeHtml(stripControl(c)));
 const linesEscape = perChar((c) => {

@@ -38,7 +38,6 @@ const uids = () =>
 
 const fromHtml = (html: string) =>
   html
-    .replace(/\u2060/g, '')
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')
     .replace(/&quot;/g, '"')

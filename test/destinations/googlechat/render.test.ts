@@ -59,7 +59,7 @@ const bytes = (p: unknown) => Buffer.byteLength(JSON.stringify(p));
 const widgets = (p: GoogleChatPayload) =>
   p.cardsV2[0].card.sections.reduce((n, s) => n + s.widgets.length, 0);
 
-/** Every card text as a reader sees it: our tags out, entities resolved, the word joiner gone. */
+/** Every card text as a reader sees it: our tags out, entities resolved. */
 function shown(p: GoogleChatPayload): string {
   const texts: string[] = [];
   for (const s of p.cardsV2[0].card.sections)
@@ -71,7 +71,6 @@ function shown(p: GoogleChatPayload): string {
     .join('\n')
     .replace(/<br>/g, '\n')
     .replace(/<[^>]*>/g, '')
-    .replace(/\u2060/g, '')
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')
     .replace(/&quot;/g, '"')
@@ -120,13 +119,25 @@ describe('Google Chat rendering', () => {
     const json = JSON.stringify(wild);
     for (const raw of ['<users/', '<a ', '<https://', '://evil']) expect(json).not.toContain(raw);
     expect(json).toContain('&lt;users/all&gt;');
-    expect(json).toContain('&lt;a href=&quot;https:\u2060//evil.example&quot;&gt;x&lt;/a&gt;');
-    // A reader sees the text exactly, the highlight in bold.
-    expect(shown(wild)).toContain(WILD);
+    expect(json).toContain('&lt;a href=&quot;https[:]//evil.example&quot;&gt;x&lt;/a&gt;');
+    // A reader sees the text as written, a URL defanged, the highlight in bold.
+    expect(shown(wild)).toContain(WILD.replaceAll('://', '[:]//'));
     expect(shown(wild)).toContain('forum_post <users/all>');
     expect(JSON.stringify(wild)).toContain('<b>&lt;users/all&gt; *x*</b>');
     // The card's title and labels are ours.
     expect(wild.cardsV2[0].card.header.title).toBe('HIGH · exposure event');
+  });
+
+  it('no control, bidi or invisible character, no lone surrogate; an emoji intact', async () => {
+    const odd = 'exa\u200bmple.com \u202etxt.exe \u001b[31m so\u00adc \ud800 👩‍💻';
+    const event = makeEvent({
+      identifiers: [{ id: 1, name: odd }],
+      highlights: { content: [`<mark>${odd}</mark>`] },
+    });
+    const text = JSON.stringify(payloads(await render([toDelivery(eventAlert(event))], single)));
+    expect(text).not.toMatch(/[\u0000-\u001f\u00ad\u200b\u202e\u2060\ufeff]|\\u00/);
+    expect(text).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/);
+    expect(text).toContain('example.com txt.exe [31m soc \ufffd 👩‍💻');
   });
 
   it('links only with an openLink button of our own label, never to a javascript: URL', async () => {
