@@ -74,6 +74,12 @@ export interface KindFace<C extends { type: string }, R extends Resolved> {
   readonly tickets?: { noun: string };
   /** How it hears of actions on what it was sent; undefined: it does not. */
   followUps?(destination: R): FollowUpStyle | undefined;
+  /**
+   * The chat channel it posts to, by its id, where people also ask things of the app (a Slack
+   * app's lookups): a channel that only one tenant's routes feed answers as that tenant. None for a
+   * channel given by its name alone.
+   */
+  channel?(config: C): string | undefined;
   /** What sending to it is, in one line, without a secret (`preview`). */
   describe(config: C): string;
   /** What `config validate` warns about in this destination's config (at `path`). */

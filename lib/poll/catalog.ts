@@ -5,6 +5,7 @@
  */
 import type { ResolvedDestination } from '../deliver/destinations.ts';
 import { followUpTargets } from '../deliver/follow-up-targets.ts';
+import { kindOf } from '../destinations/kinds.ts';
 import type { AlertsConfig } from '../rules/config.ts';
 import { streamIds } from './turn.ts';
 
@@ -23,13 +24,15 @@ export function catalogOf(config: AlertsConfig, destinations: Iterable<ResolvedD
 }
 
 /**
- * The Slack app channels (by id) whose every route names `tenants` of one tenant: a lookup from
- * such a channel runs as that tenant. A channel a route without `tenants` feeds serves them all.
+ * The app channels (by id: each kind's face says which, a Slack app's) whose every route names
+ * `tenants` of one tenant: a lookup from such a channel runs as that tenant. A channel a route
+ * without `tenants` feeds serves them all.
  */
 export function channelTenants(config: AlertsConfig): { channel: string; tenant: number }[] {
   const out: { channel: string; tenant: number }[] = [];
   for (const [name, d] of Object.entries(config.destinations)) {
-    if (d.type !== 'slack' || !d.channel || d.channel.startsWith('#')) continue;
+    const channel = kindOf(d.type).channel?.(d);
+    if (!channel) continue;
     const routes = config.routes.filter((r) => r.to.includes(name));
     const ids = new Set<number | undefined>();
     for (const route of routes) {
@@ -42,7 +45,7 @@ export function channelTenants(config: AlertsConfig): { channel: string; tenant:
         );
     }
     const [only] = [...ids];
-    if (ids.size === 1 && only !== undefined) out.push({ channel: d.channel, tenant: only });
+    if (ids.size === 1 && only !== undefined) out.push({ channel, tenant: only });
   }
   return out;
 }

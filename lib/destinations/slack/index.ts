@@ -85,6 +85,7 @@ export const slackKind: KindFace<SlackConfig, SlackDestination> = {
   pace: () => ({ everyMs: 1_000 }),
   followUps: (d) => (d.app ? 'message' : undefined),
   threads: (d) => d.app !== undefined,
+  channel: ({ channel }) => (channel?.startsWith('#') ? undefined : channel),
   describe: (config) =>
     config.token
       ? `chat.postMessage to ${config.channel} as the Slack app (its bot token is a credential, not shown); a digest is a thread, follow-ups edit the message and reply in its thread`
