@@ -138,7 +138,7 @@ describe('preview', () => {
       "POST to the Google Chat space's incoming webhook (its URL holds the webhook's key and token, not shown)",
     );
     expect(one.out).toContain('"cardsV2"');
-    expect(one.out).toContain('&lt;!channel&gt; &lt;@U123&gt; &lt;https:');
+    expect(one.out).toContain('&lt;!channel&gt; &lt;@U123&gt; &lt;https[:]//evil.example|click&gt;');
     expect(one.out).not.toContain('"text": "<!channel>');
     const events = [0, 1, 2].map((i) => ({
       ...sampleHostileEvent(new Date()),
