@@ -81,12 +81,12 @@ export function webhookAction(
   opts: Pick<RenderOptions, 'destination' | 'now'>,
 ): WebhookActionBody {
   const { type, by, at, reason } = action;
-  return wellFormedDeep({
+  return wellFormedDeep<WebhookActionBody>({
     version: 1,
     kind: 'action',
     destination: opts.destination,
     action: { type, by, at, ...(reason !== undefined ? { reason } : {}) },
     items: [alert.item],
     sentAt: webhookTimestamp(opts.now),
-  }) as WebhookActionBody;
+  });
 }
