@@ -1,7 +1,8 @@
 /**
  * What a Google Chat destination receives: a card per event, per credential group (or part of
  * one), per digest (over `digest.threshold` alerts; with `threads`, a parent and its replies), and
- * a card for a test or an operator notice, the test marked first, in the card's title.
+ * a card for a test or an operator notice, the test marked first, in the card's title. Upstream
+ * text is kept inert by the invariant card.ts states: only escaped card HTML, never `text`.
  */
 
 import { planBatches } from '../../render/group.ts';
