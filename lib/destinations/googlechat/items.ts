@@ -77,20 +77,13 @@ export const tenantLines = (tenant: TenantRef | undefined) =>
 export const listOf = (values: string[], max: number) =>
   joinList(values, max, (v) => chatText(v, 120, ellipsis));
 
-/** The password as the policy left it: masked, clear (opted in), or gone (`hidden`). */
-function passwordText(alert: CredentialDelivery): string {
-  const hash = (alert.item as { hash?: unknown }).hash;
-  return typeof hash === 'string' || typeof hash === 'number'
-    ? `<i>password</i> ${chatText(String(hash), 200, ellipsis)}`
-    : '<i>password hidden</i>';
-}
-
 export function credentialLine(alert: CredentialDelivery, withDomain = false): string {
   const item = alert.item;
   const where = withDomain
     ? ` — ${chatText(item.domain, 80, ellipsis)} — ${chatText(item.source?.name ?? item.source_id, 80, ellipsis)}`
     : '';
-  return `• ${chatText(item.identity_name, 300, ellipsis)}${where} · ${passwordText(alert)} (${chatText(hashKind(item), 40, ellipsis)})`;
+  // No password in a chat, not even masked, as in every chat kind: the login and the kind of secret.
+  return `• ${chatText(item.identity_name, 300, ellipsis)}${where} (${chatText(hashKind(item), 40, ellipsis)})`;
 }
 
 function eventCard(alert: EventDelivery, opts: RenderOptions): GoogleChatPayload {
