@@ -2,7 +2,7 @@
 import { expect } from 'vitest';
 import { slackLimitProblems } from '../../lib/destinations/slack/limits.ts';
 import type { SlackPayload } from '../../lib/render/types.ts';
-import { makeCredential, makeEvent } from './fixtures.ts';
+import { credentialAlert, eventAlert, makeCredential, makeEvent, toDelivery } from './fixtures.ts';
 
 /** The app URL the render fixtures link to. */
 const APP = 'https://app.example.test';
@@ -37,6 +37,19 @@ export function hostileCredential(i = 0) {
     source_id: `src-${PING_USER}`,
     source: { id: 'src', name: `Leak ${FORGED_LINK} ${ESCAPED_AMP}`, breached_at: null, leaked_at: null },
   });
+}
+
+/** A digest of hostile events and credentials that came from events: each has a link of its own. */
+export function hostileDigest(destination: string) {
+  return [
+    ...Array.from({ length: 6 }, (_, i) => toDelivery(eventAlert(hostileEvent(i)), destination)),
+    ...Array.from({ length: 6 }, (_, i) =>
+      toDelivery(
+        credentialAlert({ ...hostileCredential(i), event_uid: `leak/combo/file-${i}` }),
+        destination,
+      ),
+    ),
+  ];
 }
 
 /** Every string under a `text` key, at any depth, with where it was. */

@@ -1,8 +1,8 @@
 /** Webhook bodies: the exact contract shape, 100-item chunks, idempotency key and signature. */
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { renderWebhook, signWebhook } from '../../lib/destinations/webhook/render.ts';
-import { webhookIdempotencyKey } from '../../lib/render/keys.ts';
+import { renderWebhook, signWebhook } from '../../../lib/destinations/webhook/render.ts';
+import { webhookIdempotencyKey } from '../../../lib/render/keys.ts';
 import {
   credentialAlert,
   eventAlert,
@@ -10,7 +10,7 @@ import {
   makeEvent,
   renderOptions,
   toDelivery,
-} from './fixtures.ts';
+} from '../../render/fixtures.ts';
 
 describe('renderWebhook', () => {
   it('produces exactly the contract body, one kind per body, items as given', () => {

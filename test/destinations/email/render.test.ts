@@ -1,6 +1,6 @@
 /** E-mail rendering: subject, text and HTML parts, escaping, grouping and digests. */
 import { describe, expect, it } from 'vitest';
-import { renderEmail } from '../../lib/destinations/email/render.ts';
+import { renderEmail } from '../../../lib/destinations/email/render.ts';
 import {
   credentialAlert,
   eventAlert,
@@ -8,8 +8,8 @@ import {
   makeEvent,
   renderOptions,
   toDelivery,
-} from './fixtures.ts';
-import { hostileCredential, hostileEvent } from './hostile.ts';
+} from '../../render/fixtures.ts';
+import { hostileCredential, hostileEvent } from '../../render/hostile.ts';
 
 describe('renderEmail', () => {
   it('one event: subject with severity, type and count; both parts with highlights and link', () => {

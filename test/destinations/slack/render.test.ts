@@ -1,9 +1,9 @@
 /** Slack rendering: hostile text, every Slack limit, grouping, digests and delivery coverage. */
 import { describe, expect, it } from 'vitest';
-import { fitSlackPayload, SLACK_LIMITS, slackLimitProblems } from '../../lib/destinations/slack/limits.ts';
-import { renderSlack } from '../../lib/destinations/slack/render.ts';
-import type { DeliveryAlert } from '../../lib/model.ts';
-import type { Rendered } from '../../lib/render/types.ts';
+import { fitSlackPayload, SLACK_LIMITS, slackLimitProblems } from '../../../lib/destinations/slack/limits.ts';
+import { renderSlack } from '../../../lib/destinations/slack/render.ts';
+import type { DeliveryAlert } from '../../../lib/model.ts';
+import type { Rendered } from '../../../lib/render/types.ts';
 import {
   credentialAlert,
   eventAlert,
@@ -11,8 +11,13 @@ import {
   makeEvent,
   renderOptions,
   toDelivery,
-} from './fixtures.ts';
-import { expectNothingHostile, expectWithinSlackLimits, hostileCredential, hostileEvent } from './hostile.ts';
+} from '../../render/fixtures.ts';
+import {
+  expectNothingHostile,
+  expectWithinSlackLimits,
+  hostileCredential,
+  hostileEvent,
+} from '../../render/hostile.ts';
 
 const APP = 'https://app.example.test';
 

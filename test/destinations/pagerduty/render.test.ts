@@ -6,11 +6,11 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { renderPagerDuty } from '../../lib/destinations/pagerduty/render.ts';
-import { webhookIdempotencyKey } from '../../lib/render/keys.ts';
-import type { PagerDutyEvent, RenderOptions } from '../../lib/render/types.ts';
-import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
-import { eventErrors, TEST_ROUTING_KEY } from '../helpers/pagerduty-receiver.ts';
+import { renderPagerDuty } from '../../../lib/destinations/pagerduty/render.ts';
+import { webhookIdempotencyKey } from '../../../lib/render/keys.ts';
+import type { PagerDutyEvent, RenderOptions } from '../../../lib/render/types.ts';
+import { applyPasswordPolicy } from '../../../lib/rules/passwords.ts';
+import { eventErrors, TEST_ROUTING_KEY } from '../../helpers/pagerduty-receiver.ts';
 import {
   credentialAlert,
   eventAlert,
@@ -18,8 +18,8 @@ import {
   makeEvent,
   renderOptions,
   toDelivery,
-} from './fixtures.ts';
-import { hostileCredential, hostileEvent } from './hostile.ts';
+} from '../../render/fixtures.ts';
+import { hostileCredential, hostileEvent } from '../../render/hostile.ts';
 
 const single = renderOptions({ destination: 'pager', digest: { threshold: 100, maxItems: 20 } });
 const pd = { credentialSeverity: 'error' } as const;

@@ -5,13 +5,13 @@
  * has no dedupe: the key is in each event for a search to dedupe); no cleartext password.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventItem } from '../../lib/upstream/schemas.ts';
-import { skipClock } from '../helpers/clock.ts';
-import { useDynalite } from '../helpers/dynamo.ts';
-import { useEmulator } from '../helpers/emulator.ts';
-import { crashingOnce, expectNoPassword, oneDestination } from '../helpers/one-destination.ts';
-import { HEC_TOKEN, type HecStandIn, startHec } from '../helpers/splunk.ts';
-import { makeWorld } from '../helpers/world.ts';
+import type { EventItem } from '../../../lib/upstream/schemas.ts';
+import { skipClock } from '../../helpers/clock.ts';
+import { useDynalite } from '../../helpers/dynamo.ts';
+import { useEmulator } from '../../helpers/emulator.ts';
+import { crashingOnce, expectNoPassword, oneDestination } from '../../helpers/one-destination.ts';
+import { HEC_TOKEN, type HecStandIn, startHec } from '../../helpers/splunk.ts';
+import { makeWorld } from '../../helpers/world.ts';
 
 const emu = useEmulator({ eventsPerTenant: 30, lateMatchesPerTenant: 0, credentials: 80 });
 const db = useDynalite();

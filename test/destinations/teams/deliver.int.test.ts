@@ -7,11 +7,11 @@
  * 1,000-item digest goes as one card under 28,000 bytes.
  */
 import { describe, expect, it } from 'vitest';
-import { sampleHostileEvent } from '../../lib/render/samples.ts';
-import { useDynalite } from '../helpers/dynamo.ts';
-import { TEST_ROUTING_KEY, usePagerDutyReceivers } from '../helpers/pagerduty-receiver.ts';
-import { type TeamsReceiver, useTeamsReceivers } from '../helpers/teams-receiver.ts';
-import { deliveryWorld } from './seed.ts';
+import { sampleHostileEvent } from '../../../lib/render/samples.ts';
+import { deliveryWorld } from '../../deliver/seed.ts';
+import { useDynalite } from '../../helpers/dynamo.ts';
+import { TEST_ROUTING_KEY, usePagerDutyReceivers } from '../../helpers/pagerduty-receiver.ts';
+import { type TeamsReceiver, useTeamsReceivers } from '../../helpers/teams-receiver.ts';
 
 const db = useDynalite();
 const teamsReceiver = useTeamsReceivers();

@@ -5,16 +5,16 @@
  * a follow-up work note.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { followUp } from '../../lib/deliver/follow-up.ts';
-import { followUpTargets } from '../../lib/deliver/follow-up-targets.ts';
-import { eventSeverity } from '../../lib/model.ts';
-import type { EventItem } from '../../lib/upstream/schemas.ts';
-import { skipClock } from '../helpers/clock.ts';
-import { useDynalite } from '../helpers/dynamo.ts';
-import { useEmulator } from '../helpers/emulator.ts';
-import { crashingOnce, expectNoPassword, oneDestination } from '../helpers/one-destination.ts';
-import { type ServiceNowStandIn, SN_PASSWORD, SN_USER, startServiceNow } from '../helpers/servicenow.ts';
-import { makeWorld } from '../helpers/world.ts';
+import { followUp } from '../../../lib/deliver/follow-up.ts';
+import { followUpTargets } from '../../../lib/deliver/follow-up-targets.ts';
+import { eventSeverity } from '../../../lib/model.ts';
+import type { EventItem } from '../../../lib/upstream/schemas.ts';
+import { skipClock } from '../../helpers/clock.ts';
+import { useDynalite } from '../../helpers/dynamo.ts';
+import { useEmulator } from '../../helpers/emulator.ts';
+import { crashingOnce, expectNoPassword, oneDestination } from '../../helpers/one-destination.ts';
+import { type ServiceNowStandIn, SN_PASSWORD, SN_USER, startServiceNow } from '../../helpers/servicenow.ts';
+import { makeWorld } from '../../helpers/world.ts';
 
 const emu = useEmulator({ eventsPerTenant: 4, lateMatchesPerTenant: 0, credentials: 60 });
 const db = useDynalite();

@@ -6,13 +6,13 @@
  * or `ratelimited` pausing the destination without costing an attempt, a digest too long split.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../lib/clock.ts';
-import { StatusReader } from '../../lib/state/status.ts';
-import { skipClock } from '../helpers/clock.ts';
-import { useDynalite } from '../helpers/dynamo.ts';
-import { useEmulator } from '../helpers/emulator.ts';
-import { SLACK_CHANNEL, type SlackStandIn, startSlackApi } from '../helpers/slack-api.ts';
-import { makeWorld } from '../helpers/world.ts';
+import { systemClock } from '../../../lib/clock.ts';
+import { StatusReader } from '../../../lib/state/status.ts';
+import { skipClock } from '../../helpers/clock.ts';
+import { useDynalite } from '../../helpers/dynamo.ts';
+import { useEmulator } from '../../helpers/emulator.ts';
+import { SLACK_CHANNEL, type SlackStandIn, startSlackApi } from '../../helpers/slack-api.ts';
+import { makeWorld } from '../../helpers/world.ts';
 
 // Two events: each alert its own message at Slack's pace of one a second.
 const emu = useEmulator({ eventsPerTenant: 2, lateMatchesPerTenant: 0, credentials: 10 });

@@ -6,11 +6,11 @@
  * punctuation-heavy text); and no password, under any policy.
  */
 import { describe, expect, it } from 'vitest';
-import { discordNotice } from '../../lib/destinations/discord/body.ts';
-import { discordProblems, embedChars, renderDiscord } from '../../lib/destinations/discord/render.ts';
-import { sampleHostileEvent } from '../../lib/render/samples.ts';
-import type { DiscordEmbed } from '../../lib/render/types.ts';
-import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
+import { discordNotice } from '../../../lib/destinations/discord/body.ts';
+import { discordProblems, embedChars, renderDiscord } from '../../../lib/destinations/discord/render.ts';
+import { sampleHostileEvent } from '../../../lib/render/samples.ts';
+import type { DiscordEmbed } from '../../../lib/render/types.ts';
+import { applyPasswordPolicy } from '../../../lib/rules/passwords.ts';
 import {
   credentialAlert,
   eventAlert,
@@ -19,8 +19,8 @@ import {
   NOW,
   renderOptions,
   toDelivery,
-} from './fixtures.ts';
-import { HOSTILE, hostileCredential, hostileEvent } from './hostile.ts';
+} from '../../render/fixtures.ts';
+import { HOSTILE, hostileCredential, hostileEvent } from '../../render/hostile.ts';
 
 const LIVE = ['@everyone', '<@123>', '[x](https://evil)', '||spoiler||'];
 const WILD = `${LIVE.join(' ')} **bold** # heading > quote -# small :skull: https://evil.example ${HOSTILE}`;

@@ -6,13 +6,18 @@
  * records were marked) repeats at most the one message in flight, and loses nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventLink } from '../../lib/render/link.ts';
-import type { EventItem } from '../../lib/upstream/schemas.ts';
-import { skipClock } from '../helpers/clock.ts';
-import { useDynalite } from '../helpers/dynamo.ts';
-import { useEmulator } from '../helpers/emulator.ts';
-import { SLACK_CHANNEL, type SlackMessage, type SlackStandIn, startSlackApi } from '../helpers/slack-api.ts';
-import { makeWorld } from '../helpers/world.ts';
+import { eventLink } from '../../../lib/render/link.ts';
+import type { EventItem } from '../../../lib/upstream/schemas.ts';
+import { skipClock } from '../../helpers/clock.ts';
+import { useDynalite } from '../../helpers/dynamo.ts';
+import { useEmulator } from '../../helpers/emulator.ts';
+import {
+  SLACK_CHANNEL,
+  type SlackMessage,
+  type SlackStandIn,
+  startSlackApi,
+} from '../../helpers/slack-api.ts';
+import { makeWorld } from '../../helpers/world.ts';
 
 const emu = useEmulator({ eventsPerTenant: 12, lateMatchesPerTenant: 0, credentials: 120 });
 const db = useDynalite();

@@ -8,14 +8,14 @@
  * clock, which skips the waits instead of sleeping them.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { discordProblems } from '../../lib/destinations/discord/render.ts';
-import type { EventItem } from '../../lib/upstream/schemas.ts';
-import { skipClock } from '../helpers/clock.ts';
-import { DISCORD_TOKEN, type DiscordStandIn, startDiscord } from '../helpers/discord.ts';
-import { useDynalite } from '../helpers/dynamo.ts';
-import { useEmulator } from '../helpers/emulator.ts';
-import { crashingOnce, expectNoPassword, oneDestination } from '../helpers/one-destination.ts';
-import { makeWorld } from '../helpers/world.ts';
+import { discordProblems } from '../../../lib/destinations/discord/render.ts';
+import type { EventItem } from '../../../lib/upstream/schemas.ts';
+import { skipClock } from '../../helpers/clock.ts';
+import { DISCORD_TOKEN, type DiscordStandIn, startDiscord } from '../../helpers/discord.ts';
+import { useDynalite } from '../../helpers/dynamo.ts';
+import { useEmulator } from '../../helpers/emulator.ts';
+import { crashingOnce, expectNoPassword, oneDestination } from '../../helpers/one-destination.ts';
+import { makeWorld } from '../../helpers/world.ts';
 
 const emu = useEmulator({ eventsPerTenant: 12, lateMatchesPerTenant: 0, credentials: 80 });
 const db = useDynalite();

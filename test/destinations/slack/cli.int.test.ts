@@ -6,10 +6,10 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../lib/cli/run.ts';
-import { TEST_MARK } from '../../lib/render/notice.ts';
-import { captureIo } from '../helpers/io.ts';
-import { SLACK_CHANNEL, type SlackStandIn, startSlackApi } from '../helpers/slack-api.ts';
+import { runCli } from '../../../lib/cli/run.ts';
+import { TEST_MARK } from '../../../lib/render/notice.ts';
+import { captureIo } from '../../helpers/io.ts';
+import { SLACK_CHANNEL, type SlackStandIn, startSlackApi } from '../../helpers/slack-api.ts';
 
 let slack: SlackStandIn;
 let env: Record<string, string>;

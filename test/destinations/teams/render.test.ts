@@ -5,14 +5,14 @@
  * quotes), the layout, and that no password reaches a card.
  */
 import { describe, expect, it } from 'vitest';
-import { TEAMS_LABELS } from '../../lib/destinations/teams/card.ts';
-import { teamsProblems } from '../../lib/destinations/teams/limits.ts';
-import { renderTeams } from '../../lib/destinations/teams/render.ts';
-import type { DeliveryAlert } from '../../lib/model.ts';
-import { sampleHostileEvent } from '../../lib/render/samples.ts';
-import type { Rendered, TeamsPayload } from '../../lib/render/types.ts';
-import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
-import { flowFailure } from '../helpers/teams-receiver.ts';
+import { TEAMS_LABELS } from '../../../lib/destinations/teams/card.ts';
+import { teamsProblems } from '../../../lib/destinations/teams/limits.ts';
+import { renderTeams } from '../../../lib/destinations/teams/render.ts';
+import type { DeliveryAlert } from '../../../lib/model.ts';
+import { sampleHostileEvent } from '../../../lib/render/samples.ts';
+import type { Rendered, TeamsPayload } from '../../../lib/render/types.ts';
+import { applyPasswordPolicy } from '../../../lib/rules/passwords.ts';
+import { flowFailure } from '../../helpers/teams-receiver.ts';
 import {
   credentialAlert,
   eventAlert,
@@ -21,8 +21,15 @@ import {
   NOW,
   renderOptions,
   toDelivery,
-} from './fixtures.ts';
-import { FORGED_LINK, HOSTILE, hostileCredential, hostileEvent, PING_CHANNEL, PING_USER } from './hostile.ts';
+} from '../../render/fixtures.ts';
+import {
+  FORGED_LINK,
+  HOSTILE,
+  hostileCredential,
+  hostileEvent,
+  PING_CHANNEL,
+  PING_USER,
+} from '../../render/hostile.ts';
 
 const MARKDOWN = ['[click](https://evil)', '**bold**', '# heading', '<at>everyone</at>'];
 const MARKERS = [PING_CHANNEL, PING_USER, FORGED_LINK, ...MARKDOWN];

@@ -1,7 +1,7 @@
 /** Terminal rendering: compact lines, ANSI only when asked, no escape sequences from upstream. */
 import { describe, expect, it } from 'vitest';
-import { renderConsole } from '../../lib/destinations/console/render.ts';
-import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
+import { renderConsole } from '../../../lib/destinations/console/render.ts';
+import { applyPasswordPolicy } from '../../../lib/rules/passwords.ts';
 import {
   credentialAlert,
   eventAlert,
@@ -9,7 +9,7 @@ import {
   makeEvent,
   renderOptions,
   toDelivery,
-} from './fixtures.ts';
+} from '../../render/fixtures.ts';
 
 const opts = (color: boolean, digest = { threshold: 5, maxItems: 20 }) => ({
   ...renderOptions({ digest }),

@@ -6,13 +6,13 @@
  * log line or a record.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventItem } from '../../lib/upstream/schemas.ts';
-import { skipClock } from '../helpers/clock.ts';
-import { useDynalite } from '../helpers/dynamo.ts';
-import { useEmulator } from '../helpers/emulator.ts';
-import { crashingOnce, expectNoPassword, oneDestination } from '../helpers/one-destination.ts';
-import { SENTINEL_APP, type SentinelStandIn, startSentinel } from '../helpers/sentinel.ts';
-import { makeWorld } from '../helpers/world.ts';
+import type { EventItem } from '../../../lib/upstream/schemas.ts';
+import { skipClock } from '../../helpers/clock.ts';
+import { useDynalite } from '../../helpers/dynamo.ts';
+import { useEmulator } from '../../helpers/emulator.ts';
+import { crashingOnce, expectNoPassword, oneDestination } from '../../helpers/one-destination.ts';
+import { SENTINEL_APP, type SentinelStandIn, startSentinel } from '../../helpers/sentinel.ts';
+import { makeWorld } from '../../helpers/world.ts';
 
 const emu = useEmulator({ eventsPerTenant: 20, lateMatchesPerTenant: 0, credentials: 80 });
 const db = useDynalite();

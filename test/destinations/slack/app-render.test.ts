@@ -5,11 +5,11 @@
  * who acted and why, can ping, link or spoof nothing; every message stays within Slack's limits.
  */
 import { describe, expect, it } from 'vitest';
-import { slackFollowUp } from '../../lib/destinations/slack/follow-up.ts';
-import { renderSlackThreads } from '../../lib/destinations/slack/thread.ts';
-import type { FollowUpAction } from '../../lib/model.ts';
-import type { SlackPayload } from '../../lib/render/types.ts';
-import { credentialAlert, eventAlert, renderOptions, toDelivery } from './fixtures.ts';
+import { slackFollowUp } from '../../../lib/destinations/slack/follow-up.ts';
+import { renderSlackThreads } from '../../../lib/destinations/slack/thread.ts';
+import type { FollowUpAction } from '../../../lib/model.ts';
+import type { SlackPayload } from '../../../lib/render/types.ts';
+import { credentialAlert, eventAlert, renderOptions, toDelivery } from '../../render/fixtures.ts';
 import {
   expectNothingHostile,
   expectWithinSlackLimits,
@@ -19,7 +19,7 @@ import {
   hostileEvent,
   PING_CHANNEL,
   slackTexts,
-} from './hostile.ts';
+} from '../../render/hostile.ts';
 
 const action = (over: Partial<FollowUpAction> = {}): FollowUpAction => ({
   id: 'a1',
