@@ -20,10 +20,9 @@ import type * as z from 'zod/mini';
 import type { HttpRequest, Posted, SendOutcome } from '../deliver/outcome.ts';
 import type { Answer, SendContext } from '../deliver/send-context.ts';
 import type { Logger } from '../log.ts';
-import type { FollowUpAction } from '../model.ts';
+import type { FollowUpAction, ItemKind } from '../model.ts';
 import type { DeliveryAlert, Notice, Rendered, RenderOptions } from '../render/types.ts';
 import type { SecretRef } from '../rules/schema-parts.ts';
-import type { DeliveryRecord } from '../state/records/record.ts';
 
 /** Looks a config value up (a `{ "secret": NAME }` in the secret object), at `key` of the destination. */
 export type Resolve = (value: string | SecretRef, key: string) => string;
@@ -93,9 +92,24 @@ export interface KindFace<C extends { type: string }, R extends Resolved> {
  * its outcome as any delivery's. Every message goes at the destination's pace: `send` and `request`
  * wait for its turn and count it; 'budget' when no turn came in time (return it: the pass stops).
  */
+/**
+ * What a kind's follow-up reads and changes of its delivery record (the store's record has these
+ * and more): the item's kind and key, where its message went (`posted`) or the ticket it went
+ * into, and whether a Slack app's edit is done (`followUp.edited`).
+ */
+export interface FollowUpRecord {
+  id: string;
+  kind: ItemKind;
+  key: string;
+  item: unknown;
+  posted?: Posted & { digest?: boolean };
+  ticket?: string;
+  followUp?: { action: FollowUpAction; edited?: boolean };
+}
+
 export interface FollowUpSend<P> {
   /** The follow-up's record (`followUp.action` is `action`); `save` writes it as it is now. */
-  record: DeliveryRecord;
+  record: FollowUpRecord;
   action: FollowUpAction;
   /** The item the follow-up is about, as the renderers take it. */
   alert: DeliveryAlert;

@@ -4,8 +4,7 @@
  * acted and why are a person's text: each kind escapes them like upstream text, so a reason can no
  * more ping, link or spoof than an event can.
  */
-import type { FollowUpAction } from '../model.ts';
-import type { DeliveryRecord } from '../state/records/record.ts';
+import type { FollowUpAction, ItemKind } from '../model.ts';
 import { stripControl } from './escape.ts';
 import { formatTime } from './format.ts';
 
@@ -28,7 +27,7 @@ export function actionWords(action: FollowUpAction): string {
  */
 export function noteLines(
   own: boolean,
-  record: Pick<DeliveryRecord, 'kind' | 'key'>,
+  record: { kind: ItemKind; key: string },
   action: FollowUpAction,
 ): string[] {
   return [

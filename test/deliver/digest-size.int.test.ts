@@ -7,13 +7,15 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDeliveryPass } from '../../lib/deliver/pass.ts';
+import type { EmailContent } from '../../lib/destinations/email/render.ts';
+import type { SlackPayload } from '../../lib/destinations/slack/limits.ts';
+import { slackLimitProblems } from '../../lib/destinations/slack/limits.ts';
+import type { WebhookBody } from '../../lib/destinations/webhook/render.ts';
 import { readEnvironment } from '../../lib/env.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { MemoryMetrics } from '../../lib/metrics.ts';
 import type { ItemKind } from '../../lib/model.ts';
 import { SAMPLE_PASSWORD, sampleCredential, sampleEvent } from '../../lib/render/samples.ts';
-import { slackLimitProblems } from '../../lib/destinations/slack/limits.ts';
-import type { EmailContent, SlackPayload, WebhookBody } from '../../lib/render/types.ts';
 import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
 import { createRuntime, type Runtime } from '../../lib/runtime.ts';
 import { useDynalite } from '../helpers/dynamo.ts';

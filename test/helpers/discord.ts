@@ -7,8 +7,8 @@
  * message without `allowed_mentions: {"parse": []}` is posted, as Discord would, and noted in
  * `pinged`, which every test can assert empty. Answers can be scripted.
  */
-import { DISCORD_LIMITS, embedChars } from '../../lib/destinations/discord/render.ts';
-import type { DiscordPayload } from '../../lib/render/types.ts';
+
+import { DISCORD_LIMITS, type DiscordPayload, embedChars } from '../../lib/destinations/discord/limits.ts';
 import { standIn } from './stand-in.ts';
 
 export const DISCORD_TOKEN = 'discord-webhook-token-for-tests';

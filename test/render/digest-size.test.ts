@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderConsole } from '../../lib/destinations/console/render.ts';
 import { renderEmail } from '../../lib/destinations/email/render.ts';
+import type { SlackPayload } from '../../lib/destinations/slack/limits.ts';
 import {
   SLACK_LIMITS,
   slackBlockTextLength,
@@ -15,7 +16,6 @@ import {
 import { renderSlack } from '../../lib/destinations/slack/render.ts';
 import { renderWebhook } from '../../lib/destinations/webhook/render.ts';
 import type { DeliveryAlert } from '../../lib/model.ts';
-import type { SlackPayload } from '../../lib/render/types.ts';
 import {
   credentialAlert,
   eventAlert,

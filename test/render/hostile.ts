@@ -1,7 +1,7 @@
 /** Upstream text written by an attacker, and helpers that measure what a Slack message holds. */
 import { expect } from 'vitest';
+import type { SlackPayload } from '../../lib/destinations/slack/limits.ts';
 import { slackLimitProblems } from '../../lib/destinations/slack/limits.ts';
-import type { SlackPayload } from '../../lib/render/types.ts';
 import { credentialAlert, eventAlert, makeCredential, makeEvent, toDelivery } from './fixtures.ts';
 
 /** The app URL the render fixtures link to. */

@@ -1,8 +1,11 @@
 /** Notices: a test message is marked as a test in every rendering. */
 import { describe, expect, it } from 'vitest';
+import type { EmailContent } from '../../lib/destinations/email/render.ts';
+import type { SlackPayload } from '../../lib/destinations/slack/limits.ts';
 import { slackLimitProblems } from '../../lib/destinations/slack/limits.ts';
+import type { WebhookNoticeBody } from '../../lib/destinations/webhook/render.ts';
 import { TEST_MARK } from '../../lib/render/notice.ts';
-import type { EmailContent, Notice, SlackPayload, WebhookNoticeBody } from '../../lib/render/types.ts';
+import type { Notice } from '../../lib/render/types.ts';
 import { noticeTo, renderOptions } from './fixtures.ts';
 
 const test: Notice = {

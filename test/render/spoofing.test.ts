@@ -7,13 +7,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { renderConsole } from '../../lib/destinations/console/render.ts';
+import type { EmailContent } from '../../lib/destinations/email/render.ts';
 import { renderEmail } from '../../lib/destinations/email/render.ts';
 import { renderJira } from '../../lib/destinations/jira/render.ts';
 import { renderServiceNow } from '../../lib/destinations/servicenow/render.ts';
+import type { SlackPayload } from '../../lib/destinations/slack/limits.ts';
 import { renderSlack } from '../../lib/destinations/slack/render.ts';
 import { renderWebhook } from '../../lib/destinations/webhook/render.ts';
 import type { DeliveryAlert } from '../../lib/model.ts';
-import type { EmailContent, SlackPayload } from '../../lib/render/types.ts';
 import { applyPasswordPolicy } from '../../lib/rules/passwords.ts';
 import {
   credentialAlert,

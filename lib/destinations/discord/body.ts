@@ -3,12 +3,13 @@
 import { jsonRequest, readAnswer } from '../../deliver/send-context.ts';
 import { lineText } from '../../render/escape.ts';
 import { footer, headline } from '../../render/notice.ts';
-import type { DiscordPayload, Notice, RenderOptions } from '../../render/types.ts';
+import type { Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import { readDiscordAnswer } from './answer.ts';
 import { discordText } from './escape.ts';
 import type { DiscordDestination } from './index.ts';
-import { discordMessage, discordProblems, renderDiscord } from './render.ts';
+import { type DiscordPayload, discordProblems } from './limits.ts';
+import { discordMessage, renderDiscord } from './render.ts';
 
 /** A notice as one Discord embed: the headline as its title, the text escaped (it may quote an error). */
 export function discordNotice(notice: Notice, opts: RenderOptions): DiscordPayload {

@@ -4,7 +4,7 @@
  * matched with highlights in bold; who it concerns and where it was found as fields). Upstream text
  * is Markdown-escaped wherever Discord renders Markdown (escape.ts), every message says
  * `allowed_mentions: {"parse": []}`, and every embed is built within Discord's limits, which
- * `discordProblems` checks. A password never appears, not even masked: only the login and the kind
+ * `discordProblems` checks (limits.ts). A password never appears, not even masked: only the login and the kind
  * of secret the upstream holds.
  *
  * Grouping and digests are Slack's (group.ts): a credential group too long for one embed is split
@@ -39,29 +39,10 @@ import {
   severityCounts,
 } from '../../render/group.ts';
 import { credentialLink, eventLink } from '../../render/link.ts';
-import type {
-  DeliveryAlert,
-  DiscordEmbed,
-  DiscordPayload,
-  Rendered,
-  RenderOptions,
-} from '../../render/types.ts';
+import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
 import type { Severity } from '../../upstream/event-types.ts';
 import { discordText, highlightToDiscord } from './escape.ts';
-
-/** Discord's limits on a webhook message (destinations-facts.md), in characters. */
-export const DISCORD_LIMITS = {
-  content: 2_000,
-  embeds: 10,
-  title: 256,
-  description: 4_096,
-  fields: 25,
-  fieldName: 256,
-  fieldValue: 1_024,
-  footer: 2_048,
-  /** Title, description, field names and values and footer of all embeds together. */
-  total: 6_000,
-} as const;
+import { DISCORD_LIMITS, type DiscordEmbed, type DiscordPayload, embedChars } from './limits.ts';
 
 /** Room kept under the total for the notes a fitted embed may gain. */
 const TOTAL_BUDGET = DISCORD_LIMITS.total - 100;
@@ -80,13 +61,7 @@ const CREDENTIAL_COLOR = 0xb71c1c;
 const named = (tenant: TenantRef | undefined) =>
   tenant ? `${discordText(tenant.name, 60, ellipsis)} · ` : '';
 
-/** What an embed counts toward Discord's 6,000 characters. */
-export function embedChars(embed: DiscordEmbed): number {
-  let n = embed.title.length + (embed.description?.length ?? 0) + (embed.footer?.text.length ?? 0);
-  for (const f of embed.fields ?? []) n += f.name.length + f.value.length;
-  return n;
-}
-
+/** A message of one embed, whose mentions Discord never parses. */
 export function discordMessage(embed: DiscordEmbed): DiscordPayload {
   return { embeds: [embed], allowed_mentions: { parse: [] } };
 }
@@ -268,42 +243,4 @@ export function renderDiscord(alerts: DeliveryAlert[], opts: RenderOptions): Ren
       { deliveryIds: deliveryIdsOf(covered), payload: discordMessage(embed), summary: batchSummary(batch) },
     ];
   });
-}
-
-/** Markdown that would be live in text Discord renders: a mention, a masked link, a spoiler. */
-const LIVE = /(^|[^\\])(@everyone|@here|<@|<#|\]\(|\|\|)/;
-
-/**
- * What Discord would refuse, or what would be live in a message: `config validate` and the tests
- * use it. Upstream text is always escaped, so a live mention or link means an escape was missed.
- */
-export function discordProblems(payload: DiscordPayload): string[] {
-  const problems: string[] = [];
-  if (!Array.isArray(payload.allowed_mentions?.parse) || payload.allowed_mentions.parse.length)
-    problems.push('allowed_mentions must be {"parse": []}');
-  if ((payload.content?.length ?? 0) > DISCORD_LIMITS.content) problems.push('content over 2,000 characters');
-  if (!payload.embeds.length && !payload.content) problems.push('neither content nor an embed');
-  if (payload.embeds.length > DISCORD_LIMITS.embeds) problems.push('more than 10 embeds');
-  let total = 0;
-  for (const [i, e] of payload.embeds.entries()) {
-    const where = `embeds[${i}]`;
-    total += embedChars(e);
-    if (!e.title || e.title.length > DISCORD_LIMITS.title)
-      problems.push(`${where}.title: 1 to 256 characters`);
-    if ((e.description?.length ?? 0) > DISCORD_LIMITS.description)
-      problems.push(`${where}.description: over 4,096 characters`);
-    if ((e.footer?.text.length ?? 0) > DISCORD_LIMITS.footer)
-      problems.push(`${where}.footer: over 2,048 characters`);
-    if ((e.fields?.length ?? 0) > DISCORD_LIMITS.fields) problems.push(`${where}: more than 25 fields`);
-    for (const f of e.fields ?? []) {
-      if (!f.name || f.name.length > DISCORD_LIMITS.fieldName)
-        problems.push(`${where}: a field name of 1 to 256`);
-      if (!f.value || f.value.length > DISCORD_LIMITS.fieldValue)
-        problems.push(`${where}.fields[${f.name}]: a value of 1 to 1,024 characters`);
-    }
-    for (const text of [e.title, e.description ?? '', ...(e.fields ?? []).map((f) => f.value)])
-      if (LIVE.test(text)) problems.push(`${where}: live Markdown (a mention, a masked link or a spoiler)`);
-  }
-  if (total > DISCORD_LIMITS.total) problems.push(`the embeds hold ${total} characters, over 6,000`);
-  return problems;
 }

@@ -6,9 +6,10 @@
 import { readAnswer } from '../../deliver/send-context.ts';
 import { htmlText, lineText } from '../../render/escape.ts';
 import { footer, TEST_MARK } from '../../render/notice.ts';
-import type { EmailContent, Notice, RenderOptions } from '../../render/types.ts';
+import type { Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import type { EmailDestination } from './index.ts';
+import type { EmailContent } from './render.ts';
 import { renderEmail } from './render.ts';
 import { emailRequest } from './request.ts';
 

@@ -26,8 +26,14 @@ import {
   severityCounts,
 } from '../../render/group.ts';
 import { credentialLink, eventLink } from '../../render/link.ts';
-import type { DeliveryAlert, EmailContent, Rendered, RenderOptions } from '../../render/types.ts';
+import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
 import { severityRank } from '../../upstream/event-types.ts';
+
+export interface EmailContent {
+  subject: string;
+  text: string;
+  html: string;
+}
 
 /** Bounds that keep a mail readable; the web app has the rest. */
 const HIGHLIGHT_MAX = 5_000;

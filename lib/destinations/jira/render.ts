@@ -20,18 +20,25 @@ import {
 } from '../../render/group.ts';
 import { exposureLabel, webhookIdempotencyKey } from '../../render/keys.ts';
 import { alertLink } from '../../render/link.ts';
-import type {
-  AdfDoc,
-  AdfNode,
-  AdfText,
-  DeliveryAlert,
-  JiraContent,
-  Mark,
-  Rendered,
-  RenderOptions,
-} from '../../render/types.ts';
+import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
 
-export type { AdfDoc, JiraContent } from '../../render/types.ts';
+/** Atlassian Document Format, as far as this writes it. */
+export type Mark = { type: 'strong' } | { type: 'link'; attrs: { href: string } };
+export type AdfText = { type: 'text'; text: string; marks?: Mark[] };
+export type AdfNode = { type: 'paragraph'; content: AdfText[] } | { type: 'rule' };
+
+export interface AdfDoc {
+  version: 1;
+  type: 'doc';
+  content: AdfNode[];
+}
+
+/** What a Jira issue is made of (the sender adds the project and the issue type). */
+export interface JiraContent {
+  summary: string;
+  description: AdfDoc;
+  labels: string[];
+}
 
 export const JIRA_SUMMARY_MAX = 255;
 /** Characters of upstream text in one description (Jira's field holds 32,767 characters). */

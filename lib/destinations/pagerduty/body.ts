@@ -9,10 +9,11 @@ import { answerDetail, readAnswer } from '../../deliver/send-context.ts';
 import { send } from '../../deliver/senders.ts';
 import { lineText } from '../../render/escape.ts';
 import { headline } from '../../render/notice.ts';
-import type { Notice, PagerDutyEvent, RenderOptions } from '../../render/types.ts';
+import type { Notice, RenderOptions } from '../../render/types.ts';
 import { secretText } from '../describe.ts';
 import type { KindBody } from '../kind.ts';
 import type { PagerDutyConfig, PagerDutyDestination } from './index.ts';
+import type { PagerDutyEvent } from './render.ts';
 import { dedupKey, pagerDutyProblems, pagerDutyResolve, renderPagerDuty, resolveOf } from './render.ts';
 
 /**

@@ -3,11 +3,11 @@
  * `dedup_key`, so a repeat joins its incident; at most 120 events a minute per routing key.
  */
 import * as z from 'zod/mini';
-import type { PagerDutySeverity } from '../../render/types.ts';
 import { nonEmpty } from '../../rules/match-schema.ts';
 import { httpUrl, secretOr } from '../../rules/schema-parts.ts';
 import { urlText } from '../describe.ts';
 import type { KindBody, KindFace } from '../kind.ts';
+import type { PagerDutySeverity } from './render.ts';
 
 export const PAGERDUTY_URL = 'https://events.pagerduty.com/v2/enqueue';
 

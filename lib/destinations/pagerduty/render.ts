@@ -35,15 +35,30 @@ import {
 } from '../../render/group.ts';
 import { webhookIdempotencyKey } from '../../render/keys.ts';
 import { credentialLink, eventLink } from '../../render/link.ts';
-import type {
-  DeliveryAlert,
-  PagerDutyEvent,
-  PagerDutySeverity,
-  Rendered,
-  RenderOptions,
-} from '../../render/types.ts';
+import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
 import { wellFormedDeep } from '../../text.ts';
 import type { Severity } from '../../upstream/event-types.ts';
+
+export type PagerDutySeverity = 'critical' | 'error' | 'warning' | 'info';
+
+/**
+ * A PagerDuty Events API v2 event as rendered: everything but `routing_key`, a secret the sender
+ * adds (so previews and logs never hold it). A `resolve` carries no `payload`.
+ */
+export interface PagerDutyEvent {
+  event_action: 'trigger' | 'resolve';
+  dedup_key: string;
+  payload?: {
+    summary: string;
+    source: 'exposure-alerts';
+    severity: PagerDutySeverity;
+    timestamp: string;
+    class: string;
+    custom_details: unknown;
+  };
+  links?: { href: string; text: string }[];
+  client: 'exposure-alerts';
+}
 
 export const PAGERDUTY_LIMITS = {
   summary: 1_024,

@@ -1,9 +1,10 @@
 /** Sentinel's records and their upload: the token first, then the array (send.ts). */
 
 import { postRequest } from '../../deliver/send-context.ts';
-import type { Notice, RenderOptions, SentinelRecord } from '../../render/types.ts';
+import type { Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import type { SentinelDestination } from './index.ts';
+import type { SentinelRecord } from './render.ts';
 import { renderSentinel } from './render.ts';
 import { sendSentinel } from './send.ts';
 

@@ -3,10 +3,24 @@
  * JSON array, no digests, each request under 1 MB. A record: `TimeGenerated` from the item, its
  * key, kind, severity, routes and destination, and the item as the password policy left it.
  */
-import { eventSeverity } from '../../model.ts';
+import { eventSeverity, type TenantRef } from '../../model.ts';
 import { deliveryIdsOf } from '../../render/group.ts';
-import type { DeliveryAlert, Rendered, RenderOptions, SentinelRecord } from '../../render/types.ts';
+import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
 import { wellFormedDeep } from '../../text.ts';
+
+/** One record for Microsoft Sentinel's Logs Ingestion API. */
+export interface SentinelRecord {
+  TimeGenerated: string;
+  Key: string;
+  /** `{id, name}` of the `tenants` entry the item was found for (named as interface.md section 10 names it). */
+  tenant?: TenantRef;
+  Kind: string;
+  Severity: string;
+  Routes: string[];
+  Destination: string;
+  Source: string;
+  Item: unknown;
+}
 
 /** The Logs Ingestion API takes 1 MB a request; a request stays under it with room. */
 export const SENTINEL_MAX_BYTES = 1_000_000 - 10_000;

@@ -8,8 +8,8 @@
 import { createHash } from 'node:crypto';
 import type { HttpRequest, SendOutcome } from '../../deliver/outcome.ts';
 import type { HttpPost } from '../../deliver/post.ts';
-import type { SentinelRecord } from '../../render/types.ts';
 import type { SentinelDestination } from './index.ts';
+import type { SentinelRecord } from './render.ts';
 
 /** What a send gives (senders.ts SendContext fits): the POST, the clock, the timeout, the signal. */
 interface SendContext {

@@ -18,9 +18,18 @@ import {
 } from '../../render/group.ts';
 import { exposureLabel, webhookIdempotencyKey } from '../../render/keys.ts';
 import { alertLink } from '../../render/link.ts';
-import type { DeliveryAlert, IncidentContent, Rendered, RenderOptions } from '../../render/types.ts';
+import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
 
-export type { IncidentContent } from '../../render/types.ts';
+/** An incident's fields (the sender adds the assignment group). */
+export interface IncidentContent {
+  short_description: string;
+  description: string;
+  correlation_id: string;
+  correlation_display: 'exposure-alerts';
+  urgency: '1' | '2' | '3';
+  impact: '1' | '2' | '3';
+  category: 'security';
+}
 
 export const SHORT_DESCRIPTION_MAX = 160;
 const DESCRIPTION_BUDGET = 20_000;

@@ -14,8 +14,8 @@
 
 import type { SlackApp } from '../../deliver/destinations.ts';
 import type { HttpRequest, Posted, SendOutcome } from '../../deliver/outcome.ts';
-import type { SlackPayload } from '../../render/types.ts';
 import { parseRetryAfter } from '../../upstream/wire.ts';
+import type { SlackPayload } from './limits.ts';
 
 /** Errors that no retry mends: the token, the channel, the bot's rights, or blocks Slack refuses. */
 export const PERMANENT_SLACK_ERRORS: ReadonlySet<string> = new Set([

@@ -10,11 +10,12 @@ import type { SendOutcome } from '../../deliver/outcome.ts';
 import type { FollowUpAction } from '../../model.ts';
 import { slackPlain, slackText } from '../../render/escape.ts';
 import { actionWords } from '../../render/follow-up.ts';
-import type { DeliveryAlert, RenderOptions, SlackPayload } from '../../render/types.ts';
+import type { DeliveryAlert, RenderOptions } from '../../render/types.ts';
 import type { FollowUpSend } from '../kind.ts';
 import { postMessage, UNEDITABLE_SLACK_ERRORS, updateMessage } from './app.ts';
 import { flagButtons } from './buttons.ts';
 import type { SlackDestination } from './index.ts';
+import type { SlackPayload } from './limits.ts';
 import { fitSlackPayload } from './limits.ts';
 import { renderSlackBatch } from './render.ts';
 

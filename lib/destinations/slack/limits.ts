@@ -4,7 +4,13 @@
  * (saying so), and `slackLimitProblems` is what `config validate` and the tests use to prove it.
  */
 import { formatCount } from '../../render/escape.ts';
-import type { SlackPayload } from '../../render/types.ts';
+
+/** A Slack message: blocks, and the text every message has. */
+export interface SlackPayload {
+  /** Always present: the notification and accessibility fallback. */
+  text: string;
+  blocks: Record<string, unknown>[];
+}
 
 export const SLACK_LIMITS = {
   blocks: 50,

@@ -47,9 +47,9 @@ import {
   severityCounts,
 } from '../../render/group.ts';
 import { credentialLink, eventLink } from '../../render/link.ts';
-import type { DeliveryAlert, Rendered, RenderOptions, SlackPayload } from '../../render/types.ts';
+import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
 import { actionButtons } from './buttons.ts';
-import { fitSlackPayload } from './limits.ts';
+import { fitSlackPayload, type SlackPayload } from './limits.ts';
 
 export type Block = Record<string, unknown>;
 

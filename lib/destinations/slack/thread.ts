@@ -27,7 +27,8 @@ import {
   severityCounts,
 } from '../../render/group.ts';
 import { credentialLink } from '../../render/link.ts';
-import type { DeliveryAlert, Rendered, RenderOptions, SlackPayload } from '../../render/types.ts';
+import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
+import type { SlackPayload } from './limits.ts';
 import { fitSlackPayload } from './limits.ts';
 import {
   type Block,

@@ -1,7 +1,8 @@
 /** Splunk's events and their send: HEC takes them written one after another, not as an array. */
-import type { HecEvent, Notice, RenderOptions } from '../../render/types.ts';
+import type { Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import type { SplunkDestination } from './index.ts';
+import type { HecEvent } from './render.ts';
 import { renderSplunk } from './render.ts';
 
 /** A notice as one event, its title and text as the event. */

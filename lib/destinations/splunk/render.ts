@@ -7,8 +7,17 @@
  */
 import { eventSeverity } from '../../model.ts';
 import { deliveryIdsOf } from '../../render/group.ts';
-import type { DeliveryAlert, HecEvent, Rendered, RenderOptions } from '../../render/types.ts';
+import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
 import { wellFormedDeep } from '../../text.ts';
+
+/** One Splunk HEC event; a request is several, written one after another. */
+export interface HecEvent {
+  time: number;
+  source: 'exposure-alerts';
+  sourcetype: string;
+  index?: string;
+  event: unknown;
+}
 
 /** HEC's default limit on a request's body is 1 MB; a request stays under it with room. */
 export const HEC_MAX_BYTES = 1_000_000 - 10_000;

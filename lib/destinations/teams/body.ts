@@ -2,8 +2,9 @@
 
 import { jsonRequest } from '../../deliver/send-context.ts';
 import { footer, headline } from '../../render/notice.ts';
-import type { Notice, RenderOptions, TeamsPayload } from '../../render/types.ts';
+import type { Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
+import type { TeamsPayload } from './card.ts';
 import { rich, run, teamsMessage, upstreamText } from './card.ts';
 import type { TeamsDestination } from './index.ts';
 import { fitTeamsPayload, teamsProblems } from './limits.ts';

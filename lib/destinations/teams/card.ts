@@ -17,8 +17,28 @@
 
 import { ellipsis, formatCount, lineText, type Segment, stripControl, visible } from '../../render/escape.ts';
 import { joinList } from '../../render/format.ts';
-import type { CardElement, TeamsPayload } from '../../render/types.ts';
 import type { Severity } from '../../upstream/event-types.ts';
+
+/** One element of an Adaptive Card body; the builders here make the only shapes we send. */
+export type CardElement = Record<string, unknown> & { type: string };
+
+/** Body of a Teams Workflows webhook POST (interface.md section 4): a message wrapping one card. */
+export interface TeamsPayload {
+  type: 'message';
+  attachments: [
+    {
+      contentType: 'application/vnd.microsoft.card.adaptive';
+      contentUrl: null;
+      content: {
+        $schema: 'http://adaptivecards.io/schemas/adaptive-card.json';
+        type: 'AdaptiveCard';
+        version: '1.4';
+        body: CardElement[];
+        actions: CardElement[];
+      };
+    },
+  ];
+}
 
 /** The body size Teams accepts, in bytes (UTF-8). */
 export const TEAMS_MAX_BYTES = 28_000;

@@ -21,7 +21,8 @@ import {
   severityCounts,
 } from '../../render/group.ts';
 import { credentialLink, eventLink } from '../../render/link.ts';
-import type { CardElement, RenderOptions, TeamsPayload } from '../../render/types.ts';
+import type { RenderOptions } from '../../render/types.ts';
+import type { CardElement, TeamsPayload } from './card.ts';
 import {
   bytesOf,
   COLOR,

@@ -5,7 +5,7 @@
  * use to prove a card is one Workflows takes and that no upstream text sits where Markdown renders.
  */
 
-import type { TeamsPayload } from '../../render/types.ts';
+import type { TeamsPayload } from './card.ts';
 import {
   bytesOf,
   rich,

@@ -25,13 +25,8 @@ import {
   routesOf,
 } from '../../render/group.ts';
 import { credentialLink, eventLink } from '../../render/link.ts';
-import type {
-  CardElement,
-  DeliveryAlert,
-  Rendered,
-  RenderOptions,
-  TeamsPayload,
-} from '../../render/types.ts';
+import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
+import type { CardElement, TeamsPayload } from './card.ts';
 import {
   bytesOf,
   COLOR,

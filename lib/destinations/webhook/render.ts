@@ -12,12 +12,36 @@
  */
 
 import { createHmac } from 'node:crypto';
-import type { FollowUpAction } from '../../model.ts';
+import type { FollowUpAction, TenantRef } from '../../model.ts';
 import { webhookTimestamp } from '../../render/format.ts';
 import { byTenant, deliveryIdsOf, routesOf } from '../../render/group.ts';
-import type { DeliveryAlert, Rendered, RenderOptions, WebhookBody } from '../../render/types.ts';
+import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
 import { wellFormedDeep } from '../../text.ts';
 import { takeTurns } from '../../turns.ts';
+
+/** Body of a generic webhook POST (interface.md section 4), exactly. */
+export interface WebhookBody {
+  version: 1;
+  kind: 'events' | 'credentials';
+  destination: string;
+  /** The `tenants` entry whose items these are (interface.md section 10); none for the top level. */
+  tenant?: TenantRef;
+  routes: string[];
+  items: unknown[];
+  sentAt: string;
+}
+
+/** Body a webhook receives for a Notice (not an alert batch): clearly not `events`/`credentials`. */
+export interface WebhookNoticeBody {
+  version: 1;
+  kind: 'test' | 'notice';
+  destination: string;
+  routes: [];
+  items: [];
+  sentAt: string;
+  title: string;
+  message: string;
+}
 
 export const WEBHOOK_MAX_ITEMS = 100;
 

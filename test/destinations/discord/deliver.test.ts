@@ -8,7 +8,7 @@
  * clock, which skips the waits instead of sleeping them.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { discordProblems } from '../../../lib/destinations/discord/render.ts';
+import { discordProblems } from '../../../lib/destinations/discord/limits.ts';
 import type { EventItem } from '../../../lib/upstream/schemas.ts';
 import { skipClock } from '../../helpers/clock.ts';
 import { DISCORD_TOKEN, type DiscordStandIn, startDiscord } from '../../helpers/discord.ts';

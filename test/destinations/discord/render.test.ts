@@ -7,9 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { discordNotice } from '../../../lib/destinations/discord/body.ts';
-import { discordProblems, embedChars, renderDiscord } from '../../../lib/destinations/discord/render.ts';
+import { type DiscordEmbed, discordProblems, embedChars } from '../../../lib/destinations/discord/limits.ts';
+import { renderDiscord } from '../../../lib/destinations/discord/render.ts';
 import { sampleHostileEvent } from '../../../lib/render/samples.ts';
-import type { DiscordEmbed } from '../../../lib/render/types.ts';
 import { applyPasswordPolicy } from '../../../lib/rules/passwords.ts';
 import {
   credentialAlert,

@@ -6,9 +6,10 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import type { PagerDutyEvent } from '../../../lib/destinations/pagerduty/render.ts';
 import { renderPagerDuty } from '../../../lib/destinations/pagerduty/render.ts';
 import { webhookIdempotencyKey } from '../../../lib/render/keys.ts';
-import type { PagerDutyEvent, RenderOptions } from '../../../lib/render/types.ts';
+import type { RenderOptions } from '../../../lib/render/types.ts';
 import { applyPasswordPolicy } from '../../../lib/rules/passwords.ts';
 import { eventErrors, TEST_ROUTING_KEY } from '../../helpers/pagerduty-receiver.ts';
 import {

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { slackFollowUp } from '../../../lib/destinations/slack/follow-up.ts';
+import type { SlackPayload } from '../../../lib/destinations/slack/limits.ts';
 import { renderSlackThreads } from '../../../lib/destinations/slack/thread.ts';
 import type { FollowUpAction } from '../../../lib/model.ts';
-import type { SlackPayload } from '../../../lib/render/types.ts';
 import { credentialAlert, eventAlert, renderOptions, toDelivery } from '../../render/fixtures.ts';
 import {
   expectNothingHostile,

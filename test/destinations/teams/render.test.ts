@@ -5,12 +5,13 @@
  * quotes), the layout, and that no password reaches a card.
  */
 import { describe, expect, it } from 'vitest';
+import type { TeamsPayload } from '../../../lib/destinations/teams/card.ts';
 import { TEAMS_LABELS } from '../../../lib/destinations/teams/card.ts';
 import { teamsProblems } from '../../../lib/destinations/teams/limits.ts';
 import { renderTeams } from '../../../lib/destinations/teams/render.ts';
 import type { DeliveryAlert } from '../../../lib/model.ts';
 import { sampleHostileEvent } from '../../../lib/render/samples.ts';
-import type { Rendered, TeamsPayload } from '../../../lib/render/types.ts';
+import type { Rendered } from '../../../lib/render/types.ts';
 import { applyPasswordPolicy } from '../../../lib/rules/passwords.ts';
 import { flowFailure } from '../../helpers/teams-receiver.ts';
 import {
