@@ -9,7 +9,8 @@
  *   are resolved, how it is described, its pace, whether it hears of actions. Small, and free of
  *   renderers.
  * - its body (loaded by `face.load()` when a message of the kind is first rendered or sent): how
- *   it renders alerts and notices, the request it sends, how it reads the answer.
+ *   it renders alerts and notices, the request it sends, how it reads the answer, its follow-ups.
+ *   The body's files (render.ts and the rest) sit beside it, with the kind's payload type.
  *
  * @example
  * const body = await kindOf(destination.type).load();
