@@ -12,10 +12,7 @@ import { redactor } from '../log.ts';
 import type { AlertsConfig, DestinationConfig, SecretRef } from '../rules/config.ts';
 import type { SecretObject } from '../secrets.ts';
 
-export { PROVIDER_URLS } from '../destinations/email/index.ts';
 export type { ResolvedDestination } from '../destinations/kinds.ts';
-export { PAGERDUTY_URL } from '../destinations/pagerduty/index.ts';
-export { SLACK_API_URL, type SlackApp } from '../destinations/slack/index.ts';
 
 /** A value or its secret, looked up (a missing one added to `problems`), then redacted from logs. */
 export function resolveValue(

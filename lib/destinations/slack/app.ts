@@ -12,9 +12,9 @@
  * thread reply or an edit finds it later.
  */
 
-import type { SlackApp } from '../../deliver/destinations.ts';
 import type { HttpRequest, Posted, SendOutcome } from '../../deliver/outcome.ts';
 import { parseRetryAfter } from '../../upstream/wire.ts';
+import type { SlackApp } from './index.ts';
 import type { SlackPayload } from './limits.ts';
 
 /** Errors that no retry mends: the token, the channel, the bot's rights, or blocks Slack refuses. */
