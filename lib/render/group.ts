@@ -223,3 +223,34 @@ export function batchSummary(batch: Batch): string {
       return `digest of ${batch.alerts.length} ${batch.kind === 'event' ? 'events' : 'credentials'}`;
   }
 }
+
+/**
+ * `items` in order, in as few parts as fit `max` (a part's size is the sum of its items' sizes;
+ * an item larger than `max` is a part alone), each item in exactly one part: a credential group
+ * too long for one message, split so every login is listed once.
+ */
+export function partsWithin<T>(items: readonly T[], size: (item: T) => number, max: number): T[][] {
+  const parts: T[][] = [];
+  let current: T[] = [];
+  let used = 0;
+  for (const item of items) {
+    const n = size(item);
+    if (current.length && used + n > max) {
+      parts.push(current);
+      current = [];
+      used = 0;
+    }
+    current.push(item);
+    used += n;
+  }
+  if (current.length) parts.push(current);
+  return parts;
+}
+
+/** How a part of a split group names itself: ` (part 2 of 3)`, and `45 (20 in this part)` logins. */
+export function partWords(total: number, size: number, index: number, parts: number) {
+  return {
+    partNote: parts > 1 ? ` (part ${index + 1} of ${parts})` : '',
+    logins: `${total}${parts > 1 ? ` (${size} in this part)` : ''}`,
+  };
+}

@@ -34,6 +34,8 @@ import {
   type EventDelivery,
   highlightsOf,
   mostSevereFirst,
+  partsWithin,
+  partWords,
   planBatches,
   routesOf,
   severityCounts,
@@ -156,23 +158,9 @@ function credentialEmbeds(
   });
   // The part note and the login count take a few characters more than this sample of them.
   const max = room(embed(' (part 1000 of 1000)', '100000 (10000 in this part)', ''));
-  const parts: CredentialDelivery[][] = [];
-  let current: CredentialDelivery[] = [];
-  let used = 0;
-  for (const alert of batch.alerts) {
-    const size = credentialLine(alert).length + 1;
-    if (current.length && used + size > max) {
-      parts.push(current);
-      current = [];
-      used = 0;
-    }
-    current.push(alert);
-    used += size;
-  }
-  if (current.length) parts.push(current);
+  const parts = partsWithin(batch.alerts, (alert) => credentialLine(alert).length + 1, max);
   return parts.map((part, i) => {
-    const partNote = parts.length > 1 ? ` (part ${i + 1} of ${parts.length})` : '';
-    const logins = `${batch.alerts.length}${parts.length > 1 ? ` (${part.length} in this part)` : ''}`;
+    const { partNote, logins } = partWords(batch.alerts.length, part.length, i, parts.length);
     return {
       deliveryIds: deliveryIdsOf(part),
       payload: discordMessage(embed(partNote, logins, part.map(credentialLine).join('\n'))),
