@@ -30,7 +30,7 @@ describe('npm start with the example config', () => {
   it('without its secrets: exit 2, each missing secret named, and both ways forward said', async () => {
     const io = captureIo({ PORT: '0' });
     expect(await runCli(['start'], io)).toBe(2);
-    expect(io.err).toContain('exposure-alerts: 10 destination secrets are missing:');
+    expect(io.err).toContain('exposure-alerts: 12 destination secrets are missing:');
     expect(io.err).toContain('destinations.soc.url: secret "socSlackWebhook"');
     expect(io.err).toContain('set SECRETS_FILE=<that file>');
     expect(io.err).toContain('run npm start -- --dry-run');
@@ -66,6 +66,8 @@ describe('npm start with the example config', () => {
         'tickets:jira',
         'itsm:servicenow',
         'socDiscord:discord',
+        'socChat:googlechat',
+        'socMattermost:mattermost',
         'hec:splunk',
         'sentinel:sentinel',
       ]).toContain(name);

@@ -66,6 +66,8 @@ describe('alert config at synth', () => {
       'servicenowPassword',
       'siemKey',
       'socDiscordWebhook',
+      'socGoogleChatWebhook',
+      'socMattermostWebhook',
       'socSlackBotToken',
       'socSlackWebhook',
       'socTeamsWebhook',

@@ -99,7 +99,7 @@ describe('secret', () => {
     // apiToken/apiKey and apiClients always; the others come from the example config (Slack, webhook,
     // Teams and PagerDuty destinations).
     expect(secret.Properties.Description).toMatch(
-      /apiToken\|apiKey, apiClients, jiraApiToken, oncallRoutingKey, sentinelClientSecret, servicenowPassword, siemKey, socDiscordWebhook, socSlackBotToken, socSlackWebhook, socTeamsWebhook, splunkHecToken/,
+      /apiToken\|apiKey, apiClients, jiraApiToken, oncallRoutingKey, sentinelClientSecret, servicenowPassword, siemKey, socDiscordWebhook, socGoogleChatWebhook, socMattermostWebhook, socSlackBotToken, socSlackWebhook, socTeamsWebhook, splunkHecToken/,
     );
   });
 
@@ -645,7 +645,7 @@ describe('outputs', () => {
     expect(outputs.TableName?.Value).toEqual({ Ref: logicalId(t, 'AWS::DynamoDB::Table', 'Table') });
     expect(outputs.SecretArn?.Value).toEqual({ Ref: logicalId(t, 'AWS::SecretsManager::Secret', 'Secret') });
     expect(outputs.SecretKeys?.Value).toBe(
-      'apiToken or apiKey, apiClients, jiraApiToken, oncallRoutingKey, sentinelClientSecret, servicenowPassword, siemKey, socDiscordWebhook, socSlackBotToken, socSlackWebhook, socTeamsWebhook, splunkHecToken',
+      'apiToken or apiKey, apiClients, jiraApiToken, oncallRoutingKey, sentinelClientSecret, servicenowPassword, siemKey, socDiscordWebhook, socGoogleChatWebhook, socMattermostWebhook, socSlackBotToken, socSlackWebhook, socTeamsWebhook, splunkHecToken',
     );
     // And what the runbook (README, Deploying to AWS) refers to: every function and log group,
     // every queue, each output naming the resource its name says.
@@ -767,6 +767,8 @@ describe('dashboard', () => {
         'tickets',
         'itsm',
         'socDiscord',
+        'socChat',
+        'socMattermost',
         'hec',
         'sentinel',
       ]);

@@ -161,6 +161,8 @@ describe('real synth with esbuild', () => {
           jiraApiToken: 'smoke-jira-token',
           servicenowPassword: 'smoke-servicenow-password',
           socDiscordWebhook: 'https://discord.example/api/webhooks/1/smoke',
+          socGoogleChatWebhook: 'https://chat.example/v1/spaces/AAAA/messages?key=k&token=t',
+          socMattermostWebhook: 'https://mattermost.example/hooks/smoke',
           splunkHecToken: 'smoke-hec-token',
           sentinelClientSecret: 'smoke-entra-secret',
         }),
