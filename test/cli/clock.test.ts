@@ -64,8 +64,12 @@ describe('a CLI run ten minutes fast, then one on time', () => {
     };
     const fast = await fastCli(['poll', 'events', '--once'], env, 600_000);
     expect(fast.code, fast.err).toBe(0);
-    // The fast run says what it found, once, and corrected for it.
-    expect(fast.err).toMatch(/clock is 10 min \d+ s ahead of DynamoDB's/);
+    // The fast run says what it found, once, and corrected for it: ten minutes, give or take what a
+    // Date header's one-second resolution and a slow answer on a loaded machine hide.
+    const said = /clock is (\d+) min (\d+) s ahead of DynamoDB's/.exec(fast.err);
+    expect(said, fast.err).not.toBeNull();
+    const seconds = Number(said?.[1]) * 60 + Number(said?.[2]);
+    expect(Math.abs(seconds - 600), fast.err).toBeLessThanOrEqual(3);
     // Three streams due again, as after any run.
     const later = await onTime(['poll', 'events', '--once'], env);
     expect(later.code, later.err).toBe(0);
