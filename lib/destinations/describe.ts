@@ -4,6 +4,9 @@
  */
 import type { SecretRef } from '../rules/schema-parts.ts';
 
+/** How the docs say a value may be a secret. */
+export const SECRET_OR = 'a string, or `{ "secret": "NAME" }` to take it from the secret object';
+
 export function secretText(value: string | SecretRef): string {
   return typeof value === 'string' ? value : `<secret ${value.secret}>`;
 }

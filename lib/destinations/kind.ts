@@ -41,6 +41,12 @@ export interface Resolved {
  */
 export type FollowUpStyle = 'message' | 'incident' | 'ticket' | 'action';
 
+/** What a key of the config means, for the config reference and `config schema`'s descriptions. */
+export interface KeyDoc {
+  text: string;
+  example?: unknown;
+}
+
 export interface KindFace<C extends { type: string }, R extends Resolved> {
   readonly type: C['type'];
   /** The service's name, for people: `Microsoft Teams`. */
@@ -84,6 +90,8 @@ export interface KindFace<C extends { type: string }, R extends Resolved> {
   describe(config: C): string;
   /** What `config validate` warns about in this destination's config (at `path`). */
   warnings?(config: C, path: string): string[];
+  /** What each key of its config means (its `docs.ts`, loaded by the CLI only), by key. */
+  docs?(): Promise<Record<string, KeyDoc>>;
   /** Loads the body. */
   load(): Promise<KindBody<R, unknown, C>>;
 }

@@ -6,7 +6,8 @@
  * reference that is not what config-reference.ts would write.
  *
  * Keys are the schema's paths: `sources.credentials.domains`, `routes[].match`, and
- * `destinations.<name>{slack}.url` for a key of one kind of destination. A shape used in several
+ * `destinations.<name>{slack}.url` for a key of one kind of destination, which the kind's own
+ * folder describes (`lib/destinations/<kind>/docs.ts`, added by `withKindDocs`). A shape used in several
  * places (a route's match, a secret reference, event filters) is described once under its own
  * suffix (`match.kind`, `secret`, `filters.tags`): the longest suffix that has an entry wins.
  *
@@ -15,14 +16,12 @@
  *
  * Only the CLI loads this module: the Lambda bundles carry the schema, not its documentation.
  */
+import { SECRET_OR } from '../destinations/describe.ts';
+import type { KeyDoc } from '../destinations/kind.ts';
+import { KINDS } from '../destinations/kinds.ts';
 import { slackKind } from '../destinations/slack/index.ts';
 
-export interface KeyDoc {
-  text: string;
-  example?: unknown;
-}
-
-const SECRET_OR = 'a string, or `{ "secret": "NAME" }` to take it from the secret object';
+export type { KeyDoc };
 
 export const CONFIG_DOCS: Record<string, KeyDoc> = {
   $schema: {
@@ -107,170 +106,6 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
   secret: {
     text: 'the name of a value in the secret object (SECRET_ID on AWS, SECRETS_FILE locally)',
     example: 'socSlackWebhook',
-  },
-  'destinations.<name>{slack}.url': {
-    text: `the webhook form: the Slack incoming webhook URL, itself a credential (${SECRET_OR}); or give token and channel instead`,
-    example: { secret: 'socSlackWebhook' },
-  },
-  'destinations.<name>{slack}.token': {
-    text: `the app form: the Slack app's bot token (xoxb-…, scope chat:write), with channel; the app can edit what it posted and reply in its threads (${SECRET_OR})`,
-    example: { secret: 'socSlackBotToken' },
-  },
-  'destinations.<name>{slack}.channel': {
-    text: 'the app form: the channel, by its id (C…, in the channel details) or its name (#soc); invite the bot to it',
-    example: 'C0123ABCD',
-  },
-  'destinations.<name>{slack}.apiUrl': {
-    text: 'the app form: the Slack Web API (default https://slack.com/api)',
-    example: 'https://slack.com/api',
-  },
-  'destinations.<name>{email}.provider': {
-    text: '`generic` (POST of from, to, subject, text, html to `url`), `sendgrid` or `postmark`',
-    example: 'postmark',
-  },
-  'destinations.<name>{email}.url': {
-    text: `the sending API's URL (required for \`generic\`; the provider's own by default): ${SECRET_OR}`,
-    example: 'https://mail.example.com/send',
-  },
-  'destinations.<name>{email}.apiKey': {
-    text: `the bearer token (generic, SendGrid) or server token (Postmark): ${SECRET_OR}`,
-    example: { secret: 'postmarkToken' },
-  },
-  'destinations.<name>{email}.from': { text: 'the sender address', example: 'alerts@example.com' },
-  'destinations.<name>{email}.to': { text: 'one or more recipient addresses', example: ['soc@example.com'] },
-  'destinations.<name>{email}.messageStream': {
-    text: 'Postmark message stream (default `outbound`)',
-    example: 'outbound',
-  },
-  'destinations.<name>{webhook}.url': {
-    text: `where the JSON body is POSTed: ${SECRET_OR}`,
-    example: 'https://siem.example.com/in',
-  },
-  'destinations.<name>{webhook}.signingSecret': {
-    text: `signs each body (X-Signature-256: sha256=HMAC of "<timestamp>.<body>"): ${SECRET_OR}`,
-    example: { secret: 'siemKey' },
-  },
-  'destinations.<name>{webhook}.headers': {
-    text: `extra request headers, name to value (${SECRET_OR})`,
-    example: { Authorization: { secret: 'siemAuthHeader' } },
-  },
-  'destinations.<name>{webhook}.followUps': {
-    text: 'also POST a signed body of kind `action` when someone acts on an item this webhook was sent (ignore, remediate, their undo): `{version, kind, destination, action: {type, by, at, reason?}, items, sentAt}` (default false)',
-    example: true,
-  },
-  'destinations.<name>{jira}.url': { text: 'the Jira Cloud site', example: 'https://acme.atlassian.net' },
-  'destinations.<name>{jira}.email': {
-    text: 'the Atlassian account the issues are created as',
-    example: 'alerts@acme.example',
-  },
-  'destinations.<name>{jira}.apiToken': {
-    text: `that account’s API token (${SECRET_OR})`,
-    example: { secret: 'jiraApiToken' },
-  },
-  'destinations.<name>{jira}.project': { text: 'the project key', example: 'SEC' },
-  'destinations.<name>{jira}.issueType': { text: 'the issue type (default `Task`)', example: 'Task' },
-  'destinations.<name>{jira}.labels': {
-    text: 'labels every issue gets, besides its own `exposure-<16 hex>` (no spaces)',
-    example: ['exposure'],
-  },
-  'destinations.<name>{jira}.doneTransition': {
-    text: 'the transition an issue goes through when someone ignores or remediates its event (its name)',
-    example: 'Done',
-  },
-  'destinations.<name>{servicenow}.url': { text: 'the instance', example: 'https://acme.service-now.com' },
-  'destinations.<name>{servicenow}.username': {
-    text: 'the account incidents are created as',
-    example: 'exposure.alerts',
-  },
-  'destinations.<name>{servicenow}.password': {
-    text: `that account’s password (${SECRET_OR})`,
-    example: { secret: 'servicenowPassword' },
-  },
-  'destinations.<name>{servicenow}.table': { text: 'the table (default `incident`)', example: 'incident' },
-  'destinations.<name>{servicenow}.assignmentGroup': {
-    text: 'the assignment group every incident gets',
-    example: 'SOC',
-  },
-  'destinations.<name>{splunk}.url': {
-    text: 'the HTTP Event Collector’s base URL (the path /services/collector/event is added)',
-    example: 'https://splunk.example.com:8088',
-  },
-  'destinations.<name>{splunk}.token': {
-    text: `the HEC token (${SECRET_OR})`,
-    example: { secret: 'splunkHecToken' },
-  },
-  'destinations.<name>{splunk}.index': {
-    text: 'the index events go to (default: the token’s)',
-    example: 'security',
-  },
-  'destinations.<name>{splunk}.sourcetype': {
-    text: 'the events’ sourcetype (default `exposure_alerts`)',
-    example: 'exposure_alerts',
-  },
-  'destinations.<name>{sentinel}.tenantId': {
-    text: 'the Entra tenant (directory) id',
-    example: '00000000-0000-0000-0000-000000000000',
-  },
-  'destinations.<name>{sentinel}.clientId': {
-    text: 'the app registration’s client id',
-    example: '11111111-1111-1111-1111-111111111111',
-  },
-  'destinations.<name>{sentinel}.clientSecret': {
-    text: `the app registration’s client secret (${SECRET_OR})`,
-    example: { secret: 'sentinelClientSecret' },
-  },
-  'destinations.<name>{sentinel}.endpoint': {
-    text: 'the data collection endpoint’s logs ingestion URL',
-    example: 'https://my-dce-abcd.eastus-1.ingest.monitor.azure.com',
-  },
-  'destinations.<name>{sentinel}.ruleId': {
-    text: 'the data collection rule’s immutable id',
-    example: 'dcr-00000000000000000000000000000000',
-  },
-  'destinations.<name>{sentinel}.stream': { text: 'the rule’s stream', example: 'Custom-ExposureAlerts_CL' },
-  'destinations.<name>{sentinel}.loginUrl': {
-    text: 'where the Entra token comes from (default `https://login.microsoftonline.com`)',
-    example: 'https://login.microsoftonline.com',
-  },
-  'destinations.<name>{teams}.url': {
-    text: 'the channel’s Workflows webhook URL; it carries its signature, so keep it in the secret object',
-    example: { secret: 'socTeamsWebhook' },
-  },
-  'destinations.<name>{discord}.url': {
-    text: 'the channel’s webhook URL (`https://discord.com/api/webhooks/<id>/<token>`); it holds the webhook’s token, so keep it in the secret object',
-    example: { secret: 'socDiscordWebhook' },
-  },
-  'destinations.<name>{googlechat}.url': {
-    text: 'the space’s incoming webhook URL (`https://chat.googleapis.com/v1/spaces/<space>/messages?key=…&token=…`); it holds the webhook’s key and token, so keep it in the secret object',
-    example: { secret: 'socGoogleChatWebhook' },
-  },
-  'destinations.<name>{googlechat}.threads': {
-    text: 'send a digest as a thread: a short parent, its items as replies under it (default false: one message listing what fits)',
-    example: true,
-  },
-  'destinations.<name>{mattermost}.url': {
-    text: 'the incoming webhook’s URL (`https://<your Mattermost>/hooks/<id>`); whoever has it can post, so keep it in the secret object',
-    example: { secret: 'socMattermostWebhook' },
-  },
-  'destinations.<name>{mattermost}.channel': {
-    text: 'post to this channel (its name as in its URL) or `@user` instead of the webhook’s own channel, if the webhook may (default: the webhook’s channel)',
-    example: 'security-alerts',
-  },
-  'destinations.<name>{mattermost}.username': {
-    text: 'the name posts show, if the server lets webhooks override it (default: the webhook’s)',
-    example: 'Exposure alerts',
-  },
-  'destinations.<name>{pagerduty}.routingKey': {
-    text: `the Events API v2 integration key: ${SECRET_OR}`,
-    example: { secret: 'oncallRoutingKey' },
-  },
-  'destinations.<name>{pagerduty}.url': {
-    text: 'the Events API endpoint (default https://events.pagerduty.com/v2/enqueue)',
-    example: 'https://events.eu.pagerduty.com/v2/enqueue',
-  },
-  'destinations.<name>{pagerduty}.credentialSeverity': {
-    text: 'the PagerDuty severity of a leaked credential: critical, error, warning or info',
-    example: 'critical',
   },
   routes: {
     text: 'which alerts go where: an item goes to every destination of every route that matches, in order, until a route with `stop` matches',
@@ -371,3 +206,19 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     example: 100,
   },
 };
+
+let kindsAdded: Promise<void> | undefined;
+
+/**
+ * CONFIG_DOCS with every kind's keys added (`destinations.<name>{<kind>}.<key>`), each from its
+ * kind's folder; call it before reading CONFIG_DOCS (config-reference.ts, `config schema`).
+ */
+export async function withKindDocs(): Promise<Record<string, KeyDoc>> {
+  kindsAdded ??= (async () => {
+    for (const kind of Object.values(KINDS))
+      for (const [key, doc] of Object.entries((await kind.docs?.()) ?? {}))
+        CONFIG_DOCS[`destinations.<name>{${kind.type}}.${key}`] = doc;
+  })();
+  await kindsAdded;
+  return CONFIG_DOCS;
+}

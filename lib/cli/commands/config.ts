@@ -16,6 +16,7 @@ import { UsageError } from '../../errors.ts';
 import { checkRendering } from '../../render/check.ts';
 import { projectFile } from '../../root.ts';
 import { checkConfig, listedProblems } from '../../rules/config.ts';
+import { withKindDocs } from '../../rules/config-docs.ts';
 import { configReference, documentedJsonSchema } from '../../rules/config-reference.ts';
 import { parseJson } from '../../rules/json.ts';
 import { DEFAULT_CONFIG_FILE } from '../../rules/source.ts';
@@ -92,6 +93,7 @@ export const configReferenceCommand: Command = {
   summary: 'print the config reference (every key: type, default, meaning, example) as Markdown',
   async run({ io }) {
     const example = JSON.parse(await readFile(EXAMPLE_CONFIG, 'utf8')) as unknown;
+    await withKindDocs();
     io.stdout(configReference(example));
     return 0;
   },
@@ -103,6 +105,7 @@ export const configSchemaCommand: Command = {
   usage: 'config schema',
   summary: 'print the JSON Schema of the alert config',
   async run({ io }) {
+    await withKindDocs();
     io.stdout(`${JSON.stringify(documentedJsonSchema(), null, 2)}\n`);
     return 0;
   },

@@ -34,5 +34,6 @@ export const discordKind: KindFace<DiscordConfig, DiscordDestination> = {
           `${path}.url: a Discord webhook URL holds the webhook's token, so anyone who has it can post: keep it in the secret object ({ "secret": "NAME" })`,
         ]
       : [],
+  docs: async () => (await import('./docs.ts')).docs,
   load: async (): Promise<KindBody<DiscordDestination>> => (await import('./body.ts')).discordBody,
 };

@@ -77,5 +77,6 @@ export const emailKind: KindFace<EmailConfig, EmailDestination> = {
   }),
   describe: (config) =>
     `e-mail via ${config.provider}${config.url ? ` (${urlText(config.url)})` : ''} from ${config.from} to ${config.to.join(', ')}`,
+  docs: async () => (await import('./docs.ts')).docs,
   load: async (): Promise<KindBody<EmailDestination>> => (await import('./body.ts')).emailBody,
 };

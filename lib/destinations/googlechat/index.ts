@@ -66,5 +66,6 @@ export const googlechatKind: KindFace<GoogleChatConfig, GoogleChatDestination> =
           ]),
     ];
   },
+  docs: async () => (await import('./docs.ts')).docs,
   load: async (): Promise<KindBody<GoogleChatDestination>> => (await import('./body.ts')).googlechatBody,
 };

@@ -52,5 +52,6 @@ export const jiraKind: KindFace<JiraConfig, JiraDestination> = {
   followUps: () => 'ticket',
   describe: (config) =>
     `Jira: POST ${urlText(config.url, '/rest/api/3/issue')} in project ${config.project} as ${config.issueType}, as ${config.email} (its API token is a credential, not shown)`,
+  docs: async () => (await import('./docs.ts')).docs,
   load: async (): Promise<KindBody<JiraDestination>> => (await import('./body.ts')).jiraBody,
 };

@@ -67,5 +67,6 @@ export const mattermostKind: KindFace<MattermostConfig, MattermostDestination> =
           `${path}.url: a Mattermost incoming webhook URL lets anyone who has it post: keep it in the secret object ({ "secret": "NAME" })`,
         ]
       : [],
+  docs: async () => (await import('./docs.ts')).docs,
   load: async (): Promise<KindBody<MattermostDestination>> => (await import('./body.ts')).mattermostBody,
 };

@@ -43,6 +43,7 @@ export const pagerdutyKind: KindFace<PagerDutyConfig, PagerDutyDestination> = {
   pace: (d) => ({ everyMs: 500, sharedBy: `pagerduty ${d.routingKey}` }),
   followUps: () => 'incident',
   describe: (config) => `PagerDuty Events API v2: POST ${urlText(config.url ?? PAGERDUTY_URL)}`,
+  docs: async () => (await import('./docs.ts')).docs,
   load: async (): Promise<KindBody<PagerDutyDestination, unknown, PagerDutyConfig>> =>
     (await import('./body.ts')).pagerdutyBody,
 };

@@ -50,5 +50,6 @@ export const sentinelKind: KindFace<SentinelConfig, SentinelDestination> = {
   }),
   describe: (config) =>
     `Microsoft Sentinel: POST ${urlText(config.endpoint, `/dataCollectionRules/${config.ruleId}/streams/${config.stream}`)} with an Entra token for client ${config.clientId} (its secret is a credential, not shown)`,
+  docs: async () => (await import('./docs.ts')).docs,
   load: async (): Promise<KindBody<SentinelDestination>> => (await import('./body.ts')).sentinelBody,
 };

@@ -47,5 +47,6 @@ export const servicenowKind: KindFace<ServiceNowConfig, ServiceNowDestination> =
   followUps: () => 'ticket',
   describe: (config) =>
     `ServiceNow: POST ${urlText(config.url, `/api/now/table/${config.table}`)} as ${config.username} (its password is a credential, not shown)`,
+  docs: async () => (await import('./docs.ts')).docs,
   load: async (): Promise<KindBody<ServiceNowDestination>> => (await import('./body.ts')).servicenowBody,
 };

@@ -90,5 +90,6 @@ export const slackKind: KindFace<SlackConfig, SlackDestination> = {
     config.token
       ? `chat.postMessage to ${config.channel} as the Slack app (its bot token is a credential, not shown); a digest is a thread, follow-ups edit the message and reply in its thread`
       : 'POST to the Slack incoming webhook (its URL is a credential, not shown)',
+  docs: async () => (await import('./docs.ts')).docs,
   load: async (): Promise<KindBody<SlackDestination>> => (await import('./body.ts')).slackBody,
 };

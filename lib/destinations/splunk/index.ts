@@ -39,5 +39,6 @@ export const splunkKind: KindFace<SplunkConfig, SplunkDestination> = {
   }),
   describe: (config) =>
     `Splunk HEC: POST ${urlText(config.url, '/services/collector/event')} (its token is a credential, not shown)`,
+  docs: async () => (await import('./docs.ts')).docs,
   load: async (): Promise<KindBody<SplunkDestination>> => (await import('./body.ts')).splunkBody,
 };

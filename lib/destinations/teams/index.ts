@@ -39,5 +39,6 @@ export const teamsKind: KindFace<TeamsConfig, TeamsDestination> = {
               ? `${path}.url: a Workflows URL of the old form (logic.azure.com), which Teams has retired: create the channel's Workflows webhook again and use its new URL (…powerplatform.com…), kept in the secret object`
               : `${path}.url: a Workflows URL carries its signature (sig=), so anyone who has it can post: keep it in the secret object ({ "secret": "NAME" })`,
         ],
+  docs: async () => (await import('./docs.ts')).docs,
   load: async (): Promise<KindBody<TeamsDestination>> => (await import('./body.ts')).teamsBody,
 };

@@ -53,5 +53,6 @@ export const webhookKind: KindFace<WebhookConfig, WebhookDestination> = {
   inline: true,
   followUps: (d) => (d.followUps ? 'action' : undefined),
   describe: (config) => `POST ${urlText(config.url)}`,
+  docs: async () => (await import('./docs.ts')).docs,
   load: async (): Promise<KindBody<WebhookDestination>> => (await import('./body.ts')).webhookBody,
 };
