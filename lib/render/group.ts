@@ -254,3 +254,26 @@ export function partWords(total: number, size: number, index: number, parts: num
     logins: `${total}${parts > 1 ? ` (${size} in this part)` : ''}`,
   };
 }
+
+/**
+ * `lines` joined until `max` characters, then one line from `rest` counting the lines left out
+ * (room kept for it); the text and how many lines it shows. A digest's list in a message of
+ * bounded size.
+ */
+export function fillLines(
+  lines: string[],
+  max: number,
+  rest: (n: number) => string,
+): { text: string; shown: number } {
+  let text = '';
+  let shown = 0;
+  for (const line of lines) {
+    const more = lines.length - shown - 1;
+    const reserve = more > 0 ? rest(more).length + 1 : 0;
+    if (text.length + line.length + 1 + reserve > max) break;
+    text += `${text ? '\n' : ''}${line}`;
+    shown++;
+  }
+  if (shown < lines.length) text += `${text ? '\n' : ''}${rest(lines.length - shown)}`;
+  return { text, shown };
+}

@@ -32,6 +32,7 @@ import {
   digestLeaks,
   digestTypes,
   type EventDelivery,
+  fillLines,
   highlightsOf,
   mostSevereFirst,
   partsWithin,
@@ -86,21 +87,6 @@ function room(embed: DiscordEmbed): number {
   return Math.min(DISCORD_LIMITS.description, TOTAL_BUDGET - embedChars({ ...embed, description: '' }));
 }
 
-/** Lines joined until `max` characters, then a note counting the rest; how many fit. */
-function fill(lines: string[], max: number, rest: (n: number) => string): { text: string; shown: number } {
-  let text = '';
-  let shown = 0;
-  for (const line of lines) {
-    const more = lines.length - shown - 1;
-    const reserve = more > 0 ? rest(more).length + 1 : 0;
-    if (text.length + line.length + 1 + reserve > max) break;
-    text += `${text ? '\n' : ''}${line}`;
-    shown++;
-  }
-  if (shown < lines.length) text += `${text ? '\n' : ''}${rest(lines.length - shown)}`;
-  return { text, shown };
-}
-
 function eventEmbed(alert: EventDelivery, opts: RenderOptions): DiscordEmbed {
   const item = alert.item;
   const severity = eventSeverity(item);
@@ -125,8 +111,11 @@ function eventEmbed(alert: EventDelivery, opts: RenderOptions): DiscordEmbed {
     (h) => `${discordText(h.field, 100, ellipsis)}: ${highlightToDiscord(h.text, 600)}`,
   );
   const matched = highlights.length
-    ? fill(highlights, room(embed) - 20, (n) => `… (truncated, ${plural(n, 'more highlight')} not shown)`)
-        .text
+    ? fillLines(
+        highlights,
+        room(embed) - 20,
+        (n) => `… (truncated, ${plural(n, 'more highlight')} not shown)`,
+      ).text
     : 'No highlighted text.';
   return { ...embed, description: `**What matched**\n${matched}` };
 }
@@ -185,7 +174,7 @@ function digestEmbed(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOpti
         (a) =>
           `• **${eventSeverity(a.item).toUpperCase()}** ${discordText(a.item.metadata.type, 80, ellipsis)} · ${discordText(a.item.metadata.uid, 160, ellipsis)}`,
       );
-    const shown = fill(lines, room(embed), (n) => rest(n + alerts.length - lines.length));
+    const shown = fillLines(lines, room(embed), (n) => rest(n + alerts.length - lines.length));
     const tail = shown.shown === lines.length && lines.length < alerts.length;
     return {
       ...embed,
@@ -210,7 +199,7 @@ function digestEmbed(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOpti
       (a) =>
         `• ${discordText(a.item.identity_name, 120, ellipsis)} · ${discordText(a.item.domain, 80, ellipsis)} (${discordText(hashKind(a.item), 30, ellipsis)})`,
     );
-  const shown = fill(lines, room(embed), (n) => rest(n + alerts.length - lines.length));
+  const shown = fillLines(lines, room(embed), (n) => rest(n + alerts.length - lines.length));
   const tail = shown.shown === lines.length && lines.length < alerts.length;
   return {
     ...embed,

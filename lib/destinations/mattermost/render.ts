@@ -22,6 +22,7 @@ import {
   countedList,
   deliveryIdsOf,
   type EventDelivery,
+  fillLines,
   highlightsOf,
   mostSevereFirst,
   partsWithin,
@@ -77,21 +78,6 @@ function post(destination: MattermostDestination, text: string): MattermostPaylo
   };
 }
 
-/** Lines joined until `max` characters, then a line counting the rest; how many fit. */
-function fill(lines: string[], max: number, rest: (n: number) => string): { text: string; shown: number } {
-  let text = '';
-  let shown = 0;
-  for (const line of lines) {
-    const more = lines.length - shown - 1;
-    const reserve = more > 0 ? rest(more).length + 1 : 0;
-    if (text.length + line.length + 1 + reserve > max) break;
-    text += `${text ? '\n' : ''}${line}`;
-    shown++;
-  }
-  if (shown < lines.length) text += `${text ? '\n' : ''}${rest(lines.length - shown)}`;
-  return { text, shown };
-}
-
 const footer = (what: string, alerts: DeliveryAlert[], tail = '') =>
   `${what} · routes ${codeList(routesOf(alerts), 400, 100)}${tail}`;
 
@@ -110,7 +96,7 @@ function eventText(alert: EventDelivery, opts: RenderOptions): string {
   const tail = `${footer(`source ${code(alert.source, 200)}`, [alert])}${linkLine(eventLink(item, opts.appUrl))}`;
   const lines = highlightsOf(alert).map((h) => `- ${code(h.field, 100)} ${highlight(h.text, 1_500)}`);
   const matched = lines.length
-    ? fill(
+    ? fillLines(
         lines,
         BUDGET - head.length - tail.length - 3,
         (n) => `… and ${plural(n, 'more highlight')}, not shown`,
@@ -189,7 +175,9 @@ function digestText(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOptio
       );
   }
   const total = batch.alerts.length;
-  const shown = fill(lines, BUDGET - head.length - tail.length - 3, (n) => rest(n + total - lines.length));
+  const shown = fillLines(lines, BUDGET - head.length - tail.length - 3, (n) =>
+    rest(n + total - lines.length),
+  );
   const counted =
     shown.shown === lines.length && lines.length < total ? `\n${rest(total - lines.length)}` : '';
   return `${head}\n${shown.text}${counted}\n\n${tail}`;
@@ -227,7 +215,7 @@ export function mattermostNotice(
     .split(/\r?\n/)
     .filter((l) => l.trim())
     .map((l) => code(l, 2_000));
-  const body = fill(lines, 8_000, (n) => `… and ${plural(n, 'more line')}`).text;
+  const body = fillLines(lines, 8_000, (n) => `… and ${plural(n, 'more line')}`).text;
   const head =
     notice.kind === 'test'
       ? `#### ${code(TEST_MARK)}\n${boldCode(notice.title, 300)}`
