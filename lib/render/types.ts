@@ -23,6 +23,11 @@ export interface RenderOptions {
   slackWebhook?: boolean;
   /** The terminal: ANSI colours. */
   color?: boolean;
+  /**
+   * What a credential's identity line calls its provider (`Entra ID corp`), by the tenant whose
+   * config names it (undefined: the top level) and its name there (render/identity.ts).
+   */
+  identityLabel?: (tenant: number | undefined, provider: string) => string | undefined;
 }
 
 /** One message to send, and the delivery records it settles when it is accepted. */

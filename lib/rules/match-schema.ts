@@ -5,6 +5,7 @@
  * bundles only this (zod schemas are built at load, so a bundler keeps every one a module makes).
  */
 import * as z from 'zod/mini';
+import { VERDICTS } from '../identity/words.ts';
 import {
   EVENT_FILTER_TYPES,
   EVENT_TYPES,
@@ -66,5 +67,7 @@ export const matchSchema = z.strictObject({
   tenants: z.optional(z.array(z.union([z.int(), nonEmpty]))),
   /** `true`: only items of the top-level sources; `false`: only items of `tenants` entries. */
   topLevel: z.optional(z.boolean()),
+  /** Credentials whose login's verdict is one of these (interface.md section 12); none without one. */
+  identity: z.optional(z.array(z.enum(VERDICTS))),
 });
 export type Match = z.infer<typeof matchSchema>;

@@ -23,12 +23,18 @@
  *   top-level sources belongs to no entry, so a `tenants` match never matches it.
  * - `topLevel`: `true` holds for an item of the top-level sources (no tenant), `false` for an item
  *   of a `tenants` entry; so a silence of a top-level event never reaches a tenant's.
+ * - `identity`: a credential whose login's verdict (`_identity`, interface.md section 12) is listed;
+ *   a credential without a verdict, and every event, match no `identity` list.
  * - Silences: the first silence that matches and whose `until` is still ahead of `now` applies.
  */
+
+import type { IdentityVerdict } from '../identity/words.ts';
 import type { Alert } from '../model.ts';
 import { eventSeverity } from '../model.ts';
 import { severityRank, typeMatches } from '../upstream/event-types.ts';
 import type { AlertsConfig, Match } from './config.ts';
+
+type IdentityCarrier = { _identity?: Pick<IdentityVerdict, 'verdict'> };
 
 export interface Decision {
   /** Destination name -> names of the routes that chose it, in route order. Insertion order is route order. */
@@ -87,6 +93,11 @@ export function matches(match: Match, alert: Alert): boolean {
     match.tags !== undefined ||
     match.identifiers !== undefined;
 
+  if (match.identity !== undefined) {
+    const verdict =
+      alert.kind === 'credential' ? (alert.item as IdentityCarrier)._identity?.verdict : undefined;
+    if (verdict === undefined || !match.identity.includes(verdict)) return false;
+  }
   if (alert.kind === 'credential') {
     if (eventOnly) return false;
     if (match.domains !== undefined) {

@@ -1,7 +1,7 @@
 /**
  * Silence matchers as operators type them from Alertmanager's amtool habit: `types=paste
  * severity>=high tags=vip`, each onto the route `match` shape (interface.md section 6):
- * - `key=value` on a list key (`types`, `sources`, `identifiers`, `domains`, `tenants`) adds
+ * - `key=value` on a list key (`types`, `sources`, `identifiers`, `domains`, `tenants`, `identity`) adds
  *   values; commas or a repeated key add more;
  * - `tags=x` is `tags.any` (`tags!=x` is `tags.none`);
  * - `kind=event`; `severity>=high` is `severity.gte`, `severity=critical` `severity.in`;
@@ -11,7 +11,8 @@
  */
 import type { Match } from './match-schema.ts';
 
-const LIST_KEYS: Record<string, 'types' | 'sources' | 'identifiers' | 'domains' | 'tenants'> = {
+const LIST_KEYS: Record<string, 'types' | 'sources' | 'identifiers' | 'domains' | 'tenants' | 'identity'> = {
+  identity: 'identity',
   types: 'types',
   type: 'types',
   sources: 'sources',
@@ -79,7 +80,7 @@ export function parseMatchers(matchers: readonly string[]): Record<string, unkno
       match.severity = { in: [...(severity?.in ?? []), ...values] };
     } else {
       throw new Error(
-        `${raw}: not a matcher of silences; use types=, sources=, identifiers=, domains=, tenants=, toplevel=, tags= (or tags!=), kind=, severity>= or severity=`,
+        `${raw}: not a matcher of silences; use types=, sources=, identifiers=, domains=, tenants=, identity=, toplevel=, tags= (or tags!=), kind=, severity>= or severity=`,
       );
     }
   }
@@ -90,7 +91,7 @@ export function parseMatchers(matchers: readonly string[]): Record<string, unkno
 export function describeMatch(match: Match | Record<string, unknown>): string {
   const m = match as Record<string, unknown>;
   const parts: string[] = [];
-  for (const key of ['kind', 'sources', 'types', 'identifiers', 'domains', 'tenants', 'topLevel']) {
+  for (const key of ['kind', 'sources', 'types', 'identifiers', 'domains', 'tenants', 'identity', 'topLevel']) {
     const value = m[key];
     const word = key.toLowerCase();
     if (Array.isArray(value)) parts.push(`${word}=${value.join(',')}`);

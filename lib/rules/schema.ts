@@ -9,6 +9,7 @@
  */
 import * as z from 'zod/mini';
 import { destinationSchema } from '../destinations/kinds.ts';
+import { identitySchema } from '../identity/schema.ts';
 import { EVENT_FILTER_TYPES } from '../upstream/event-types.ts';
 import { parseDuration } from './duration.ts';
 import { domainName, matchSchema, nonEmpty, severity } from './match-schema.ts';
@@ -94,6 +95,8 @@ const tenantSchema = z.strictObject({
   id: z.int().check(z.positive()),
   name: nonEmpty,
   sources: z._default(sourcesSchema, { identifierGroups: [] }),
+  /** Who this tenant's leaked logins are (interface.md section 12): the top level's is not inherited. */
+  identity: z.optional(identitySchema),
 });
 export type TenantConfig = z.infer<typeof tenantSchema>;
 
@@ -173,6 +176,8 @@ export const configSchema = z.strictObject({
       style: z._default(z.enum(['healthchecks', 'plain']), 'healthchecks'),
     }),
   ),
+  /** Who the top-level sources' leaked logins are (interface.md section 12). */
+  identity: z.optional(identitySchema),
   /** Acting on alerts from where they are (interface.md section 9). */
   actions: z.optional(z.strictObject({ slack: z.optional(slackActionsSchema) })),
   /** Where a destination that refuses for good is reported (once). */

@@ -1,0 +1,41 @@
+/**
+ * The words of an identity verdict (interface.md section 12), on their own: the config schema's
+ * `identity` match, the renderers' line and the `_identity` field all take them, and none of them
+ * should pull in the lookup code (which loads only when `identity` is configured).
+ */
+
+/** In the order a digest counts them. */
+export const VERDICTS = ['at_risk', 'rotated', 'disabled', 'no_account', 'unknown'] as const;
+export type Verdict = (typeof VERDICTS)[number];
+
+/** Why a verdict is `unknown`: the provider cannot vouch for the password's date, or did not answer. */
+export type UnknownReason = 'unmanaged' | 'unavailable';
+
+export const PROVIDER_TYPES = ['entra', 'okta'] as const;
+export type ProviderType = (typeof PROVIDER_TYPES)[number];
+
+/** What a person calls each provider. */
+export const PROVIDER_LABELS: Record<ProviderType, string> = { entra: 'Entra ID', okta: 'Okta' };
+
+/**
+ * A credential's verdict, kept with the item as `_identity` (beside its upstream fields, as
+ * `_trimmed` is): what webhook bodies, Splunk events and Sentinel records carry, exactly.
+ */
+export interface IdentityVerdict {
+  /** The provider's name in the config. */
+  provider: string;
+  verdict: Verdict;
+  reason?: UnknownReason;
+  userId?: string;
+  displayName?: string;
+  enabled?: boolean;
+  passwordChangedAt?: string;
+  /** The leak's date: the source's `breached_at`, else its `leaked_at`, else `imported_at`. */
+  leakDate: string;
+}
+
+/** How a verdict reads in a sentence: `at risk`, `no account`, `unknown (unmanaged)`. */
+export function verdictWords(verdict: Verdict, reason?: UnknownReason): string {
+  const words = verdict.replace('_', ' ');
+  return verdict === 'unknown' && reason ? `${words} (${reason})` : words;
+}
