@@ -38,6 +38,7 @@ import { type HttpPost, httpPost } from './deliver/post.ts';
 import type { DeliverDeps } from './deliver/types.ts';
 import type { Environment } from './env.ts';
 import { ConfigError } from './errors.ts';
+import { PROVIDER_LABELS } from './identity/words.ts';
 import type { Logger } from './log.ts';
 import { MemoryMetrics, type Metrics } from './metrics.ts';
 import type { Alert } from './model.ts';
@@ -50,6 +51,7 @@ import { tenantRefusals } from './poll/refusals.ts';
 import type { PollKind, UpstreamFor } from './poll/streams.ts';
 import type { PollDeps } from './poll/types.ts';
 import { noticeFor, renderFor } from './render/lazy.ts';
+import type { RenderOptions } from './render/types.ts';
 import type { AlertsConfig } from './rules/config.ts';
 import { decide } from './rules/match.ts';
 import { applyPasswordPolicy, maskRawItem } from './rules/passwords.ts';
@@ -77,6 +79,18 @@ import {
   usesStaticToken,
 } from './upstream/index.ts';
 import { tenantClients } from './upstream/tenants.ts';
+
+/** What a credential's identity line calls its provider: `Entra ID corp` (render/identity.ts). */
+function identityLabels(config: AlertsConfig): RenderOptions['identityLabel'] {
+  const labels = new Map<string, string>();
+  const add = (scope: number | undefined, identity: AlertsConfig['identity']) => {
+    for (const [name, provider] of Object.entries(identity?.providers ?? {}))
+      labels.set(`${scope ?? 'top'}#${name}`, `${PROVIDER_LABELS[provider.type]} ${name}`);
+  };
+  add(undefined, config.identity);
+  for (const t of config.tenants ?? []) add(t.id, t.identity);
+  return labels.size ? (tenant, provider) => labels.get(`${tenant ?? 'top'}#${provider}`) : undefined;
+}
 
 /**
  * The credentials of a run that does not poll (`deliver --once`): it calls the upstream only to
@@ -144,6 +158,11 @@ export interface RuntimeOptions {
    * there a dispatch and its jobs are the cycle (functions/worker.ts).
    */
   cycleHeartbeat?: boolean;
+  /**
+   * Identity lookups' bounds, shorter than section 12's 3 and 30 seconds (tests); and the fetch
+   * the providers are asked with (default `fetch`, or `fetch` above).
+   */
+  identity?: { lookupTimeoutMs?: number; cycleLookupMs?: number; fetch?: typeof fetch };
   /** Optimisations the bench turns off one at a time, to show what each is worth. All on by default. */
   optimisations?: Optimisations;
   /**
@@ -296,12 +315,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const policy = config.passwords;
   const write =
     options.write ?? ((text: string) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`));
+  const identityLabel = identityLabels(config);
   const renderOptions = (destination: ResolvedDestination, now: Date) => ({
     destination: destination.name,
     appUrl: env.appUrl,
     digest: config.digest,
     now,
     ...(config.actions?.slack ? { buttons: true } : {}),
+    ...(identityLabel ? { identityLabel } : {}),
   });
   const poll: PollDeps = {
     streams,
@@ -354,6 +375,29 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     // An action a crash interrupted is finished by the next pass (actions/events.ts).
     finishActions: () => finishActions(act),
   };
+  // Loaded only when some scope has `identity`: the lookup code is not in anyone else's start.
+  if (config.identity !== undefined || (config.tenants ?? []).some((t) => t.identity !== undefined)) {
+    const { identityRun } = await import('./identity/index.ts');
+    const problems: string[] = [];
+    poll.identity = identityRun(
+      {
+        config,
+        secrets,
+        io,
+        fetch: options.identity?.fetch ?? options.fetch,
+        logger,
+        metrics,
+        deliver,
+        lookupTimeoutMs: options.identity?.lookupTimeoutMs,
+        cycleLookupMs: options.identity?.cycleLookupMs,
+      },
+      problems,
+    );
+    if (problems.length && !options.dryRun) throw new ConfigError(problems.join('; '));
+    // A dry run needs no secret: without the providers', it looks nothing up and says so.
+    for (const problem of problems)
+      warn(`identity lookups are off for this provider in this dry run: ${problem}`);
+  }
   return {
     env,
     config,

@@ -119,10 +119,16 @@ async function cycle(
   const { clock } = deps.poll;
   const notPolledSince = budget.notPolledSince ?? new Date(clock.now()).toISOString();
   let delivery: DeliverySummary;
+  // Its own 30 seconds of identity lookups (interface.md section 12).
+  const identity = kind === 'credentials' ? deps.poll.identity?.cycle() : undefined;
   try {
     // Read once, at the start: a silence made or ended during the cycle counts from the next one.
     const silences = (await deps.poll.silences?.active()) ?? [];
-    const poll: PollDeps = { ...deps.poll, route: withSilences(deps.poll.route, silences) };
+    const poll: PollDeps = {
+      ...deps.poll,
+      route: withSilences(deps.poll.route, silences),
+      ...(identity ? { identityCycle: identity } : {}),
+    };
     await deps.publish?.();
     await deps.checkTenants?.();
     const inline = deps.inline === false ? undefined : new InlineDelivery(deps.deliver);
@@ -186,6 +192,7 @@ async function cycle(
       if (result.nextTurnAt !== undefined && result.nextTurnAt > pollDeadline) break;
     }
     await Promise.all(reports);
+    await identity?.finish();
     tenantLag(deps, streams);
     delivery = withInline(
       await (deps.pass ?? ((options) => runDeliveryPass(deps.deliver, options)))({

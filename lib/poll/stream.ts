@@ -25,7 +25,7 @@ import { statusOf } from './failure.ts';
 import { processPage } from './page.ts';
 import type { StreamPage, StreamSpec } from './streams.ts';
 import { type PageCounts, type PollBudget, type PollDeps, type StreamResult, zeroCounts } from './types.ts';
-import { WalkState, walkFields } from './walk.ts';
+import { type Walk, WalkState, walkFields } from './walk.ts';
 
 /** What a stream stopped by the operator (PollBudget `stop`) says of it, beside its status `budget`. */
 const STOPPED = { code: 'stopped', message: 'stopped on request; resumes from its cursor' } as const;
@@ -146,9 +146,8 @@ async function walkPages(context: WalkContext): Promise<void> {
   const prefetch = (deps.pipelineDepth ?? PIPELINE_DEPTH) > 0;
   const depth = Math.max(1, deps.pipelineDepth ?? PIPELINE_DEPTH);
   let deferred: string | undefined;
-  const options = () => ({ deadline: budget.deadline, signal: context.signal });
   const fetchPage = (cursor: string | undefined) => {
-    const promise = spec.page(cursor, state.walk.since, options());
+    const promise = readPage(context, cursor, state.walk.since);
     promise.catch(() => {}); // awaited later; keep an early rejection from being reported as unhandled
     return promise;
   };
@@ -245,6 +244,32 @@ async function walkPages(context: WalkContext): Promise<void> {
 }
 
 /**
+ * A page as the stream reads it: fetched, then (credentials, with identity configured) each
+ * login's verdict set on its item before anything routes it. Part of the fetch, so the pages
+ * in flight keep their order and a lookup's latency hides behind the pages being written.
+ */
+async function readPage(
+  context: WalkContext,
+  cursor: string | undefined,
+  since: string,
+): Promise<StreamPage> {
+  const { spec, budget } = context;
+  const page = await spec.page(cursor, since, { deadline: budget.deadline, signal: context.signal });
+  return withVerdicts(context, page, context.state.walk);
+}
+
+async function withVerdicts(context: WalkContext, page: StreamPage, walk: Walk): Promise<StreamPage> {
+  const step = context.deps.identityCycle;
+  if (!step || context.spec.kind !== 'credential' || !page.items.length) return page;
+  const items = await step.verdicts(context.spec, page.items, {
+    baselining: walk.baselining,
+    deadline: context.budget.deadline,
+    signal: context.signal,
+  });
+  return { ...page, items };
+}
+
+/**
  * A 400 to a request with a saved cursor: the same request without the cursor tells whether the
  * cursor (expired, from another instance) is what was refused. Only then is it dropped, the walk
  * restarted from the stream's position (walk.ts), and that request's page returned; anything else
@@ -259,6 +284,7 @@ async function restartIfRefused(context: WalkContext, refusal: unknown): Promise
   } catch {
     return undefined;
   }
+  page = await withVerdicts(context, page, restart);
   log.warn('the upstream refused the saved cursor; walking again from the stream position', {
     ...walkFields(restart),
     refusal: refusal instanceof Error ? refusal.message : String(refusal),

@@ -11,6 +11,21 @@ import type { SilenceSource } from '../rules/silences.ts';
 import type { QuarantineStore } from '../state/quarantine.ts';
 import type { DeliveryRecords } from '../state/records/index.ts';
 import type { StreamStore } from '../state/streams.ts';
+import type { Credential, EventItem } from '../upstream/schemas.ts';
+
+/**
+ * The identity step of one cycle (lib/identity/lookup.ts): a credential page's items with their
+ * verdicts, before they are routed. Declared here so the poll modules never load lib/identity.
+ */
+export interface IdentityStep {
+  verdicts(
+    stream: { tenant?: { id: number; name: string }; exclusive: boolean },
+    items: readonly (EventItem | Credential)[],
+    options: { baselining: boolean; deadline: number; signal?: AbortSignal },
+  ): Promise<(EventItem | Credential)[]>;
+  /** At the cycle's end: notes each provider asked (for `status`). */
+  finish(): Promise<void>;
+}
 
 export interface PollDeps {
   streams: StreamStore;
@@ -23,6 +38,10 @@ export interface PollDeps {
    * on top of `route` (rules/silences.ts withSilences).
    */
   silences?: SilenceSource;
+  /** Identity lookups of this run, when the config has `identity` (interface.md section 12): a cycle takes its step from it. */
+  identity?: { cycle(): IdentityStep };
+  /** The cycle's identity step (cycle.ts sets it from `identity`). */
+  identityCycle?: IdentityStep;
   /** The password policy, applied to every item before anything else sees it (lib/rules/passwords.ts). */
   applyPasswordPolicy<T extends Alert>(alert: T): T;
   /** The same policy for an item that broke the spec, whose shape is unknown (before quarantine). */

@@ -1,0 +1,73 @@
+/**
+ * What a provider client is (entra.ts, okta.ts): it looks one login up and says what came of it,
+ * in the three ways the lookup step (lookup.ts) treats differently. Only the login travels: no
+ * password, no hash, no sign-in, ever.
+ */
+import type { Answer } from './verdict.ts';
+import type { ProviderType } from './words.ts';
+
+export type LookupResult =
+  /**
+   * The provider answered: the account, or that there is none; `pauseUntil` when it also said its
+   * rate is spent until then (Okta's `X-Rate-Limit-Remaining: 0`).
+   */
+  | { answer: Extract<Answer, { found: boolean }>; pauseUntil?: number }
+  /** The provider refuses our credentials or permissions: reported once, an alarm; `unknown` meanwhile. */
+  | { refused: string }
+  /** Anything else (a timeout, a 5xx, a 429): `unknown` for 5 minutes. `retryAt` is the provider's word on when to ask again. */
+  | { failed: string; retryAt?: number };
+
+export interface LookupContext {
+  fetch: typeof fetch;
+  /** ms since the epoch (real time: rate resets are the provider's clock). */
+  now(): number;
+  /** Ends the lookup: its 3 seconds, the cycle's lookup budget, or the run's stop. */
+  signal: AbortSignal;
+}
+
+export interface ProviderClient {
+  type: ProviderType;
+  /** The provider's name in the config. */
+  name: string;
+  /** Logins under these domains (or subdomains) are looked up here. */
+  domains: readonly string[];
+  lookup(login: string, ctx: LookupContext): Promise<LookupResult>;
+}
+
+/** A wait the provider asked for, from `Retry-After` (seconds or an HTTP date); capped at 10 minutes. */
+export function retryAfterMs(value: string | null, now: number): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  const at = Number.isFinite(seconds) ? now + seconds * 1000 : Date.parse(value);
+  return Number.isFinite(at) ? Math.min(Math.max(at, now), now + 600_000) : undefined;
+}
+
+/** A short, safe description of what a provider answered: its status and error code, never its message. */
+export function refusalText(
+  provider: string,
+  status: number,
+  code: string | undefined,
+  hint: string,
+): string {
+  return `${provider} answered HTTP ${status}${code ? ` ${code.slice(0, 60)}` : ''}: ${hint}`;
+}
+
+/** The error code of a JSON error body (Graph `{error:{code}}`, Okta `{errorCode}`, Entra `{error}`). */
+export function errorCode(text: string): string | undefined {
+  try {
+    const body = JSON.parse(text) as { error?: unknown; errorCode?: unknown };
+    if (typeof body.errorCode === 'string') return body.errorCode;
+    if (typeof body.error === 'string') return body.error;
+    const nested = (body.error as { code?: unknown } | undefined)?.code;
+    return typeof nested === 'string' ? nested : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A network failure or an abort, said without the URL (it holds the login). */
+export function networkText(provider: string, error: unknown, signal: AbortSignal): string {
+  if (signal.aborted) return `${provider}: no answer in time`;
+  const code = (error as { cause?: { code?: unknown } })?.cause?.code;
+  return `${provider}: network error${typeof code === 'string' ? ` (${code})` : ''}`;
+}

@@ -1,0 +1,131 @@
+/**
+ * Identity for a run (interface.md section 12), loaded only when the config has `identity`
+ * somewhere (runtime.ts imports this module then, and only then): each scope's provider clients
+ * with their secrets, the store, and how a refusing provider is reported (once for the deployment,
+ * like a refusing tenant: an error line, the metric, a notice to each ops destination).
+ */
+import { notifyOps } from '../deliver/notify.ts';
+import type { DeliverDeps } from '../deliver/types.ts';
+import type { Logger } from '../log.ts';
+import { redactor } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
+import type { AlertsConfig } from '../rules/config.ts';
+import type { SecretObject } from '../secrets.ts';
+import type { TableIo } from '../state/io.ts';
+import type { ProviderClient } from './client.ts';
+import { entraClient } from './entra.ts';
+import { type IdentityDeps, IdentityLookups } from './lookup.ts';
+import { oktaClient } from './okta.ts';
+import type { IdentityConfig } from './schema.ts';
+import { IdentityStore, type Scope } from './store.ts';
+
+export { IdentityCycle, IdentityLookups } from './lookup.ts';
+export { IdentityStore } from './store.ts';
+
+/** Whether any scope of the config has identity providers. */
+export function hasIdentity(config: Pick<AlertsConfig, 'identity' | 'tenants'>): boolean {
+  return config.identity !== undefined || (config.tenants ?? []).some((t) => t.identity !== undefined);
+}
+
+/** Each scope's `identity`, the top level's first: a tenant never inherits the top level's. */
+export function identityScopes(
+  config: Pick<AlertsConfig, 'identity' | 'tenants'>,
+): [Scope, IdentityConfig][] {
+  const out: [Scope, IdentityConfig][] = [];
+  if (config.identity) out.push(['top', config.identity]);
+  for (const t of config.tenants ?? []) if (t.identity) out.push([t.id, t.identity]);
+  return out;
+}
+
+/** The path of a scope's identity in the config, for messages. */
+export const identityPath = (config: Pick<AlertsConfig, 'tenants'>, scope: Scope) =>
+  scope === 'top'
+    ? 'identity'
+    : `tenants[${(config.tenants ?? []).findIndex((t) => t.id === scope)}].identity`;
+
+/** Each scope's provider clients with their secrets; problems name the missing secrets' paths. */
+export function providerClients(
+  config: Pick<AlertsConfig, 'identity' | 'tenants'>,
+  secrets: SecretObject,
+  problems: string[],
+): Map<Scope, ProviderClient[]> {
+  const out = new Map<Scope, ProviderClient[]>();
+  for (const [scope, identity] of identityScopes(config)) {
+    const clients: ProviderClient[] = [];
+    for (const [name, provider] of Object.entries(identity.providers)) {
+      const ref = provider.type === 'entra' ? provider.clientSecret : provider.token;
+      const key = provider.type === 'entra' ? 'clientSecret' : 'token';
+      const secret = secrets[ref.secret];
+      if (typeof secret !== 'string' || secret === '') {
+        problems.push(
+          `${identityPath(config, scope)}.providers.${name}.${key}: secret "${ref.secret}" is not a non-empty string in the secret object (SECRET_ID / SECRETS_FILE)`,
+        );
+        continue;
+      }
+      redactor.add(secret);
+      clients.push(
+        provider.type === 'entra' ? entraClient(name, provider, secret) : oktaClient(name, provider, secret),
+      );
+    }
+    out.set(scope, clients);
+  }
+  return out;
+}
+
+const scopeName = (scope: Scope) => (scope === 'top' ? "the top-level sources'" : `tenant ${scope}'s`);
+
+export interface IdentityRunOptions {
+  config: AlertsConfig;
+  secrets: SecretObject;
+  io: TableIo;
+  fetch?: typeof fetch;
+  logger: Logger;
+  metrics: Metrics;
+  deliver: DeliverDeps;
+  /** Tests: shorter bounds than section 12's 3 and 30 seconds. */
+  lookupTimeoutMs?: number;
+  cycleLookupMs?: number;
+}
+
+/** The run's identity lookups; throws nothing: missing secrets come back as problems. */
+export function identityRun(options: IdentityRunOptions, problems: string[]): IdentityLookups {
+  const store = new IdentityStore(options.io);
+  const logger = options.logger.child({ component: 'identity' });
+  const deps: IdentityDeps = {
+    store,
+    providers: providerClients(options.config, options.secrets, problems),
+    fetch: options.fetch ?? fetch,
+    now: () => Date.now(),
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    logger,
+    metrics: options.metrics,
+    ...(options.lookupTimeoutMs ? { lookupTimeoutMs: options.lookupTimeoutMs } : {}),
+    ...(options.cycleLookupMs ? { cycleLookupMs: options.cycleLookupMs } : {}),
+    async refused(scope, provider, message) {
+      const fields = { scope, provider, error: message };
+      const first = await store.markRefused(scope, provider, new Date(), message);
+      if (!first) {
+        logger.warn('an identity provider still refuses our credentials; its logins are unknown', fields);
+        return;
+      }
+      logger.error(
+        'an identity provider refuses our credentials; its logins are unknown until it accepts them',
+        fields,
+      );
+      await notifyOps(
+        options.deliver,
+        {
+          kind: 'ops',
+          title: `identity provider ${provider} refuses our credentials`,
+          text: `The identity provider ${provider} of ${scopeName(scope)} config refused our credentials (${message}). Its logins get the verdict unknown (unavailable) and their alerts still go out. Fix the provider's credentials or permissions; \`exposure-alerts identity test ${provider}\` checks them.`,
+        },
+        logger,
+      );
+    },
+    async accepted(scope, provider) {
+      if (await store.clearRefused(scope, provider))
+        logger.info('an identity provider accepts our credentials again', { scope, provider });
+    },
+  };
+  return new IdentityLookups(deps);
+}

@@ -1,0 +1,101 @@
+/**
+ * Okta's Management API with an API token (`Authorization: SSWS …`); an OAuth service app is a
+ * later addition (the docs say so). A login is looked up by itself (`/api/v1/users/<login>`); one
+ * with a `/` cannot be a path segment there, so it is searched by `profile.login`. Okta says how
+ * much of its rate is left on every answer: at 0 the lookups wait for its reset.
+ */
+import { errorCode, type LookupResult, networkText, type ProviderClient, refusalText } from './client.ts';
+import type { OktaConfig } from './schema.ts';
+import type { Account } from './verdict.ts';
+
+/** Statuses in which an account cannot sign in; every other one can, with its password. */
+const CANNOT_SIGN_IN = new Set(['STAGED', 'PROVISIONED', 'SUSPENDED', 'DEPROVISIONED']);
+
+interface OktaUser {
+  id?: unknown;
+  status?: unknown;
+  passwordChanged?: unknown;
+  profile?: { firstName?: unknown; lastName?: unknown; displayName?: unknown; login?: unknown };
+  credentials?: { provider?: { type?: unknown } };
+}
+
+export function accountOfOktaUser(user: OktaUser): Account | undefined {
+  if (typeof user.id !== 'string' || typeof user.status !== 'string') return undefined;
+  const p = user.profile ?? {};
+  const named =
+    typeof p.displayName === 'string' && p.displayName
+      ? p.displayName
+      : [p.firstName, p.lastName].filter((s): s is string => typeof s === 'string' && s !== '').join(' ');
+  return {
+    id: user.id,
+    ...(named ? { displayName: named } : {}),
+    enabled: !CANNOT_SIGN_IN.has(user.status),
+    passwordChangedAt:
+      typeof user.passwordChanged === 'string' && user.passwordChanged ? user.passwordChanged : null,
+    unmanaged: user.credentials?.provider?.type !== 'OKTA',
+  };
+}
+
+/** When Okta's rate resets (`X-Rate-Limit-Reset`, epoch seconds), capped at 10 minutes ahead. */
+function resetAt(headers: Headers, now: number): number | undefined {
+  const reset = Number(headers.get('x-rate-limit-reset'));
+  return Number.isFinite(reset) && reset > 0
+    ? Math.min(Math.max(reset * 1000, now), now + 600_000)
+    : undefined;
+}
+
+export function oktaClient(name: string, config: OktaConfig, token: string): ProviderClient {
+  const label = `Okta ${name}`;
+  return {
+    type: 'okta',
+    name,
+    domains: config.domains,
+    async lookup(login, ctx): Promise<LookupResult> {
+      const path = login.includes('/')
+        ? `users?filter=${encodeURIComponent(`profile.login eq "${login.replace(/["\\]/g, '\\$&')}"`)}&limit=1`
+        : `users/${encodeURIComponent(login)}`;
+      try {
+        const res = await ctx.fetch(`${config.orgUrl}/api/v1/${path}`, {
+          headers: { Authorization: `SSWS ${token}`, Accept: 'application/json' },
+          signal: ctx.signal,
+        });
+        const text = await res.text();
+        if (res.status === 404) return { answer: { found: false } };
+        if (res.status === 401)
+          return {
+            refused: refusalText(label, 401, errorCode(text), 'the API token is invalid, expired or revoked'),
+          };
+        if (res.status === 403)
+          return {
+            refused: refusalText(
+              label,
+              403,
+              errorCode(text),
+              "the API token's owner needs a role that may read users",
+            ),
+          };
+        if (res.status === 429)
+          return {
+            failed: `${label}: HTTP 429`,
+            retryAt: resetAt(res.headers, ctx.now()) ?? ctx.now() + 1_000,
+          };
+        if (res.status < 200 || res.status >= 300)
+          return { failed: `${label}: HTTP ${res.status}${errorCode(text) ? ` ${errorCode(text)}` : ''}` };
+        const body = JSON.parse(text) as OktaUser | OktaUser[];
+        const user = Array.isArray(body) ? body[0] : body;
+        if (!user) return { answer: { found: false } };
+        const account = accountOfOktaUser(user);
+        return account
+          ? { answer: { found: true, account } }
+          : { failed: `${label}: a user without id or status` };
+      } catch (error) {
+        return {
+          failed:
+            error instanceof SyntaxError
+              ? `${label}: an answer that is not JSON`
+              : networkText(label, error, ctx.signal),
+        };
+      }
+    },
+  };
+}
