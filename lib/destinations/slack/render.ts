@@ -46,6 +46,7 @@ import {
   routesOf,
   severityCounts,
 } from '../../render/group.ts';
+import { identityLine, verdictCounts } from '../../render/identity.ts';
 import { credentialLink, eventLink } from '../../render/link.ts';
 import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
 import { actionButtons } from './buttons.ts';
@@ -141,9 +142,25 @@ function eventMessage(alert: EventDelivery, opts: RenderOptions): SlackPayload {
   return { text, blocks };
 }
 
+/**
+ * A login's identity verdict on the line under it (render/identity.ts), escaped as upstream text
+ * since the provider's display name is in it; nothing for a login without a verdict. Part of the
+ * login's own entry, so a section or a reply never separates the two and the budgets count both.
+ */
+export function verdictLine(alert: CredentialDelivery, opts: Pick<RenderOptions, 'identityLabel'>): string {
+  const line = identityLine(alert, opts);
+  return line ? `\n      ↳ ${slackText(line, 300, ellipsis)}` : '';
+}
+
+/** `*Identity:* 12 at risk, 30 rotated` for a digest's summary, when any login has a verdict. */
+export function verdictSummary(alerts: CredentialDelivery[]): string {
+  const counts = verdictCounts(alerts);
+  return counts ? `\n*Identity:* ${slackText(counts, 500)}` : '';
+}
+
 function credentialLine(alert: CredentialDelivery, opts: RenderOptions): string {
   const link = slackLink(credentialLink(alert.item, opts.appUrl), 'event');
-  return `• ${slackText(alert.item.identity_name, 200)} (${slackText(hashKind(alert.item), 40, ellipsis)})${link ? ` ${link}` : ''}`;
+  return `• ${slackText(alert.item.identity_name, 200)} (${slackText(hashKind(alert.item), 40, ellipsis)})${link ? ` ${link}` : ''}${verdictLine(alert, opts)}`;
 }
 
 /** Splits lines into chunks of at most `budget` characters (and at least one line each). */
@@ -216,9 +233,9 @@ export function eventDigestLine(alert: EventDelivery, opts: RenderOptions): stri
   return `${SEVERITY_EMOJI[severity]} *${severity.toUpperCase()}* ${slackText(alert.item.metadata.type, 60, ellipsis)}${names ? ` · ${names}` : ''}${excerpt}${link}`;
 }
 
-export function credentialDigestLine(alert: CredentialDelivery): string {
+export function credentialDigestLine(alert: CredentialDelivery, opts: RenderOptions): string {
   const leak = alert.item.source?.name ?? alert.item.source_id;
-  return `• ${slackText(alert.item.identity_name, 120, ellipsis)} — ${slackText(alert.item.domain, 80, ellipsis)} — ${slackText(leak, 80, ellipsis)} (${slackText(hashKind(alert.item), 30, ellipsis)})`;
+  return `• ${slackText(alert.item.identity_name, 120, ellipsis)} — ${slackText(alert.item.domain, 80, ellipsis)} — ${slackText(leak, 80, ellipsis)} (${slackText(hashKind(alert.item), 30, ellipsis)})${verdictLine(alert, opts)}`;
 }
 
 /**
@@ -255,9 +272,10 @@ function digestMessage(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOp
     const domains = digestDomains(batch.alerts);
     const leaks = digestLeaks(batch.alerts);
     title = forTenant(batchTenant(batch), `Leaked credentials digest · ${plural(total, 'login')}`);
-    summary = `*${plural(total, 'leaked login')}*\n*Domains:* ${listOf(domains, 1_000)}\n*Leaks:* ${listOf(leaks, 1_000)}`;
-    listed = digestLines(batch.alerts, credentialDigestLine, opts.digest.maxItems);
-    fallback = `${title} across ${plural(domains.length, 'domain')}`;
+    const counts = verdictCounts(batch.alerts);
+    summary = `*${plural(total, 'leaked login')}*${verdictSummary(batch.alerts)}\n*Domains:* ${listOf(domains, 1_000)}\n*Leaks:* ${listOf(leaks, 1_000)}`;
+    listed = digestLines(batch.alerts, (a) => credentialDigestLine(a, opts), opts.digest.maxItems);
+    fallback = `${title} across ${plural(domains.length, 'domain')}${counts ? `: ${counts}` : ''}`;
   }
   const { shown, rest } = listed;
   const blocks: Block[] = [

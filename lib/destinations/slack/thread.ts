@@ -1,7 +1,8 @@
 /**
  * Slack as an app: a digest becomes a thread, so a busy pass keeps the channel readable. The
  * parent is one short message (events: the first `maxItems` listed and the rest counted; leaked
- * logins: counts by domain and source and one link, no logins); the replies in its thread list
+ * logins: counts by identity verdict when any has one, by domain and source, and one link, no
+ * logins); the replies in its thread list
  * every item the parent did not, in order, as many replies as Slack's limits need (at most
  * MAX_REPLIES; the last then counts what it could not list). Every item of the digest appears once
  * across the parent and its thread. Single events and credential groups are as in slack.ts.
@@ -26,6 +27,7 @@ import {
   routesOf,
   severityCounts,
 } from '../../render/group.ts';
+import { verdictCounts } from '../../render/identity.ts';
 import { credentialLink } from '../../render/link.ts';
 import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
 import type { SlackPayload } from './limits.ts';
@@ -43,6 +45,7 @@ import {
   renderSlackBatch,
   section,
   slackLink,
+  verdictSummary,
 } from './render.ts';
 
 /** Replies a thread holds at most: past them the last reply counts the rest. */
@@ -124,10 +127,13 @@ function credentialThread(
     'open in the web app',
   );
   const title = forTenant(batchTenant(batch), `Leaked credentials digest · ${plural(total, 'login')}`);
+  // What the lookups found, before the thread is opened.
+  const verdicts = verdictSummary(batch.alerts);
+  const counts = verdictCounts(batch.alerts);
   const blocks: Block[] = [
     header(title),
     section(
-      `*${plural(total, 'leaked login')}* by domain and leak:\n${groups
+      `*${plural(total, 'leaked login')}*${verdicts ? `${verdicts}\nBy domain and leak:` : ' by domain and leak:'}\n${groups
         .slice(0, 40)
         .map(([group, n]) => `• ${group}: ${n}`)
         .join('\n')}${groups.length > 40 ? `\n_… and ${plural(groups.length - 40, 'more group')}._` : ''}`,
@@ -138,10 +144,17 @@ function credentialThread(
     ),
   ];
   const parent = fitSlackPayload({
-    text: slackText(`${title} across ${plural(groups.length, 'group')}`, 500),
+    text: slackText(`${title} across ${plural(groups.length, 'group')}${counts ? `: ${counts}` : ''}`, 500),
     blocks,
   });
-  return { parent, thread: replies(batch.alerts.map(credentialDigestLine), 0, total) };
+  return {
+    parent,
+    thread: replies(
+      batch.alerts.map((a) => credentialDigestLine(a, opts)),
+      0,
+      total,
+    ),
+  };
 }
 
 /**
