@@ -17,6 +17,8 @@
 
 import { ellipsis, formatCount, lineText, type Segment, stripControl, visible } from '../../render/escape.ts';
 import { joinList } from '../../render/format.ts';
+import { identityLine } from '../../render/identity.ts';
+import type { DeliveryAlert, RenderOptions } from '../../render/types.ts';
 import type { Severity } from '../../upstream/event-types.ts';
 
 /** One element of an Adaptive Card body; the builders here make the only shapes we send. */
@@ -279,4 +281,20 @@ export function within<T>(values: T[], room: number, make: (value: T) => CardEle
     left -= size;
   }
   return shown;
+}
+
+/**
+ * A login's line, and under it its identity verdict (render/identity.ts) as runs like any upstream
+ * text (the provider's display name is in it), the two in one Container so that a list counts
+ * one element a login; the line alone for a login without a verdict.
+ */
+export function withVerdict(
+  line: CardElement,
+  alert: DeliveryAlert,
+  opts: Pick<RenderOptions, 'identityLabel'>,
+): CardElement {
+  const verdict = identityLine(alert, opts);
+  if (!verdict) return line;
+  const under = rich([run('    ↳ ', subtle), ...upstreamText(verdict, 900, subtle, excerptNote)], 'None');
+  return { type: 'Container', spacing: 'None', items: [line, under] };
 }

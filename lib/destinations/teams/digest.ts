@@ -20,6 +20,7 @@ import {
   routesOf,
   severityCounts,
 } from '../../render/group.ts';
+import { verdictCounts } from '../../render/identity.ts';
 import { credentialLink, eventLink } from '../../render/link.ts';
 import type { RenderOptions } from '../../render/types.ts';
 import type { CardElement, TeamsPayload } from './card.ts';
@@ -42,6 +43,7 @@ import {
   upstreamRuns,
   upstreamText,
   within,
+  withVerdict,
 } from './card.ts';
 import { fitTeamsPayload } from './limits.ts';
 
@@ -64,7 +66,7 @@ function eventDigestLine(alert: EventDelivery, opts: RenderOptions): CardElement
 
 function credentialDigestLine(alert: CredentialDelivery, opts: RenderOptions): CardElement {
   const leak = alert.item.source?.name ?? alert.item.source_id;
-  return rich(
+  const line = rich(
     [
       run('• '),
       ...upstreamText(alert.item.identity_name, 360, {}, excerptNote),
@@ -79,6 +81,7 @@ function credentialDigestLine(alert: CredentialDelivery, opts: RenderOptions): C
     ],
     'None',
   );
+  return withVerdict(line, alert, opts);
 }
 
 export function digestCard(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOptions): TeamsPayload {
@@ -100,7 +103,12 @@ export function digestCard(batch: Extract<Batch, { type: 'digest' }>, opts: Rend
     const domains = digestDomains(batch.alerts);
     const leaks = digestLeaks(batch.alerts);
     title = forTenant(batchTenant(batch), `Leaked credentials digest · ${plural(total, 'login')}`);
-    summary = [fact('Domains', listOf(domains, 1_000), 2_500), fact('Leaks', listOf(leaks, 1_000), 2_500)];
+    const counts = verdictCounts(batch.alerts);
+    summary = [
+      ...(counts ? [fact('Identity', counts, 600)] : []),
+      fact('Domains', listOf(domains, 1_000), 2_500),
+      fact('Leaks', listOf(leaks, 1_000), 2_500),
+    ];
     lines = (room) =>
       within(batch.alerts.slice(0, opts.digest.maxItems), room, (a) => credentialDigestLine(a, opts));
   }

@@ -49,6 +49,7 @@ import {
   upstreamText,
   usable,
   within,
+  withVerdict,
 } from './card.ts';
 import { digestCard } from './digest.ts';
 import { fitTeamsPayload } from './limits.ts';
@@ -110,7 +111,7 @@ function eventCard(alert: EventDelivery, opts: RenderOptions): TeamsPayload {
 }
 
 function credentialLine(alert: CredentialDelivery, opts: RenderOptions): CardElement {
-  return rich(
+  const line = rich(
     [
       run('• '),
       ...upstreamText(alert.item.identity_name, 600),
@@ -121,6 +122,7 @@ function credentialLine(alert: CredentialDelivery, opts: RenderOptions): CardEle
     ],
     'None',
   );
+  return withVerdict(line, alert, opts);
 }
 
 function credentialCards(
