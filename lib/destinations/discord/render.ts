@@ -41,6 +41,7 @@ import {
   routesOf,
   severityCounts,
 } from '../../render/group.ts';
+import { identityLine, verdictCounts } from '../../render/identity.ts';
 import { credentialLink, eventLink } from '../../render/link.ts';
 import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
 import type { Severity } from '../../upstream/event-types.ts';
@@ -120,8 +121,24 @@ function eventEmbed(alert: EventDelivery, opts: RenderOptions): DiscordEmbed {
   return { ...embed, description: `**What matched**\n${matched}` };
 }
 
-function credentialLine(alert: CredentialDelivery): string {
-  return `• ${discordText(alert.item.identity_name, 200, ellipsis)} (${discordText(hashKind(alert.item), 40, ellipsis)})`;
+/**
+ * A login's identity verdict on the line under it, Markdown-escaped as upstream text (the
+ * provider's display name is in it); part of the login's entry, so the parts and the digest's fill
+ * count it. Nothing for a login without a verdict.
+ */
+function verdictLine(alert: CredentialDelivery, opts: RenderOptions): string {
+  const line = identityLine(alert, opts);
+  return line ? `\n  ↳ ${discordText(line, 300, ellipsis)}` : '';
+}
+
+/** The digest's count of verdicts (our words and digits), first among its fields, when any login has one. */
+function verdictField(alerts: CredentialDelivery[]) {
+  const counts = verdictCounts(alerts);
+  return counts ? [field('Identity', counts)] : [];
+}
+
+function credentialLine(alert: CredentialDelivery, opts: RenderOptions): string {
+  return `• ${discordText(alert.item.identity_name, 200, ellipsis)} (${discordText(hashKind(alert.item), 40, ellipsis)})${verdictLine(alert, opts)}`;
 }
 
 function credentialEmbeds(
@@ -147,12 +164,13 @@ function credentialEmbeds(
   });
   // The part note and the login count take a few characters more than this sample of them.
   const max = room(embed(' (part 1000 of 1000)', '100000 (10000 in this part)', ''));
-  const parts = partsWithin(batch.alerts, (alert) => credentialLine(alert).length + 1, max);
+  const line = (alert: CredentialDelivery) => credentialLine(alert, opts);
+  const parts = partsWithin(batch.alerts, (alert) => line(alert).length + 1, max);
   return parts.map((part, i) => {
     const { partNote, logins } = partWords(batch.alerts.length, part.length, i, parts.length);
     return {
       deliveryIds: deliveryIdsOf(part),
-      payload: discordMessage(embed(partNote, logins, part.map(credentialLine).join('\n'))),
+      payload: discordMessage(embed(partNote, logins, part.map(line).join('\n'))),
       summary: `${batchSummary(batch)}${partNote}`,
     };
   });
@@ -186,6 +204,7 @@ function digestEmbed(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOpti
     title: `${named(batchTenant(batch))}${plural(alerts.length, 'leaked credential')}`,
     color: CREDENTIAL_COLOR,
     fields: [
+      ...verdictField(alerts),
       field('Domains', list(digestDomains(alerts), 1_000)),
       field('Leaks', list(digestLeaks(alerts), 1_000)),
     ],
@@ -197,7 +216,7 @@ function digestEmbed(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOpti
     .slice(0, opts.digest.maxItems)
     .map(
       (a) =>
-        `• ${discordText(a.item.identity_name, 120, ellipsis)} · ${discordText(a.item.domain, 80, ellipsis)} (${discordText(hashKind(a.item), 30, ellipsis)})`,
+        `• ${discordText(a.item.identity_name, 120, ellipsis)} · ${discordText(a.item.domain, 80, ellipsis)} (${discordText(hashKind(a.item), 30, ellipsis)})${verdictLine(a, opts)}`,
     );
   const shown = fillLines(lines, room(embed), (n) => rest(n + alerts.length - lines.length));
   const tail = shown.shown === lines.length && lines.length < alerts.length;
