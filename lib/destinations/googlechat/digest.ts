@@ -4,11 +4,11 @@
  * Without `threads`: one message listing what fits (most severe events first, each with its own
  * `Open` button; or the leaked logins) and counting the rest. With `threads`: a thread, as for a
  * Slack app. Its parent is short (events: the first `maxItems` that fit and a count of the rest;
- * leaked logins: counts by domain and leak, no logins); its replies list every item the parent did
- * not, in order, as many as the card's limits need (at most MAX_REPLIES; the last then counts what
- * it could not list). The parent and every reply carry `thread.threadKey`, the digest's
- * Idempotency-Key, so Google Chat keeps them in one thread, and a parent repeated after a crash
- * joins its own thread instead of opening another.
+ * leaked logins: counts by identity verdict when any has one and by domain and leak, no logins);
+ * its replies list every item the parent did not, in order, as many as the card's limits need (at
+ * most MAX_REPLIES; the last then counts what it could not list). The parent and every reply
+ * carry `thread.threadKey`, the digest's Idempotency-Key, so Google Chat keeps them in one thread,
+ * and a parent repeated after a crash joins its own thread instead of opening another.
  *
  * Deterministic for the same alerts in the same order: a thread a crash interrupted is rendered
  * again and resumed at the reply it had reached.
@@ -32,6 +32,7 @@ import {
   routesOf,
   severityCounts,
 } from '../../render/group.ts';
+import { verdictCounts } from '../../render/identity.ts';
 import { webhookIdempotencyKey } from '../../render/keys.ts';
 import { credentialLink, eventLink } from '../../render/link.ts';
 import type { Rendered, RenderOptions } from '../../render/types.ts';
@@ -188,6 +189,9 @@ function credentialDigest(batch: CredentialDigest, opts: RenderOptions, threadKe
     title: `Leaked credentials digest · ${plural(total, 'login')}`,
     subtitle: 'exposure-alerts',
   };
+  // What the lookups found, counted where the space sees it first (our words and digits only).
+  const counts = verdictCounts(batch.alerts);
+  const verdicts = counts ? [field('Identity', chatText(counts, 500))] : [];
   if (threadKey) {
     // The parent counts; the logins are in the thread.
     const groups = countBy(
@@ -208,6 +212,7 @@ function credentialDigest(batch: CredentialDigest, opts: RenderOptions, threadKe
               paragraph(
                 [
                   ...tenantLines(batchTenant(batch)),
+                  ...verdicts,
                   `<b>${plural(total, 'leaked login')}</b> by domain and leak:`,
                 ].join('<br>'),
               ),
@@ -219,7 +224,7 @@ function credentialDigest(batch: CredentialDigest, opts: RenderOptions, threadKe
         threadKey,
       ),
     );
-    const lines = batch.alerts.map((a) => credentialLine(a, true));
+    const lines = batch.alerts.map((a) => credentialLine(a, opts, true));
     // Packed in as many paragraphs as the lines need, whose wrappers are kept room for.
     const thread = replies(lines, lineBytes, packParagraphs, Infinity, 0, total, threadKey, PACKING_RESERVE);
     return { parent, thread };
@@ -227,6 +232,7 @@ function credentialDigest(batch: CredentialDigest, opts: RenderOptions, threadKe
   const about = paragraph(
     [
       ...tenantLines(batchTenant(batch)),
+      ...verdicts,
       field('Domains', listOf(digestDomains(batch.alerts), 1_000)),
       field('Leaks', listOf(digestLeaks(batch.alerts), 1_000)),
     ].join('<br>'),
@@ -240,7 +246,7 @@ function credentialDigest(batch: CredentialDigest, opts: RenderOptions, threadKe
   const room = CHAT_BUDGET_BYTES - bytesOf(card([], 0)) - NOTE_RESERVE - PACKING_RESERVE;
   const shown = firstPart(
     batch.alerts.slice(0, opts.digest.maxItems),
-    (a) => credentialLine(a, true),
+    (a) => credentialLine(a, opts, true),
     lineBytes,
     room,
     Number.POSITIVE_INFINITY,

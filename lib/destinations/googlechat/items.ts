@@ -27,6 +27,7 @@ import {
   highlightsOf,
   routesOf,
 } from '../../render/group.ts';
+import { identityLine } from '../../render/identity.ts';
 import { credentialLink, eventLink } from '../../render/link.ts';
 import type { Rendered, RenderOptions } from '../../render/types.ts';
 import type { Severity } from '../../upstream/event-types.ts';
@@ -77,13 +78,21 @@ export const tenantLines = (tenant: TenantRef | undefined) =>
 export const listOf = (values: string[], max: number) =>
   joinList(values, max, (v) => chatText(v, 120, ellipsis));
 
-export function credentialLine(alert: CredentialDelivery, withDomain = false): string {
+export function credentialLine(
+  alert: CredentialDelivery,
+  opts: Pick<RenderOptions, 'identityLabel'>,
+  withDomain = false,
+): string {
   const item = alert.item;
   const where = withDomain
     ? ` — ${chatText(item.domain, 80, ellipsis)} — ${chatText(item.source?.name ?? item.source_id, 80, ellipsis)}`
     : '';
+  // The login's identity verdict under it, escaped as upstream text (the provider's display name is
+  // in it); one entry with the login, so the parts and replies that fill by size count it.
+  const verdict = identityLine(alert, opts);
+  const under = verdict ? `<br>↳ ${muted(chatText(verdict, 300, ellipsis))}` : '';
   // No password in a chat, not even masked, as in every chat kind: the login and the kind of secret.
-  return `• ${chatText(item.identity_name, 300, ellipsis)}${where} (${chatText(hashKind(item), 40, ellipsis)})`;
+  return `• ${chatText(item.identity_name, 300, ellipsis)}${where} (${chatText(hashKind(item), 40, ellipsis)})${under}`;
 }
 
 function eventCard(alert: EventDelivery, opts: RenderOptions): GoogleChatPayload {
@@ -169,7 +178,7 @@ function credentialCards(
   // The part note and the login count take a few bytes more than this sample of them.
   const room = CHAT_BUDGET_BYTES - bytesOf(card('part 1000 of 1000', '100000 (10000 in this part)', ['-']));
   const split = parts(
-    batch.alerts.map((alert) => ({ alert, line: credentialLine(alert) })),
+    batch.alerts.map((alert) => ({ alert, line: credentialLine(alert, opts) })),
     (e) => lineBytes(e.line),
     room - PACKING_RESERVE,
     Number.POSITIVE_INFINITY,
