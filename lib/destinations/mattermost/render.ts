@@ -31,6 +31,7 @@ import {
   routesOf,
   severityCounts,
 } from '../../render/group.ts';
+import { identityLine, verdictCounts } from '../../render/identity.ts';
 import { credentialLink, eventLink } from '../../render/link.ts';
 import { TEST_MARK } from '../../render/notice.ts';
 import type { DeliveryAlert, Notice, Rendered, RenderOptions } from '../../render/types.ts';
@@ -106,8 +107,24 @@ function eventText(alert: EventDelivery, opts: RenderOptions): string {
   return `${head}\n${matched}\n\n${tail}`;
 }
 
-const credentialLine = (alert: CredentialDelivery) =>
-  `- ${code(alert.item.identity_name, 200)} (${code(hashKind(alert.item), 40)})`;
+/**
+ * A login's identity verdict beside it, in a code span like any upstream text (the provider's
+ * display name is in it, and the line's `:` and `→` are not words our own text may hold); nothing
+ * for a login without a verdict. On the login's line, so the parts and the digest's fill count it.
+ */
+function verdictSpan(alert: CredentialDelivery, opts: RenderOptions): string {
+  const line = identityLine(alert, opts);
+  return line ? ` — ${code(line, 300)}` : '';
+}
+
+/** `**Identity** 12 at risk, 30 rotated` (our words and digits) for a digest's head, when any login has a verdict. */
+function verdictHead(alerts: CredentialDelivery[]): string[] {
+  const counts = verdictCounts(alerts);
+  return counts ? [`**Identity** ${counts}`] : [];
+}
+
+const credentialLine = (alert: CredentialDelivery, opts: RenderOptions) =>
+  `- ${code(alert.item.identity_name, 200)} (${code(hashKind(alert.item), 40)})${verdictSpan(alert, opts)}`;
 
 function credentialPosts(
   destination: MattermostDestination,
@@ -128,12 +145,13 @@ function credentialPosts(
     ].join('\n');
   // The part note and the login count take a few characters more than this sample of them.
   const max = BUDGET - chars(text(' (part 1000 of 1000)', '100000 (10000 in this part)', ''));
-  const parts = partsWithin(batch.alerts, (alert) => credentialLine(alert).length + 1, max);
+  const line = (alert: CredentialDelivery) => credentialLine(alert, opts);
+  const parts = partsWithin(batch.alerts, (alert) => line(alert).length + 1, max);
   return parts.map((part, i) => {
     const { partNote, logins } = partWords(batch.alerts.length, part.length, i, parts.length);
     return {
       deliveryIds: deliveryIdsOf(part),
-      payload: post(destination, text(partNote, logins, part.map(credentialLine).join('\n'))),
+      payload: post(destination, text(partNote, logins, part.map(line).join('\n'))),
       summary: `${batchSummary(batch)}${partNote}`,
     };
   });
@@ -163,6 +181,7 @@ function digestText(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOptio
     const alerts = batch.alerts;
     head = [
       `#### ${tenant}${plural(alerts.length, 'leaked credential')}`,
+      ...verdictHead(alerts),
       `**Domains** ${codeList(countedList(alerts.map((a) => a.item.domain.toLowerCase())), 1_500, 100)}`,
       `**Leaks** ${codeList(countedList(alerts.map((a) => a.item.source?.name ?? a.item.source_id)), 1_500, 100)}`,
     ].join('\n');
@@ -171,7 +190,7 @@ function digestText(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOptio
       .slice(0, opts.digest.maxItems)
       .map(
         (a) =>
-          `- ${code(a.item.identity_name, 120)} · ${code(a.item.domain, 80)} (${code(hashKind(a.item), 30)})`,
+          `- ${code(a.item.identity_name, 120)} · ${code(a.item.domain, 80)} (${code(hashKind(a.item), 30)})${verdictSpan(a, opts)}`,
       );
   }
   const total = batch.alerts.length;
