@@ -25,6 +25,7 @@ import {
   routesOf,
   severityCounts,
 } from '../../render/group.ts';
+import { identityLine, verdictCounts } from '../../render/identity.ts';
 import { credentialLink, eventLink } from '../../render/link.ts';
 import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
 import { severityRank } from '../../upstream/event-types.ts';
@@ -84,13 +85,17 @@ class Mail {
     return this;
   }
 
-  /** A list whose items may carry highlight text (`<mark>` kept) and a link. */
-  list(items: { raw: string; highlight?: string; url?: string }[]): this {
+  /**
+   * A list whose items may carry highlight text (`<mark>` kept), a link, and a line under them
+   * (`under`: a login's identity verdict, escaped as upstream text).
+   */
+  list(items: { raw: string; highlight?: string; url?: string; under?: string }[]): this {
     for (const item of items) {
       const excerpt = item.highlight
         ? ` — ${highlightToPlain(item.highlight, 200, undefined, ellipsis)}`
         : '';
-      this.text.push(`- ${lineText(item.raw, 400)}${excerpt}${item.url ? `\n  ${item.url}` : ''}`);
+      const under = item.under ? `\n  ${lineText(item.under, 300, ellipsis)}` : '';
+      this.text.push(`- ${lineText(item.raw, 400)}${excerpt}${item.url ? `\n  ${item.url}` : ''}${under}`);
     }
     this.text.push('');
     this.html.push(
@@ -98,7 +103,10 @@ class Mail {
       ...items.map((item) => {
         const excerpt = item.highlight ? ` — ${highlightToHtml(item.highlight, 200, ellipsis)}` : '';
         const link = item.url ? ` <a href="${htmlText(item.url)}">open</a>` : '';
-        return `<li>${htmlText(item.raw, 400)}${excerpt}${link}</li>`;
+        const under = item.under
+          ? `<br><span style="color:#555">${htmlText(item.under, 300, ellipsis)}</span>`
+          : '';
+        return `<li>${htmlText(item.raw, 400)}${excerpt}${link}${under}</li>`;
       }),
       '</ul>',
     );
@@ -182,6 +190,7 @@ function credentialMail(batch: Extract<Batch, { type: 'credentials' }>, opts: Re
       batch.alerts.map((a) => ({
         raw: `${a.item.identity_name} (${hashKind(a.item)})`,
         url: credentialLink(a.item, opts.appUrl),
+        ...verdictUnder(a, opts),
       })),
     )
     .footer(
@@ -218,12 +227,16 @@ function digestMail(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOptio
       );
   } else {
     const domains = countBy(batch.alerts.map((a) => a.item.domain.toLowerCase()));
-    subject = `${tenantTag(batchTenant(batch))}[LEAKED CREDENTIALS] ${plural(total, 'leaked credential')}: ${domains
+    // What the lookups found, in the subject (before the domains, which may be clipped) and first
+    // thing in the mail.
+    const counts = verdictCounts(batch.alerts);
+    subject = `${tenantTag(batchTenant(batch))}[LEAKED CREDENTIALS] ${plural(total, 'leaked credential')}${counts ? ` (${counts})` : ''}: ${domains
       .slice(0, 3)
       .map(([d]) => d)
       .join(', ')}${domains.length > 3 ? `, +${domains.length - 3} more domains` : ''}`;
+    mail.heading(forTenant(batchTenant(batch), `Leaked credentials digest: ${plural(total, 'login')}`));
+    if (counts) mail.paragraph(`Identity: ${counts}.`);
     mail
-      .heading(forTenant(batchTenant(batch), `Leaked credentials digest: ${plural(total, 'login')}`))
       .paragraph(`By domain: ${domains.map(([d, n]) => `${d} (${n})`).join(', ')}.`)
       .list(batch.alerts.slice(0, max).map((a: CredentialDelivery) => credentialDigestItem(a, opts)));
   }
@@ -237,7 +250,14 @@ function credentialDigestItem(a: CredentialDelivery, opts: RenderOptions) {
   return {
     raw: `${a.item.identity_name} — ${a.item.domain} — ${a.item.source?.name ?? a.item.source_id} (${hashKind(a.item)})`,
     url: credentialLink(a.item, opts.appUrl),
+    ...verdictUnder(a, opts),
   };
+}
+
+/** A login's identity verdict, as the line under it in a list; nothing without one. */
+function verdictUnder(a: CredentialDelivery, opts: RenderOptions): { under?: string } {
+  const line = identityLine(a, opts);
+  return line ? { under: line } : {};
 }
 
 /** One e-mail per event, per credential group, or per digest (over `digest.threshold` alerts). */
