@@ -18,6 +18,7 @@ import {
   highlightsOf,
   ticketBatches,
 } from '../../render/group.ts';
+import { identityLine, verdictCounts } from '../../render/identity.ts';
 import { exposureLabel, webhookIdempotencyKey } from '../../render/keys.ts';
 import { alertLink } from '../../render/link.ts';
 import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
@@ -94,8 +95,11 @@ function credentialNodes(
 ): AdfNode[] {
   const item = alert.item;
   const link = alertLink(alert, opts.appUrl);
+  const verdict = identityLine(alert, opts);
   return [
     paragraph(label('Login'), text(item.identity_name)),
+    // The login's identity verdict, text like the rest (the provider's display name is in it).
+    ...(verdict ? [paragraph(label('Identity'), text(verdict))] : []),
     paragraph(label('Secret'), text(`${hashKind(item)} (never sent to tickets)`)),
     paragraph(label('Leak'), text(item.source?.name ?? item.source_id)),
     paragraph(label('Domain'), text(item.domain)),
@@ -143,12 +147,21 @@ export function renderJira(alerts: DeliveryAlert[], opts: RenderOptions): Render
     const listed: AdfNode[] = [];
     let used = 0;
     for (const a of items) {
-      // Each item with its own link, so an analyst can open any of them.
+      // Each item with its own link, so an analyst can open any of them; a login with its verdict.
       const line = oneLine(summaryOf(a));
       const link = alertLink(a, opts.appUrl);
-      if (used + line.length + (link?.length ?? 0) > DESCRIPTION_BUDGET) break;
-      used += line.length + (link?.length ?? 0);
-      listed.push(paragraph(text(line), ...(link ? [text(' · '), openLink(link)] : [])));
+      const identity = identityLine(a, opts);
+      const verdict = identity ? lineText(identity, 300, () => '…') : undefined;
+      const size = line.length + (link?.length ?? 0) + (verdict?.length ?? 0);
+      if (used + size > DESCRIPTION_BUDGET) break;
+      used += size;
+      listed.push(
+        paragraph(
+          text(line),
+          ...(verdict ? [text(' — '), text(verdict)] : []),
+          ...(link ? [text(' · '), openLink(link)] : []),
+        ),
+      );
     }
     if (listed.length < items.length)
       listed.push(
@@ -156,15 +169,18 @@ export function renderJira(alerts: DeliveryAlert[], opts: RenderOptions): Render
           text(`… and ${items.length - listed.length} more items not listed (${items.length} in all).`),
         ),
       );
+    // What the lookups found, in the summary (before the kinds, which may be clipped) and the head.
+    const counts = verdictCounts(items);
     return [
       {
         deliveryIds: ids,
         summary: batchSummary(batch),
         payload: {
           summary: oneLine(
-            `${batchTenant(batch) ? `${batchTenant(batch)?.name}: ` : ''}${items.length} exposure alerts: ${[...new Set(items.map((a) => summaryOf(a).split(' for ')[0]))].slice(0, 5).join('; ')}`,
+            `${batchTenant(batch) ? `${batchTenant(batch)?.name}: ` : ''}${items.length} exposure alerts${counts ? ` (${counts})` : ''}: ${[...new Set(items.map((a) => summaryOf(a).split(' for ')[0]))].slice(0, 5).join('; ')}`,
           ),
           description: adfDoc([
+            ...(counts ? [paragraph(label('Identity'), text(counts))] : []),
             paragraph(text(`${items.length} items, one per line:`)),
             { type: 'rule' },
             ...listed,

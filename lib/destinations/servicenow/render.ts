@@ -16,6 +16,7 @@ import {
   highlightsOf,
   ticketBatches,
 } from '../../render/group.ts';
+import { identityLine, verdictCounts } from '../../render/identity.ts';
 import { exposureLabel, webhookIdempotencyKey } from '../../render/keys.ts';
 import { alertLink } from '../../render/link.ts';
 import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
@@ -46,8 +47,11 @@ function describe(alert: DeliveryAlert, opts: RenderOptions): string {
   const link = alertLink(alert, opts.appUrl);
   if (alert.kind === 'credential') {
     const item = alert.item;
+    // The login's identity verdict, one line like the rest (the provider's display name is in it).
+    const verdict = identityLine(alert, opts);
     return [
       `Login: ${one(item.identity_name)}`,
+      ...(verdict ? [`Identity: ${one(verdict)}`] : []),
       `Secret: ${one(hashKind(item))} (never sent to tickets)`,
       `Leak: ${one(item.source?.name ?? item.source_id)}`,
       `Domain: ${one(item.domain)}`,
@@ -79,6 +83,11 @@ function title(alert: DeliveryAlert): string {
 }
 
 const oneLine = (s: string) => lineText(s, SHORT_DESCRIPTION_MAX, () => '…');
+/** `: 12 at risk, 30 rotated` after a digest's count, when any login has a verdict. */
+const summaryCounts = (items: DeliveryAlert[]) => {
+  const counts = verdictCounts(items);
+  return counts ? `: ${counts}` : '';
+};
 const levelOf = (alert: DeliveryAlert) =>
   alert.kind === 'event' ? (LEVEL[eventSeverity(alert.item)] ?? '2') : '2';
 
@@ -96,19 +105,26 @@ export function renderServiceNow(alerts: DeliveryAlert[], opts: RenderOptions): 
       for (const a of items) {
         // Each item with its own link, so an analyst can open any of them.
         const link = alertLink(a, opts.appUrl);
-        const line = `${oneLine(title(a))}${link ? ` · ${link}` : ''}`;
+        const identity = identityLine(a, opts);
+        const verdict = identity ? ` — ${lineText(identity, 300, () => '…')}` : '';
+        const line = `${oneLine(title(a))}${verdict}${link ? ` · ${link}` : ''}`;
         if (description.length + line.length > DESCRIPTION_BUDGET) break;
         lines.push(line);
         description += `${line}\n`;
       }
-      description = `${items.length} items, one per line:\n${lines.join('\n')}${lines.length < items.length ? `\n… and ${items.length - lines.length} more items not listed (${items.length} in all).` : ''}`;
+      const counts = verdictCounts(items);
+      description = `${counts ? `Identity: ${counts}\n` : ''}${items.length} items, one per line:\n${lines.join('\n')}${lines.length < items.length ? `\n… and ${items.length - lines.length} more items not listed (${items.length} in all).` : ''}`;
     }
     return {
       deliveryIds: ids,
       summary: batchSummary(batch),
       payload: {
         short_description: oneLine(
-          forTenant(batchTenant(batch), one ? title(one) : `${items.length} exposure alerts`, ': '),
+          forTenant(
+            batchTenant(batch),
+            one ? title(one) : `${items.length} exposure alerts${summaryCounts(items)}`,
+            ': ',
+          ),
         ),
         description,
         correlation_id: exposureLabel(
