@@ -10,11 +10,13 @@
  * `summary` is read on a phone: severity, type, whom it concerns, what matched, at most 1,024
  * characters, one line, controls stripped. `custom_details` is the item itself, as the alert holds
  * it: the password policy was applied when the alert was made, so a masked or hidden password is
- * masked or hidden here too. The routing key is a secret the sender adds; a rendered event never
+ * masked or hidden here too. A login with an identity verdict (its `_identity`) also has its one
+ * line under `identity`, and its verdict in the summary; a digest's counts its verdicts. The routing key is a secret the sender adds; a rendered event never
  * holds it.
  */
 
 import { createHash } from 'node:crypto';
+import { verdictWords } from '../../identity/words.ts';
 import { eventSeverity, type FollowUpAction, RESOLVING_ACTIONS } from '../../model.ts';
 import { highlightPlain, lineText } from '../../render/escape.ts';
 import { hashKind, identifierNames, plural } from '../../render/format.ts';
@@ -33,6 +35,7 @@ import {
   planBatches,
   severityCounts,
 } from '../../render/group.ts';
+import { identityLine, verdictCounts, verdictOf } from '../../render/identity.ts';
 import { webhookIdempotencyKey } from '../../render/keys.ts';
 import { credentialLink, eventLink } from '../../render/link.ts';
 import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
@@ -147,13 +150,15 @@ function credentialTrigger(
 ): PagerDutyEvent {
   const item = alert.item;
   const leak = item.source?.name ?? item.source_id;
+  // A login with a verdict: its words early in the summary (a phone may show no more).
+  const verdict = verdictOf(alert);
   return trigger(
     `credential:${alert.key}`,
     {
       summary: summaryOf(
         forTenant(
           alert.tenant,
-          `LEAKED CREDENTIAL for ${lineText(item.identity_name, 300, () => '…')} (${hashKind(item)}) in ${leak}, domain ${item.domain}`,
+          `LEAKED CREDENTIAL${verdict ? ` (${verdictWords(verdict.verdict, verdict.reason)})` : ''} for ${lineText(item.identity_name, 300, () => '…')} (${hashKind(item)}) in ${leak}, domain ${item.domain}`,
           ': ',
         ),
       ),
@@ -161,20 +166,31 @@ function credentialTrigger(
       severity: pd.credentialSeverity,
       timestamp: timestampOf(item.imported_at, opts.now),
       class: 'leaked_credential',
-      custom_details: wellFormedDeep(item),
+      custom_details: wellFormedDeep(detailsOf(alert, opts)),
     },
     credentialLink(item, opts.appUrl),
   );
 }
 
+/**
+ * An item as the details show it: the item itself, and for a login with a verdict its identity
+ * line first, under `identity` (PagerDuty shows the details as a table: one short line reads where
+ * `_identity`, kept as it is, is a block of JSON).
+ */
+function detailsOf(alert: DeliveryAlert, opts: RenderOptions): unknown {
+  const line = identityLine(alert, opts);
+  return line ? { identity: lineText(line, 300, () => '…'), ...alert.item } : alert.item;
+}
+
 /** Items listed until the budget, the rest counted. */
-function listed(alerts: DeliveryAlert[], maxItems: number) {
+function listed(alerts: DeliveryAlert[], maxItems: number, opts: RenderOptions) {
   const items: unknown[] = [];
   let size = 0;
   for (const alert of alerts.slice(0, maxItems)) {
-    const bytes = Buffer.byteLength(JSON.stringify(alert.item)) + 1;
+    const item = detailsOf(alert, opts);
+    const bytes = Buffer.byteLength(JSON.stringify(item)) + 1;
     if (size + bytes > DIGEST_DETAILS_BYTES) break;
-    items.push(alert.item);
+    items.push(item);
     size += bytes;
   }
   return { items, notListed: alerts.length - items.length };
@@ -187,7 +203,7 @@ function digestTrigger(
 ): PagerDutyEvent {
   const total = batch.alerts.length;
   const key = webhookIdempotencyKey(opts.destination, deliveryIdsOf(batch.alerts));
-  const { items, notListed } = listed(batch.alerts, opts.digest.maxItems);
+  const { items, notListed } = listed(batch.alerts, opts.digest.maxItems, opts);
   if (batch.kind === 'event') {
     const types = digestTypes(batch.alerts);
     return trigger(
@@ -210,13 +226,15 @@ function digestTrigger(
     );
   }
   const domains = digestDomains(batch.alerts);
+  // What the lookups found, in the summary before the domains (which may be clipped) and the details.
+  const counts = verdictCounts(batch.alerts);
   return trigger(
     key,
     {
       summary: summaryOf(
         forTenant(
           batchTenant(batch),
-          `LEAKED CREDENTIALS DIGEST ${plural(total, 'login')}: ${domains.join(', ')}`,
+          `LEAKED CREDENTIALS DIGEST ${plural(total, 'login')}${counts ? ` (${counts})` : ''}: ${domains.join(', ')}`,
           ': ',
         ),
       ),
@@ -224,7 +242,13 @@ function digestTrigger(
       severity: pd.credentialSeverity,
       timestamp: opts.now.toISOString(),
       class: 'leaked_credentials_digest',
-      custom_details: wellFormedDeep({ kind: 'credentials', count: total, notListed, items }),
+      custom_details: wellFormedDeep({
+        kind: 'credentials',
+        count: total,
+        ...(counts ? { identity: counts } : {}),
+        notListed,
+        items,
+      }),
     },
     undefined,
   );
