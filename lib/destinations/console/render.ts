@@ -26,6 +26,7 @@ import {
   routesOf,
   severityCounts,
 } from '../../render/group.ts';
+import { identityLine, verdictCounts, verdictOf } from '../../render/identity.ts';
 import { credentialLink, eventLink } from '../../render/link.ts';
 import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
 import { type Severity, severityRank } from '../../upstream/event-types.ts';
@@ -104,9 +105,20 @@ function passwordText(alert: CredentialDelivery): string {
   return typeof hash === 'string' ? text(hash, 200) : '(password hidden)';
 }
 
-function credentialLine(alert: CredentialDelivery, opts: ConsoleOptions, paint: Paint): string {
+/**
+ * A login's identity verdict on the line under it, controls stripped like upstream text (the
+ * provider's display name is in it); red for a live account whose password may be the leaked one.
+ */
+function verdictLine(alert: CredentialDelivery, opts: ConsoleOptions, paint: Paint): string {
+  const line = identityLine(alert, opts);
+  if (!line) return '';
+  const shown = `    ↳ ${text(line, 300)}`;
+  return `\n${verdictOf(alert)?.verdict === 'at_risk' ? paint('red', shown) : paint('dim', shown)}`;
+}
+
+function credentialLine(alert: CredentialDelivery, opts: ConsoleOptions, paint: Paint, tail = ''): string {
   const link = credentialLink(alert.item, opts.appUrl);
-  return `  ${text(alert.item.identity_name, 200)}  ${passwordText(alert)}  ${paint('dim', `(${text(hashKind(alert.item), 40)})`)}${link ? `  ${text(link, 2_000)}` : ''}`;
+  return `  ${text(alert.item.identity_name, 200)}  ${passwordText(alert)}  ${paint('dim', `(${text(hashKind(alert.item), 40)})`)}${link ? `  ${text(link, 2_000)}` : ''}${tail}${verdictLine(alert, opts, paint)}`;
 }
 
 function credentialBlock(
@@ -145,9 +157,12 @@ function digestBlock(batch: Extract<Batch, { type: 'digest' }>, opts: ConsoleOpt
       );
     }
   } else {
-    lines.push(`${paint('bold', '[DIGEST]')} ${plural(total, 'leaked login')}`);
+    const counts = verdictCounts(batch.alerts);
+    lines.push(
+      `${paint('bold', '[DIGEST]')} ${plural(total, 'leaked login')}${counts ? ` · identity: ${counts}` : ''}`,
+    );
     for (const alert of batch.alerts.slice(0, max)) {
-      lines.push(`${credentialLine(alert, opts, paint)}  ${text(alert.item.domain, 100)}`);
+      lines.push(credentialLine(alert, opts, paint, `  ${text(alert.item.domain, 100)}`));
     }
   }
   if (total > max) lines.push(`  … and ${plural(total - max, 'more item')} not listed (${total} in all)`);
