@@ -2,9 +2,12 @@
  * The checks of an alert config that its schema cannot make (config.ts runs both in one pass):
  * references between its parts, read from the raw input so a wrong route target is reported with
  * any shape error; and warnings for what is allowed but probably not meant. Each names its path.
+ * The `identity` key's checks are in config-identity.ts; `missingSecrets` is what
+ * `config validate --secrets` adds.
  */
 import { kindOf } from '../destinations/kinds.ts';
 import { RECORD_RETENTION_DAYS } from '../model.ts';
+import { checkIdentityReferences, checkIdentityWarnings } from './config-identity.ts';
 import { parseDuration } from './duration.ts';
 import { SOURCE_REF } from './match-schema.ts';
 import type { AlertsConfig, Match } from './schema.ts';
@@ -97,6 +100,37 @@ export function checkReferences(input: unknown, errors: string[]): void {
   listAt(root.silences).forEach((silence, i) => {
     checkMatch(`silences[${i}]`, objectAt(silence).match);
   });
+  checkIdentityReferences(root, errors);
+}
+
+/**
+ * Every `{ "secret": "NAME" }` of a config that the secret object lacks (or holds as anything but
+ * a non-empty string), each named by its path as start names it (`destinations.soc.url`,
+ * `identity.providers.corp.clientSecret`, `tenants[0].identity.providers.shop.token`). Names only:
+ * no value is ever put in a problem.
+ */
+export function missingSecrets(config: unknown, secrets: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  const walk = (value: unknown, path: string) => {
+    if (Array.isArray(value)) {
+      for (const [i, v] of value.entries()) walk(v, `${path}[${i}]`);
+      return;
+    }
+    if (value === null || typeof value !== 'object') return;
+    const entries = Object.entries(value);
+    const [only] = entries;
+    if (entries.length === 1 && only?.[0] === 'secret' && typeof only[1] === 'string') {
+      const found = secrets[only[1]];
+      if (typeof found !== 'string' || found === '')
+        problems.push(
+          `${path}: secret ${JSON.stringify(only[1])} is not a non-empty string in the secret object (SECRET_ID / SECRETS_FILE)`,
+        );
+      return;
+    }
+    for (const [key, v] of entries) walk(v, path ? `${path}.${key}` : key);
+  };
+  walk(config, '');
+  return problems;
 }
 
 const RETENTION_MS = RECORD_RETENTION_DAYS * 86_400_000;
@@ -177,4 +211,5 @@ export function checkWarnings(config: AlertsConfig, now: Date, warnings: string[
   }
   if (config.passwords === 'clear')
     warnings.push('passwords: "clear" sends cleartext passwords to every destination');
+  checkIdentityWarnings(config, warnings);
 }

@@ -4,7 +4,9 @@
  * validate: every schema and cross-reference error with its path, one per line (exit 2; past the
  * first 50, a count of the rest), then the
  * built-in samples rendered through every destination (no sending, no secrets), so a renderer
- * failure or a Slack-limit breach shows up here, named by destination, and not at run time.
+ * failure or a Slack-limit breach shows up here, named by destination, and not at run time. With
+ * `--secrets` it also reads the secret object and names each secret the config refers to that is
+ * not there (names only: a value is never printed); without it, no secret is needed.
  * schema: the JSON Schema of the config, for editors, every key described (rules/config-docs.ts).
  * reference: the same descriptions as the Markdown reference, docs/config.md.
  */
@@ -16,10 +18,12 @@ import { UsageError } from '../../errors.ts';
 import { checkRendering } from '../../render/check.ts';
 import { projectFile } from '../../root.ts';
 import { checkConfig, listedProblems } from '../../rules/config.ts';
+import { missingSecrets } from '../../rules/config-checks.ts';
 import { withKindDocs } from '../../rules/config-docs.ts';
 import { configReference, documentedJsonSchema } from '../../rules/config-reference.ts';
 import { parseJson } from '../../rules/json.ts';
 import { DEFAULT_CONFIG_FILE } from '../../rules/source.ts';
+import { loadSecrets } from '../../secrets.ts';
 import type { Command } from '../command.ts';
 
 /** The file to validate: the argument, else ALERTS_CONFIG, else ./alerts.config.json when present. */
@@ -39,11 +43,19 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 export const configValidateCommand: Command = {
   path: ['config', 'validate'],
   example: 'exposure-alerts config validate alerts.config.json',
-  usage: 'config validate [file]',
+  usage: 'config validate [file] [--secrets]',
   summary: 'validate an alert config (path-precise errors) and render samples through every destination',
+  options: { secrets: { type: 'boolean' } },
+  optionHelp: {
+    secrets:
+      'also check that every secret the config names (destinations, heartbeat, Slack, identity providers) is in the secret object of SECRETS_FILE or SECRET_ID; values are never printed',
+  },
   positionals: [0, 1],
-  async run({ positionals, io }) {
+  async run({ positionals, values, io }) {
     const file = configFileFor(positionals[0], io.env);
+    const secretSource = { secretId: io.env.SECRET_ID?.trim(), secretsFile: io.env.SECRETS_FILE?.trim() };
+    if (values.secrets && !secretSource.secretId && !secretSource.secretsFile)
+      throw new UsageError('--secrets reads the secret object: set SECRETS_FILE (or SECRET_ID on AWS)');
     let text: string;
     try {
       text = await readFile(file, 'utf8');
@@ -64,6 +76,7 @@ export const configValidateCommand: Command = {
       // Only EXPOSURE_APP_URL matters here; a bad unrelated variable must not fail validation.
       const appUrl = readEnvironment({ EXPOSURE_APP_URL: io.env.EXPOSURE_APP_URL }).appUrl;
       errors.push(...(await checkRendering(check.config, { appUrl, now })));
+      if (values.secrets) errors.push(...missingSecrets(check.config, await loadSecrets(secretSource)));
     }
     for (const warning of check.warnings) io.stderr(`warning: ${warning}\n`);
     if (errors.length) {
@@ -76,8 +89,12 @@ export const configValidateCommand: Command = {
       return 2;
     }
     const config = check.config!;
+    const providers = [config.identity, ...(config.tenants ?? []).map((t) => t.identity)].reduce(
+      (n, identity) => n + Object.keys(identity?.providers ?? {}).length,
+      0,
+    );
     io.stdout(
-      `config OK: ${plural(config.routes.length, 'route')}, ${plural(Object.keys(config.destinations).length, 'destination')}\n`,
+      `config OK: ${plural(config.routes.length, 'route')}, ${plural(Object.keys(config.destinations).length, 'destination')}${providers ? `, ${plural(providers, 'identity provider')}` : ''}${values.secrets ? '; every secret it names is in the secret object' : ''}\n`,
     );
     return 0;
   },

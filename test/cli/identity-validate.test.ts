@@ -1,0 +1,97 @@
+/**
+ * `config validate` on a config with identity providers, through the real CLI as a process: the
+ * warnings for overlapping providers and an unreachable identity route, an automatic action refused
+ * by path (exit 2), and `--secrets`: each missing provider secret named, no value ever printed.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runCliProcess } from '../helpers/cli-process.ts';
+
+const corp = {
+  type: 'entra',
+  tenantId: '11111111-2222-3333-4444-555555555555',
+  clientId: 'app-1',
+  clientSecret: { secret: 'corpSecret' },
+  domains: ['acme.com'],
+};
+const shop = {
+  type: 'okta',
+  orgUrl: 'https://acme.okta.com',
+  token: { secret: 'shopToken' },
+  domains: ['acme.io', 'eu.acme.com'],
+};
+const config = {
+  sources: { credentials: { domains: ['acme.com', 'acme.io', 'other.org'] } },
+  destinations: { soc: { type: 'console' } },
+  routes: [
+    { name: 'live', match: { identity: ['at_risk'] }, to: ['soc'] },
+    { name: 'elsewhere', match: { identity: ['at_risk'], domains: ['other.org'] }, to: ['soc'] },
+  ],
+  identity: { providers: { corp, shop } },
+};
+
+let dir: string;
+const file = async (name: string, content: unknown) => {
+  const path = join(dir, name);
+  await writeFile(path, JSON.stringify(content));
+  return path;
+};
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ea-identity-validate-'));
+});
+
+describe('config validate with identity', () => {
+  it('warns of overlapping providers and a route no provider reaches, and counts the providers', async () => {
+    const r = await runCliProcess(['config', 'validate', await file('ok.json', config)]);
+    expect(r.code).toBe(0);
+    expect(r.out).toBe('config OK: 2 routes, 1 destination, 2 identity providers\n');
+    expect(r.err).toContain(
+      "warning: identity.providers.shop.domains[1]: eu.acme.com overlaps corp's acme.com: a login under both is looked up in corp only (the first in config order)\n",
+    );
+    expect(r.err).toMatch(/^warning: routes\[1\]\.match\.identity: no identity provider's domains cover/m);
+    expect(r.err).not.toMatch(/routes\[0\]/);
+  });
+
+  it('refuses an automatic action other than revokeSessions and confirmCompromised, naming identity.auto.atRisk (exit 2)', async () => {
+    const bad = { ...config, identity: { providers: { corp }, auto: { atRisk: ['disable'] } } };
+    const r = await runCliProcess(['config', 'validate', await file('auto.json', bad)]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(
+      '  identity.auto.atRisk[0]: "disable" cannot be automatic: identity.auto.atRisk takes only revokeSessions and confirmCompromised',
+    );
+  });
+
+  it('--secrets names each provider secret the secret object lacks, and prints no value (exit 2)', async () => {
+    const secrets = await file('secrets.json', { corpSecret: 'entra-client-secret-value-123' });
+    const r = await runCliProcess(['config', 'validate', await file('s.json', config), '--secrets'], {
+      env: { SECRETS_FILE: secrets },
+    });
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(
+      '  identity.providers.shop.token: secret "shopToken" is not a non-empty string in the secret object (SECRET_ID / SECRETS_FILE)\n',
+    );
+    expect(r.err).not.toContain('corpSecret"');
+    expect(`${r.out}${r.err}`).not.toContain('entra-client-secret-value-123');
+  });
+
+  it('--secrets with every secret there: OK, and says so; without a secret object: a usage error', async () => {
+    const secrets = await file('all.json', { corpSecret: 'a-value', shopToken: 'another-value' });
+    const path = await file('s2.json', config);
+    const ok = await runCliProcess(['config', 'validate', path, '--secrets'], {
+      env: { SECRETS_FILE: secrets },
+    });
+    expect(ok.code).toBe(0);
+    expect(ok.out).toBe(
+      'config OK: 2 routes, 1 destination, 2 identity providers; every secret it names is in the secret object\n',
+    );
+    expect(`${ok.out}${ok.err}`).not.toMatch(/a-value|another-value/);
+    const none = await runCliProcess(['config', 'validate', path, '--secrets']);
+    expect(none.code).toBe(2);
+    expect(none.err).toBe(
+      'exposure-alerts: --secrets reads the secret object: set SECRETS_FILE (or SECRET_ID on AWS)\n',
+    );
+  });
+});
