@@ -98,6 +98,9 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
   },
   'tenants[].id': { text: 'the tenant’s id upstream', example: 1001 },
   'tenants[].name': { text: 'its name, shown in every alert and matched by routes', example: 'Acme' },
+  'tenants[].identity': {
+    text: 'this tenant’s own identity providers, for its own logins: a tenant without one has none, since the top level’s `identity` (providers, `auto` and its cap) is never inherited',
+  },
   destinations: {
     text: 'where alerts go, by a name of your choosing; each has a `type`',
     example: { soc: { type: slackKind.type, url: { secret: 'socSlackWebhook' } } },
@@ -147,6 +150,10 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     text: '`true`: only items of the top-level `sources`; `false`: only items of `tenants` entries',
     example: true,
   },
+  'match.identity': {
+    text: 'credentials whose login’s identity verdict is one of these: `at_risk`, `rotated`, `disabled`, `no_account`, `unknown`; a credential without a verdict (its login outside every provider’s domains) and every event match none',
+    example: ['at_risk', 'unknown'],
+  },
   'routes[].to': {
     text: 'destination names; empty with `stop`: the matching items go nowhere (a drop rule)',
     example: ['soc'],
@@ -172,6 +179,91 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
   'digest.maxItems': {
     text: 'items a digest lists (a destination with smaller limits lists what fits and counts the rest)',
     example: 20,
+  },
+  identity: {
+    text: 'who a leaked login is, for the top-level sources’ logins: a credential whose login lies in a provider’s `domains` is looked up there before it is routed (the account, whether it can sign in, when its password changed; never a password) and carries its verdict, `at_risk`, `rotated`, `disabled`, `no_account` or `unknown`, in every alert and in `match.identity`. A `tenants` entry has its own `identity`: nothing is inherited',
+    example: {
+      providers: {
+        corp: {
+          type: 'entra',
+          tenantId: '00000000-0000-0000-0000-000000000000',
+          clientId: '11111111-1111-1111-1111-111111111111',
+          clientSecret: { secret: 'entraClientSecret' },
+          domains: ['acme.com'],
+        },
+      },
+    },
+  },
+  'identity.providers': {
+    text: 'identity providers by a name of your choosing (letters, digits, `_ . -`, at most 40), shown in alerts as `Entra ID corp`; a login goes to the first provider, in this order, whose domains cover it (`config validate` warns of overlaps)',
+  },
+  'identity.providers.<name>{entra}.type': {
+    text: '`entra`: Microsoft Entra ID through Microsoft Graph v1.0, with an app registration’s client credentials; looking up needs the application permission User.Read.All, each action its own (`identity test` lists them against the token)',
+    example: 'entra',
+  },
+  'identity.providers.<name>.tenantId': {
+    text: 'the Entra directory (tenant) id, a GUID, or a verified domain such as acme.onmicrosoft.com',
+    example: '00000000-0000-0000-0000-000000000000',
+  },
+  'identity.providers.<name>.clientId': {
+    text: 'the app registration’s application (client) id',
+    example: '11111111-1111-1111-1111-111111111111',
+  },
+  'identity.providers.<name>.clientSecret': {
+    text: 'the app’s client secret, only as `{ "secret": "NAME" }` in the secret object (on AWS only the workers read it)',
+    example: { secret: 'entraClientSecret' },
+  },
+  'identity.providers.<name>{entra}.clientSecret.secret': {
+    text: 'the name of the client secret in the secret object',
+    example: 'entraClientSecret',
+  },
+  'identity.providers.<name>.domains': {
+    text: 'logins under these domains (or their subdomains) are looked up in this provider; a bare login name counts as `<name>@<the credential’s domain>`; a login outside every provider’s domains gets no verdict',
+    example: ['acme.com'],
+  },
+  'identity.providers.<name>.graphUrl': {
+    text: 'Microsoft Graph’s base URL, without a trailing `/`: another for a national cloud, or a stand-in',
+    example: 'https://graph.microsoft.com',
+  },
+  'identity.providers.<name>.loginUrl': {
+    text: 'where tokens are bought (`<loginUrl>/<tenantId>/oauth2/v2.0/token`), without a trailing `/`: another for a national cloud, or a stand-in',
+    example: 'https://login.microsoftonline.com',
+  },
+  'identity.providers.<name>{okta}.type': {
+    text: '`okta`: Okta’s Management API with an API token (`Authorization: SSWS`); an OAuth service app (a signed client assertion, scoped) is a later addition: an API token only for now',
+    example: 'okta',
+  },
+  'identity.providers.<name>.orgUrl': {
+    text: 'your Okta org’s URL, without a trailing `/`',
+    example: 'https://acme.okta.com',
+  },
+  'identity.providers.<name>.token': {
+    text: 'an Okta API token, only as `{ "secret": "NAME" }` in the secret object; it acts with its admin’s role (a role that may read users; actions need one that may manage them) and has no scopes, so `identity test` checks it with a read',
+    example: { secret: 'oktaApiToken' },
+  },
+  'identity.providers.<name>{okta}.token.secret': {
+    text: 'the name of the API token in the secret object',
+    example: 'oktaApiToken',
+  },
+  'identity.providers.<name>.userRisk': {
+    text: 'the org has Okta’s user-risk API (feature-gated): `confirmCompromised` sets the user’s risk to HIGH; without it, `confirmCompromised` is not taken for this provider',
+    example: false,
+  },
+  'identity.auto': {
+    text: 'actions taken by themselves on the first `at_risk` verdict of each account (off unless set): never for an item that was baselined, silenced or routed nowhere, never under `--dry-run`; audited and followed up as any other action',
+    example: { atRisk: ['revokeSessions'], maxPerHour: 20 },
+  },
+  'identity.auto.atRisk': {
+    text: 'which: only `revokeSessions` and `confirmCompromised` (`config validate` refuses the others, which a person decides); `confirmCompromised` is skipped for an Okta provider without `userRisk`',
+    example: ['revokeSessions'],
+  },
+  'identity.auto.maxPerHour': {
+    text: 'automatic actions an hour at most, for this scope (the top level, or the tenant), counted in the table across every run; past it, the alert says the automatic response is paused until the hour turns',
+    example: 20,
+  },
+  'identity.auto.exclude': {
+    text: 'logins never acted on automatically (`*` matches any run of characters), such as break-glass administrators',
+    example: ['admin-*@acme.com'],
   },
   actions: { text: 'acting on alerts from where they are: buttons on Slack alerts and the slash command' },
   'actions.slack': {

@@ -109,6 +109,8 @@ export function configReference(example?: unknown): string {
     return {
       section: path.split(/[.[]/)[0] ?? path,
       kind,
+      // The map whose entries have a `type`: `destinations`, `identity.providers`.
+      owner: kind ? path.slice(0, path.indexOf('{')).replace(/\.<name>$/, '') : undefined,
       line: `| \`${shown}\`${kind ? ` (${kind})` : ''} | ${cell(typeOf(node))} | ${
         node.default !== undefined ? json(node.default) : required ? 'required' : ''
       } | ${cell(doc?.text ?? '')} | ${doc?.example !== undefined ? cell(json(doc.example)) : ''} |`,
@@ -128,9 +130,20 @@ export function configReference(example?: unknown): string {
   const header = ['| key | type | default | what it does | example |', '|---|---|---|---|---|'];
   for (const row of rows) {
     if (row.section !== section || row.kind !== kind) {
+      // Back in a section after its kinds' tables (a tenant's keys after its identity providers').
+      const resumed = row.section === section && !row.kind;
       section = row.section;
       kind = row.kind;
-      out.push('', kind ? `### \`${section}\`: type \`${kind}\`` : `## \`${section}\``, '', ...header);
+      out.push(
+        '',
+        kind
+          ? `### \`${row.owner}\`: type \`${kind}\``
+          : resumed
+            ? `### \`${section}\`, continued`
+            : `## \`${section}\``,
+        '',
+        ...header,
+      );
     }
     out.push(row.line);
   }
