@@ -1,18 +1,22 @@
 /**
  * The emulator's knobs over HTTP, under `/_emulator/`: info, the request log, faults, appended
  * events and credentials, settings (latency, token lifetime, end-of-feed behaviour, rate limits),
- * the rate stats (`/rate`) and the global-search quota (`/quota`).
+ * the rate stats (`/rate`), the global-search quota (`/quota`), and the identity providers'
+ * stand-in (`/identity`, identity/admin.ts).
  */
 import { Hono } from 'hono';
 import type { EmulatorControl, Fault } from './control.ts';
 import type { Dataset } from './dataset.ts';
 import { errorBody, isObject } from './feeds.ts';
+import { identityAdminRoutes } from './identity/admin.ts';
+import type { IdentityStandIn } from './identity/index.ts';
 
 /** What the knobs reach of the emulator (app.ts), named here so the two modules import one way. */
 export interface EmulatorKnobs {
   readonly dataset: Dataset;
   readonly control: EmulatorControl;
   readonly coreSegment: string;
+  readonly identity: IdentityStandIn;
   appendEvents(...args: Parameters<Dataset['appendEvents']>): ReturnType<Dataset['appendEvents']>;
   appendSharedEvents(
     ...args: Parameters<Dataset['appendSharedEvents']>
@@ -169,5 +173,6 @@ export function adminRoutes(emulator: EmulatorKnobs): Hono {
       ...emulator.control.rateStats().limits,
     });
   });
+  admin.route('/identity', identityAdminRoutes(emulator.identity));
   return admin;
 }

@@ -21,6 +21,8 @@ import { Dataset } from './dataset.ts';
 import type { DatasetGrowth, DatasetOptions, Tenant } from './dataset-types.ts';
 import { type Answer, badRequest, EmulatorError, errorBody, intParam, isObject } from './feeds.ts';
 import { emailInDomain, identityPage, keywordMatcher, legacyRecord } from './identities.ts';
+import { demoIdentityOptions } from './identity/demo-directory.ts';
+import { IdentityStandIn } from './identity/index.ts';
 import type { RateLimitOption, Tier } from './limits.ts';
 import {
   checkSearchBody,
@@ -82,6 +84,12 @@ export class Emulator {
   readonly control: EmulatorControl;
   readonly app: Hono<Vars>;
   readonly coreSegment: string;
+  /**
+   * The identity providers' stand-in (identity/index.ts) at this emulator's origin, its directory
+   * made from the dataset's leaked logins (identity/demo-directory.ts): `npm start`'s demo config
+   * names it.
+   */
+  readonly identity: IdentityStandIn;
   private readonly issued = new Map<string, { tenantId: number; expiresAt: number }>();
   private readonly now: () => number;
   private readonly world: SearchWorld;
@@ -98,6 +106,7 @@ export class Emulator {
     this.coreSegment = options.coreSegment ?? 'firework';
     this.now = options.now ?? Date.now;
     this.control = new EmulatorControl({ rateLimits: options.rateLimits, now: this.now });
+    this.identity = new IdentityStandIn({ now: this.now, ...demoIdentityOptions(this.dataset) });
     this.world = {
       dataset: this.dataset,
       cursors: new CursorCodec(this.dataset.seed, this.instance),
@@ -499,6 +508,7 @@ export class Emulator {
       this.endpoint('legacySearch', (c, tenant) => legacySearch(this.world, c, tenant)),
     );
 
+    app.route('/', this.identity.app);
     app.route('/_emulator', adminRoutes(this));
 
     app.notFound((c) => c.json(errorBody('NOT_FOUND', `no route ${c.req.method} ${c.req.path}`), 404));

@@ -11,6 +11,13 @@ import { Emulator, type EmulatorOptions } from './app.ts';
 
 export { Emulator, type EmulatorOptions } from './app.ts';
 export type { EndpointName, Fault, RequestLogEntry } from './control.ts';
+export { DEMO_ENTRA, DEMO_IDENTITY_SECRETS, DEMO_OKTA } from './identity/demo-providers.ts';
+export {
+  IDENTITY_PATHS,
+  IdentityStandIn,
+  type IdentityStandInOptions,
+  identityUrls,
+} from './identity/index.ts';
 export { type RateLimitOption, type RateLimits, type RateStats, REAL_RATE_LIMITS } from './limits.ts';
 
 export interface RunningEmulator extends RunningServer {
