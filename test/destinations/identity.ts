@@ -9,9 +9,12 @@ import type { RenderOptions } from '../../lib/render/types.ts';
 import type { Credential } from '../../lib/upstream/schemas.ts';
 import { credentialAlert, makeCredential, renderOptions, toDelivery } from '../render/fixtures.ts';
 
-/** Display names a directory may hold, since anyone can set their own: each under 60 characters. */
+/**
+ * Display names a directory may hold, since anyone can set their own. The first is over the 60
+ * characters a line shows of a name (so it is clipped, mid-link); the others fit.
+ */
 export const HOSTILE_NAMES = [
-  '<!channel> @here <https://evil|x> *bold*',
+  '<!channel> @here <https://evil|x> *bold* @everyone [x](http://e) <script>',
   '@everyone [x](http://e) <script>',
   '<@U123> <users/all> ||s|| `tick` <!here|x>',
   'Eve\nLogin: forged@evil.example',

@@ -288,7 +288,7 @@ export function within<T>(values: T[], room: number, make: (value: T) => CardEle
  * text (the provider's display name is in it), the two in one Container so that a list counts
  * one element a login; the line alone for a login without a verdict.
  */
-export function withVerdict(
+export function loginWithVerdict(
   line: CardElement,
   alert: DeliveryAlert,
   opts: Pick<RenderOptions, 'identityLabel'>,

@@ -33,6 +33,7 @@ import {
   label,
   linkRun,
   listOf,
+  loginWithVerdict,
   NOTE_RESERVE,
   note,
   rich,
@@ -43,7 +44,6 @@ import {
   upstreamRuns,
   upstreamText,
   within,
-  withVerdict,
 } from './card.ts';
 import { fitTeamsPayload } from './limits.ts';
 
@@ -81,7 +81,7 @@ function credentialDigestLine(alert: CredentialDelivery, opts: RenderOptions): C
     ],
     'None',
   );
-  return withVerdict(line, alert, opts);
+  return loginWithVerdict(line, alert, opts);
 }
 
 export function digestCard(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOptions): TeamsPayload {

@@ -36,6 +36,7 @@ import {
   label,
   linkRun,
   listOf,
+  loginWithVerdict,
   NOTE_RESERVE,
   note,
   openUrl,
@@ -49,7 +50,6 @@ import {
   upstreamText,
   usable,
   within,
-  withVerdict,
 } from './card.ts';
 import { digestCard } from './digest.ts';
 import { fitTeamsPayload } from './limits.ts';
@@ -122,7 +122,7 @@ function credentialLine(alert: CredentialDelivery, opts: RenderOptions): CardEle
     ],
     'None',
   );
-  return withVerdict(line, alert, opts);
+  return loginWithVerdict(line, alert, opts);
 }
 
 function credentialCards(
