@@ -132,7 +132,7 @@ describe('the identity step', () => {
     const reasons = out.map((i) => (i as { _identity?: IdentityVerdict })._identity?.reason);
     expect(reasons[2]).toBe('unmanaged');
     expect(reasons[6]).toBe('unavailable');
-    expect((out[4] as { _identity: IdentityVerdict })._identity).toMatchObject({
+    expect((out[4] as unknown as { _identity: IdentityVerdict })._identity).toMatchObject({
       provider: 'corp',
       userId: 'u1',
       displayName: 'Jane Doe',
