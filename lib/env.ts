@@ -30,6 +30,11 @@ export interface Environment {
   slackActions?: string;
   /** Where the API hands a Slack request's work to a worker (the events stream queue, on AWS). */
   workQueueUrl?: string;
+  /**
+   * The emulator `npm start` runs, when it runs one: set by `start`, never read from the
+   * environment. The built-in demo config then names the identity providers it stands in for.
+   */
+  localEmulatorUrl?: string;
 }
 
 type Env = Record<string, string | undefined>;

@@ -10,6 +10,10 @@
  * - either way it says so in one line on stderr.
  * The upstream follows the same rule with EXPOSURE_API_URL, EXPOSURE_API_TOKEN and
  * EXPOSURE_API_KEY: when none is set, a command talks to the local emulator.
+ *
+ * `npm start` itself also stands its emulator in for the demo's identity providers: the built-in
+ * demo config names them (rules/demo-config.ts, from `Environment.localEmulatorUrl`) and
+ * {@link withLocalSecrets} supplies their secrets.
  */
 
 import {
@@ -24,8 +28,9 @@ import {
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { type Dataset, MSSP_API_KEY, type Tenant } from '../emulator/dataset.ts';
-import { startEmulator } from '../emulator/index.ts';
-import { readEnvironment } from '../env.ts';
+import { DEMO_IDENTITY_SECRETS, startEmulator } from '../emulator/index.ts';
+import { type Environment, readEnvironment } from '../env.ts';
+import { redactor } from '../log.ts';
 import { loadAlertsConfig } from '../rules/source.ts';
 import { startDynalite } from '../state/local.ts';
 
@@ -62,6 +67,21 @@ export async function localCredentials(env: Env, dataset: Dataset): Promise<{ en
     };
   const tenant = dataset.tenant(LOCAL_EMULATOR.tenant);
   return { env: { EXPOSURE_API_TOKEN: tenant.token }, tenants: [tenant] };
+}
+
+/**
+ * The secret object of a run with npm start's emulator: the demo identity providers' secrets (which
+ * the demo config names, and the emulator accepts) beside the user's own, which win a clash.
+ * Without the emulator, `secrets` as they are.
+ */
+export function withLocalSecrets<S extends Record<string, unknown>>(
+  env: Pick<Environment, 'localEmulatorUrl'>,
+  secrets: S,
+): S {
+  if (!env.localEmulatorUrl) return secrets;
+  // Fixed strings that open only the local stand-in; kept out of logs all the same, as any secret.
+  for (const value of Object.values(DEMO_IDENTITY_SECRETS)) redactor.add(value);
+  return { ...DEMO_IDENTITY_SECRETS, ...secrets };
 }
 
 export interface Needs {

@@ -2,8 +2,14 @@
  * The built-in demo config, used when neither ALERTS_CONFIG nor `alerts.config.json` exists:
  * everything goes to the terminal, so `npm start` and `preview` show something useful on a fresh
  * checkout without a webhook, a secret or a file.
+ *
+ * Under `npm start`, whose emulator also stands in for an Entra ID directory and an Okta org
+ * (lib/emulator/identity), the demo config names those two providers too ({@link demoConfigAt}),
+ * so its credential alerts carry verdicts; their secrets are the local run's (cli/local.ts).
  */
 import { consoleKind } from '../destinations/console/index.ts';
+import { DEMO_ENTRA, DEMO_OKTA } from '../emulator/identity/demo-providers.ts';
+import { identityUrls } from '../emulator/identity/paths.ts';
 import { type AlertsConfig, configSchema } from './config.ts';
 
 /** The demo config as a user would write it (also what `config schema` users can start from). */
@@ -19,3 +25,36 @@ export const demoConfigInput = {
 
 /** Parsed through the same schema as a user's config, so every default is filled in. */
 export const demoConfig: AlertsConfig = configSchema.parse(demoConfigInput);
+
+/**
+ * The demo config's `identity`: acme.test's logins looked up in the emulator's Entra ID directory,
+ * example.com's in its Okta org, at the emulator's origin (known only once it listens).
+ */
+export function demoIdentityInput(emulatorUrl: string) {
+  const urls = identityUrls(emulatorUrl);
+  return {
+    providers: {
+      [DEMO_ENTRA.name]: {
+        type: 'entra',
+        tenantId: DEMO_ENTRA.tenantId,
+        clientId: DEMO_ENTRA.clientId,
+        clientSecret: { secret: DEMO_ENTRA.secretName },
+        domains: [DEMO_ENTRA.domain],
+        loginUrl: urls.loginUrl,
+        graphUrl: urls.graphUrl,
+      },
+      [DEMO_OKTA.name]: {
+        type: 'okta',
+        orgUrl: urls.orgUrl,
+        token: { secret: DEMO_OKTA.secretName },
+        domains: [DEMO_OKTA.domain],
+        userRisk: true,
+      },
+    },
+  } as const;
+}
+
+/** The demo config with the identity providers of the emulator at `emulatorUrl` (npm start's). */
+export function demoConfigAt(emulatorUrl: string): AlertsConfig {
+  return configSchema.parse({ ...demoConfigInput, identity: demoIdentityInput(emulatorUrl) });
+}

@@ -42,6 +42,7 @@ import {
   localCredentials,
   lockDataDir,
   recordLocal,
+  withLocalSecrets,
 } from '../local.ts';
 import { terminalSafe, useColor } from '../terminal.ts';
 import { apiKnowledge, listenApi, withLocalSlackWork } from './api.ts';
@@ -143,8 +144,12 @@ export const startCommand: Command = {
       } else {
         lines.push(`  Upstream:             ${base.apiUrl}`);
       }
-      const env: Environment = readEnvironment({ ...io.env, ...overrides });
-      let secrets: SecretObject = await loadSecrets(env);
+      const env: Environment = {
+        ...readEnvironment({ ...io.env, ...overrides }),
+        // The emulator also stands in for the demo config's identity providers (cli/local.ts).
+        ...(base.apiUrlSet ? {} : { localEmulatorUrl: overrides.EXPOSURE_API_URL }),
+      };
+      let secrets: SecretObject = withLocalSecrets(env, await loadSecrets(env));
       let demoToken: string | undefined;
       if (secrets.apiClients === undefined) {
         demoToken = `local-${randomBytes(12).toString('hex')}`;
@@ -166,7 +171,7 @@ export const startCommand: Command = {
       const api = withLocalSlackWork(
         await createApiDeps(env, secrets, {
           logger: logger.child({ component: 'api' }),
-          readSecrets: async () => (demoToken ? fixedSecrets : loadSecrets(env)),
+          readSecrets: async () => (demoToken ? fixedSecrets : withLocalSecrets(env, await loadSecrets(env))),
           // What the config says of the API's work (actions.slack, tenants, who hears of actions).
           ...apiKnowledge(runtime.config, runtime.destinations.values()),
         }),

@@ -32,6 +32,7 @@ export {
   type OktaUser,
   type OktaUserInput,
 } from './okta.ts';
+export { IDENTITY_PATHS, identityUrls } from './paths.ts';
 export { EntraStandIn, IdentityControl, OktaStandIn };
 
 export interface IdentityStandInOptions {
@@ -39,23 +40,6 @@ export interface IdentityStandInOptions {
   now?: () => number;
   entra?: EntraOptions;
   okta?: OktaOptions;
-}
-
-/** Where each provider's routes are, under the origin the stand-in is served at. */
-export const IDENTITY_PATHS = {
-  loginUrl: '/entra/login',
-  graphUrl: '/entra/graph',
-  orgUrl: '/okta',
-} as const;
-
-/** The config's URLs for a stand-in served at `origin` (no trailing slash). */
-export function identityUrls(origin: string): { loginUrl: string; graphUrl: string; orgUrl: string } {
-  const base = origin.replace(/\/+$/, '');
-  return {
-    loginUrl: `${base}${IDENTITY_PATHS.loginUrl}`,
-    graphUrl: `${base}${IDENTITY_PATHS.graphUrl}`,
-    orgUrl: `${base}${IDENTITY_PATHS.orgUrl}`,
-  };
 }
 
 export class IdentityStandIn {
