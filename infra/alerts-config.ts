@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { ConfigError } from '../lib/errors.ts';
 import { type AlertsConfig, parseConfig } from '../lib/rules/config.ts';
+import { checkIdentityWarnings } from '../lib/rules/config-identity.ts';
 
 /** The project root: `cdk.json`, `package.json` and the default config live here. */
 export const PROJECT_ROOT = resolve(import.meta.dirname, '..');
@@ -94,7 +95,14 @@ export function loadDeployableConfig(path: string, now: Date = new Date()): Depl
     config: parsed.config,
     source,
     layerDir,
-    warnings: parsed.warnings,
+    // With the identity warnings, which only synth and `config validate` compute.
+    warnings: [...parsed.warnings, ...identityWarnings(parsed.config)],
     secretNames: secretNamesIn(parsed.config),
   };
+}
+
+function identityWarnings(config: AlertsConfig): string[] {
+  const warnings: string[] = [];
+  checkIdentityWarnings(config, warnings);
+  return warnings;
 }

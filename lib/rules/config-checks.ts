@@ -2,12 +2,13 @@
  * The checks of an alert config that its schema cannot make (config.ts runs both in one pass):
  * references between its parts, read from the raw input so a wrong route target is reported with
  * any shape error; and warnings for what is allowed but probably not meant. Each names its path.
- * The `identity` key's checks are in config-identity.ts; `missingSecrets` is what
- * `config validate --secrets` adds.
+ * The `identity` key's checks are in config-identity.ts: its errors run here, its warnings only
+ * where a person reads them (`config validate`, synth), so the workers do not carry them.
+ * `missingSecrets` is what `config validate --secrets` adds.
  */
 import { kindOf } from '../destinations/kinds.ts';
 import { RECORD_RETENTION_DAYS } from '../model.ts';
-import { checkIdentityReferences, checkIdentityWarnings } from './config-identity.ts';
+import { checkIdentityReferences } from './config-identity.ts';
 import { parseDuration } from './duration.ts';
 import { SOURCE_REF } from './match-schema.ts';
 import type { AlertsConfig, Match } from './schema.ts';
@@ -211,5 +212,4 @@ export function checkWarnings(config: AlertsConfig, now: Date, warnings: string[
   }
   if (config.passwords === 'clear')
     warnings.push('passwords: "clear" sends cleartext passwords to every destination');
-  checkIdentityWarnings(config, warnings);
 }

@@ -1,5 +1,7 @@
 /**
- * The `identity` config's checks beyond its schema (interface.md section 12), run by config-checks.ts.
+ * The `identity` config's checks beyond its schema (interface.md section 12): its errors run with
+ * every config check (config-checks.ts); its warnings where a person reads them, `config validate`
+ * and synth (the workers' bundles, near their budget, leave them out).
  *
  * A scope is the top level or one `tenants` entry, and nothing crosses between scopes: a tenant
  * without its own `identity` has no provider, whatever the top level has. So every check here goes

@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkConfig } from '../../lib/rules/config.ts';
 import { missingSecrets } from '../../lib/rules/config-checks.ts';
+import { checkIdentityWarnings } from '../../lib/rules/config-identity.ts';
 
 const corp = {
   type: 'entra',
@@ -30,10 +31,13 @@ const base = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+/** The identity warnings of a valid config (config validate and synth add them to checkConfig's). */
 const identityWarnings = (input: unknown) => {
   const check = checkConfig(input);
   expect(check.errors).toEqual([]);
-  return check.warnings.filter((w) => /identity/.test(w));
+  const warnings: string[] = [];
+  checkIdentityWarnings(check.config as NonNullable<typeof check.config>, warnings);
+  return warnings;
 };
 
 describe('identity.auto.atRisk', () => {

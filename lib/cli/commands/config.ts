@@ -20,6 +20,7 @@ import { projectFile } from '../../root.ts';
 import { checkConfig, listedProblems } from '../../rules/config.ts';
 import { missingSecrets } from '../../rules/config-checks.ts';
 import { withKindDocs } from '../../rules/config-docs.ts';
+import { checkIdentityWarnings } from '../../rules/config-identity.ts';
 import { configReference, documentedJsonSchema } from '../../rules/config-reference.ts';
 import { parseJson } from '../../rules/json.ts';
 import { DEFAULT_CONFIG_FILE } from '../../rules/source.ts';
@@ -72,6 +73,7 @@ export const configValidateCommand: Command = {
     const now = new Date();
     const check = checkConfig(json, now);
     const errors = [...check.errors];
+    if (check.config) checkIdentityWarnings(check.config, check.warnings);
     if (check.config) {
       // Only EXPOSURE_APP_URL matters here; a bad unrelated variable must not fail validation.
       const appUrl = readEnvironment({ EXPOSURE_APP_URL: io.env.EXPOSURE_APP_URL }).appUrl;
