@@ -2,8 +2,8 @@
  * The stack's alarms beyond each function's own errors and throttles (infra/function.ts):
  * dead-letter queue depth, the stream queues' backlog, and the product's EMF metrics (namespace
  * ExposureAlerts, dimension `service`: the workers emit `poll-events` and `poll-credentials`):
- * dead deliveries, poll lag, and the global-search quota. All notify one SNS topic, on alarm and
- * on recovery.
+ * dead deliveries, poll lag, the global-search quota, and (with identity providers in the config)
+ * a provider refusing our credentials. All notify one SNS topic, on alarm and on recovery.
  */
 import { Duration, Stack } from 'aws-cdk-lib';
 import {
@@ -171,6 +171,33 @@ export function addMetricAlarms(
       ),
       threshold: quotaThreshold,
       comparison: ComparisonOperator.LESS_THAN_THRESHOLD,
+    },
+    action,
+  );
+}
+
+/**
+ * An identity provider refuses our credentials (a wrong or expired secret, a permission taken
+ * away): its logins get the verdict `unknown` until it accepts them again, so routes on `at_risk`
+ * stay quiet. The credentials worker counts it (IdentityProviderRefused) at each refused lookup and
+ * reports it once to `ops`; the alarm holds while it lasts and recovers when it stops.
+ */
+export function addIdentityAlarm(scope: Construct, settings: Settings, action: IAlarmAction): Alarm {
+  return addAlarm(
+    scope,
+    'IdentityRefusedAlarm',
+    {
+      name: 'identity-provider-refused',
+      description:
+        'poll-credentials: an identity provider refuses our credentials; its logins get the verdict unknown. `exposure-alerts status` names it and what it answered; fix its secret or permissions, then `exposure-alerts identity test <provider>`',
+      metric: emf(
+        'IdentityProviderRefused',
+        'poll-credentials',
+        'Sum',
+        pollerTiming(settings.credentialsIntervalSeconds).period,
+      ),
+      threshold: 1,
+      comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     },
     action,
   );

@@ -1,7 +1,8 @@
 /**
  * One CloudWatch dashboard, so ops can see the system without writing a query: per stream, the
  * poll lag, new items and quarantined items; per tenant (a config's `tenants`), the poll lag of its
- * worst stream; per destination, deliveries sent and dead; and the global-search quota. Only metrics the product already emits (lib/metrics.ts, EMF, namespace
+ * worst stream; per destination, deliveries sent and dead; the global-search quota; and with
+ * identity providers, per provider the lookups, failed lookups and refusals, and the verdicts. Only metrics the product already emits (lib/metrics.ts, EMF, namespace
  * ExposureAlerts): each worker publishes them under its `service` (`poll-events`,
  * `poll-credentials`), with the `stream` or `destination` dimension as well. The streams and
  * destinations are the alert config's, known at synth; a deploy with another config redraws it.
@@ -21,9 +22,11 @@ import {
   TextWidget,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
+import { VERDICTS, verdictWords } from '../lib/identity/words.ts';
 import { dimensionValues, METRICS_NAMESPACE } from '../lib/metrics.ts';
 import { streamIds } from '../lib/poll/turn.ts';
 import type { AlertsConfig } from '../lib/rules/config.ts';
+import { identityProvidersOf } from '../lib/state/catalog.ts';
 import type { PollerKind } from './schedule.ts';
 
 export const LINES_PER_GRAPH = 25;
@@ -149,5 +152,41 @@ export function addDashboard(scope: Construct, config: AlertsConfig): Dashboard 
     new GraphWidget({ title: 'Global-search quota remaining', left: [quota], width: 18, height: 6 }),
     new SingleValueWidget({ title: 'Quota now', metrics: [quota], width: 6, height: 6 }),
   );
+  addIdentityWidgets(dashboard, config);
   return dashboard;
+}
+
+/**
+ * With identity providers: per provider its lookups, failed lookups and refusals, and the verdicts
+ * given, from the credentials worker (the one that looks logins up). The metrics name a provider
+ * by its name alone, so providers of the same name in several scopes share a line.
+ */
+function addIdentityWidgets(dashboard: Dashboard, config: AlertsConfig): void {
+  const names = [...new Set(identityProvidersOf(config).map((p) => p.provider))];
+  if (!names.length) return;
+  const service = 'poll-credentials';
+  const perProvider = (name: string, label: string) =>
+    names.map((provider) => metric(name, service, { provider }, 'Sum', `${provider} ${label}`));
+  dashboard.addWidgets(
+    new TextWidget({
+      markdown:
+        'Identity: logins looked up in each provider, lookups that failed (refusals among them; their verdict is `unknown`), refusals of our credentials (`exposure-alerts status` names the provider and its answer; `exposure-alerts identity test` checks a fix), and the verdicts given.',
+      width: 24,
+      height: 2,
+    }),
+  );
+  dashboard.addWidgets(
+    ...graphs('Identity lookups', perProvider('IdentityLookups', 'lookups')),
+    ...graphs('Identity lookups failed and refused', [
+      ...perProvider('IdentityLookupFailures', 'failed'),
+      ...perProvider('IdentityProviderRefused', 'refused'),
+    ]),
+    ...graphs(
+      'Identity verdicts',
+      VERDICTS.map((verdict) =>
+        metric('IdentityVerdicts', service, { verdict }, 'Sum', verdictWords(verdict)),
+      ),
+      24,
+    ),
+  );
 }

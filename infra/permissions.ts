@@ -81,6 +81,12 @@ export const SILENCE_KEY = 'silence';
  */
 export const API_STATUS_ACTIONS = ['dynamodb:BatchGetItem'] as const;
 export const STATUS_KEYS = ['catalog', 'quota', 'stream#*', 'dest#*'];
+/**
+ * ... with identity providers in the config, their state (lib/identity/store.ts): one Query of its
+ * one partition, read only (grantIdentityStatus).
+ */
+export const API_IDENTITY_STATUS_ACTIONS = ['dynamodb:Query'] as const;
+export const IDENTITY_STATUS_KEY = 'idp';
 /** ... and counts each destination's pending and dead deliveries on the index: counts only. */
 export const API_INDEX_ACTIONS = ['dynamodb:Query'] as const;
 /** The API takes its turns from the shared rate governor (lib/state/governor.ts): its one item. */
@@ -197,6 +203,21 @@ export function grantApiAccess(fn: AlertsFunction, on: GrantTargets): void {
       resources: [on.table.tableArn],
       // The governor's item only: its turn of the shared rate, and the slow-down after a 429.
       conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [GOVERNOR_KEY] } },
+    }),
+  );
+}
+
+/**
+ * With identity providers in the config, GET /status reads their state: a Query of the one
+ * partition they are kept in (lib/identity/store.ts), nothing else of identity (no answer, no
+ * verdict, no secret).
+ */
+export function grantIdentityStatus(fn: AlertsFunction, on: GrantTargets): void {
+  fn.role.addToPrincipalPolicy(
+    new PolicyStatement({
+      actions: [...API_IDENTITY_STATUS_ACTIONS],
+      resources: [on.table.tableArn],
+      conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [IDENTITY_STATUS_KEY] } },
     }),
   );
 }

@@ -30,12 +30,13 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import type { Construct } from 'constructs';
+import { identityProvidersOf } from '../lib/state/catalog.ts';
 import { TABLE_KEYS } from '../lib/state/table.ts';
-import { addMetricAlarms, quotaAlarmThreshold } from './alarms.ts';
+import { addIdentityAlarm, addMetricAlarms, quotaAlarmThreshold } from './alarms.ts';
 import { CONFIG_PATH_IN_LAMBDA, type DeployableConfig, loadDeployableConfig } from './alerts-config.ts';
 import { addDashboard } from './dashboard.ts';
 import { AlertsFunction, API_MEMORY_MB, FUNCTION_RUNTIME } from './function.ts';
-import { grantApiAccess, grantWorkQueue } from './permissions.ts';
+import { grantApiAccess, grantIdentityStatus, grantWorkQueue } from './permissions.ts';
 import { addPolling } from './polling.ts';
 import type { PollerKind } from './schedule.ts';
 import { readSettings, type Settings } from './settings.ts';
@@ -160,6 +161,7 @@ export class ExposureAlertsStack extends Stack {
       },
     });
     grantApiAccess(this.api, grants);
+    if (identityProvidersOf(alerts.config).length) grantIdentityStatus(this.api, grants);
     // What a request from Slack leaves for after its answer goes to the events worker.
     if (alerts.config.actions?.slack) grantWorkQueue(this.api, this.streamQueues.events);
     const url = this.api.function.addFunctionUrl({
@@ -172,6 +174,7 @@ export class ExposureAlertsStack extends Stack {
       quotaAlarmThreshold(settings, alerts.config.upstream.quotaReserve),
       alarmAction,
     );
+    if (identityProvidersOf(alerts.config).length) addIdentityAlarm(this, settings, alarmAction);
 
     new CfnOutput(this, 'ApiUrl', { value: url.url, description: 'Base URL of the HTTP API' });
     if (alerts.config.actions?.slack && settings.apiAuth === 'AWS_IAM') {

@@ -188,8 +188,32 @@ export const statusSchema = z
         at: isoTime('When the upstream reported it.'),
       }),
     ),
+    identityProviders: z.optional(
+      z
+        .array(
+          z.object({
+            tenant: z.nullable(z.object({ id: z.number(), name: z.string() })),
+            provider: z.string(),
+            type: z.string().register(z.globalRegistry, { description: 'entra or okta.' }),
+            lastLookupAt: z.nullable(isoTime('When a cycle last looked logins up in it; null: never.')),
+            refusing: z.boolean().register(z.globalRegistry, {
+              description: 'It refuses our credentials: its logins are unknown until it accepts them.',
+            }),
+            refusedAt: z.optional(isoTime('Since when it refuses.')),
+            refusedMessage: z.optional(
+              z.string().register(z.globalRegistry, { description: 'Its answer: status and error code.' }),
+            ),
+          }),
+        )
+        .register(z.globalRegistry, {
+          description:
+            "Each identity provider of the config (the top level's, then each tenant's); absent without any.",
+        }),
+    ),
   })
-  .register(z.globalRegistry, { description: 'Streams, destinations, silences and quota at a glance.' });
+  .register(z.globalRegistry, {
+    description: 'Streams, destinations, identity providers, silences and quota at a glance.',
+  });
 
 function invalid(message: string): ApiError {
   return new ApiError('invalid_request', message);

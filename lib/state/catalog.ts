@@ -3,8 +3,8 @@
  * the API has no config (it ships with the pollers), and finding streams or destinations in the
  * table itself would take a Scan. Every run that polls writes it once (runtime.ts), so it follows
  * each deploy: the streams of both kinds, the destinations, when the config's own silences end,
- * which destinations hear of actions (the API follows its actions up with them), and the password
- * policy (the API's lookups show passwords as it says).
+ * which destinations hear of actions (the API follows its actions up with them), the password
+ * policy (the API's lookups show passwords as it says), and the identity providers (status lists them).
  */
 
 import { batchGet, type TableIo } from './io.ts';
@@ -28,7 +28,31 @@ export interface Catalog {
    * runs as that tenant (interface.md section 9).
    */
   channels?: { channel: string; tenant: number }[];
+  /** Each scope's identity providers, in config order: status lists them (interface.md section 12). */
+  identity?: IdentityProviderRef[];
   writtenAt: string;
+}
+
+/** An identity provider of the config: its scope (a tenant's id, or `top`), its name and type. */
+export interface IdentityProviderRef {
+  scope: number | 'top';
+  provider: string;
+  type: string;
+}
+
+/** The identity providers a catalog lists, from a config: the top level's first, then each tenant's own. */
+export function identityProvidersOf(config: {
+  identity?: { providers: Record<string, { type: string }> } | undefined;
+  tenants?:
+    | { id: number; identity?: { providers: Record<string, { type: string }> } | undefined }[]
+    | undefined;
+}): IdentityProviderRef[] {
+  const of = (scope: number | 'top', providers: Record<string, { type: string }> = {}) =>
+    Object.entries(providers).map(([provider, p]) => ({ scope, provider, type: p.type }));
+  return [
+    ...of('top', config.identity?.providers),
+    ...(config.tenants ?? []).flatMap((t) => of(t.id, t.identity?.providers)),
+  ];
 }
 
 export const CATALOG_KEY = { pk: 'catalog', sk: 'config' } as const;
@@ -90,6 +114,18 @@ export class CatalogStore {
             channels: item.channels.flatMap((c: unknown) => {
               const { channel, tenant } = (c ?? {}) as { channel?: unknown; tenant?: unknown };
               return typeof channel === 'string' && typeof tenant === 'number' ? [{ channel, tenant }] : [];
+            }),
+          }
+        : {}),
+      ...(Array.isArray(item.identity)
+        ? {
+            identity: item.identity.flatMap((p: unknown) => {
+              const { scope, provider, type } = (p ?? {}) as Record<string, unknown>;
+              return (scope === 'top' || typeof scope === 'number') &&
+                typeof provider === 'string' &&
+                typeof type === 'string'
+                ? [{ scope, provider, type }]
+                : [];
             }),
           }
         : {}),

@@ -13,11 +13,17 @@
  *
  * `lagSeconds` is the value the `PollLagSeconds` metric had at the stream's last poll that saw
  * items (poll/stream.ts stores both from one computation): how old the newest item it handled was.
+ *
+ * With identity providers in the catalog (interface.md section 12), one more Query reads their
+ * state (identity/store.ts, partition `idp`: the last lookup, a refusal and since when), beside
+ * the stream and destination states; without any, nothing more is read and `identityProviders`
+ * is left out.
  */
 
+import type { ProviderState } from '../identity/store.ts';
 import { tenantOfStream } from '../poll/ids.ts';
 import { type Holding, isActive, type SilenceSource } from '../rules/silences.ts';
-import { CATALOG_KEY, CatalogStore } from './catalog.ts';
+import { CATALOG_KEY, type Catalog, CatalogStore } from './catalog.ts';
 import { destinationKey } from './destinations.ts';
 import { batchGet, type TableIo } from './io.ts';
 import { marshall, unmarshall } from './marshall.ts';
@@ -49,12 +55,30 @@ export interface DestinationStatusLine {
   refusing: boolean;
 }
 
+export interface IdentityProviderStatusLine {
+  /** The `tenants` entry whose config names it; null for the top level's. */
+  tenant: { id: number; name: string } | null;
+  /** Its name in the config. */
+  provider: string;
+  /** `entra` or `okta`. */
+  type: string;
+  /** When a cycle last looked logins up in it; null: never. */
+  lastLookupAt: string | null;
+  /** It refuses our credentials: its logins are `unknown` until it accepts them again. */
+  refusing: boolean;
+  refusedAt?: string;
+  /** What it answered (its status and error code; never a secret). */
+  refusedMessage?: string;
+}
+
 export interface Status {
   streams: StreamStatusLine[];
   destinations: DestinationStatusLine[];
   /** Silences active now: run-time ones and the config's. */
   silences: number;
   quota: { remaining: number; at: string } | null;
+  /** Only with identity providers in the config. */
+  identityProviders?: IdentityProviderStatusLine[];
 }
 
 type Stored = Record<string, unknown>;
@@ -80,7 +104,8 @@ export class StatusReader {
     const tenants = new Map((catalog?.tenants ?? []).map((t) => [t.id, t]));
     const partitions = [undefined, ...new Set(streams.flatMap((s) => tenantOfStream(s) ?? []))];
     const keys = [...streams.map((id) => streamKey(id)), ...destinations.map((name) => destinationKey(name))];
-    const [items, counts] = await Promise.all([
+    const providers = catalog?.identity ?? [];
+    const [items, counts, providerStates] = await Promise.all([
       batchGet(
         this.io,
         keys.map((k) => marshall(k)),
@@ -95,6 +120,10 @@ export class StatusReader {
           return { pending, dead };
         }),
       ),
+      // Loaded only with providers to show: the API's start carries no identity code.
+      providers.length
+        ? import('../identity/store.ts').then(({ IdentityStore }) => new IdentityStore(this.io).providers())
+        : Promise.resolve([]),
     ]);
     const byKey = new Map<string, Stored>();
     for (const stored of items) {
@@ -129,6 +158,7 @@ export class StatusReader {
       }),
       silences: active.filter((s: Holding) => isActive(s, now)).length + configLive,
       quota: quota ?? null,
+      ...(providers.length ? { identityProviders: identityLines(providers, providerStates, tenants) } : {}),
     };
   }
 
@@ -158,4 +188,24 @@ export class StatusReader {
 interface Count {
   n: number;
   more: boolean;
+}
+
+/** Each provider of the catalog, in its order, with the state the lookups left in the table. */
+function identityLines(
+  providers: NonNullable<Catalog['identity']>,
+  states: ProviderState[],
+  tenants: Map<number, { id: number; name: string }>,
+): IdentityProviderStatusLine[] {
+  return providers.map(({ scope, provider, type }) => {
+    const state = states.find((s) => s.scope === scope && s.provider === provider);
+    return {
+      tenant: scope === 'top' ? null : (tenants.get(scope) ?? { id: scope, name: String(scope) }),
+      provider,
+      type,
+      lastLookupAt: state?.lastLookupAt ?? null,
+      refusing: state?.refusedAt !== undefined,
+      ...(state?.refusedAt ? { refusedAt: state.refusedAt } : {}),
+      ...(state?.refusedMessage ? { refusedMessage: state.refusedMessage } : {}),
+    };
+  });
 }

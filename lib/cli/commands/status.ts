@@ -1,9 +1,11 @@
 /**
  * `status [--json]` (interface.md section 8): streams, destinations, silences and quota at a
- * glance, read from the table alone (state/status.ts: a few requests, no Scan), so it answers
+ * glance, and each identity provider of the config (its last lookup, whether it refuses our
+ * credentials), read from the table alone (state/status.ts: a few requests, no Scan), so it answers
  * even where the config or the upstream is the problem.
  */
 import { systemClock } from '../../clock.ts';
+import { PROVIDER_LABELS, type ProviderType } from '../../identity/words.ts';
 import { SilenceStore } from '../../state/silences.ts';
 import { type Status, StatusReader } from '../../state/status.ts';
 import type { Command } from '../command.ts';
@@ -73,6 +75,32 @@ export function describeStatus(status: Status, now: number, width = 80): string[
       ),
     );
   }
+  if (status.identityProviders?.length) {
+    lines.push('identity providers:');
+    const providers = status.identityProviders;
+    lines.push(
+      ...formatTable(
+        [
+          ['SCOPE', 'PROVIDER', 'TYPE', 'LAST LOOKUP', 'REFUSING'],
+          ...providers.map((p) => [
+            p.tenant ? `${p.tenant.name} (${p.tenant.id})` : 'top level',
+            p.provider,
+            PROVIDER_LABELS[p.type as ProviderType] ?? p.type,
+            ago(p.lastLookupAt, now),
+            p.refusing ? `yes, since ${p.refusedAt ? ago(p.refusedAt, now) : 'unknown'}` : 'no',
+          ]),
+        ],
+        { width },
+      ),
+    );
+    // Whole, under the table: what the provider answered is what to fix.
+    for (const p of providers.filter((p) => p.refusing))
+      lines.push(
+        terminalSafe(
+          `  ${p.provider}${p.tenant ? ` (tenant ${p.tenant.id})` : ''} refuses our credentials: ${p.refusedMessage ?? 'no answer recorded'}; check them with exposure-alerts identity test ${p.provider}${p.tenant ? ` --tenant ${p.tenant.id}` : ''}`,
+        ),
+      );
+  }
   lines.push(`silences: ${status.silences} active`);
   lines.push(
     status.quota
@@ -88,7 +116,7 @@ export const statusCommand: Command = {
   optionHelp: { json: 'print the status as JSON' },
   uses: { table: true },
   usage: 'status [--json]',
-  summary: 'streams, destinations, silences and quota at a glance',
+  summary: 'streams, destinations, identity providers, silences and quota at a glance',
   options: { json: { type: 'boolean' } },
   async run(ctx) {
     const { io, close } = await openTable(ctx);
