@@ -1,8 +1,7 @@
 /**
  * One Microsoft Entra ID directory as the stand-in keeps it: the tenant, the one app registration
  * that may call it (client id, secret, the application permissions granted), its users, and the
- * tokens it issues. The routes that serve it are entra-routes.ts; identity-facts.md says what they
- * copy.
+ * tokens it issues. The routes that serve it are login.ts (the token endpoint) and graph.ts.
  *
  * Roles are written into each token when it is issued, as Entra does: a change of `roles` applies
  * from the next token on.

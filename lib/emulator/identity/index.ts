@@ -19,12 +19,14 @@
 import { Hono } from 'hono';
 import { IdentityControl, type IdentityProvider } from './control.ts';
 import { type EntraOptions, EntraStandIn } from './entra.ts';
-import { entraRoutes } from './entra-routes.ts';
-import { type OktaOptions, OktaStandIn, oktaRoutes } from './okta.ts';
+import { graphRoutes } from './graph.ts';
+import { loginRoutes } from './login.ts';
+import { type OktaOptions, OktaStandIn } from './okta.ts';
+import { oktaRoutes } from './okta-routes.ts';
 
 export type * from './control.ts';
 export { ALL_ENTRA_ROLES, type EntraUser, type EntraUserInput, GRAPH_PERMISSIONS } from './entra.ts';
-export { GRAPH_SCOPE } from './entra-routes.ts';
+export { GRAPH_SCOPE } from './login.ts';
 export {
   OKTA_STATUSES,
   type OktaProviderType,
@@ -55,7 +57,8 @@ export class IdentityStandIn {
     this.entra = new EntraStandIn(options.entra, now);
     this.okta = new OktaStandIn(options.okta, now);
     this.app = new Hono();
-    this.app.route('/entra', entraRoutes(this.entra, this.control));
+    this.app.route('/entra', loginRoutes(this.entra, this.control));
+    this.app.route('/entra', graphRoutes(this.entra, this.control));
     this.app.route('/okta', oktaRoutes(this.okta, this.control));
   }
 

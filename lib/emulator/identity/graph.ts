@@ -1,10 +1,9 @@
 /**
- * Microsoft's token endpoint and Microsoft Graph's user routes over one EntraStandIn, answering as
- * identity-facts.md says the real ones do: the client-credentials grant (`/login`), the user read
- * with `$select` kept exactly (a property comes back only when selected, or is in the default set),
- * the `mail eq '…'` search, and the account actions, each refused without its permission.
- * Mounted at `/entra`: a config's `loginUrl` is `<origin>/entra/login`, its `graphUrl`
- * `<origin>/entra/graph`.
+ * Microsoft Graph's user routes over one EntraStandIn, answering as identity-facts.md says the real
+ * ones do: a token the directory issued and still honours, holding the permission the request
+ * needs; the user read with `$select` kept exactly (a property comes back only when selected, or
+ * when in the default set); the `mail eq '…'` search; the account actions. Mounted at `/entra`: a
+ * config's `graphUrl` is `<origin>/entra/graph` (the token endpoint is login.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'hono';
@@ -12,8 +11,6 @@ import { Hono } from 'hono';
 import { type IdentityControl, ProviderError, type ProviderFace } from './control.ts';
 import { type EntraStandIn, type EntraUser, GRAPH_PERMISSIONS } from './entra.ts';
 import type { AppTokenClaims } from './token.ts';
-
-export const GRAPH_SCOPE = 'https://graph.microsoft.com/.default';
 
 /** What Graph returns for a user when `$select` is not given (v1.0). */
 const DEFAULT_SELECT = [
@@ -71,26 +68,6 @@ const graphFace: ProviderFace = {
       },
     };
     return c.json(body, error.status as 400, headers);
-  },
-};
-
-/** Errors of the token endpoint: `{error, error_description: "AADSTS…", error_codes}`. */
-const loginFace: ProviderFace = {
-  provider: 'entra',
-  errorAnswer(c, error) {
-    const [code, aadsts] =
-      error.code?.split(':') ??
-      (error.status >= 500 ? ['temporarily_unavailable', '50001'] : ['invalid_request', '900144']);
-    const body = {
-      error: code,
-      error_description: `AADSTS${aadsts}: ${error.message} Trace ID: ${randomUUID()} Correlation ID: ${randomUUID()} Timestamp: ${new Date().toISOString()}`,
-      error_codes: [Number(aadsts)],
-      timestamp: new Date().toISOString(),
-      trace_id: randomUUID(),
-      correlation_id: randomUUID(),
-      error_uri: `https://login.microsoftonline.com/error?code=${aadsts}`,
-    };
-    return c.json(body, error.status as 400, error.headers);
   },
 };
 
@@ -177,76 +154,9 @@ function jsonBody(body: string): Record<string, unknown> {
   throw new ProviderError(400, 'BadRequest', 'Unable to read JSON request payload.');
 }
 
-export function entraRoutes(entra: EntraStandIn, control: IdentityControl): Hono {
+export function graphRoutes(entra: EntraStandIn, control: IdentityControl): Hono {
   const app = new Hono();
   const now = () => control.now();
-
-  app.post(
-    '/login/:tenant/oauth2/v2.0/token',
-    control.endpoint(loginFace, 'entraToken', (c, body) => {
-      const tenant = c.req.param('tenant') ?? '';
-      if (!entra.isTenant(tenant))
-        throw new ProviderError(
-          400,
-          'invalid_request:90002',
-          `Tenant '${tenant}' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud.`,
-        );
-      const form = new URLSearchParams(body);
-      const grant = form.get('grant_type');
-      if (grant !== 'client_credentials')
-        throw new ProviderError(
-          400,
-          'unsupported_grant_type:70003',
-          `The app requested an unsupported grant type '${grant ?? ''}'.`,
-        );
-      const clientId = form.get('client_id');
-      if (!clientId)
-        throw new ProviderError(
-          400,
-          'invalid_request:900144',
-          "The request body must contain the following parameter: 'client_id'.",
-        );
-      if (clientId !== entra.clientId)
-        throw new ProviderError(
-          400,
-          'unauthorized_client:700016',
-          `Application with identifier '${clientId}' was not found in the directory '${entra.tenantId}'.`,
-        );
-      const secret = form.get('client_secret');
-      if (!secret)
-        throw new ProviderError(
-          401,
-          'invalid_client:7000218',
-          "The request body must contain the following parameter: 'client_assertion' or 'client_secret'.",
-        );
-      if (secret !== entra.clientSecret)
-        throw new ProviderError(
-          401,
-          'invalid_client:7000215',
-          `Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '${clientId}'.`,
-        );
-      const scope = form.get('scope');
-      if (scope === null)
-        throw new ProviderError(
-          400,
-          'invalid_request:900144',
-          "The request body must contain the following parameter: 'scope'.",
-        );
-      if (scope !== GRAPH_SCOPE)
-        throw new ProviderError(
-          400,
-          'invalid_scope:70011',
-          `The provided request must include a 'scope' input parameter. The provided value for the input parameter 'scope' is not valid. The scope ${scope} is not valid.`,
-        );
-      const { token, expiresIn } = entra.issueToken();
-      return c.json({
-        token_type: 'Bearer',
-        expires_in: expiresIn,
-        ext_expires_in: expiresIn,
-        access_token: token,
-      });
-    }),
-  );
 
   /** Graph's base as the client called it (`<origin>/entra/graph`), for `@odata.context`. */
   const graphBase = (c: Context) =>
@@ -410,16 +320,6 @@ export function entraRoutes(entra: EntraStandIn, control: IdentityControl): Hono
         400,
         'BadRequest',
         `Resource not found for the segment in ${c.req.method} ${c.req.path}.`,
-      );
-    }),
-  );
-  app.all(
-    '/login/*',
-    control.endpoint(loginFace, 'unknown', (c) => {
-      throw new ProviderError(
-        404,
-        'invalid_request:900561',
-        `The endpoint ${c.req.path} is not one the stand-in serves.`,
       );
     }),
   );
