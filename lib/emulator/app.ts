@@ -2,6 +2,8 @@
  * The upstream's stand-in: a Hono app serving all eleven endpoints of upstream-api.md and
  * `POST /tokens/generate` over a seeded dataset, scoped per tenant, with the limits, paging and
  * errors of the real service (upstream-facts.md), plus knobs under `/_emulator/` for tests and demos.
+ * At the same origin it stands in for the demo's identity providers (identity/: Entra ID under
+ * `/entra`, Okta under `/okta`).
  * The rate limits (limits.ts) are off unless asked for (`rateLimits: 'real'`), so a test or a demo
  * never meets a 429 it did not ask for; the global-search quota (quota.ts) is always charged.
  *
