@@ -83,10 +83,14 @@ export function oktaClient(name: string, config: OktaConfig, token: string): Pro
           return { failed: `${label}: HTTP ${res.status}${errorCode(text) ? ` ${errorCode(text)}` : ''}` };
         const body = JSON.parse(text) as OktaUser | OktaUser[];
         const user = Array.isArray(body) ? body[0] : body;
-        if (!user) return { answer: { found: false } };
+        // Okta says how much of its rate is left on every answer: at 0, wait for its reset.
+        const spent =
+          res.headers.get('x-rate-limit-remaining') === '0' ? resetAt(res.headers, ctx.now()) : undefined;
+        const pause = spent === undefined ? {} : { pauseUntil: spent };
+        if (!user) return { answer: { found: false }, ...pause };
         const account = accountOfOktaUser(user);
         return account
-          ? { answer: { found: true, account } }
+          ? { answer: { found: true, account }, ...pause }
           : { failed: `${label}: a user without id or status` };
       } catch (error) {
         return {

@@ -86,6 +86,20 @@ export function oktaRoutes(okta: OktaStandIn, control: IdentityControl): Hono {
   const record = (action: Parameters<IdentityControl['recordAction']>[0]['action'], user: OktaUser) =>
     control.recordAction({ provider: 'okta', action, userId: user.id, login: user.profile.login });
 
+  // A login that cannot be a path segment (it holds a `/`) is found by listing with a filter;
+  // the stand-in knows the one filter a client needs: `profile.login eq "<login>"`.
+  app.get(
+    '/api/v1/users',
+    control.endpoint(face, 'oktaUser', (c) => {
+      authorize(c, false);
+      const filter = /^profile\.login eq "((?:[^"\\]|\\.)*)"$/.exec(c.req.query('filter') ?? '');
+      if (!filter) throw new ProviderError(400, 'E0000031', 'Invalid search criteria.');
+      const login = (filter[1] as string).replace(/\\(.)/g, '$1');
+      const user = okta.byLogin(login);
+      return c.json(user ? [served(c, user)] : []);
+    }),
+  );
+
   app.get(
     '/api/v1/users/:key',
     control.endpoint(face, 'oktaUser', (c) => {

@@ -156,6 +156,12 @@ export class OktaStandIn {
     return short.length === 1 ? short[0] : undefined;
   }
 
+  /** The user whose login is exactly `login` (case aside), whatever it holds: a filter's search. */
+  byLogin(login: string): OktaUser | undefined {
+    const want = login.toLowerCase();
+    return [...this.users.values()].find((u) => u.profile.login.toLowerCase() === want);
+  }
+
   /** Changes a user (a test's or the demo's, not an API call); returns it. */
   updateUser(key: string, change: Partial<Omit<OktaUserInput, 'id' | 'login'>>): OktaUser {
     const user = this.user(key);
