@@ -434,13 +434,26 @@ export class Dataset {
     }
   }
 
-  /** Adds newly imported credentials (optionally all for one domain). Returns them. */
-  appendCredentials(count: number, options: { domain?: string; at?: Date } = {}): EmulatedCredential[] {
+  /**
+   * Adds newly imported credentials (optionally all for one domain). Returns them. With `logins`,
+   * each credential names the next login of the list in turn (starting over at its end), so a
+   * caller decides how many people the leaks are of (the identity bench: 1,000 leaks of 300); a
+   * credential's `domain` is then its login's unless `domain` is given.
+   */
+  appendCredentials(
+    count: number,
+    options: { domain?: string; at?: Date; logins?: readonly string[] } = {},
+  ): EmulatedCredential[] {
     const at = (options.at ?? new Date()).getTime();
+    const logins = options.logins?.length ? options.logins : undefined;
     const added: EmulatedCredential[] = [];
     for (let i = 0; i < count; i++) {
       const id = (this.credentials.at(-1)?.id ?? 100_000) + 1;
-      const credential = this.makeCredential(id, at, options.domain);
+      const login = logins?.[i % logins.length];
+      const domain =
+        options.domain ?? (login?.includes('@') ? login.slice(login.lastIndexOf('@') + 1) : undefined);
+      const credential = this.makeCredential(id, at, domain);
+      if (login !== undefined) credential.identity_name = login;
       this.credentials.push(credential);
       added.push(credential);
     }

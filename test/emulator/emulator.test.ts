@@ -69,6 +69,16 @@ describe('dataset', () => {
     expect(new Dataset({ seed: 1, anchor, groupsPerTenant: 1 }).tenant('acme').groups).toHaveLength(1);
     expect(() => new Dataset({ seed: 1, anchor, groupsPerTenant: 10_001 })).toThrow(/groupsPerTenant/);
   });
+
+  it("appends credentials naming the logins given, in turn, each of its login's domain", () => {
+    const d = new Dataset({ seed: 1, anchor, credentials: 0 });
+    const logins = ['kim@acme.test', 'lee@corp.acme.test', 'ana@acme.test'];
+    const added = d.appendCredentials(7, { logins });
+    expect(added.map((c) => c.identity_name)).toEqual([...logins, ...logins, logins[0]]);
+    expect(added.map((c) => c.domain)).toEqual(added.map((c) => c.identity_name.split('@')[1]));
+    expect(new Set(added.map((c) => c.id)).size).toBe(7);
+    expect(d.appendCredentials(1, { logins, domain: 'acme.test' })[0]?.domain).toBe('acme.test');
+  });
 });
 
 describe('over HTTP', () => {
