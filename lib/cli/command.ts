@@ -31,6 +31,11 @@ export interface CommandContext {
    * command is stopped where it stands.
    */
   signal: AbortSignal;
+  /**
+   * The emulator of the `npm start` folder, when this command talks to it as its upstream
+   * (cli/local.ts): it also stands in for the demo config's identity providers.
+   */
+  localEmulatorUrl?: string;
 }
 
 export interface Command {

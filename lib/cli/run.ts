@@ -171,6 +171,8 @@ export async function runCli(
       throw new UsageError(`usage: exposure-alerts ${command.usage}`);
     }
     const local = await useLocalDeployment(io.env, command.uses ?? {}, io.stderr);
+    // The local deployment gave this command its upstream: the folder's emulator.
+    const emulator = local?.env.EXPOSURE_API_URL;
     try {
       const running = command.run({
         values: parsed.values as Record<string, string | boolean | undefined>,
@@ -179,6 +181,7 @@ export async function runCli(
         logger,
         warn,
         signal,
+        ...(emulator && emulator !== io.env.EXPOSURE_API_URL ? { localEmulatorUrl: emulator } : {}),
       });
       // A command without safe points of its own is stopped where it stands: what it left undone
       // is what a crash would leave, which every action and record is built to survive.

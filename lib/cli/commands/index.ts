@@ -10,6 +10,7 @@ import {
   eventsUnignoreCommand,
   eventsUnremediateCommand,
 } from './events.ts';
+import { identityTestCommand } from './identity-test.ts';
 import { lookupAccountCommand, lookupDomainCommand, lookupKeywordCommand } from './lookup.ts';
 import {
   deliverCommand,
@@ -45,6 +46,7 @@ export const commands: Command[] = [
   lookupDomainCommand,
   lookupKeywordCommand,
   tokenTestCommand,
+  identityTestCommand,
   configValidateCommand,
   configSchemaCommand,
   configReferenceCommand,
