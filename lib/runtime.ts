@@ -38,7 +38,6 @@ import { type HttpPost, httpPost } from './deliver/post.ts';
 import type { DeliverDeps } from './deliver/types.ts';
 import type { Environment } from './env.ts';
 import { ConfigError } from './errors.ts';
-import { PROVIDER_LABELS } from './identity/words.ts';
 import type { Logger } from './log.ts';
 import { MemoryMetrics, type Metrics } from './metrics.ts';
 import type { Alert } from './model.ts';
@@ -79,18 +78,6 @@ import {
   usesStaticToken,
 } from './upstream/index.ts';
 import { tenantClients } from './upstream/tenants.ts';
-
-/** What a credential's identity line calls its provider: `Entra ID corp` (render/identity.ts). */
-function identityLabels(config: AlertsConfig): RenderOptions['identityLabel'] {
-  const labels = new Map<string, string>();
-  const add = (scope: number | undefined, identity: AlertsConfig['identity']) => {
-    for (const [name, provider] of Object.entries(identity?.providers ?? {}))
-      labels.set(`${scope ?? 'top'}#${name}`, `${PROVIDER_LABELS[provider.type]} ${name}`);
-  };
-  add(undefined, config.identity);
-  for (const t of config.tenants ?? []) add(t.id, t.identity);
-  return labels.size ? (tenant, provider) => labels.get(`${tenant ?? 'top'}#${provider}`) : undefined;
-}
 
 /**
  * The credentials of a run that does not poll (`deliver --once`): it calls the upstream only to
@@ -315,7 +302,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const policy = config.passwords;
   const write =
     options.write ?? ((text: string) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`));
-  const identityLabel = identityLabels(config);
+  // What a credential's identity line calls its provider (`Entra ID corp`), once identity loads.
+  let identityLabel: RenderOptions['identityLabel'];
   const renderOptions = (destination: ResolvedDestination, now: Date) => ({
     destination: destination.name,
     appUrl: env.appUrl,
@@ -377,7 +365,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   };
   // Loaded only when some scope has `identity`: the lookup code is not in anyone else's start.
   if (config.identity !== undefined || (config.tenants ?? []).some((t) => t.identity !== undefined)) {
-    const { identityRun } = await import('./identity/index.ts');
+    const { identityRun, identityLabels } = await import('./identity/index.ts');
+    identityLabel = identityLabels(config);
     const problems: string[] = [];
     poll.identity = identityRun(
       {

@@ -18,6 +18,7 @@ import { type IdentityDeps, IdentityLookups } from './lookup.ts';
 import { oktaClient } from './okta.ts';
 import type { IdentityConfig } from './schema.ts';
 import { IdentityStore, type Scope } from './store.ts';
+import { PROVIDER_LABELS } from './words.ts';
 
 export { IdentityCycle, IdentityLookups } from './lookup.ts';
 export { IdentityStore } from './store.ts';
@@ -70,6 +71,17 @@ export function providerClients(
     out.set(scope, clients);
   }
   return out;
+}
+
+/** What a credential's identity line calls its provider: `Entra ID corp` (render/identity.ts). */
+export function identityLabels(
+  config: Pick<AlertsConfig, 'identity' | 'tenants'>,
+): (tenant: number | undefined, provider: string) => string | undefined {
+  const labels = new Map<string, string>();
+  for (const [scope, identity] of identityScopes(config))
+    for (const [name, provider] of Object.entries(identity.providers))
+      labels.set(`${scope}#${name}`, `${PROVIDER_LABELS[provider.type]} ${name}`);
+  return (tenant, provider) => labels.get(`${tenant ?? 'top'}#${provider}`);
 }
 
 const scopeName = (scope: Scope) => (scope === 'top' ? "the top-level sources'" : `tenant ${scope}'s`);

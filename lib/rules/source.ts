@@ -6,7 +6,6 @@
 import { existsSync } from 'node:fs';
 import type { Environment } from '../env.ts';
 import { type AlertsConfig, loadConfigFile } from './config.ts';
-import { demoConfig, demoConfigAt } from './demo-config.ts';
 
 export const DEFAULT_CONFIG_FILE = 'alerts.config.json';
 
@@ -16,12 +15,15 @@ export async function loadAlertsConfig(
   warn?: (text: string) => void,
 ): Promise<{ config: AlertsConfig; source: string }> {
   const path = env.alertsConfig ?? (existsSync(DEFAULT_CONFIG_FILE) ? DEFAULT_CONFIG_FILE : undefined);
-  if (!path)
+  if (!path) {
+    // Loaded only here: a deployment always names its config, and its start need not carry the demo.
+    const { demoConfig, demoConfigAt } = await import('./demo-config.ts');
     return {
       // Under npm start, with the emulator's identity providers (demo-config.ts).
       config: env.localEmulatorUrl ? demoConfigAt(env.localEmulatorUrl) : demoConfig,
       source: 'built-in demo config',
     };
+  }
   const { config, warnings } = await loadConfigFile(path);
   for (const warning of warnings) warn?.(`${path}: ${warning}`);
   return { config, source: path };
