@@ -296,7 +296,10 @@ describe('the identity step', () => {
     expect(all.filter((v) => v === 'at_risk')).toHaveLength(p.calls.length);
     expect(all.filter((v) => v === 'unknown')).toHaveLength(20 - p.calls.length);
     // A new cycle has its own time.
-    await s.run().cycle().verdicts(top, [credential(50, 'fresh@acme.com')], opts);
+    await s
+      .run()
+      .cycle()
+      .verdicts(top, [credential(50, 'fresh@acme.com')], opts);
     expect(p.calls).toContain('fresh@acme.com');
   });
 
