@@ -45,6 +45,8 @@ export interface Command {
   aliases?: string[][];
   usage: string;
   summary: string;
+  /** More than the summary, for `<command> --help` only: lines printed as they are. */
+  details?: string[];
   /** One example, as a user types it (`<command> --help` prints it). */
   example: string;
   options?: NonNullable<ParseArgsConfig['options']>;

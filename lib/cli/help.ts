@@ -32,6 +32,7 @@ export function commandHelp(command: Command): string {
     `usage: exposure-alerts ${command.usage}`,
     '',
     command.summary,
+    ...(command.details?.length ? ['', ...command.details] : []),
     ...(options.length
       ? ['', 'options:', ...options.map(([flag, text]) => `  ${flag.padEnd(width)}  ${text}`)]
       : []),

@@ -8,6 +8,10 @@
  * A JSON array of items is previewed as a delivery pass with exactly those items due would send
  * them: each destination's share rendered together, so a digest shows as one, and a digest to a
  * Slack app as its thread plan (the parent, then every reply in order).
+ *
+ * A credential may carry what an identity provider answered for its login (`identityAnswer`,
+ * preview-identity.ts): its verdict is decided as a run decides it, set as the item's `_identity`
+ * before routing, and shown with the routes it matches.
  */
 
 import { readFile } from 'node:fs/promises';
@@ -15,6 +19,7 @@ import { bodyOf, kindOf, previewDestination } from '../../destinations/kinds.ts'
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import type { Alert, DeliveryAlert } from '../../model.ts';
+import { identityLine } from '../../render/identity.ts';
 import type { AlertsConfig, DestinationConfig } from '../../rules/config.ts';
 import { decide, domainWithin } from '../../rules/match.ts';
 import { applyPasswordPolicy } from '../../rules/passwords.ts';
@@ -24,8 +29,15 @@ import { credentialSchema, eventItemSchema } from '../../upstream/schemas.ts';
 import { describeIssues } from '../../upstream/validate.ts';
 import type { Command } from '../command.ts';
 import { terminalSafe, useColor } from '../terminal.ts';
+import {
+  IDENTITY_ANSWER_HELP,
+  identityLabelFor,
+  previewVerdict,
+  takeIdentityAnswer,
+} from './preview-identity.ts';
 
 type Kind = 'event' | 'credential';
+type IdentityAnswer = NonNullable<ReturnType<typeof takeIdentityAnswer>['answer']>;
 
 /** An event has `metadata.uid`; a credential has `id` and `identity_name`. */
 export function itemKind(value: unknown): Kind | undefined {
@@ -53,6 +65,7 @@ async function renderForPreview(
     digest: config.digest,
     now,
     color,
+    identityLabel: identityLabelFor(config),
   });
   const several = messages.length > 1;
   // Payloads carry the item's text as the destination gets it; on the terminal its controls are
@@ -83,6 +96,7 @@ export const previewCommand: Command = {
   usage: 'preview <item.json> [--source tenant|group:<id>|credentials:<domain>]',
   summary:
     'print what each destination would receive for one event or credential (or, for a JSON array of them, for all of them due at once: digests and Slack threads included)',
+  details: IDENTITY_ANSWER_HELP,
   options: { source: { type: 'string' } },
   positionals: [1, 1],
   async run({ positionals, values, io, warn }) {
@@ -99,7 +113,7 @@ export const previewCommand: Command = {
     const many = Array.isArray(raw);
     const entries = many ? (raw as unknown[]) : [raw];
     if (entries.length === 0) throw new UsageError(`${file} holds an empty array: nothing to preview`);
-    const items: { kind: Kind; item: unknown }[] = [];
+    const items: { kind: Kind; item: unknown; where: string; answer?: IdentityAnswer }[] = [];
     for (const [index, value] of entries.entries()) {
       const where = many ? `${file} [${index}]` : file;
       const kind = itemKind(value);
@@ -108,14 +122,18 @@ export const previewCommand: Command = {
           `${where} is neither an event (it has no metadata.uid) nor a credential (it has no id and identity_name)`,
         );
       }
-      const parsed = (kind === 'event' ? eventItemSchema : credentialSchema).safeParse(value);
+      // What a provider answered rides beside a credential's fields, not among them.
+      const { item: upstream, answer } = takeIdentityAnswer(value as Record<string, unknown>, where);
+      if (answer && kind === 'event')
+        throw new UsageError(`${where}: identityAnswer: only a credential's login has an identity verdict`);
+      const parsed = (kind === 'event' ? eventItemSchema : credentialSchema).safeParse(upstream);
       if (!parsed.success) {
         io.stderr(`exposure-alerts: ${where} is not a valid ${kind}:\n`);
-        for (const issue of describeIssues(parsed.error.issues, value))
+        for (const issue of describeIssues(parsed.error.issues, upstream))
           io.stderr(`  ${terminalSafe(`${issue.path || '(item)'}: ${issue.message}`)}\n`);
         return 2;
       }
-      items.push({ kind, item: parsed.data });
+      items.push({ kind, item: parsed.data, where, ...(answer ? { answer } : {}) });
     }
     const env = readEnvironment(io.env);
     const { config, source: configSource } = await loadAlertsConfig(env, warn);
@@ -124,9 +142,27 @@ export const previewCommand: Command = {
     if (source !== undefined && !/^(tenant|group:\d+|credentials:.+)$/.test(source)) {
       throw new UsageError('--source must be tenant, group:<id> or credentials:<domain>');
     }
-    const alerts = items.map(({ kind, item }) => alertOf(kind, item, config, source));
+    const alerts = items.map(({ kind, item, answer, where }) => {
+      const alert = alertOf(kind, item, config, source);
+      if (!answer || alert.kind !== 'credential') return alert;
+      // Set before routing, as a run sets it: routes and silences on `identity` see it.
+      const verdict = previewVerdict(alert.item, answer, config, where, warn);
+      return { ...alert, item: { ...alert.item, _identity: verdict } } as Alert;
+    });
     const color = useColor(io);
     const out: string[] = [];
+    const label = identityLabelFor(config);
+    // Each previewed verdict, and the routes the item matches with it (the provider's words escaped).
+    const verdicts = alerts.flatMap((alert) => {
+      const line = identityLine(alert, { identityLabel: label });
+      if (!line) return [];
+      const routes = [...new Set([...decide(config, alert, now).destinations.values()].flat())];
+      return [
+        terminalSafe(
+          `identity${many ? ` of ${alert.key}` : ''}: ${line}; routes matched: ${routes.length ? routes.join(', ') : 'none'}`,
+        ),
+      ];
+    });
     if (!many) {
       const [alert] = alerts as [Alert];
       out.push(
@@ -140,6 +176,7 @@ export const previewCommand: Command = {
         ),
       );
     }
+    out.push(...verdicts);
     // Each destination's share, as a delivery pass with exactly these items due would send it.
     const shares = new Map<string, { alerts: DeliveryAlert[]; silenced: number; routes: Set<string> }>();
     let silencedOnly: ReturnType<typeof decide>['silenced'];
