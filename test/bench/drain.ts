@@ -23,6 +23,10 @@ export interface DrainSetup {
   credentialsLookback: string;
   /** Optimisations turned off (`npm run bench -- --without packs,inline`). */
   optimisations?: Optimisations;
+  /** The config's `identity` (the identity section's providers); none by default. */
+  identity?: unknown;
+  /** The secret object (the identity providers' secrets); none by default. */
+  secrets?: Record<string, string>;
 }
 
 export interface KindRun {
@@ -71,6 +75,7 @@ export function drainConfig(setup: DrainSetup) {
     },
     destinations: setup.destinations,
     routes: [{ name: 'everything', match: {}, to: Object.keys(setup.destinations) }],
+    ...(setup.identity ? { identity: setup.identity } : {}),
   };
 }
 
@@ -86,6 +91,7 @@ export async function drainProduct(setup: DrainSetup, table: string, kinds: Poll
       config: drainConfig(setup),
       dynamo: dynamo.client,
       ...(setup.optimisations ? { optimisations: setup.optimisations } : {}),
+      ...(setup.secrets ? { secrets: setup.secrets } : {}),
     });
     const runs: KindRun[] = [];
     const rssMbEachSecond: number[] = [];

@@ -1,9 +1,9 @@
 /**
  * A destination for benchmarks: a real local HTTP server that answers at once and keeps only what
- * the figures need (arrival time, item keys per request), so a backlog of 100,000 items does not
- * pile up bodies in memory. It runs in the orchestrating process, never in the measured one. It
- * answers as the service it stands for: 200 `ok` (Slack, webhooks), 202 with an empty body (a
- * Teams Workflows URL), 202 with PagerDuty's JSON (its enqueue endpoint).
+ * the figures need (arrival time, item keys per request, an item's identity verdict), so a backlog
+ * of 100,000 items does not pile up bodies in memory. It runs in the orchestrating process, never
+ * in the measured one. It answers as the service it stands for: 200 `ok` (Slack, webhooks), 202
+ * with an empty body (a Teams Workflows URL), 202 with PagerDuty's JSON (its enqueue endpoint).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +19,8 @@ export interface BenchReceiver {
   arrivals: Arrival[];
   /** Item keys seen (webhook bodies: `event:<uid>` / `credential:<id>`), with how often each came. */
   keys: Map<string, number>;
+  /** Each item's identity verdict as it last came (`_identity.verdict`, `/<reason>` when it has one). */
+  verdicts: Map<string, string>;
   reset(): void;
   /** Keys that arrived more than once. */
   duplicates(): number;
@@ -27,16 +29,28 @@ export interface BenchReceiver {
   close(): Promise<void>;
 }
 
-function keysOf(body: string): string[] {
+interface Keyed {
+  key: string;
+  verdict?: string;
+}
+
+function keysOf(body: string): Keyed[] {
   try {
     const parsed = JSON.parse(body) as {
       kind?: string;
-      items?: { id?: number; metadata?: { uid?: string } }[];
+      items?: {
+        id?: number;
+        metadata?: { uid?: string };
+        _identity?: { verdict?: string; reason?: string };
+      }[];
     };
     if (!Array.isArray(parsed.items)) return [];
-    return parsed.items.map((item) =>
-      parsed.kind === 'events' ? `event:${item.metadata?.uid}` : `credential:${item.id}`,
-    );
+    return parsed.items.map((item) => ({
+      key: parsed.kind === 'events' ? `event:${item.metadata?.uid}` : `credential:${item.id}`,
+      ...(item._identity
+        ? { verdict: `${item._identity.verdict}${item._identity.reason ? `/${item._identity.reason}` : ''}` }
+        : {}),
+    }));
   } catch {
     return [];
   }
@@ -64,6 +78,7 @@ export async function startBenchReceiver(kind: keyof typeof ANSWERS): Promise<Be
   const answer = ANSWERS[kind];
   const arrivals: Arrival[] = [];
   const keys = new Map<string, number>();
+  const verdicts = new Map<string, string>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -74,7 +89,10 @@ export async function startBenchReceiver(kind: keyof typeof ANSWERS): Promise<Be
       if (kind === 'webhook') {
         const found = keysOf(body);
         items = found.length;
-        for (const key of found) keys.set(key, (keys.get(key) ?? 0) + 1);
+        for (const { key, verdict } of found) {
+          keys.set(key, (keys.get(key) ?? 0) + 1);
+          if (verdict !== undefined) verdicts.set(key, verdict);
+        }
       }
       arrivals.push({ at, items });
       res.writeHead(answer.status, { 'Content-Type': answer.type });
@@ -87,9 +105,11 @@ export async function startBenchReceiver(kind: keyof typeof ANSWERS): Promise<Be
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     arrivals,
     keys,
+    verdicts,
     reset: () => {
       arrivals.length = 0;
       keys.clear();
+      verdicts.clear();
     },
     duplicates: () => [...keys.values()].filter((n) => n > 1).length,
     maxInWindow: (windowMs) => {

@@ -22,7 +22,8 @@ export interface Figure {
     | 'api'
     | 'history'
     | 'scale'
-    | 'slackapp';
+    | 'slackapp'
+    | 'identity';
   /** Stable key, e.g. `drain.ratio`. */
   id: string;
   label: string;
