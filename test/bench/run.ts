@@ -4,7 +4,8 @@
  * cold start, delivery, API, a stream's first walk over a long history (history), and many
  * streams drained by concurrent workers under the upstream's rate limits (scale: `--scale-x N`
  * multiplies the limits, default 10; `--scale-load F` runs that share of the load), and a
- * credential digest to a Slack app as threads (slackapp). It prints
+ * credential digest to a Slack app as threads (slackapp), and what identity lookups cost a
+ * credential cycle against none (identity). It prints
  * one table, writes the same figures as JSON (default bench-results/bench.json, git-ignored), and
  * exits 1 when a budget is broken (2 on a usage error).
  *
@@ -21,6 +22,7 @@ import { measureColdStart } from './measure-coldstart.ts';
 import { measureDelivery } from './measure-delivery.ts';
 import { measureDrain } from './measure-drain.ts';
 import { measureHistory } from './measure-history.ts';
+import { measureIdentity } from './measure-identity.ts';
 import { measureMemory } from './measure-memory.ts';
 import { measureScale, type ScaleOptions } from './measure-scale.ts';
 import { measureSlackApp } from './measure-slack-app.ts';
@@ -42,6 +44,7 @@ const SECTIONS = {
   history: (log: (line: string) => void) => measureHistory(log),
   scale: (log: (line: string) => void) => measureScale(log, scale),
   slackapp: (log: (line: string) => void) => measureSlackApp(log),
+  identity: (log: (line: string) => void) => measureIdentity(log),
 } as const;
 type Section = keyof typeof SECTIONS;
 
