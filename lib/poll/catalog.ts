@@ -1,12 +1,13 @@
 /**
  * What a run that polls tells `status` of its config (the catalog, kept in the table for the API,
  * which has no config): its streams, destinations, when its silences end, which destinations hear
- * of actions, the password policy, and its tenants with the Slack channels each one owns.
+ * of actions, the password policy, its identity providers, and its tenants with the Slack channels each one owns.
  */
 import type { ResolvedDestination } from '../deliver/destinations.ts';
 import { followUpTargets } from '../deliver/follow-up-targets.ts';
 import { kindOf } from '../destinations/kinds.ts';
 import type { AlertsConfig } from '../rules/config.ts';
+import { identityProvidersOf } from '../state/catalog.ts';
 import { streamIds } from './turn.ts';
 
 /** What `status` needs of `config`: its streams, destinations and when its silences end. */
@@ -17,6 +18,7 @@ export function catalogOf(config: AlertsConfig, destinations: Iterable<ResolvedD
     configSilences: config.silences.map((s) => s.until),
     followUps: followUpTargets(destinations),
     passwords: config.passwords,
+    ...(identityProvidersOf(config).length ? { identity: identityProvidersOf(config) } : {}),
     ...(config.tenants?.length
       ? { tenants: config.tenants.map((t) => ({ id: t.id, name: t.name })), channels: channelTenants(config) }
       : {}),

@@ -115,6 +115,16 @@ describe('poll credentials with an identity provider', () => {
     for (const secret of secrets) expect(`${run.out}${run.err}`).not.toContain(secret);
   });
 
+  it('status lists the provider with its last lookup, as the poll left it', async () => {
+    const run = await runCliProcess(['status'], { env });
+    expect(run.code, run.err).toBe(0);
+    expect(run.out).toContain('identity providers:');
+    const line = run.out.split('\n').find((l) => l.includes('corp')) ?? '';
+    expect(line).toContain('Entra ID');
+    expect(line).toMatch(/ago/);
+    expect(line).toMatch(/ no\s*$/);
+  });
+
   it('a login is looked up once an hour across cycles: new leaks of the same people cost no lookup', async () => {
     const before = lookups();
     all.requests.length = 0;
