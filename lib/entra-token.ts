@@ -39,6 +39,8 @@ export interface TokenFailure {
 export const TOKEN_MARGIN_MS = 60_000;
 
 const tokens = new Map<string, { token: string; until: number }>();
+/** Token requests in flight: callers at the same moment share one (8 lookups at a cold start buy 1). */
+const buying = new Map<string, Promise<{ token: string } | { failure: TokenFailure }>>();
 
 /** Per app, secret and scope: a rotated secret buys its own token (only a digest of it is held). */
 function cacheKey(app: EntraApp, scope: string): string {
@@ -52,10 +54,32 @@ export async function entraToken(
   scope: string,
   ctx: TokenContext,
 ): Promise<{ token: string } | { failure: TokenFailure }> {
-  const now = ctx.now();
   const key = cacheKey(app, scope);
   const cached = tokens.get(key);
-  if (cached && cached.until > now) return { token: cached.token };
+  if (cached && cached.until > ctx.now()) return { token: cached.token };
+  let shared = buying.get(key);
+  if (!shared) {
+    // Its own timeout, not the caller's signal: one caller giving up must not fail the others.
+    shared = buy(app, scope, key, { ...ctx, signal: undefined }).finally(() => buying.delete(key));
+    buying.set(key, shared);
+  }
+  const { signal } = ctx;
+  if (!signal) return shared;
+  signal.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const stop = () => reject(signal.reason);
+    signal.addEventListener('abort', stop, { once: true });
+    shared.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+  });
+}
+
+async function buy(
+  app: EntraApp,
+  scope: string,
+  key: string,
+  ctx: TokenContext,
+): Promise<{ token: string } | { failure: TokenFailure }> {
+  const now = ctx.now();
   const timeout = AbortSignal.timeout(ctx.timeoutMs);
   try {
     const res = await ctx.post(`${app.loginUrl}/${encodeURIComponent(app.tenantId)}/oauth2/v2.0/token`, {

@@ -103,6 +103,23 @@ describe('the Entra ID client', () => {
     expect(others.some((r) => JSON.stringify(r).includes(idp.entra.clientSecret))).toBe(false);
   });
 
+  it('lookups at the same moment share one token request, and one giving up fails none of the others', async () => {
+    const { forgetEntraToken } = await import('../../lib/entra-token.ts');
+    const providers = idp.providers({ entra: ['acme.com'] }) as { corp: EntraConfig };
+    forgetEntraToken(
+      { ...providers.corp, clientSecret: idp.entra.clientSecret },
+      'https://graph.microsoft.com/.default',
+    );
+    const before = idp.requests.filter((r) => r.endpoint === 'entraToken').length;
+    const impatient = new AbortController();
+    const results = Promise.all(Array.from({ length: 8 }, () => entra.lookup('old@acme.com', ctx())));
+    const gaveUp = entra.lookup('old@acme.com', { ...ctx(), signal: impatient.signal });
+    impatient.abort();
+    expect(((await gaveUp) as { failed?: string }).failed).toBeDefined();
+    expect((await results).every((r) => 'answer' in r)).toBe(true);
+    expect(idp.requests.filter((r) => r.endpoint === 'entraToken').length - before).toBe(1);
+  });
+
   it('a wrong client secret is a refusal that names what to check, without the secret', async () => {
     const providers = idp.providers({ entra: ['acme.com'] }) as { corp: EntraConfig };
     const bad = entraClient('corp', providers.corp, 'not-the-secret-xyz');
