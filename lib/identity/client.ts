@@ -4,7 +4,7 @@
  * password, no hash, no sign-in, ever.
  */
 import type { Answer } from './verdict.ts';
-import type { ProviderType } from './words.ts';
+import type { AccountAction, ProviderType } from './words.ts';
 
 export type LookupResult =
   /**
@@ -25,6 +25,22 @@ export interface LookupContext {
   signal: AbortSignal;
 }
 
+/** What came of an action on an account. */
+export type ActResult =
+  | { ok: true }
+  /** The provider refused for lack of a permission, a role or a licence (named): nothing changed. */
+  | { refused: string }
+  /** The provider answered that it was not done (a 4xx, a 5xx, a 429 with when to try again). */
+  | { failed: string; retryAt?: number }
+  /** No answer (a timeout, a dropped connection): it may have happened. */
+  | { noAnswer: string };
+
+/** The account an action is taken on: its id in the provider, and its login. */
+export interface AccountRef {
+  id: string;
+  login: string;
+}
+
 export interface ProviderClient {
   type: ProviderType;
   /** The provider's name in the config. */
@@ -32,6 +48,14 @@ export interface ProviderClient {
   /** Logins under these domains (or subdomains) are looked up here. */
   domains: readonly string[];
   lookup(login: string, ctx: LookupContext): Promise<LookupResult>;
+  /** Takes `action` on the account; `reason` goes where the provider keeps one (Okta's risk). */
+  act(
+    action: AccountAction,
+    account: AccountRef,
+    ctx: LookupContext & { reason?: string },
+  ): Promise<ActResult>;
+  /** Why this provider cannot take `action` at all (Okta without `userRisk`); undefined when it can. */
+  cannot(action: AccountAction): string | undefined;
 }
 
 /** A wait the provider asked for, from `Retry-After` (seconds or an HTTP date); capped at 10 minutes. */

@@ -18,6 +18,7 @@ import {
 } from './client.ts';
 import type { EntraConfig } from './schema.ts';
 import type { Account } from './verdict.ts';
+import type { AccountAction } from './words.ts';
 
 export const GRAPH_SCOPE = 'https://graph.microsoft.com/.default';
 export const USER_SELECT =
@@ -44,6 +45,57 @@ export function accountOfGraphUser(user: GraphUser): Account | undefined {
   };
 }
 
+/** Each action as a Graph request on the user `id`. */
+const ENTRA_REQUESTS: Record<
+  AccountAction,
+  (id: string) => { method: string; path: string; body?: unknown }
+> = {
+  revokeSessions: (id) => ({ method: 'POST', path: `users/${encodeURIComponent(id)}/revokeSignInSessions` }),
+  requirePasswordChange: (id) => ({
+    method: 'PATCH',
+    path: `users/${encodeURIComponent(id)}`,
+    body: { passwordProfile: { forceChangePasswordNextSignIn: true } },
+  }),
+  confirmCompromised: (id) => ({
+    method: 'POST',
+    path: 'identityProtection/riskyUsers/confirmCompromised',
+    body: { userIds: [id] },
+  }),
+  disable: (id) => ({
+    method: 'PATCH',
+    path: `users/${encodeURIComponent(id)}`,
+    body: { accountEnabled: false },
+  }),
+  enable: (id) => ({
+    method: 'PATCH',
+    path: `users/${encodeURIComponent(id)}`,
+    body: { accountEnabled: true },
+  }),
+};
+
+/** What a 403 to each action means the app lacks (docs/identity.md lists the same). */
+export const ENTRA_NEEDS: Record<AccountAction, string> = {
+  revokeSessions:
+    'grant the app User.RevokeSessions.All (and, for an administrator, the Privileged Authentication Administrator role)',
+  requirePasswordChange:
+    'grant the app User.ReadWrite.All and the User Administrator directory role (Privileged Authentication Administrator for an administrator)',
+  confirmCompromised: 'grant the app IdentityRiskyUser.ReadWrite.All; it needs Microsoft Entra ID P2',
+  disable:
+    'grant the app User.EnableDisableAccount.All (and, for an administrator, the Privileged Authentication Administrator role)',
+  enable:
+    'grant the app User.EnableDisableAccount.All (and, for an administrator, the Privileged Authentication Administrator role)',
+};
+
+/** The next moment an Identity Protection request may go, per Entra tenant (this process's). */
+const protectionNext = new Map<string, number>();
+
+async function protectionTurn(tenantId: string, now: () => number): Promise<void> {
+  const at = Math.max(now(), protectionNext.get(tenantId) ?? 0);
+  protectionNext.set(tenantId, at + 1_000);
+  const wait = at - now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+}
+
 /** A value inside an OData string literal: every `'` doubled. */
 export const odataString = (value: string) => `'${value.replace(/'/g, "''")}'`;
 
@@ -55,9 +107,10 @@ export function entraClient(name: string, config: EntraConfig, clientSecret: str
     clientSecret,
   };
   const label = `Entra ID ${name}`;
-  const get = async (
+  const call = async (
     ctx: LookupContext,
     path: string,
+    init: { method?: string; body?: unknown } = {},
     retried = false,
   ): Promise<{ res: Response; text: string } | LookupResult> => {
     const post: HttpPost = (url, init) => ctx.fetch(url, init);
@@ -81,14 +134,20 @@ export function entraClient(name: string, config: EntraConfig, clientSecret: str
         : { failed: failure.error };
     }
     const res = await ctx.fetch(`${config.graphUrl}/v1.0/${path}`, {
-      headers: { Authorization: `Bearer ${token.token}`, Accept: 'application/json' },
+      method: init.method ?? 'GET',
+      headers: {
+        Authorization: `Bearer ${token.token}`,
+        Accept: 'application/json',
+        ...(init.body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
       signal: ctx.signal,
     });
     const text = await res.text();
     if (res.status === 401) {
       // A token Graph no longer takes (revoked, expired early): bought again once.
       forgetEntraToken(app, GRAPH_SCOPE);
-      if (!retried) return get(ctx, path, true);
+      if (!retried) return call(ctx, path, init, true);
       return { refused: refusalText(label, 401, errorCode(text), 'Graph refuses the app’s token') };
     }
     return { res, text };
@@ -116,9 +175,33 @@ export function entraClient(name: string, config: EntraConfig, clientSecret: str
     type: 'entra',
     name,
     domains: config.domains,
+    cannot: () => undefined,
+    async act(action, account, ctx) {
+      const request = ENTRA_REQUESTS[action](account.id);
+      // Identity Protection takes 1 request a second per tenant, and its 429 says not when to retry.
+      if (action === 'confirmCompromised') await protectionTurn(config.tenantId, ctx.now);
+      let got: { res: Response; text: string } | LookupResult;
+      try {
+        got = await call(ctx, request.path, request);
+      } catch (error) {
+        return { noAnswer: networkText(label, error, ctx.signal) };
+      }
+      if (!('res' in got))
+        return 'refused' in got ? got : { failed: 'failed' in got ? got.failed : `${label}: no token` };
+      const { res, text } = got;
+      if (res.status >= 200 && res.status < 300) return { ok: true };
+      const code = errorCode(text);
+      if (res.status === 403) return { refused: refusalText(label, 403, code, ENTRA_NEEDS[action]) };
+      if (res.status === 429)
+        return {
+          failed: `${label}: HTTP 429`,
+          retryAt: retryAfterMs(res.headers.get('retry-after'), ctx.now()) ?? ctx.now() + 1_000,
+        };
+      return { failed: `${label}: HTTP ${res.status}${code ? ` ${code}` : ''}` };
+    },
     async lookup(login, ctx) {
       try {
-        const byUpn = await get(ctx, `users/${encodeURIComponent(login)}?$select=${USER_SELECT}`);
+        const byUpn = await call(ctx, `users/${encodeURIComponent(login)}?$select=${USER_SELECT}`);
         if (!('res' in byUpn)) return byUpn;
         if (byUpn.res.status !== 404) {
           const bad = answerOf(byUpn.res, byUpn.text, ctx.now());
@@ -130,7 +213,7 @@ export function entraClient(name: string, config: EntraConfig, clientSecret: str
         }
         // Not a UPN: perhaps a mail address of someone whose UPN differs.
         const filter = encodeURIComponent(`mail eq ${odataString(login)}`);
-        const byMail = await get(ctx, `users?$filter=${filter}&$select=${USER_SELECT}`);
+        const byMail = await call(ctx, `users?$filter=${filter}&$select=${USER_SELECT}`);
         if (!('res' in byMail)) return byMail;
         const bad = answerOf(byMail.res, byMail.text, ctx.now());
         if (bad) return bad;

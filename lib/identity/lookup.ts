@@ -170,8 +170,9 @@ export class IdentityCycle {
         };
         fresh.set(w.key, decideVerdict(w.client.name, answer, leakDateOf(w.item)));
       }
+      const logins = new Map(open.map((w) => [w.key, w.ref.login]));
       const kept = await this.deps.store.keepVerdicts(
-        [...fresh].map(([key, verdict]) => ({ key, verdict })),
+        [...fresh].map(([key, verdict]) => ({ key, verdict, scope, login: logins.get(key) as string })),
         stream.exclusive,
       );
       for (const [key, verdict] of kept) {

@@ -4,9 +4,17 @@
  * with a `/` cannot be a path segment there, so it is searched by `profile.login`. Okta says how
  * much of its rate is left on every answer: at 0 the lookups wait for its reset.
  */
-import { errorCode, type LookupResult, networkText, type ProviderClient, refusalText } from './client.ts';
+import {
+  errorCode,
+  type LookupContext,
+  type LookupResult,
+  networkText,
+  type ProviderClient,
+  refusalText,
+} from './client.ts';
 import type { OktaConfig } from './schema.ts';
 import type { Account } from './verdict.ts';
+import type { AccountAction } from './words.ts';
 
 /** Statuses in which an account cannot sign in; every other one can, with its password. */
 const CANNOT_SIGN_IN = new Set(['STAGED', 'PROVISIONED', 'SUSPENDED', 'DEPROVISIONED']);
@@ -36,6 +44,17 @@ export function accountOfOktaUser(user: OktaUser): Account | undefined {
   };
 }
 
+/** What a 403 E0000006 to each action means the API token's owner lacks (docs/identity.md). */
+export const OKTA_NEEDS: Record<AccountAction, string> = {
+  revokeSessions:
+    "the API token's owner needs an admin role that may manage users' sessions (Help Desk Administrator or above)",
+  requirePasswordChange:
+    "the API token's owner needs an admin role that may reset passwords (Help Desk Administrator or above)",
+  confirmCompromised: "the API token's owner needs a role with okta.userRisk.manage",
+  disable: "the API token's owner needs an admin role that may suspend users (Group Administrator or above)",
+  enable: "the API token's owner needs an admin role that may unsuspend users (Group Administrator or above)",
+};
+
 /** When Okta's rate resets (`X-Rate-Limit-Reset`, epoch seconds), capped at 10 minutes ahead. */
 function resetAt(headers: Headers, now: number): number | undefined {
   const reset = Number(headers.get('x-rate-limit-reset'));
@@ -46,10 +65,73 @@ function resetAt(headers: Headers, now: number): number | undefined {
 
 export function oktaClient(name: string, config: OktaConfig, token: string): ProviderClient {
   const label = `Okta ${name}`;
+  const send = async (
+    ctx: LookupContext,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ res: Response; text: string }> => {
+    const res = await ctx.fetch(`${config.orgUrl}/api/v1/${path}`, {
+      method,
+      headers: {
+        Authorization: `SSWS ${token}`,
+        Accept: 'application/json',
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: ctx.signal,
+    });
+    return { res, text: await res.text() };
+  };
   return {
     type: 'okta',
     name,
     domains: config.domains,
+    cannot: (action) =>
+      action === 'confirmCompromised' && !config.userRisk
+        ? `Okta ${name} has no userRisk: confirmCompromised needs Okta's user-risk API (set "userRisk": true once the org has it)`
+        : undefined,
+    async act(action, account, ctx) {
+      const user = `users/${encodeURIComponent(account.id)}`;
+      const request: [string, string, unknown?] =
+        action === 'revokeSessions'
+          ? ['DELETE', `${user}/sessions?oauthTokens=true`]
+          : action === 'requirePasswordChange'
+            ? ['POST', `${user}/lifecycle/expire_password`]
+            : action === 'disable'
+              ? ['POST', `${user}/lifecycle/suspend`]
+              : action === 'enable'
+                ? ['POST', `${user}/lifecycle/unsuspend`]
+                : [
+                    'PUT',
+                    `${user}/risk`,
+                    { riskLevel: 'HIGH', riskReason: (ctx.reason ?? 'leaked credential').slice(0, 200) },
+                  ];
+      let got: { res: Response; text: string };
+      try {
+        got = await send(ctx, ...request);
+      } catch (error) {
+        return { noAnswer: networkText(label, error, ctx.signal) };
+      }
+      const { res, text } = got;
+      if (res.status >= 200 && res.status < 300) return { ok: true };
+      const code = errorCode(text);
+      if (res.status === 401)
+        return { refused: refusalText(label, 401, code, 'the API token is invalid, expired or revoked') };
+      if (action === 'confirmCompromised' && (res.status === 403 || res.status === 404))
+        return {
+          refused: refusalText(label, res.status, code, "the org does not have Okta's user-risk API"),
+        };
+      if (res.status === 403 && code === 'E0000006')
+        return { refused: refusalText(label, 403, code, OKTA_NEEDS[action]) };
+      if (res.status === 429)
+        return {
+          failed: `${label}: HTTP 429`,
+          retryAt: resetAt(res.headers, ctx.now()) ?? ctx.now() + 1_000,
+        };
+      // E0000038 and the like: the user's status does not allow it (already suspended, say).
+      return { failed: `${label}: HTTP ${res.status}${code ? ` ${code}` : ''}` };
+    },
     async lookup(login, ctx): Promise<LookupResult> {
       const path = login.includes('/')
         ? `users?filter=${encodeURIComponent(`profile.login eq "${login.replace(/["\\]/g, '\\$&')}"`)}&limit=1`

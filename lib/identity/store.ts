@@ -6,6 +6,9 @@
  * - `idv#<item key>` / `idv`: an item's verdict, decided when it is first routed and kept as long
  *   as its delivery records: a re-walk after a crash, or another stream finding the same item,
  *   routes it with this verdict, never a newer one.
+ * - `idlog#<scope>#<login>` / `<item key>`: which items name a login, with the provider that
+ *   decided each: an action on the account is allowed only on a login with one (interface.md
+ *   section 12), and follows up where each was alerted. Written with the verdict.
  * - `idp` / `<scope>#<provider>`: a provider's state for `status`: its last lookup, and whether it
  *   refuses our credentials (noted once for the deployment, so the report goes out once).
  * Each part of a key that comes from the config or the wild is percent-encoded (`#` never splits).
@@ -31,6 +34,23 @@ export const loginKey = (scope: Scope, provider: string, login: string) => ({
   sk: 'idl',
 });
 export const verdictKey = (itemKey: string) => ({ pk: `idv#${enc(itemKey)}`, sk: 'idv' });
+export const loginItemsKey = (scope: Scope, login: string) =>
+  `idlog#${enc(scope)}#${enc(login.toLowerCase())}`;
+
+/** An item that names a login, and its verdict (from `idlog`). */
+export interface LoginItem {
+  itemKey: string;
+  provider: string;
+  verdict: IdentityVerdict;
+}
+
+/** What keepVerdicts is given for an item. */
+export interface ItemVerdict {
+  key: string;
+  verdict: IdentityVerdict;
+  scope: Scope;
+  login: string;
+}
 export const providerKey = (scope: Scope, provider: string) => ({
   pk: 'idp',
   sk: `${enc(scope)}#${enc(provider)}`,
@@ -110,41 +130,91 @@ export class IdentityStore {
    * a conditional put, and where another run decided first, its verdict is the one returned.
    */
   async keepVerdicts(
-    entries: readonly { key: string; verdict: IdentityVerdict }[],
+    entries: readonly ItemVerdict[],
     exclusive: boolean,
   ): Promise<Map<string, IdentityVerdict>> {
     const now = this.io.clock.now();
-    const stored = (e: { key: string; verdict: IdentityVerdict }): StoredItem =>
+    const expiresAt = ttl(now + RECORD_RETENTION_DAYS * 86_400_000);
+    const stored = (e: ItemVerdict): StoredItem =>
       marshall({
         ...verdictKey(e.key),
         key: e.key,
         verdict: JSON.stringify(e.verdict),
+        login: e.login,
+        scope: String(e.scope),
         at: new Date(now).toISOString(),
-        expiresAt: ttl(now + RECORD_RETENTION_DAYS * 86_400_000),
+        expiresAt,
       });
     const out = new Map(entries.map((e) => [e.key, e.verdict]));
-    if (exclusive) {
-      await batchPut(this.io, entries.map(stored));
-      return out;
+    if (exclusive) await batchPut(this.io, entries.map(stored));
+    else {
+      const lost: string[] = [];
+      await mapLimit(entries, 16, async (e) => {
+        try {
+          this.io.onRequest?.('PutItem');
+          await this.io.client.send(
+            new PutItemCommand({
+              TableName: this.io.tableName,
+              Item: stored(e),
+              ConditionExpression: 'attribute_not_exists(pk)',
+            }),
+          );
+        } catch (error) {
+          if ((error as { name?: string })?.name !== 'ConditionalCheckFailedException') throw error;
+          lost.push(e.key);
+        }
+      });
+      if (lost.length) for (const [key, verdict] of await this.verdicts(lost)) out.set(key, verdict);
     }
-    const lost: string[] = [];
-    await mapLimit(entries, 16, async (e) => {
-      try {
-        this.io.onRequest?.('PutItem');
-        await this.io.client.send(
-          new PutItemCommand({
-            TableName: this.io.tableName,
-            Item: stored(e),
-            ConditionExpression: 'attribute_not_exists(pk)',
-          }),
-        );
-      } catch (error) {
-        if ((error as { name?: string })?.name !== 'ConditionalCheckFailedException') throw error;
-        lost.push(e.key);
-      }
-    });
-    if (lost.length) for (const [key, verdict] of await this.verdicts(lost)) out.set(key, verdict);
+    // The login's index, with the verdicts that stand (written twice by two runs: the same item).
+    await batchPut(
+      this.io,
+      entries.map((e) =>
+        marshall({
+          pk: loginItemsKey(e.scope, e.login),
+          sk: e.key,
+          provider: (out.get(e.key) ?? e.verdict).provider,
+          verdict: JSON.stringify(out.get(e.key) ?? e.verdict),
+          expiresAt,
+        }),
+      ),
+    );
     return out;
+  }
+
+  /** The items that name `login` in `scope`, newest verdict last (at most `limit`). */
+  async loginItems(scope: Scope, login: string, limit = 500): Promise<LoginItem[]> {
+    const items = await queryAll(
+      this.io,
+      {
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: marshall({ ':pk': loginItemsKey(scope, login) }),
+      },
+      limit,
+    );
+    return items.map((raw) => {
+      const item = unmarshall(raw) as { sk: string; provider: string; verdict: string };
+      return {
+        itemKey: item.sk,
+        provider: item.provider,
+        verdict: JSON.parse(item.verdict) as IdentityVerdict,
+      };
+    });
+  }
+
+  /** An item's verdict record with the login and scope it names (a Slack menu's reference). */
+  async itemLogin(
+    itemKey: string,
+  ): Promise<{ scope: Scope; login: string; verdict: IdentityVerdict } | undefined> {
+    const [raw] = await batchGet(this.io, [marshall(verdictKey(itemKey))]);
+    if (!raw) return undefined;
+    const item = unmarshall(raw) as { verdict: string; login?: string; scope?: string };
+    if (typeof item.login !== 'string' || typeof item.scope !== 'string') return undefined;
+    return {
+      scope: item.scope === 'top' ? 'top' : Number(item.scope),
+      login: item.login,
+      verdict: JSON.parse(item.verdict) as IdentityVerdict,
+    };
   }
 
   /** Notes a cycle's lookups in a provider (for `status`). */

@@ -39,3 +39,34 @@ export function verdictWords(verdict: Verdict, reason?: UnknownReason): string {
   const words = verdict.replace('_', ' ');
   return verdict === 'unknown' && reason ? `${words} (${reason})` : words;
 }
+
+/** What can be done to an account from an alert (interface.md section 12), in the API's words. */
+export const ACCOUNT_ACTIONS = [
+  'revokeSessions',
+  'requirePasswordChange',
+  'confirmCompromised',
+  'disable',
+  'enable',
+] as const;
+export type AccountAction = (typeof ACCOUNT_ACTIONS)[number];
+
+/** The actions only `identity:disable` (and Slack's `identityAdmins`) may take. */
+export const ADMIN_ACTIONS: ReadonlySet<AccountAction> = new Set(['disable', 'enable']);
+
+/** The CLI's words: `identity revoke-sessions <login>...`. */
+export const ACTION_COMMANDS: Record<AccountAction, string> = {
+  revokeSessions: 'revoke-sessions',
+  requirePasswordChange: 'require-password-change',
+  confirmCompromised: 'confirm-compromised',
+  disable: 'disable',
+  enable: 'enable',
+};
+
+/** How an action reads in a message: `revoke sessions`. */
+export const ACTION_WORDS: Record<AccountAction, string> = {
+  revokeSessions: 'revoke sessions',
+  requirePasswordChange: 'require a password change',
+  confirmCompromised: 'confirm compromised',
+  disable: 'disable the account',
+  enable: 'enable the account',
+};

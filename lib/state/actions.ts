@@ -63,7 +63,8 @@ export interface ActionRecord {
 
 /** An entry of the audit trail: an action, or a request refused before it acted (`refused`). */
 export interface ActionAuditEntry extends Omit<ActionRecord, 'status' | 'type' | 'holder' | 'heldUntil'> {
-  type: EventActionType | 'silence' | 'lookup' | 'unknown';
+  /** An event action, `silence`, `lookup`, an account action (lib/identity/act.ts), or `unknown`. */
+  type: EventActionType | 'silence' | 'lookup' | 'unknown' | (string & {});
   /** Why nothing was done (a Slack user not allowed to act); no upstream was asked. */
   refused?: string;
   /** The Slack workspace the request came from, when it is not ours. */
@@ -75,9 +76,7 @@ export interface EventFlags {
   remediated?: boolean;
 }
 
-const OPEN = 'action#open';
 const AUDIT_PK = 'audit#events';
-const key = (id: string) => ({ pk: `action#${id}`, sk: 'action' });
 const flagsKey = (uid: string) => ({ pk: `flags#${uid}`, sk: 'flags' });
 
 /** The flag an action sets, and to what. */
@@ -91,11 +90,38 @@ export function flagOf(type: EventActionType): [keyof EventFlags, boolean] {
         : ['remediated', false];
 }
 
-export class ActionStore {
-  private readonly io: TableIo;
+/** What every kind of action's record has: the store keeps these, the rest is the kind's. */
+export interface ActionRecordBase {
+  id: string;
+  at: string;
+  status: ActionRecord['status'];
+  holder?: string;
+  heldUntil?: number;
+}
 
-  constructor(io: TableIo) {
+/**
+ * Where a kind of action is kept: its records under `<prefix>#<id>`, the open ones in gsi1 under
+ * `open`. Event actions are `action`; account actions (lib/identity/act.ts) `idaction`, so each
+ * kind's pass finishes only its own. Both write the one audit trail.
+ */
+export interface ActionKind {
+  prefix: string;
+  open: string;
+}
+
+export const EVENT_ACTIONS: ActionKind = { prefix: 'action', open: 'action#open' };
+
+export class ActionStore<R extends ActionRecordBase = ActionRecord> {
+  private readonly io: TableIo;
+  private readonly kind: ActionKind;
+
+  constructor(io: TableIo, kind: ActionKind = EVENT_ACTIONS) {
     this.io = io;
+    this.kind = kind;
+  }
+
+  private key(id: string) {
+    return { pk: `${this.kind.prefix}#${id}`, sk: 'action' };
   }
 
   /**
@@ -103,15 +129,20 @@ export class ActionStore {
    * it instead.
    */
   async begin(
-    action: Omit<ActionRecord, 'status'>,
+    action: Omit<R, 'status'>,
     hold?: { holder: string; heldUntil: number },
-  ): Promise<{ created: true } | { existing: ActionRecord }> {
-    const record: ActionRecord = { ...action, ...hold, status: 'pending' };
+  ): Promise<{ created: true } | { existing: R }> {
+    const record = { ...action, ...hold, status: 'pending' } as R;
     try {
       await this.io.client.send(
         new PutItemCommand({
           TableName: this.io.tableName,
-          Item: marshall({ ...key(action.id), gsi1pk: OPEN, gsi1sk: `${action.at}#${action.id}`, ...record }),
+          Item: marshall({
+            ...this.key(action.id),
+            gsi1pk: this.kind.open,
+            gsi1sk: `${action.at}#${action.id}`,
+            ...(record as Record<string, unknown>),
+          }),
           ConditionExpression: 'attribute_not_exists(pk) OR #status = :forgotten',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: marshall({ ':forgotten': 'forgotten' }),
@@ -126,21 +157,21 @@ export class ActionStore {
     }
   }
 
-  async get(id: string): Promise<ActionRecord | undefined> {
-    const [item] = await batchGet(this.io, [marshall(key(id))]);
-    return item ? strip(unmarshall(item)) : undefined;
+  async get(id: string): Promise<R | undefined> {
+    const [item] = await batchGet(this.io, [marshall(this.key(id))]);
+    return item ? strip<R>(unmarshall(item)) : undefined;
   }
 
   /**
    * Takes the action's work for `holder` until `until` (ms): when it is open and nobody else's hold
    * runs past `now`. Returns the record as held, or undefined when it is done, forgotten, or held.
    */
-  async hold(id: string, holder: string, now: number, until: number): Promise<ActionRecord | undefined> {
+  async hold(id: string, holder: string, now: number, until: number): Promise<R | undefined> {
     try {
       const out = await this.io.client.send(
         new UpdateItemCommand({
           TableName: this.io.tableName,
-          Key: marshall(key(id)),
+          Key: marshall(this.key(id)),
           UpdateExpression: 'SET holder = :h, heldUntil = :until',
           ConditionExpression:
             'attribute_exists(pk) AND #status IN (:pending, :answered) AND (attribute_not_exists(heldUntil) OR heldUntil < :now OR holder = :h)',
@@ -155,7 +186,7 @@ export class ActionStore {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return strip(unmarshall(out.Attributes ?? {}));
+      return strip<R>(unmarshall(out.Attributes ?? {}));
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;
@@ -168,7 +199,7 @@ export class ActionStore {
       await this.io.client.send(
         new UpdateItemCommand({
           TableName: this.io.tableName,
-          Key: marshall(key(id)),
+          Key: marshall(this.key(id)),
           UpdateExpression: 'REMOVE holder, heldUntil',
           ConditionExpression: 'holder = :h',
           ExpressionAttributeValues: marshall({ ':h': holder }),
@@ -206,17 +237,20 @@ export class ActionStore {
   }
 
   /** Open actions begun before `before` (ms): those a crash may have interrupted, oldest first. */
-  async unfinished(before: number, limit = 100): Promise<ActionRecord[]> {
+  async unfinished(before: number, limit = 100): Promise<R[]> {
     const items = await queryAll(
       this.io,
       {
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
-        ExpressionAttributeValues: marshall({ ':pk': OPEN, ':before': new Date(before).toISOString() }),
+        ExpressionAttributeValues: marshall({
+          ':pk': this.kind.open,
+          ':before': new Date(before).toISOString(),
+        }),
       },
       limit,
     );
-    return items.map((item) => strip(unmarshall(item)));
+    return items.map((item) => strip<R>(unmarshall(item)));
   }
 
   /** The flags we know of `uids` (absent: nothing known). */
@@ -268,8 +302,14 @@ export class ActionStore {
   }
 
   /** The action in the audit trail (once, however often written). */
-  async audit(record: ActionRecord | ActionAuditEntry): Promise<void> {
-    const { status: _s, holder: _h, heldUntil: _u, unanswered: _n, ...entry } = record as ActionRecord;
+  async audit(record: R | ActionAuditEntry): Promise<void> {
+    const {
+      status: _s,
+      holder: _h,
+      heldUntil: _u,
+      unanswered: _n,
+      ...entry
+    } = record as unknown as ActionRecord;
     await this.io.client.send(
       new PutItemCommand({
         TableName: this.io.tableName,
@@ -299,7 +339,7 @@ export class ActionStore {
     await this.io.client.send(
       new UpdateItemCommand({
         TableName: this.io.tableName,
-        Key: marshall(key(id)),
+        Key: marshall(this.key(id)),
         UpdateExpression: expression,
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: marshall(values),
@@ -308,7 +348,7 @@ export class ActionStore {
   }
 }
 
-function strip(item: Record<string, unknown>): ActionRecord {
+function strip<R>(item: Record<string, unknown>): R {
   const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, ...record } = item;
-  return record as unknown as ActionRecord;
+  return record as unknown as R;
 }

@@ -52,6 +52,8 @@ function scripted(name = 'corp', domains = ['acme.com']) {
     type: 'entra',
     name,
     domains,
+    cannot: () => undefined,
+    act: async () => ({ ok: true }),
     lookup: (login, ctx) => {
       calls.push(login);
       return answer(login, ctx.signal);
