@@ -106,8 +106,10 @@ export class IdentityLookups {
   constructor(readonly deps: IdentityDeps) {}
 
   slotsOf(id: string): Slots {
-    let slots = this.slots.get(id);
-    if (!slots) this.slots.set(id, (slots = new Slots(this.deps.concurrency ?? CONCURRENCY)));
+    const found = this.slots.get(id);
+    if (found) return found;
+    const slots = new Slots(this.deps.concurrency ?? CONCURRENCY);
+    this.slots.set(id, slots);
     return slots;
   }
 

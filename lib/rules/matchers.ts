@@ -91,7 +91,16 @@ export function parseMatchers(matchers: readonly string[]): Record<string, unkno
 export function describeMatch(match: Match | Record<string, unknown>): string {
   const m = match as Record<string, unknown>;
   const parts: string[] = [];
-  for (const key of ['kind', 'sources', 'types', 'identifiers', 'domains', 'tenants', 'identity', 'topLevel']) {
+  for (const key of [
+    'kind',
+    'sources',
+    'types',
+    'identifiers',
+    'domains',
+    'tenants',
+    'identity',
+    'topLevel',
+  ]) {
     const value = m[key];
     const word = key.toLowerCase();
     if (Array.isArray(value)) parts.push(`${word}=${value.join(',')}`);
