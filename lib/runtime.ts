@@ -38,6 +38,7 @@ import { type HttpPost, httpPost } from './deliver/post.ts';
 import type { DeliverDeps } from './deliver/types.ts';
 import type { Environment } from './env.ts';
 import { ConfigError } from './errors.ts';
+import type { AccountDeps } from './identity/act.ts';
 import type { Logger } from './log.ts';
 import { MemoryMetrics, type Metrics } from './metrics.ts';
 import type { Alert } from './model.ts';
@@ -188,6 +189,8 @@ export interface Runtime {
   cycle: CycleDeps;
   /** What acting on events needs (actions/events.ts): the upstream, the records, the follow-ups. */
   act: ActDeps;
+  /** Acting on accounts (lib/identity/act.ts), when the config has `identity`. */
+  identityAct?: AccountDeps;
   /** The shared rate governor every upstream request of this run takes its turn from. */
   governor: DynamoRateGovernor;
   metrics: Metrics;
@@ -363,12 +366,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     // An action a crash interrupted is finished by the next pass (actions/events.ts).
     finishActions: () => finishActions(act),
   };
+  let identityAct: AccountDeps | undefined;
   // Loaded only when some scope has `identity`: the lookup code is not in anyone else's start.
   if (config.identity !== undefined || (config.tenants ?? []).some((t) => t.identity !== undefined)) {
-    const { identityRun, identityLabels } = await import('./identity/index.ts');
+    const { identityRun, identityLabels, accountActions, finishAccountActions } = await import(
+      './identity/index.ts'
+    );
     identityLabel = identityLabels(config);
     const problems: string[] = [];
-    poll.identity = identityRun(
+    const lookups = identityRun(
       {
         config,
         secrets,
@@ -382,7 +388,21 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       },
       problems,
     );
+    poll.identity = lookups;
     if (problems.length && !options.dryRun) throw new ConfigError(problems.join('; '));
+    identityAct = accountActions({
+      io,
+      lookups,
+      followUp: act.followUp,
+      logger,
+      deliver,
+      fetch: options.identity?.fetch ?? options.fetch,
+    });
+    const account = identityAct;
+    // The pass finishes interrupted account actions too, after the event actions.
+    const finishEvents = deliver.finishActions;
+    deliver.finishActions = async () =>
+      ((await finishEvents?.()) ?? 0) + (await finishAccountActions(account));
     // A dry run needs no secret: without the providers', it looks nothing up and says so.
     for (const problem of problems)
       warn(`identity lookups are off for this provider in this dry run: ${problem}`);
@@ -430,5 +450,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     metrics,
     logger,
     act,
+    ...(identityAct ? { identityAct } : {}),
   };
 }

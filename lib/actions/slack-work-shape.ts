@@ -18,13 +18,19 @@ export type SlackWork =
         flags: { ignored?: boolean; remediated?: boolean };
       };
     }
-  | { kind: 'slack-lookup'; query: LookupQuery; responseUrl?: string };
+  | { kind: 'slack-lookup'; query: LookupQuery; responseUrl?: string }
+  /**
+   * An account action (lib/identity/act.ts) recorded by a door without the providers' secrets (the
+   * API, a Slack menu): a worker finishes it by its id; a Slack click's answer goes to `responseUrl`.
+   */
+  | { kind: 'identity-action'; id: string; responseUrl?: string };
 
 /** Whether a queue message is Slack work (functions/worker.ts). */
 export function isSlackWork(value: unknown): value is SlackWork {
   const v = value as { kind?: unknown; request?: { id?: unknown }; query?: unknown } | null;
   return (
     (v?.kind === 'slack-action' && typeof v.request?.id === 'string') ||
-    (v?.kind === 'slack-lookup' && typeof v.query === 'object' && v.query !== null)
+    (v?.kind === 'slack-lookup' && typeof v.query === 'object' && v.query !== null) ||
+    (v?.kind === 'identity-action' && typeof (v as { id?: unknown }).id === 'string')
   );
 }

@@ -5,6 +5,9 @@
  * `npm start`) or goes by queue to a worker (on AWS, where a function is frozen once it has
  * answered: functions/worker.ts runs it).
  */
+
+import type { AccountDeps } from '../identity/act.ts';
+import { ACTION_WORDS } from '../identity/words.ts';
 import { slackText } from '../render/escape.ts';
 import { lookupText } from '../render/lookup.ts';
 import { flagOf } from '../state/actions.ts';
@@ -23,6 +26,8 @@ export { isSlackWork, type SlackWork } from './slack-work-shape.ts';
 
 export interface SlackWorkDeps extends AnswerDeps {
   act?: ActDeps;
+  /** Acting on accounts (lib/identity/act.ts), where the config has `identity` and its secrets. */
+  identityAct?: AccountDeps;
   lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
 }
 
@@ -80,6 +85,24 @@ export async function runSlackWork(deps: SlackWorkDeps, work: SlackWork): Promis
           `Could not ${work.request.type} that event: ${slackText(result?.error ?? outcome.unanswered?.code ?? 'the upstream did not answer', 300)}. Nothing changed; try again.`,
         ),
       );
+    return;
+  }
+  if (work.kind === 'identity-action') {
+    if (!deps.identityAct)
+      throw new Error('acting on accounts is not set up here (no identity in the config)');
+    const { finishAccountAction } = await import('../identity/act.ts');
+    const outcome = await finishAccountAction(deps.identityAct, work.id);
+    if (!outcome || !work.responseUrl) return;
+    const lines = outcome.results.map(
+      (r) => `• ${slackText(r.login, 120)}: ${r.ok ? 'done' : slackText(r.error ?? 'not done', 300)}`,
+    );
+    await answerAt(
+      deps,
+      work.responseUrl,
+      ephemeral(
+        `${outcome.open ? 'Under way' : 'Done'}: ${ACTION_WORDS[outcome.action]}\n${lines.join('\n')}`,
+      ),
+    );
     return;
   }
   if (!deps.lookup) throw new Error('lookups are not set up here');

@@ -12,6 +12,7 @@ import type { Metrics } from '../metrics.ts';
 import type { AlertsConfig } from '../rules/config.ts';
 import type { SecretObject } from '../secrets.ts';
 import type { TableIo } from '../state/io.ts';
+import { type AccountDeps, accountStore } from './act.ts';
 import type { ProviderClient } from './client.ts';
 import { entraClient } from './entra.ts';
 import { type IdentityDeps, IdentityLookups } from './lookup.ts';
@@ -20,6 +21,7 @@ import type { IdentityConfig } from './schema.ts';
 import { IdentityStore, type Scope } from './store.ts';
 import { PROVIDER_LABELS } from './words.ts';
 
+export * from './act.ts';
 export { IdentityCycle, IdentityLookups } from './lookup.ts';
 export { IdentityStore } from './store.ts';
 
@@ -140,4 +142,26 @@ export function identityRun(options: IdentityRunOptions, problems: string[]): Id
     },
   };
   return new IdentityLookups(deps);
+}
+
+/** Acting on accounts in a run that has the providers' secrets (a worker, the CLI, `serve`). */
+export function accountActions(parts: {
+  io: TableIo;
+  lookups: IdentityLookups;
+  followUp: AccountDeps['followUp'];
+  logger: Logger;
+  deliver: DeliverDeps;
+  fetch?: typeof fetch;
+}): AccountDeps {
+  const logger = parts.logger.child({ component: 'identity-act' });
+  return {
+    actions: accountStore(parts.io),
+    store: parts.lookups.deps.store,
+    providers: parts.lookups.deps.providers,
+    fetch: parts.fetch ?? fetch,
+    clock: parts.io.clock,
+    logger,
+    followUp: parts.followUp,
+    report: (title, text) => notifyOps(parts.deliver, { kind: 'ops', title, text }, logger),
+  };
 }

@@ -219,6 +219,19 @@ export class ActionStore<R extends ActionRecordBase = ActionRecord> {
     });
   }
 
+  /** Sets one entry of a map field of the record (`progress.<login>` of an account action). */
+  async note(id: string, field: string, key: string, value: unknown): Promise<void> {
+    await this.io.client.send(
+      new UpdateItemCommand({
+        TableName: this.io.tableName,
+        Key: marshall(this.key(id)),
+        UpdateExpression: 'SET #f.#k = :v',
+        ExpressionAttributeNames: { '#f': field, '#k': key },
+        ExpressionAttributeValues: marshall({ ':v': value }),
+      }),
+    );
+  }
+
   /** Finished: out of the open index. */
   async done(id: string): Promise<void> {
     await this.update(id, 'SET #status = :s REMOVE gsi1pk, gsi1sk, holder, heldUntil', { ':s': 'done' });
