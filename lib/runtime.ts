@@ -385,6 +385,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         deliver,
         lookupTimeoutMs: options.identity?.lookupTimeoutMs,
         cycleLookupMs: options.identity?.cycleLookupMs,
+        // Never under --dry-run: it sends nothing, and acts on no account.
+        auto: !options.dryRun,
       },
       problems,
     );

@@ -12,7 +12,8 @@ import type { Metrics } from '../metrics.ts';
 import type { AlertsConfig } from '../rules/config.ts';
 import type { SecretObject } from '../secrets.ts';
 import type { TableIo } from '../state/io.ts';
-import { type AccountDeps, accountStore } from './act.ts';
+import { type AccountDeps, accountStore, finishAccountAction, recordAccountAction } from './act.ts';
+import { AutoResponse } from './auto.ts';
 import type { ProviderClient } from './client.ts';
 import { entraClient } from './entra.ts';
 import { type IdentityDeps, IdentityLookups } from './lookup.ts';
@@ -75,6 +76,33 @@ export function providerClients(
   return out;
 }
 
+/** Each scope's `identity.auto` and where decisions are kept, unless a dry run turned them off. */
+function autoOf(options: IdentityRunOptions): Pick<IdentityDeps, 'auto' | 'recordAuto'> {
+  const config = new Map(
+    identityScopes(options.config).flatMap(([scope, identity]) =>
+      identity.auto ? [[scope, identity.auto] as const] : [],
+    ),
+  );
+  if (options.auto === false || !config.size) return {};
+  const actions = accountStore(options.io);
+  return {
+    auto: { config, response: new AutoResponse(options.io) },
+    recordAuto: async ({ id, action, login, scope }) => {
+      await recordAccountAction(
+        { actions, clock: options.io.clock },
+        {
+          id,
+          action,
+          logins: [login],
+          ...(scope === 'top' ? {} : { tenant: scope }),
+          by: 'auto',
+          reason: 'automatic response to an at-risk leaked login (identity.auto)',
+        },
+      );
+    },
+  };
+}
+
 /** What a credential's identity line calls its provider: `Entra ID corp` (render/identity.ts). */
 export function identityLabels(
   config: Pick<AlertsConfig, 'identity' | 'tenants'>,
@@ -96,6 +124,8 @@ export interface IdentityRunOptions {
   logger: Logger;
   metrics: Metrics;
   deliver: DeliverDeps;
+  /** Decide automatic responses (`identity.auto`); false in a dry run. */
+  auto?: boolean;
   /** Tests: shorter bounds than section 12's 3 and 30 seconds. */
   lookupTimeoutMs?: number;
   cycleLookupMs?: number;
@@ -115,6 +145,7 @@ export function identityRun(options: IdentityRunOptions, problems: string[]): Id
     metrics: options.metrics,
     ...(options.lookupTimeoutMs ? { lookupTimeoutMs: options.lookupTimeoutMs } : {}),
     ...(options.cycleLookupMs ? { cycleLookupMs: options.cycleLookupMs } : {}),
+    ...autoOf(options),
     async refused(scope, provider, message) {
       const fields = { scope, provider, error: message };
       const first = await store.markRefused(scope, provider, new Date(), message);
@@ -154,7 +185,7 @@ export function accountActions(parts: {
   fetch?: typeof fetch;
 }): AccountDeps {
   const logger = parts.logger.child({ component: 'identity-act' });
-  return {
+  const deps: AccountDeps = {
     actions: accountStore(parts.io),
     store: parts.lookups.deps.store,
     providers: parts.lookups.deps.providers,
@@ -164,4 +195,8 @@ export function accountActions(parts: {
     followUp: parts.followUp,
     report: (title, text) => notifyOps(parts.deliver, { kind: 'ops', title, text }, logger),
   };
+  parts.lookups.deps.runAuto = async (ids) => {
+    for (const id of ids) await finishAccountAction(deps, id);
+  };
+  return deps;
 }

@@ -25,10 +25,12 @@ import type { TenantRef } from '../model.ts';
 import { itemKey } from '../poll/ids.ts';
 import { domainWithin } from '../rules/match.ts';
 import type { Credential, EventItem } from '../upstream/schemas.ts';
+import type { AutoResponse } from './auto.ts';
 import type { ProviderClient } from './client.ts';
+import type { IdentityConfig } from './schema.ts';
 import { type IdentityStore, type LoginRef, loginKey, type Scope, scopeOf } from './store.ts';
 import { type Answer, decideVerdict, domainOfLogin, leakDateOf, loginOf } from './verdict.ts';
-import type { IdentityVerdict } from './words.ts';
+import { ACCOUNT_ACTIONS, type AccountAction, type IdentityVerdict } from './words.ts';
 
 export const LOOKUP_TIMEOUT_MS = 3_000;
 export const CYCLE_LOOKUP_MS = 30_000;
@@ -54,6 +56,12 @@ export interface IdentityDeps {
   lookupTimeoutMs?: number;
   cycleLookupMs?: number;
   concurrency?: number;
+  /** Each scope's `identity.auto`, and where its decisions are kept; none in a dry run. */
+  auto?: { config: ReadonlyMap<Scope, NonNullable<IdentityConfig['auto']>>; response: AutoResponse };
+  /** Records an automatic action (lib/identity/act.ts); the cycle takes it after its delivery pass. */
+  recordAuto?(request: { id: string; action: AccountAction; login: string; scope: Scope }): Promise<void>;
+  /** Takes the automatic actions recorded this cycle (set with the account actions: index.ts). */
+  runAuto?(ids: readonly string[]): Promise<void>;
 }
 
 /** What the step needs of a stream. */
@@ -64,6 +72,11 @@ export interface IdentityStream {
 
 export interface IdentityOptions {
   baselining: boolean;
+  /**
+   * Whether an item with this verdict would be sent (routed somewhere, not silenced): only those
+   * get an automatic response. Without it, none is decided.
+   */
+  wouldSend?(item: Credential): boolean;
   /** ms since the epoch: no lookup runs past it (the stream's deadline). */
   deadline: number;
   signal?: AbortSignal;
@@ -131,6 +144,7 @@ export class IdentityCycle {
   private readonly resting = new Set<string>();
   private readonly failures = new Map<string, number>();
   private readonly looked = new Set<string>();
+  private readonly autoIds: string[] = [];
 
   constructor(private readonly run: IdentityLookups) {}
 
@@ -172,6 +186,7 @@ export class IdentityCycle {
         };
         fresh.set(w.key, decideVerdict(w.client.name, answer, leakDateOf(w.item)));
       }
+      await this.autoResponses(scope, open, fresh, options);
       const logins = new Map(open.map((w) => [w.key, w.ref.login]));
       const kept = await this.deps.store.keepVerdicts(
         [...fresh].map(([key, verdict]) => ({ key, verdict, scope, login: logins.get(key) as string })),
@@ -188,6 +203,47 @@ export class IdentityCycle {
       const verdict = key === undefined ? undefined : decided.get(key);
       return verdict ? ({ ...item, _identity: verdict } as Item) : item;
     });
+  }
+
+  /**
+   * The automatic response of each fresh `at_risk` verdict that would be sent (auto.ts decides,
+   * once per account): noted on the verdict, its actions recorded for after the delivery pass.
+   */
+  private async autoResponses(
+    scope: Scope,
+    open: readonly Wanted[],
+    fresh: Map<string, IdentityVerdict>,
+    options: IdentityOptions,
+  ): Promise<void> {
+    const auto = this.deps.auto?.config.get(scope);
+    const response = this.deps.auto?.response;
+    if (!auto || !response || !options.wouldSend || !this.deps.recordAuto) return;
+    for (const w of open) {
+      const verdict = fresh.get(w.key);
+      if (verdict?.verdict !== 'at_risk' || verdict.auto) continue;
+      if (!options.wouldSend({ ...w.item, _identity: verdict } as Credential)) continue;
+      const usable = ACCOUNT_ACTIONS.filter((a) => !w.client.cannot(a));
+      const note = await response.decide(scope, auto, verdict, w.ref.login, usable);
+      if (!note) continue;
+      fresh.set(w.key, { ...verdict, auto: note });
+      if (!('actions' in note)) continue;
+      for (const action of note.actions) {
+        const id = `${note.id}~${action}`;
+        await this.deps.recordAuto({ id, action, login: w.ref.login, scope });
+        this.autoIds.push(id);
+      }
+    }
+  }
+
+  /** Takes the automatic actions decided this cycle: after its delivery pass, so follow-ups find the alerts sent. */
+  async respond(): Promise<void> {
+    if (!this.autoIds.length || !this.deps.runAuto) return;
+    const ids = this.autoIds.splice(0);
+    await this.deps
+      .runAuto(ids)
+      .catch((error: unknown) =>
+        this.deps.logger.warn('automatic responses failed; a later pass finishes them', { error }),
+      );
   }
 
   /** The answers for the open logins: the table's, then lookups for the rest (kept in the table). */

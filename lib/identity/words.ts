@@ -32,7 +32,15 @@ export interface IdentityVerdict {
   passwordChangedAt?: string;
   /** The leak's date: the source's `breached_at`, else its `leaked_at`, else `imported_at`. */
   leakDate: string;
+  /** The automatic response decided with this verdict (`identity.auto`; lib/identity/auto.ts). */
+  auto?: AutoNote;
 }
+
+/** What `_identity.auto` says: the actions recorded for this account, or why none were taken. */
+export type AutoNote =
+  | { actions: AccountAction[]; id: string }
+  /** The hour's `maxPerHour` was reached: nothing taken for this account now. */
+  | { paused: true; until: string; maxPerHour: number };
 
 /** How a verdict reads in a sentence: `at risk`, `no account`, `unknown (unmanaged)`. */
 export function verdictWords(verdict: Verdict, reason?: UnknownReason): string {

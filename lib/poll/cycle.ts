@@ -201,6 +201,8 @@ async function cycle(
       }),
       inline?.results() ?? [],
     );
+    // The automatic responses decided this cycle, now that their alerts went out.
+    await identity?.respond();
   } finally {
     // Even a cycle that throws (DynamoDB unreachable, say) reports what it measured.
     deps.poll.metrics.flush();

@@ -63,6 +63,15 @@ function toAlert(spec: StreamSpec, item: EventItem | Credential): Alert {
       };
 }
 
+/**
+ * Whether `item` would be sent if routed now: routed somewhere and not silenced (the identity
+ * step asks, to take automatic responses only for alerts that go out).
+ */
+export function wouldSend(deps: PollDeps, spec: StreamSpec, item: EventItem | Credential): boolean {
+  const decision = deps.route(deps.applyPasswordPolicy(toAlert(spec, item)), new Date(deps.clock.now()));
+  return decision.destinations.size > 0 && !decision.silenced;
+}
+
 /** Routing decisions for a page's items, as the delivery records they call for. */
 export function recordsFor(
   deps: PollDeps,

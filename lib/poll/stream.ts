@@ -22,7 +22,7 @@ import type { StreamLease } from '../state/streams.ts';
 import { RequestLimitError, UpstreamError } from '../upstream/errors.ts';
 import { isEndOfFeed } from '../upstream/paging.ts';
 import { statusOf } from './failure.ts';
-import { processPage } from './page.ts';
+import { processPage, wouldSend } from './page.ts';
 import type { StreamPage, StreamSpec } from './streams.ts';
 import { type PageCounts, type PollBudget, type PollDeps, type StreamResult, zeroCounts } from './types.ts';
 import { type Walk, WalkState, walkFields } from './walk.ts';
@@ -265,6 +265,7 @@ async function withVerdicts(context: WalkContext, page: StreamPage, walk: Walk):
     baselining: walk.baselining,
     deadline: context.budget.deadline,
     signal: context.signal,
+    wouldSend: (item) => wouldSend(context.deps, context.spec, item),
   });
   return { ...page, items };
 }

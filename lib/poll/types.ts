@@ -21,10 +21,18 @@ export interface IdentityStep {
   verdicts(
     stream: { tenant?: { id: number; name: string }; exclusive: boolean },
     items: readonly (EventItem | Credential)[],
-    options: { baselining: boolean; deadline: number; signal?: AbortSignal },
+    options: {
+      baselining: boolean;
+      deadline: number;
+      signal?: AbortSignal;
+      /** Whether an item with its verdict would be sent: only those get an automatic response. */
+      wouldSend?(item: Credential): boolean;
+    },
   ): Promise<(EventItem | Credential)[]>;
   /** At the cycle's end: notes each provider asked (for `status`). */
   finish(): Promise<void>;
+  /** After the cycle's delivery pass: takes the automatic responses it decided (`identity.auto`). */
+  respond(): Promise<void>;
 }
 
 export interface PollDeps {

@@ -7,8 +7,9 @@
  * identityLine(alert, opts) // 'Entra ID corp: enabled · password changed 2026-03-01, before the leak (2026-11-20) → at risk'
  * verdictCounts(alerts)     // '12 at risk, 30 rotated, 3 no account'
  */
-import { type IdentityVerdict, VERDICTS, verdictWords } from '../identity/words.ts';
+import { ACTION_WORDS, type IdentityVerdict, VERDICTS, verdictWords } from '../identity/words.ts';
 import type { DeliveryAlert } from '../model.ts';
+import { formatTime } from './format.ts';
 import type { RenderOptions } from './types.ts';
 
 /** The `_identity` a credential carries, when its login was looked up. */
@@ -61,7 +62,16 @@ export function identityLine(
           : `password never changed since the account was made, leak ${leak}`,
       );
   }
-  return `${label}: ${facts.join(' · ')} → ${verdictWords(v.verdict, v.reason)}`;
+  return `${label}: ${facts.join(' · ')} → ${verdictWords(v.verdict, v.reason)}${autoWords(v)}`;
+}
+
+/** What the automatic response did (`identity.auto`), as the line's end: ` · automatic response: revoke sessions`. */
+function autoWords(v: IdentityVerdict): string {
+  const auto = v.auto;
+  if (!auto) return '';
+  if ('actions' in auto)
+    return ` · automatic response: ${auto.actions.map((a) => ACTION_WORDS[a]).join(', ')}`;
+  return ` · automatic response paused until ${formatTime(auto.until)} (at most ${auto.maxPerHour} an hour)`;
 }
 
 /** A digest's count of verdicts, in VERDICTS order: `12 at risk, 30 rotated, 3 no account`; undefined when none has one. */

@@ -1,0 +1,132 @@
+/**
+ * The automatic response (interface.md section 12, `identity.auto`): the actions listed under
+ * `atRisk` (only `revokeSessions` and `confirmCompromised`) taken by themselves for the first
+ * `at_risk` verdict of each (tenant, provider, account). Decided with the verdict, before the item
+ * is routed, and kept with it as `_identity.auto`, so the alert says what is done (or that the
+ * hour's limit paused it) and a re-walk says the same.
+ *
+ * Never for an item that would be baselined, silenced or routed nowhere (the caller says which
+ * would be sent), never for a login matching `exclude`, never in a dry run (the caller does not
+ * ask). In the table:
+ * - `idauto#<scope>#<provider>#<account id>` / `idauto`: the account's first automatic response, put
+ *   once (a conditional put): a later leak of the same account, or another run, takes none.
+ * - `idautohour#<scope>#<hour>` / `idautohour`: the responses begun in that hour, counted with a
+ *   conditional increment that stops at `maxPerHour`, across every run.
+ * The order: the hour's count first (a paused account stays free for a later leak), then the
+ * account's first. Of two runs at once for one account, one wins the account; the other's count
+ * stays spent, so the limit errs on doing less.
+ * The actions themselves are recorded (lib/identity/act.ts, by `auto`, with an id from the account)
+ * and taken after the cycle's delivery pass, so their follow-ups find the alert sent.
+ */
+import { RECORD_RETENTION_DAYS } from '../model.ts';
+import { batchGet, type TableIo } from '../state/io.ts';
+import { marshall } from '../state/marshall.ts';
+import { PutItemCommand, UpdateItemCommand } from '../state/sdk.ts';
+import type { IdentityConfig } from './schema.ts';
+import type { Scope } from './store.ts';
+import type { AccountAction, AutoNote, IdentityVerdict } from './words.ts';
+
+/** Automatic actions the config may list (`config validate` refuses others). */
+export const AUTO_ACTIONS: readonly AccountAction[] = ['revokeSessions', 'confirmCompromised'];
+
+const enc = (part: string | number) => encodeURIComponent(String(part));
+const HOUR = 3_600_000;
+
+/** A shell-like pattern (`admin-*@acme.com`) as a whole-string, case-blind test. */
+export function excluded(patterns: readonly string[] | undefined, login: string): boolean {
+  return (patterns ?? []).some((pattern) => {
+    const source = pattern
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*');
+    return new RegExp(`^${source}$`, 'i').test(login);
+  });
+}
+
+/** The action id of an account's automatic response: the same for every run that decides it. */
+export const autoActionId = (scope: Scope, provider: string, account: string) =>
+  `auto-${enc(scope)}-${enc(provider)}-${enc(account)}`.slice(0, 200);
+
+export class AutoResponse {
+  constructor(private readonly io: TableIo) {}
+
+  /**
+   * The note for a first `at_risk` verdict of an account: the actions when the hour has room and
+   * no run took one for this account before; `paused` when the hour is full; undefined when this
+   * account had its response already (or nothing applies).
+   */
+  async decide(
+    scope: Scope,
+    auto: NonNullable<IdentityConfig['auto']>,
+    verdict: IdentityVerdict,
+    login: string,
+    usable: readonly AccountAction[],
+  ): Promise<AutoNote | undefined> {
+    const actions = auto.atRisk.filter(
+      (a): a is AccountAction =>
+        (AUTO_ACTIONS as readonly string[]).includes(a) && usable.includes(a as AccountAction),
+    );
+    if (verdict.verdict !== 'at_risk' || !verdict.userId || !actions.length) return undefined;
+    if (excluded(auto.exclude, login)) return undefined;
+    const now = this.io.clock.now();
+    const hour = Math.floor(now / HOUR) * HOUR;
+    const id = autoActionId(scope, verdict.provider, verdict.userId);
+    const expiresAt = Math.floor((now + RECORD_RETENTION_DAYS * 86_400_000) / 1000);
+    // Already taken for this account: no count spent.
+    if (await this.taken(scope, verdict.provider, verdict.userId)) return undefined;
+    if (!(await this.countHour(scope, hour, auto.maxPerHour)))
+      return { paused: true, until: new Date(hour + HOUR).toISOString(), maxPerHour: auto.maxPerHour };
+    try {
+      this.io.onRequest?.('PutItem');
+      await this.io.client.send(
+        new PutItemCommand({
+          TableName: this.io.tableName,
+          Item: marshall({
+            pk: `idauto#${enc(scope)}#${enc(verdict.provider)}#${enc(verdict.userId)}`,
+            sk: 'idauto',
+            id,
+            at: new Date(now).toISOString(),
+            expiresAt,
+          }),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if ((error as { name?: string })?.name === 'ConditionalCheckFailedException') return undefined;
+      throw error;
+    }
+    return { actions, id };
+  }
+
+  private async taken(scope: Scope, provider: string, account: string): Promise<boolean> {
+    const found = await batchGet(this.io, [
+      marshall({ pk: `idauto#${enc(scope)}#${enc(provider)}#${enc(account)}`, sk: 'idauto' }),
+    ]);
+    return found.length > 0;
+  }
+
+  /** Counts one response in the hour; false when the hour already has `max`. */
+  private async countHour(scope: Scope, hour: number, max: number): Promise<boolean> {
+    try {
+      this.io.onRequest?.('UpdateItem');
+      await this.io.client.send(
+        new UpdateItemCommand({
+          TableName: this.io.tableName,
+          Key: marshall({ pk: `idautohour#${enc(scope)}#${new Date(hour).toISOString()}`, sk: 'idautohour' }),
+          UpdateExpression: 'SET n = if_not_exists(n, :zero) + :one, expiresAt = :exp',
+          ConditionExpression: 'attribute_not_exists(n) OR n < :max',
+          ExpressionAttributeValues: marshall({
+            ':zero': 0,
+            ':one': 1,
+            ':max': max,
+            ':exp': Math.floor((hour + 2 * HOUR) / 1000) + 86_400,
+          }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as { name?: string })?.name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
+}
