@@ -32,7 +32,7 @@ import type { IdentityVerdict } from '../identity/words.ts';
 import type { Alert } from '../model.ts';
 import { eventSeverity } from '../model.ts';
 import { severityRank, typeMatches } from '../upstream/event-types.ts';
-import type { AlertsConfig, Match } from './config.ts';
+import type { AlertsConfig, Match } from './schema.ts';
 
 type IdentityCarrier = { _identity?: Pick<IdentityVerdict, 'verdict'> };
 

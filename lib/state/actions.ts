@@ -21,6 +21,9 @@
  * taken in the upstream's own web app is unknown to us, and a follow-up of ours then repeats what
  * it did, harmlessly.
  *
+ * It is longer than 300 lines because it is one table protocol (records, holds, flags, the audit
+ * trail) that every kind of action shares, and it reads best whole.
+ *
  * The audit trail of actions (`audit#events`, newest first) holds each action with who, what, on
  * which uids, when, and the upstream's answer; written from the record, so writing it twice (a
  * resumed action) leaves one entry.

@@ -1,4 +1,7 @@
 /**
+ * Longer than 300 lines because a single item, a digest and the identity lines share one event
+ * shape and its size budget, which read best in one place.
+ *
  * PagerDuty Events API v2 events for a batch of alerts bound for one PagerDuty destination
  * (interface.md section 4): one `trigger` per item, or one per digest above the threshold.
  *

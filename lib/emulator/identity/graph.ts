@@ -1,4 +1,7 @@
 /**
+ * Longer than 300 lines on purpose: every Graph route is written inline on the app, as the
+ * upstream emulator's are, so the service reads in one place.
+ *
  * Microsoft Graph's user routes over one EntraStandIn, answering as identity-facts.md says the real
  * ones do: a token the directory issued and still honours, holding the permission the request
  * needs; the user read with `$select` kept exactly (a property comes back only when selected, or
