@@ -1,0 +1,169 @@
+/**
+ * The automatic response (`identity.auto`; lib/identity/auto.ts) through real poll cycles against
+ * the emulator, dynalite and the providers' stand-in: taken once per at-risk account (never for a
+ * rotated, silenced, unrouted or excluded login), stopped at `maxPerHour` with two workers at
+ * once (the alert says it is paused), and never in a dry run.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ALL_ENTRA_ROLES } from '../../lib/emulator/identity/index.ts';
+import { readEnvironment } from '../../lib/env.ts';
+import type { IdentityVerdict } from '../../lib/identity/words.ts';
+import { memoryLogger } from '../../lib/log.ts';
+import { runPollCycle } from '../../lib/poll/cycle.ts';
+import { createRuntime } from '../../lib/runtime.ts';
+import { useDynalite } from '../helpers/dynamo.ts';
+import { useEmulator } from '../helpers/emulator.ts';
+import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
+import { configFrom } from '../helpers/world.ts';
+
+const emu = useEmulator({ credentials: 0 });
+const db = useDynalite();
+let idp: IdentityProviders;
+let hook: Receiver;
+const LONG_AGO = '2001-01-01T00:00:00Z';
+
+beforeAll(async () => {
+  const users = [
+    ...Array.from({ length: 6 }, (_, i) => ({
+      userPrincipalName: `risk${i}@auto.test`,
+      lastPasswordChangeDateTime: LONG_AGO,
+    })),
+    { userPrincipalName: 'admin-root@auto.test', lastPasswordChangeDateTime: LONG_AGO },
+    { userPrincipalName: 'quiet@auto.test', lastPasswordChangeDateTime: LONG_AGO },
+    {
+      userPrincipalName: 'fresh@auto.test',
+      lastPasswordChangeDateTime: new Date(Date.now() + 86_400_000).toISOString(),
+    },
+  ];
+  idp = await identityProviders({ entra: { users } });
+  idp.stand.entra.roles = [...ALL_ENTRA_ROLES];
+  hook = await startReceiver();
+});
+afterAll(async () => {
+  await Promise.all([idp.close(), hook.close()]);
+});
+
+function config(maxPerHour: number, over: Record<string, unknown> = {}) {
+  return configFrom({
+    sources: { credentials: { domains: ['auto.test'], lookback: 'P1D' } },
+    identity: {
+      providers: idp.providers({ entra: ['auto.test'] }),
+      auto: { atRisk: ['revokeSessions'], maxPerHour, exclude: ['admin-*@auto.test'] },
+    },
+    destinations: { siem: { type: 'webhook', url: hook.url } },
+    routes: [{ name: 'all', to: ['siem'] }],
+    silences: [
+      {
+        match: { domains: ['auto.test'], identity: ['at_risk'] },
+        until: '2001-01-02T00:00:00Z',
+        reason: 'expired long ago',
+      },
+    ],
+    digest: { threshold: 1000, maxItems: 20 },
+    ...over,
+  });
+}
+
+async function runtime(
+  maxPerHour: number,
+  table: string,
+  dryRun = false,
+  over: Record<string, unknown> = {},
+) {
+  return createRuntime({
+    env: readEnvironment({
+      EXPOSURE_API_URL: emu.url,
+      EXPOSURE_API_TOKEN: 'emu-acme-token',
+      TABLE_NAME: table,
+      DYNAMODB_ENDPOINT: db.endpoint,
+    }),
+    config: config(maxPerHour, over),
+    secrets: idp.secrets,
+    logger: memoryLogger('info'),
+    dynamo: db.client,
+    upstream: emu.client(),
+    dryRun,
+    write: () => {},
+  });
+}
+
+const revoked = () => idp.actions.filter((a) => a.action === 'revokeSessions').map((a) => a.login);
+type Item = { identity_name: string; _identity?: IdentityVerdict };
+const received = () => hook.requests.flatMap((r) => (r.json() as { items: Item[] }).items);
+
+describe('identity.auto', () => {
+  it('is taken once per at-risk account that is sent, never for an excluded or rotated login, and the alert says it', async () => {
+    const table = await db.table();
+    const logins = [
+      'risk0@auto.test',
+      'risk0@auto.test',
+      'risk1@auto.test',
+      'admin-root@auto.test',
+      'fresh@auto.test',
+    ];
+    emu.running.emulator.dataset.appendCredentials(logins.length, { logins });
+    const before = revoked().length;
+    const rt = await runtime(20, table);
+    const summary = await runPollCycle(rt.cycle, 'credentials', { deadline: Date.now() + 60_000 });
+    expect(summary.exitCode).toBe(0);
+    expect(revoked().slice(before).sort()).toEqual(['risk0@auto.test', 'risk1@auto.test']);
+    const items = received();
+    const autoOf = (login: string) =>
+      items.filter((i) => i.identity_name === login).map((i) => i._identity?.auto);
+    expect(autoOf('risk1@auto.test')).toEqual([{ actions: ['revokeSessions'], id: expect.any(String) }]);
+    // Two leaks of one account: one response, noted on one of them.
+    expect(autoOf('risk0@auto.test').filter(Boolean)).toHaveLength(1);
+    expect(autoOf('admin-root@auto.test')).toEqual([undefined]);
+    expect(autoOf('fresh@auto.test')).toEqual([undefined]);
+    // A later leak of the same account takes none.
+    emu.running.emulator.dataset.appendCredentials(1, { logins: ['risk1@auto.test'] });
+    await runPollCycle(rt.cycle, 'credentials', { deadline: Date.now() + 60_000 });
+    expect(
+      revoked()
+        .slice(before)
+        .filter((l) => l === 'risk1@auto.test'),
+    ).toHaveLength(1);
+    hook.requests.length = 0;
+  });
+
+  it('stops at maxPerHour across two workers at once; the rest say the response is paused', async () => {
+    const table = await db.table();
+    const logins = ['risk2@auto.test', 'risk3@auto.test', 'risk4@auto.test', 'risk5@auto.test'];
+    emu.running.emulator.dataset.appendCredentials(logins.length, { logins });
+    const before = revoked().length;
+    const [a, b] = await Promise.all([runtime(2, table), runtime(2, table)]);
+    await Promise.all([
+      runPollCycle(a.cycle, 'credentials', { deadline: Date.now() + 60_000 }),
+      runPollCycle(b.cycle, 'credentials', { deadline: Date.now() + 60_000 }),
+    ]);
+    expect(revoked().length - before).toBe(2);
+    const paused = received().filter((i) => i._identity?.auto && 'paused' in i._identity.auto);
+    expect(paused.length).toBeGreaterThanOrEqual(2);
+    hook.requests.length = 0;
+  });
+
+  it('is not taken for an item silenced or routed nowhere', async () => {
+    const before = revoked().length;
+    emu.running.emulator.dataset.appendCredentials(1, { logins: ['quiet@auto.test'] });
+    const silenced = await runtime(20, await db.table(), false, {
+      silences: [{ match: { identity: ['at_risk'] }, until: '2100-01-01T00:00:00Z', reason: 'drill' }],
+    });
+    await runPollCycle(silenced.cycle, 'credentials', { deadline: Date.now() + 60_000 });
+    const unrouted = await runtime(20, await db.table(), false, {
+      routes: [{ name: 'rotated only', match: { identity: ['rotated'] }, to: ['siem'] }],
+    });
+    await runPollCycle(unrouted.cycle, 'credentials', { deadline: Date.now() + 60_000 });
+    expect(revoked().length).toBe(before);
+    hook.requests.length = 0;
+  });
+
+  it('does nothing in a dry run', async () => {
+    const table = await db.table();
+    emu.running.emulator.dataset.appendCredentials(1, { logins: ['quiet@auto.test'] });
+    const before = revoked().length;
+    const rt = await runtime(20, table, true);
+    await runPollCycle(rt.cycle, 'credentials', { deadline: Date.now() + 60_000 });
+    expect(revoked().length).toBe(before);
+  });
+});
