@@ -14,6 +14,12 @@ const DONE: Record<string, string> = {
   remediate: 'Marked remediated',
   unignore: 'No longer ignored',
   unremediate: 'No longer remediated',
+  // Actions on the account a leaked login names (interface.md section 12).
+  revokeSessions: 'Sessions revoked',
+  requirePasswordChange: 'Password change required',
+  confirmCompromised: 'Confirmed compromised',
+  disable: 'Account disabled',
+  enable: 'Account enabled',
 };
 
 /** `Ignored by cli:alice at 2026-11-25 12:00 UTC`, as plain text (escape it for the medium). */
