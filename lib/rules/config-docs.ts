@@ -281,6 +281,10 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     text: 'Slack user ids (U… or W…) who may act and look up, or `"*"` for every member of the workspace; anyone else gets a refusal only they see',
     example: ['U0123ABCD', 'U0456EFGH'],
   },
+  'actions.slack.identityAdmins': {
+    text: 'Slack user ids (U… or W…, each also in allowedUsers; never `"*"`) who may disable and enable an account from the menu beside a login with an identity verdict; every allowed user may take the other account actions',
+    example: ['U0123ABCD'],
+  },
   'actions.slack.responseUrlPrefix': {
     text: 'answers go to a request’s `response_url` only when it is on this origin, under this path: an `https://` origin followed by `/` (`http://` only for a loopback stand-in), so it can match no other host (default `https://hooks.slack.com/`)',
     example: 'https://hooks.slack.com/',

@@ -123,11 +123,17 @@ const silenceSchema = z.strictObject({
 });
 export type Silence = z.infer<typeof silenceSchema>;
 
+/** A Slack user id: U or W, then capitals and digits. */
+const slackUserId = z
+  .string()
+  .check(z.regex(/^[UW][A-Z0-9]{2,}$/, 'expected a Slack user id (U or W, then capitals and digits)'));
+
 /**
  * Acting from Slack (interface.md section 9): requests are verified with the app's signing
- * secret, and only these users of this workspace may act or look up.
+ * secret, and only these users of this workspace may act or look up. Disabling and enabling an
+ * account (section 12) is for `identityAdmins` alone: named one by one, never `"*"`.
  */
-const slackActionsSchema = z.strictObject({
+const slackActionsFields = z.strictObject({
   /** Only from the secret object: the API, which has no config, reads it there by name. */
   signingSecret: secretRefSchema,
   teamId: z
@@ -148,8 +154,24 @@ const slackActionsSchema = z.strictObject({
       ]),
     )
     .check(z.minLength(1)),
+  identityAdmins: z.optional(z.array(slackUserId)),
   responseUrlPrefix: z._default(responseUrlPrefix, 'https://hooks.slack.com/'),
 });
+/** Each identity admin must be allowed to act at all, else naming them would silently do nothing. */
+const slackActionsSchema = slackActionsFields.check(
+  z.superRefine((d, ctx) => {
+    if (d.allowedUsers.includes('*')) return;
+    (d.identityAdmins ?? []).forEach((admin, i) => {
+      if (!d.allowedUsers.includes(admin))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['identityAdmins', i],
+          message: `${admin} is not in allowedUsers: an identity admin must be allowed to act too (add it there)`,
+          input: admin,
+        });
+    });
+  }),
+);
 export type SlackActionsConfig = z.infer<typeof slackActionsSchema>;
 
 export const configSchema = z.strictObject({
