@@ -23,6 +23,11 @@ export const SLACK_LIMITS = {
   text: 40_000,
   /** Slack refuses long block sets near 13,000 characters in all (`msg_blocks_too_long`). */
   totalBlockText: 12_000,
+  /** An overflow menu (a section's accessory): 2 to 5 options, each's text and value. */
+  overflowOptions: { min: 2, max: 5 },
+  optionText: 75,
+  optionValue: 150,
+  actionId: 255,
 } as const;
 
 type Block = Record<string, unknown>;
@@ -88,6 +93,7 @@ export function slackLimitProblems(payload: SlackPayload): string[] {
         `blocks[${i}] has ${elements.length} context elements (limit ${SLACK_LIMITS.contextElements})`,
       );
     }
+    problems.push(...accessoryProblems(block.accessory, `blocks[${i}].accessory`));
     for (const t of blockTexts(block)) {
       if (t.text.length > t.max)
         problems.push(`blocks[${i}] ${t.where} has ${t.text.length} characters (limit ${t.max})`);
@@ -98,6 +104,32 @@ export function slackLimitProblems(payload: SlackPayload): string[] {
   if (total > SLACK_LIMITS.totalBlockText) {
     problems.push(`blocks hold ${total} characters of text (limit about ${SLACK_LIMITS.totalBlockText})`);
   }
+  return problems;
+}
+
+/** What an overflow menu beside a section breaks (an account menu: identity-menu.ts). */
+function accessoryProblems(accessory: unknown, where: string): string[] {
+  const menu = accessory as { type?: unknown; action_id?: unknown; options?: unknown } | undefined;
+  if (menu?.type !== 'overflow') return [];
+  const problems: string[] = [];
+  const { min, max } = SLACK_LIMITS.overflowOptions;
+  const options = Array.isArray(menu.options) ? (menu.options as { text?: unknown; value?: unknown }[]) : [];
+  if (options.length < min || options.length > max)
+    problems.push(`${where} has ${options.length} options (${min} to ${max})`);
+  if (typeof menu.action_id !== 'string' || menu.action_id.length > SLACK_LIMITS.actionId)
+    problems.push(`${where}.action_id is missing or over ${SLACK_LIMITS.actionId} characters`);
+  options.forEach((option, j) => {
+    const text = textOf(option.text) ?? '';
+    if (text.length === 0 || text.length > SLACK_LIMITS.optionText)
+      problems.push(
+        `${where}.options[${j}] text has ${text.length} characters (1 to ${SLACK_LIMITS.optionText})`,
+      );
+    const value = typeof option.value === 'string' ? option.value : '';
+    if (value.length === 0 || value.length > SLACK_LIMITS.optionValue)
+      problems.push(
+        `${where}.options[${j}] value has ${value.length} characters (1 to ${SLACK_LIMITS.optionValue})`,
+      );
+  });
   return problems;
 }
 

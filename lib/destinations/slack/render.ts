@@ -8,6 +8,8 @@
  *
  * A credential group that would not fit one compact message is split into numbered parts, each
  * covering exactly the logins it lists, so no login is counted as delivered without being shown.
+ * With `actions.slack`, a Slack app's message gives each login with an identity verdict its own
+ * section and an account menu beside it (identity-menu.ts); without either, nothing changes.
  */
 import { eventSeverity } from '../../model.ts';
 import {
@@ -16,7 +18,6 @@ import {
   highlightPlain,
   highlightToSlack,
   slackLines,
-  slackPlain,
   slackText,
 } from '../../render/escape.ts';
 import {
@@ -49,24 +50,16 @@ import {
 import { identityLine, verdictCounts } from '../../render/identity.ts';
 import { credentialLink, eventLink } from '../../render/link.ts';
 import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
+import { type Block, context, header, packSections, SECTION_BUDGET, section } from './blocks.ts';
 import { actionButtons } from './buttons.ts';
-import { fitSlackPayload, type SlackPayload } from './limits.ts';
+import { identityMenu, jsonLength, MESSAGE_JSON_BUDGET, menuBlocks, menuParts } from './identity-menu.ts';
+import { fitSlackPayload, SLACK_LIMITS, type SlackPayload } from './limits.ts';
 
-export type Block = Record<string, unknown>;
-
-/** Room for lines in one section: under the 3,000 limit, leaving space for a closing note. */
-const SECTION_BUDGET = 2_800;
 /** Characters of listed lines per message: keeps the whole message well under ~12,000. */
 export const LINES_BUDGET = 7_500;
 const HIGHLIGHT_MAX = 1_000;
 const URL_MAX = 1_500;
 
-export const header = (text: string): Block => ({
-  type: 'header',
-  text: { type: 'plain_text', text: slackPlain(text, 150), emoji: true },
-});
-export const section = (text: string): Block => ({ type: 'section', text: { type: 'mrkdwn', text } });
-export const context = (text: string): Block => ({ type: 'context', elements: [{ type: 'mrkdwn', text }] });
 const fields = (pairs: [string, string][]): Block => ({
   type: 'section',
   fields: pairs.map(([label, value]) => ({ type: 'mrkdwn', text: `*${label}*\n${value || '–'}` })),
@@ -76,21 +69,6 @@ const fields = (pairs: [string, string][]): Block => ({
 export function slackLink(url: string | undefined, label: string): string | undefined {
   if (!url || url.length > URL_MAX) return undefined;
   return `<${escapeSlack(url)}|${slackText(label, 200)}>`;
-}
-
-/** Lines packed into as few sections as fit, each under the section limit. */
-export function packSections(lines: string[]): Block[] {
-  const blocks: Block[] = [];
-  let current = '';
-  for (const line of lines) {
-    if (current && current.length + 1 + line.length > SECTION_BUDGET) {
-      blocks.push(section(current));
-      current = '';
-    }
-    current = current ? `${current}\n${line}` : line;
-  }
-  if (current) blocks.push(section(current));
-  return blocks;
 }
 
 export const listOf = (values: string[], max: number) =>
@@ -164,9 +142,9 @@ function credentialLine(alert: CredentialDelivery, opts: RenderOptions): string 
 }
 
 /** Splits lines into chunks of at most `budget` characters (and at least one line each). */
-function chunk<T>(items: { value: T; line: string }[], budget: number): { value: T; line: string }[][] {
-  const chunks: { value: T; line: string }[][] = [];
-  let current: { value: T; line: string }[] = [];
+function chunk<E extends { line: string }>(items: E[], budget: number): E[][] {
+  const chunks: E[][] = [];
+  let current: E[] = [];
   let size = 0;
   for (const entry of items) {
     if (current.length && size + entry.line.length + 1 > budget) {
@@ -185,27 +163,51 @@ function credentialMessages(
   batch: Extract<Batch, { type: 'credentials' }>,
   opts: RenderOptions,
 ): Rendered<SlackPayload>[] {
-  const entries = batch.alerts.map((alert) => ({ value: alert, line: credentialLine(alert, opts) }));
-  const parts = chunk(entries, LINES_BUDGET);
+  const entries = batch.alerts.map((alert) => {
+    const menu = identityMenu(alert, opts);
+    return { value: alert, line: credentialLine(alert, opts), ...(menu ? { menu } : {}) };
+  });
   const source = batch.alerts.find((a) => a.item.source)?.item.source;
   const leak = source?.name ?? batch.sourceId;
-  return parts.map((part, i) => {
-    const partNote = parts.length > 1 ? ` (part ${i + 1} of ${parts.length})` : '';
-    const alerts = part.map((e) => e.value);
-    const blocks: Block[] = [
+  const frame = (partNote: string, count: string, alerts: CredentialDelivery[]) => ({
+    top: [
       header(forTenant(batchTenant(batch), `Leaked credentials · ${batch.domain}${partNote}`)),
       fields([
         ['Leak', slackText(leak, 500)],
-        ['Logins', `${batch.alerts.length}${parts.length > 1 ? ` (${part.length} in this part)` : ''}`],
+        ['Logins', count],
         ['Breached', slackText(formatTime(source?.breached_at), 100)],
         ['Leaked', slackText(formatTime(source?.leaked_at), 100)],
         ['Domain', slackText(batch.domain, 300)],
         ['Source id', slackText(batch.sourceId, 300)],
       ]),
-      ...packSections(part.map((e) => e.line)),
-      context(
-        `source ${slackText(alerts[0]?.source ?? '', 200)} · routes ${slackText(routesOf(alerts).join(', '), 400)} · passwords are never sent to Slack`,
-      ),
+    ],
+    bottom: context(
+      `source ${slackText(alerts[0]?.source ?? '', 200)} · routes ${slackText(routesOf(alerts).join(', '), 400)} · passwords are never sent to Slack`,
+    ),
+  });
+  // With account menus (identity-menu.ts) a part is also bounded by its blocks and its JSON: the
+  // room is what the frame leaves, measured at its widest (and a margin for another part's source).
+  const menus = entries.some((e) => e.menu);
+  const widest = frame(' (part 9999 of 9999)', '99999 (99999 in this part)', batch.alerts);
+  const parts = menus
+    ? menuParts(entries, {
+        blocks: SLACK_LIMITS.blocks - 3,
+        chars: LINES_BUDGET,
+        json: MESSAGE_JSON_BUDGET - jsonLength([...widest.top, widest.bottom]) - 400,
+      })
+    : chunk(entries, LINES_BUDGET);
+  return parts.map((part, i) => {
+    const partNote = parts.length > 1 ? ` (part ${i + 1} of ${parts.length})` : '';
+    const alerts = part.map((e) => e.value);
+    const { top, bottom } = frame(
+      partNote,
+      `${batch.alerts.length}${parts.length > 1 ? ` (${part.length} in this part)` : ''}`,
+      alerts,
+    );
+    const blocks: Block[] = [
+      ...top,
+      ...(menus ? menuBlocks(part) : packSections(part.map((e) => e.line))),
+      bottom,
     ];
     const text = slackText(
       forTenant(

@@ -7,6 +7,9 @@
  * MAX_REPLIES; the last then counts what it could not list). Every item of the digest appears once
  * across the parent and its thread. Single events and credential groups are as in slack.ts.
  *
+ * With `actions.slack`, each login with an identity verdict in a reply has its account menu beside
+ * it (identity-menu.ts); such replies are split so each stays within Slack's blocks and size.
+ *
  * Rendering is deterministic for the same alerts in the same order: a thread a crash interrupted
  * is rendered again and resumed at the reply it had reached (deliver/thread.ts).
  */
@@ -30,20 +33,17 @@ import {
 import { verdictCounts } from '../../render/identity.ts';
 import { credentialLink } from '../../render/link.ts';
 import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
+import { type Block, context, header, packSections, section } from './blocks.ts';
+import { identityMenu, type Listed, MESSAGE_JSON_BUDGET, menuBlocks, menuParts } from './identity-menu.ts';
 import type { SlackPayload } from './limits.ts';
-import { fitSlackPayload } from './limits.ts';
+import { fitSlackPayload, SLACK_LIMITS } from './limits.ts';
 import {
-  type Block,
-  context,
   credentialDigestLine,
   digestLines,
   eventDigestLine,
-  header,
   LINES_BUDGET,
   listOf,
-  packSections,
   renderSlackBatch,
-  section,
   slackLink,
   verdictSummary,
 } from './render.ts';
@@ -52,26 +52,36 @@ import {
 export const MAX_REPLIES = 50;
 
 /** Lines in chunks of at most LINES_BUDGET characters (at least one line each). */
-function chunks(lines: string[]): string[][] {
-  const out: string[][] = [];
-  let current: string[] = [];
+function chunks<E extends Listed>(lines: E[]): E[][] {
+  const out: E[][] = [];
+  let current: E[] = [];
   let size = 0;
-  for (const line of lines) {
-    if (current.length && size + line.length + 1 > LINES_BUDGET) {
+  for (const entry of lines) {
+    if (current.length && size + entry.line.length + 1 > LINES_BUDGET) {
       out.push(current);
       current = [];
       size = 0;
     }
-    current.push(line);
-    size += line.length + 1;
+    current.push(entry);
+    size += entry.line.length + 1;
   }
   if (current.length) out.push(current);
   return out;
 }
 
-/** The replies listing `lines`, numbered from `first` of `total`; at most MAX_REPLIES. */
-function replies(lines: string[], first: number, total: number): SlackPayload[] {
-  const parts = chunks(lines);
+/**
+ * What a reply's lines may take when some carry an account menu: all but its two closing blocks
+ * (the count of what is not listed, and where the reply stands), and their JSON beside it.
+ */
+const REPLY_ROOM = { blocks: SLACK_LIMITS.blocks - 2, chars: LINES_BUDGET, json: MESSAGE_JSON_BUDGET - 400 };
+
+/**
+ * The replies listing `lines`, numbered from `first` of `total`; at most MAX_REPLIES. A line with
+ * a menu (identity-menu.ts) is a section of its own, so those replies are split by blocks and size.
+ */
+function replies(lines: Listed[], first: number, total: number): SlackPayload[] {
+  const menus = lines.some((l) => l.menu);
+  const parts = menus ? menuParts(lines, REPLY_ROOM) : chunks(lines);
   const kept = parts.slice(0, MAX_REPLIES);
   let at = first;
   return kept.map((part, i) => {
@@ -79,7 +89,7 @@ function replies(lines: string[], first: number, total: number): SlackPayload[] 
     at += part.length;
     const unlisted = i === kept.length - 1 ? total - at : 0;
     const blocks: Block[] = [
-      ...packSections(part),
+      ...(menus ? menuBlocks(part) : packSections(part.map((l) => l.line))),
       ...(unlisted > 0
         ? [section(`_… and ${plural(unlisted, 'more item')} not listed (${total} in all)._`)]
         : []),
@@ -93,7 +103,7 @@ function eventThread(batch: Extract<Batch, { type: 'digest'; kind: 'event' }>, o
   const total = batch.alerts.length;
   const sorted = mostSevereFirst(batch.alerts);
   const { shown } = digestLines(sorted, (a) => eventDigestLine(a, opts), opts.digest.maxItems);
-  const rest = sorted.slice(shown.length).map((a) => eventDigestLine(a, opts));
+  const rest = sorted.slice(shown.length).map((a) => ({ line: eventDigestLine(a, opts) }));
   const title = forTenant(batchTenant(batch), `Exposure digest · ${plural(total, 'event')}`);
   const blocks: Block[] = [
     header(title),
@@ -149,8 +159,12 @@ function credentialThread(
   });
   return {
     parent,
+    // Each login with a verdict has its account menu beside it (identity-menu.ts).
     thread: replies(
-      batch.alerts.map((a) => credentialDigestLine(a, opts)),
+      batch.alerts.map((a) => {
+        const menu = identityMenu(a, opts);
+        return { line: credentialDigestLine(a, opts), ...(menu ? { menu } : {}) };
+      }),
       0,
       total,
     ),
