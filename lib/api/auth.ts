@@ -1,7 +1,9 @@
 /**
  * Who is calling: bearer tokens checked against the `apiClients` map of the secret object (client
- * name to the SHA-256 hex digest of its token, which may do everything, or to `{digest, scopes}`,
- * which may do what its scopes say).
+ * name to the SHA-256 hex digest of its token, or to `{digest, scopes}`, which may do what its
+ * scopes say). A bare digest has the five scopes every client had before the others existed
+ * (BARE_DIGEST_SCOPES); `destinations:write`, `identity:act` and `identity:disable` act on more
+ * than alerts (a destination, a person's account), so they are granted only by name.
  *
  * Digests are cached. A token that matches none triggers a re-read of the secret, at most once per
  * `reloadIntervalMs` (default a minute), so a client added to the secret is accepted within a
@@ -19,11 +21,23 @@ import { ConfigError } from '../errors.ts';
 import { type Logger, silentLogger } from '../log.ts';
 
 /** What a client may do (interface.md section 5): one scope per kind of request. */
-export const SCOPES = ['assets:write', 'silences:write', 'events:act', 'lookup', 'read'] as const;
+export const SCOPES = [
+  'assets:write',
+  'silences:write',
+  'events:act',
+  'lookup',
+  'read',
+  'destinations:write',
+  'identity:act',
+  'identity:disable',
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
+/** What a client given as a bare digest may do: the first five scopes, never the last three. */
+export const BARE_DIGEST_SCOPES: ReadonlySet<Scope> = new Set<Scope>(SCOPES.slice(0, 5));
+
 /**
- * Client name to the SHA-256 hex digest of its token (every scope), or to `{digest, scopes}`.
+ * Client name to the SHA-256 hex digest of its token (BARE_DIGEST_SCOPES), or to `{digest, scopes}`.
  */
 export type ApiClients = Record<string, string | { digest: string; scopes: Scope[] }>;
 
@@ -33,6 +47,7 @@ export interface ApiCaller {
   scopes: ReadonlySet<Scope>;
 }
 
+/** Every scope: an IAM-authenticated caller's (its IAM policy decides what it may call). */
 export const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
 
 export function sha256Hex(token: string): string {
@@ -190,7 +205,7 @@ export class ApiClientAuth {
       const clients = parseApiClients(await this.options.load());
       this.entries = Object.entries(clients).map(([name, entry]) =>
         typeof entry === 'string'
-          ? { name, digest: Buffer.from(entry, 'hex'), scopes: ALL_SCOPES }
+          ? { name, digest: Buffer.from(entry, 'hex'), scopes: BARE_DIGEST_SCOPES }
           : { name, digest: Buffer.from(entry.digest, 'hex'), scopes: new Set(entry.scopes) },
       );
       this.loadedAt = this.now();

@@ -23,7 +23,7 @@ describe('apiClients with scopes', () => {
       b: { digest, scopes: ['read', 'lookup'] },
     });
     expect(() => parseApiClients({ b: { digest, scopes: ['admin'] } })).toThrow(
-      /apiClients\.b\.scopes: "admin" is not a scope \(expected assets:write, silences:write, events:act, lookup, read\)/,
+      /apiClients\.b\.scopes: "admin" is not a scope \(expected assets:write, silences:write, events:act, lookup, read, destinations:write, identity:act, identity:disable\)/,
     );
     expect(() => parseApiClients({ b: { digest, scope: ['read'] } })).toThrow(
       /apiClients\.b\.scope: unknown key/,
