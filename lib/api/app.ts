@@ -1,8 +1,8 @@
 /**
- * The HTTP API of interface.md sections 5, 6, 8 and 9, as one Hono app: the same object serves
+ * The HTTP API of interface.md sections 5, 6, 8, 9 and 12, as one Hono app: the same object serves
  * `serve`, `npm start` and Lambda (functions/api.ts). Asset toggles and their audit trail, the
- * run-time silences (silences.ts), the status read (state/status.ts), and actions on events
- * (actions.ts).
+ * run-time silences (silences.ts), the status read (state/status.ts), actions on events
+ * (actions.ts), and actions on leaked logins' accounts (identity-routes.ts).
  *
  * Checks run in the documented order: route and method (404, 405), auth (401), scope (403, audited),
  * content type and size (415, 413), validation (400), and only then the upstream or the table; every answer is
@@ -48,6 +48,7 @@ import { readJsonText } from './body.ts';
 import type { Vars } from './context.ts';
 import { ApiError, unauthorized } from './errors.ts';
 import { answerOnce, type IdempotencyDeps } from './idempotency.ts';
+import { addIdentityRoutes, type IdentityApiDeps } from './identity-routes.ts';
 import { OPENAPI_PACKED } from './openapi-packed.ts';
 import {
   MAX_BODY_BYTES,
@@ -72,12 +73,15 @@ export interface ApiDeps extends SilenceDeps, IdempotencyDeps {
   slack?: SlackSettings;
   metrics?: Metrics;
   /**
-   * Hands a Slack request's work on, to be done after its answer: on AWS to the queue a worker
-   * reads; under serve and npm start to this process (actions/slack-work.ts).
+   * Hands a Slack request's work on, to be done after its answer, and an account action recorded
+   * by a process without the providers' secrets: on AWS to the queue a worker reads; under serve
+   * and npm start to this process (actions/slack-work.ts).
    */
   handOff?: (work: SlackWork) => Promise<void>;
   /** POSTs an answer to a Slack `response_url` (tests give a stand-in); default fetch. */
   post?: (url: string, body: unknown) => Promise<void>;
+  /** Acting on accounts (identity-routes.ts): `POST /identity/actions`, `GET /identity/actions/{id}`. */
+  identity?: IdentityApiDeps;
   /** What the leak store knows (actions/lookup.ts): `GET /lookup`. */
   lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
   /** With tenants: the tenant a Slack channel's routes carry alone, for its lookups. */
@@ -200,27 +204,35 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
     return caller;
   };
 
-  /** Auth (401), then the scope (403, audited), before anything reads the request. */
+  /** A 403 for a request outside its client's scopes, audited (who, what, which scope). */
+  const forbid = async (c: Context<Vars>, scope: string): Promise<never> => {
+    await deps.refusals?.record({
+      at: new Date(deps.now()).toISOString(),
+      requestId: c.get('requestId'),
+      client: c.get('client') as string,
+      method: c.req.method,
+      path: shortPath(c.req.path),
+      scope,
+      status: 403,
+    });
+    throw new ApiError(
+      'forbidden',
+      `the client "${c.get('client')}" does not have the scope ${scope} this request needs`,
+    );
+  };
+
+  /**
+   * Auth (401), then the scope (403, audited), before anything reads the request. Given several
+   * scopes, any one will do: a route whose exact scope depends on its body (an account action)
+   * checks that one with `forbid` once it has read which.
+   */
   const need =
-    (scope: Scope): MiddlewareHandler<Vars> =>
+    (...scopes: Scope[]): MiddlewareHandler<Vars> =>
     async (c, next) => {
       const caller = await identify(c);
       c.set('client', caller.name);
-      if (!caller.scopes.has(scope)) {
-        await deps.refusals?.record({
-          at: new Date(deps.now()).toISOString(),
-          requestId: c.get('requestId'),
-          client: caller.name,
-          method: c.req.method,
-          path: shortPath(c.req.path),
-          scope,
-          status: 403,
-        });
-        throw new ApiError(
-          'forbidden',
-          `the client "${caller.name}" does not have the scope ${scope} this request needs`,
-        );
-      }
+      c.set('scopes', caller.scopes);
+      if (!scopes.some((scope) => caller.scopes.has(scope))) await forbid(c, scopes.join(' or '));
       await next();
     };
 
@@ -289,6 +301,8 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
 
   // Acting on an alert and looking things up (act-routes.ts), Slack's doors included.
   addActRoutes(app, deps, need);
+  // Acting on a leaked login's account (identity-routes.ts).
+  addIdentityRoutes(app, deps, { need, forbid });
 
   app.notFound((c) =>
     sendError(c, new ApiError('not_found', `no route for ${c.req.method} ${shortPath(c.req.path)}`)),

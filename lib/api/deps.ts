@@ -3,8 +3,8 @@
  * Lambda (functions/api.ts), `serve` and `assets toggle`: the upstream client with the API's short
  * time budget, the DynamoDB stores (audit trail, silences, status; the table created when
  * DYNAMODB_ENDPOINT points at a local DynamoDB), and the re-reader of `apiClients`. What the alert
- * config says about the API's work comes from the process that read it (`known`, `slackActions`:
- * serve and npm start), else from the stack (SLACK_ACTIONS) and the pollers' catalog.
+ * config says about the API's work comes from the process that read it (`known`, `slackActions`,
+ * `identity`: serve and npm start), else from the stack (SLACK_ACTIONS) and the pollers' catalog.
  *
  * @example
  * const env = readEnvironment();
@@ -19,8 +19,10 @@ import type { SlackWork } from '../actions/slack-work.ts';
 import { type Clock, systemClock } from '../clock.ts';
 import type { Environment } from '../env.ts';
 import { ConfigError } from '../errors.ts';
+import type { AccountDeps } from '../identity/act.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { EmfMetrics } from '../metrics.ts';
+import type { AlertsConfig } from '../rules/schema.ts';
 import { loadSecrets, type SecretObject } from '../secrets.ts';
 import { DynamoAuditStore, DynamoRefusalAudit, DynamoSilenceAudit } from '../state/audit.ts';
 import { type Catalog, CatalogStore } from '../state/catalog.ts';
@@ -70,6 +72,12 @@ export interface ApiDepsOptions {
    * the catalog the pollers publish in the table (the Lambda, which has no config).
    */
   known?: Omit<Catalog, 'writtenAt'>;
+  /**
+   * The identity providers with their secrets, in a process that has them (npm start: its
+   * runtime's `identityAct`; serve: made from the config): account actions are taken at once.
+   * Without (the Lambda), they are recorded and handed to a worker (identity-routes.ts).
+   */
+  identity?: Pick<AccountDeps, 'providers' | 'report'>;
 }
 
 export interface ApiRuntime extends ApiDeps {
@@ -151,28 +159,47 @@ export async function createApiDeps(
   };
   const actingFor = perTenant(acting);
   const lookingFor = perTenant(upstream);
+  // Follow-ups go to the destinations the config names (read here, or the catalog the pollers publish).
+  const act = actDeps({
+    upstream: acting,
+    // A `tenants` entry's events are acted on with that tenant's token.
+    tenants: {
+      ids: async () => (await known())?.tenants?.map((t) => t.id) ?? [],
+      upstreamFor: (id) => actingFor(id),
+    },
+    io,
+    records: recordAccess(io),
+    logger,
+    targets: async () => (await known())?.followUps ?? [],
+  });
+  // Acting on accounts: its code loads with the first such request (most APIs never see one).
+  let accounts: Promise<AccountDeps> | undefined;
+  const given = options.identity;
+  const identity: ApiDeps['identity'] = {
+    known,
+    accounts: () => {
+      accounts ??= Promise.all([import('../identity/act.ts'), import('../identity/store.ts')]).then(
+        ([{ accountStore }, { IdentityStore }]) => ({
+          actions: accountStore(io),
+          store: new IdentityStore(io),
+          ...(given?.providers ? { providers: given.providers } : {}),
+          ...(given?.report ? { report: given.report } : {}),
+          fetch,
+          clock,
+          logger: logger.child({ component: 'identity-act' }),
+          followUp: act.followUp,
+        }),
+      );
+      return accounts;
+    },
+  };
   return {
-    ...(slack
-      ? {
-          slack,
-          metrics: new EmfMetrics({ service: 'api' }),
-          ...(env.workQueueUrl ? { handOff: queueHandOff(env.workQueueUrl) } : {}),
-        }
-      : {}),
+    ...(slack ? { slack, metrics: new EmfMetrics({ service: 'api' }) } : {}),
+    // On AWS: what a Slack request leaves for after its answer, and account actions, go to a worker.
+    ...(env.workQueueUrl ? { handOff: queueHandOff(env.workQueueUrl) } : {}),
     upstream,
-    // Follow-ups go to the destinations the config names (read here, or the catalog the pollers publish).
-    act: actDeps({
-      upstream: acting,
-      // A `tenants` entry's events are acted on with that tenant's token.
-      tenants: {
-        ids: async () => (await known())?.tenants?.map((t) => t.id) ?? [],
-        upstreamFor: (id) => actingFor(id),
-      },
-      io,
-      records: recordAccess(io),
-      logger,
-      targets: async () => (await known())?.followUps ?? [],
-    }),
+    act,
+    identity,
     // With tenants: the tenant a Slack channel's routes carry alone, for its lookups.
     tenantOfChannel: async (channel) => (await known())?.channels?.find((c) => c.channel === channel)?.tenant,
     // As the tenant the query names (a `tenants` entry: its own token), else the top level's; the
@@ -211,6 +238,26 @@ export async function createApiDeps(
     iamCallers: env.apiAuth === 'aws_iam',
     close: () => dynamo.destroy(),
   };
+}
+
+/**
+ * The identity providers of a config, with their secrets, for a process that serves the API
+ * beside its config (serve): account actions are then taken at once. A provider whose secret is
+ * missing is left out, said in a warning (its logins' actions fail naming it). Undefined without
+ * identity; the identity code loads only with it.
+ */
+export async function configIdentity(
+  config: Pick<AlertsConfig, 'identity' | 'tenants'>,
+  secrets: SecretObject,
+  warn: (text: string) => void,
+): Promise<ApiDepsOptions['identity']> {
+  if (config.identity === undefined && !(config.tenants ?? []).some((t) => t.identity !== undefined))
+    return undefined;
+  const { providerClients } = await import('../identity/index.ts');
+  const problems: string[] = [];
+  const providers = providerClients(config, secrets, problems);
+  for (const problem of problems) warn(`account actions cannot use this provider: ${problem}`);
+  return { providers };
 }
 
 /**
@@ -255,8 +302,9 @@ export function slackSettings(value: unknown, secrets: SecretObject): SlackSetti
 }
 
 /**
- * Hands Slack work to the events worker through its queue (on AWS: the function is frozen once it
- * has answered Slack, so the work cannot wait in it). The SQS client is the runtime's, loaded with
+ * Hands Slack work, and account actions, to the events worker through its queue (on AWS: the
+ * function is frozen once it has answered, so the work cannot wait in it; and only the workers
+ * read the identity providers' secrets). The SQS client is the runtime's, loaded with
  * `require` as the dispatchers load it; it is not in the bundle.
  */
 function queueHandOff(queueUrl: string): (work: SlackWork) => Promise<void> {

@@ -10,6 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import { brotliCompressSync, constants } from 'node:zlib';
 import { actPaths } from './openapi-act.ts';
+import { identityPaths } from './openapi-identity.ts';
 import { errors, IDEMPOTENCY_KEY_PARAMETER, json, schemaOf } from './openapi-parts.ts';
 import {
   allQuerySchema,
@@ -43,7 +44,7 @@ export function openApiDocument(): Record<string, unknown> {
       title: 'exposure-alerts API',
       version: '1',
       description:
-        'Toggle monitored assets upstream (endpoint 10) and read who did; silence alerts at run time; act on events (ignore, remediate); see the status of streams, destinations, silences and quota. Every answer is JSON; every error is `{"error": {"code", "message"}}`.',
+        'Toggle monitored assets upstream (endpoint 10) and read who did; silence alerts at run time; act on events (ignore, remediate) and on leaked logins’ accounts; see the status of streams, destinations, silences and quota. Every answer is JSON; every error is `{"error": {"code", "message"}}`.',
     },
     // Relative: OpenAPI resolves "/" against the URL the document was fetched from, and this very
     // app serves it (GET /openapi.json) at the root of wherever it runs: a Lambda Function URL
@@ -63,7 +64,7 @@ export function openApiDocument(): Record<string, unknown> {
           type: 'http',
           scheme: 'bearer',
           description:
-            "A client of the secret object's apiClients. Each operation names the scope it needs (security, and x-scopes); a client given as a bare digest has every scope, one given as {digest, scopes} only those. Scopes: assets:write, silences:write, events:act, lookup, read.",
+            "A client of the secret object's apiClients. Each operation names the scope it needs (security, and x-scopes; where it lists two, either will do, as its description says); a client given as {digest, scopes} has those, one given as a bare digest the first five: assets:write, silences:write, events:act, lookup, read. destinations:write, identity:act and identity:disable are granted only by name.",
         },
       },
       schemas: { Error: schemaOf(errorBodySchema) },
@@ -209,6 +210,7 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       ...actPaths(),
+      ...identityPaths(),
       '/status': {
         get: {
           operationId: 'getStatus',

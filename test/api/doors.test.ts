@@ -15,6 +15,7 @@ import { useEmulator } from '../helpers/emulator.ts';
 import { slackSigned } from '../helpers/slack-api.ts';
 import { functionUrlEvent } from './function-url.ts';
 import { type ApiUnderTest, acmeAssetIds, bearer, buildApi, JSON_TYPE, newToken } from './harness.ts';
+import { identityApi } from './identity-harness.ts';
 
 const emu = useEmulator({ eventsPerTenant: 3, lateMatchesPerTenant: 0, credentials: 20 });
 const db = useDynalite();
@@ -23,6 +24,7 @@ const SECRET = 'slack-signing-secret-for-doors';
 const TEAM = 'T0TEAM01';
 const ANA = 'U0ANA001';
 const viewer = newToken();
+const actor = newToken();
 
 /** Bytes no text decoding keeps: a PNG's signature, a NUL, an invalid UTF-8 sequence. */
 const PNG = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0xfe, 0x80]);
@@ -33,11 +35,18 @@ let handler: ReturnType<typeof createLambdaHandler>;
 let assetId: number;
 let uid: string;
 let silenceId: string;
+let actionId: string;
+const handed = () => identity.handed;
+let identity: ReturnType<typeof identityApi>;
 
 beforeAll(async () => {
-  api = buildApi(emu, {
-    table: { client: db.client, name: await db.table() },
-    clients: { viewer: { digest: sha256Hex(viewer), scopes: ['read'] } },
+  const table = { client: db.client, name: await db.table() };
+  const built = buildApi(emu, {
+    table,
+    clients: {
+      viewer: { digest: sha256Hex(viewer), scopes: ['read'] },
+      actor: { digest: sha256Hex(actor), scopes: ['identity:act'] },
+    },
     slack: {
       signingSecret: SECRET,
       teamId: TEAM,
@@ -45,6 +54,10 @@ beforeAll(async () => {
       responseUrlPrefix: 'https://hooks.slack.com/',
     },
   });
+  // Account actions as on AWS: recorded and handed to a worker (identity-harness.ts).
+  identity = identityApi(built, table);
+  api = { ...built, app: identity.app };
+  await identity.seed(['kim@acme.test']);
   // Answers of the kinds the console will serve: a page, a file, bytes with no type, non-UTF-8 text.
   api.app.get('/test/page', (c) => c.html(PAGE));
   api.app.get('/test/file', (c) =>
@@ -66,6 +79,12 @@ beforeAll(async () => {
     body: JSON.stringify({ match: { types: ['paste'] }, until: 'PT1H', reason: 'doors' }),
   });
   silenceId = ((await made.json()) as { silence: { id: string } }).silence.id;
+  const acted = await api.app.request('/identity/actions', {
+    method: 'POST',
+    headers: { ...bearer(actor), ...JSON_TYPE },
+    body: JSON.stringify({ action: 'revokeSessions', logins: ['kim@acme.test'], reason: 'doors' }),
+  });
+  actionId = ((await acted.json()) as { id: string }).id;
 });
 
 interface Request {
@@ -241,6 +260,39 @@ const ROWS: Row[] = [
     }),
     status: 200,
     check: (a) => expect(json(a).results).toEqual([{ uid, ok: true }]),
+  },
+  {
+    name: 'an account action, handed to a worker, once per Idempotency-Key',
+    route: 'POST /identity/actions',
+    request: () => ({
+      method: 'POST',
+      path: '/identity/actions',
+      headers: { ...bearer(actor), ...JSON_TYPE, 'Idempotency-Key': 'doors-identity-1' },
+      body: JSON.stringify({ action: 'revokeSessions', logins: ['kim@acme.test'] }),
+      base64: true,
+    }),
+    status: 202,
+    check: (a) => {
+      expect(json(a).id).toMatch(/^api:actor:doors-identity-1:/);
+      expect(handed().filter((w) => w.kind === 'identity-action' && w.id === json(a).id)).toHaveLength(1);
+    },
+  },
+  {
+    name: "an account action's outcome, its id percent-encoded",
+    route: 'GET /identity/actions/:id',
+    request: () => ({
+      method: 'GET',
+      path: `/identity/actions/${encodeURIComponent(actionId)}`,
+      headers: auth(),
+    }),
+    status: 200,
+    check: (a) =>
+      expect(json(a)).toMatchObject({
+        id: actionId,
+        action: 'revokeSessions',
+        open: true,
+        results: [{ login: 'kim@acme.test', ok: false }],
+      }),
   },
   {
     name: "a Slack click (signed, base64): Slack's empty 200",

@@ -6,11 +6,13 @@
 import { brotliDecompressSync } from 'node:zlib';
 import { createConfig, lintFromString, type NormalizedProblem } from '@redocly/openapi-core';
 import { describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../lib/api/auth.ts';
 import { openApiDocument } from '../../lib/api/openapi.ts';
 import { OPENAPI_PACKED } from '../../lib/api/openapi-packed.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
-import { acmeAssetIds, bearer, buildApi, JSON_TYPE } from './harness.ts';
+import { acmeAssetIds, bearer, buildApi, JSON_TYPE, newToken } from './harness.ts';
+import { identityApi } from './identity-harness.ts';
 
 const emu = useEmulator();
 const db = useDynalite();
@@ -76,6 +78,8 @@ describe('OpenAPI document under the recommended ruleset', () => {
       'expireSilence',
       'actOnEvents',
       'lookup',
+      'actOnAccounts',
+      'getAccountAction',
       'getStatus',
     ]);
   });
@@ -83,7 +87,7 @@ describe('OpenAPI document under the recommended ruleset', () => {
 
 describe('OpenAPI servers', () => {
   /** A valid request for each documented operation, and the success status it documents. */
-  const requests: Record<string, { body?: unknown; query?: string; status: string }> = {
+  const requests: Record<string, { body?: unknown; query?: string; status: string; actor?: boolean }> = {
     getHealth: { status: '200' },
     toggleAsset: { body: { is_disabled: false }, status: '200' },
     listAssetAudit: { status: '200' },
@@ -96,6 +100,13 @@ describe('OpenAPI servers', () => {
     // An event the upstream does not have: it answers, so the API does, per uid.
     actOnEvents: { body: { action: 'ignore', uids: ['servers/test/0'] }, status: '200' },
     lookup: { query: '?domain=acme.test', status: '200' },
+    // A leaked login (seeded), by a client granted identity:act by name; recorded and handed off.
+    actOnAccounts: {
+      body: { action: 'revokeSessions', logins: ['kim@acme.test'] },
+      status: '202',
+      actor: true,
+    },
+    getAccountAction: { status: '200' },
     getStatus: { status: '200' },
   };
 
@@ -104,7 +115,15 @@ describe('OpenAPI servers', () => {
     'https://abcdefghijklmnopqrstuvwxyz012345.lambda-url.eu-west-1.on.aws/openapi.json',
     'http://127.0.0.1:9911/openapi.json',
   ])('from %s, the server is that same origin and reaches every documented operation', async (docUrl) => {
-    const api = buildApi(emu, { table: { client: db.client, name: await db.table() } });
+    const actor = newToken();
+    const table = { client: db.client, name: await db.table() };
+    const base0 = buildApi(emu, {
+      table,
+      clients: { actor: { digest: sha256Hex(actor), scopes: ['identity:act'] } },
+    });
+    const identity = identityApi(base0, table);
+    await identity.seed(['kim@acme.test']);
+    const api = { ...base0, app: identity.app };
     const doc = await servedDocument();
     expect(doc.servers).toHaveLength(1);
     const server = doc.servers?.[0] as { url: string };
@@ -113,25 +132,32 @@ describe('OpenAPI servers', () => {
     expect(base.origin).toBe(new URL(docUrl).origin);
     const assetId = String(acmeAssetIds(emu)[0]);
     let silenceId = '';
+    let actionId = '';
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(operations)) {
         const request = requests[operation.operationId];
         expect(request, operation.operationId).toBeDefined();
         const { body, query = '', status } = request as { body?: unknown; query?: string; status: string };
+        const id = path.startsWith('/identity/') ? encodeURIComponent(actionId) : silenceId;
         // Path templating: the server URL without its trailing slash, then the path.
-        const url = `${base.href.replace(/\/$/, '')}${path.replace('{asset_id}', assetId).replace('{id}', silenceId)}${query}`;
+        const url = `${base.href.replace(/\/$/, '')}${path.replace('{asset_id}', assetId).replace('{id}', id)}${query}`;
         const res = await api.app.request(url, {
           method: method.toUpperCase(),
-          headers: { ...bearer(api.tokens.runbook), ...(operation.requestBody ? JSON_TYPE : {}) },
+          headers: {
+            ...bearer(request?.actor ? actor : api.tokens.runbook),
+            ...(operation.requestBody ? JSON_TYPE : {}),
+          },
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         });
         expect(String(res.status), `${method} ${url}`).toBe(status);
         expect(Object.keys(operation.responses)).toContain(status);
         if (operation.operationId === 'createSilence')
           silenceId = ((await res.json()) as { silence: { id: string } }).silence.id;
+        if (operation.operationId === 'actOnAccounts') actionId = ((await res.json()) as { id: string }).id;
       }
     }
     expect(silenceId).not.toBe('');
+    expect(actionId).not.toBe('');
   });
 });
 

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { inProcessHandOff } from '../../actions/slack-work.ts';
 import { createApiApp } from '../../api/app.ts';
-import { type ApiDepsOptions, type ApiRuntime, createApiDeps } from '../../api/deps.ts';
+import { type ApiDepsOptions, type ApiRuntime, configIdentity, createApiDeps } from '../../api/deps.ts';
 import { ApiError } from '../../api/errors.ts';
 import { parseAssetId } from '../../api/schemas.ts';
 import { toggleAsset } from '../../api/toggle.ts';
@@ -79,14 +79,16 @@ async function configKnowledge(
   env: Environment,
   secrets: SecretObject,
   warn: (text: string) => void,
-): Promise<Pick<ApiDepsOptions, 'slackActions' | 'known'>> {
+): Promise<Pick<ApiDepsOptions, 'slackActions' | 'known' | 'identity'>> {
   if (!env.alertsConfig && !existsSync(DEFAULT_CONFIG_FILE)) return {};
   const { config } = await loadAlertsConfig(env, warn);
   const unused: string[] = [];
   const destinations = Object.entries(config.destinations).map(([name, d]) =>
     resolveDestination(name, d, secrets, unused),
   );
-  return apiKnowledge(config, destinations);
+  // With identity, account actions are taken here, with the providers' secrets (api/deps.ts).
+  const identity = await configIdentity(config, secrets, warn);
+  return { ...apiKnowledge(config, destinations), ...(identity ? { identity } : {}) };
 }
 
 export const serveCommand: Command = {

@@ -174,6 +174,8 @@ export const startCommand: Command = {
           readSecrets: async () => (demoToken ? fixedSecrets : withLocalSecrets(env, await loadSecrets(env))),
           // What the config says of the API's work (actions.slack, tenants, who hears of actions).
           ...apiKnowledge(runtime.config, runtime.destinations.values()),
+          // Account actions with the run's providers (a dry run acts on no account).
+          ...(runtime.identityAct && !dryRun ? { identity: runtime.identityAct } : {}),
         }),
       );
       const server = await listenApi(createApiApp(api).fetch, env.port).catch((error: unknown) => {

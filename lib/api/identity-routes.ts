@@ -1,0 +1,171 @@
+/**
+ * Acting on leaked logins' accounts through the API (interface.md section 12): `POST
+ * /identity/actions` and `GET /identity/actions/{id}`, two doors of lib/identity/act.ts.
+ *
+ * Scopes. `disable` and `enable` need `identity:disable`, the other actions `identity:act`; a bare
+ * digest has neither (auth.ts). A client with neither is refused (403, audited) before its body
+ * is read; one with only the other, as soon as the body says which action it asks for.
+ *
+ * Checks before any work. The body (400 naming the field), the tenant (one the config knows, with
+ * identity providers of its own), and every login: one that no stored verdict of that tenant
+ * names (a login we never looked up because it leaked) is refused, named, before anything is
+ * recorded or any provider is asked.
+ *
+ * Where the work is done. A process with the providers' secrets (serve, npm start) acts at once
+ * and answers 200 with each login's result. The API on AWS has none of them: it records the
+ * action and hands its id to a worker by the queue Slack's work takes, answering 202 with the id;
+ * `GET /identity/actions/{id}` (scope `read`) then says how it went. With an Idempotency-Key, the
+ * action's id is made from the client, the key and the request (idempotency.ts), so a replay or
+ * 20 calls at once are one action, which the action module takes once per id.
+ *
+ * The identity code (the action module, the verdicts' store) loads with the first request here:
+ * the API's start does not carry it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Context, Hono, MiddlewareHandler } from 'hono';
+import type { SlackWork } from '../actions/slack-work-shape.ts';
+import type { AccountDeps, AccountRequest } from '../identity/act.ts';
+import { ADMIN_ACTIONS } from '../identity/words.ts';
+import type { Catalog } from '../state/catalog.ts';
+import { actionIdOf } from './actions.ts';
+import type { Scope } from './auth.ts';
+import { readJsonText } from './body.ts';
+import type { Vars } from './context.ts';
+import { ApiError } from './errors.ts';
+import { answerOnce, type IdempotencyDeps } from './idempotency.ts';
+import { MAX_BODY_BYTES } from './schemas.ts';
+
+export interface IdentityApiDeps {
+  /**
+   * The action module's dependencies, made when first asked for: with `providers` where this
+   * process has their secrets (it acts at once), without on AWS (it records and hands off).
+   */
+  accounts(): Promise<AccountDeps>;
+  /** The config's tenants and identity providers (the config itself, or the pollers' catalog). */
+  known(): Promise<Pick<Catalog, 'tenants' | 'identity'> | undefined>;
+}
+
+export type IdentityRouteDeps = IdempotencyDeps & {
+  identity?: IdentityApiDeps;
+  /** Where an action recorded here goes to be done (a worker's queue). */
+  handOff?: (work: SlackWork) => Promise<void>;
+};
+
+export interface ScopeGuard {
+  /** Auth, then any one of `scopes` (403, audited). */
+  need(...scopes: Scope[]): MiddlewareHandler<Vars>;
+  /** Refuses the request for lack of `scope` (403, audited). */
+  forbid(c: Context<Vars>, scope: Scope): Promise<never>;
+}
+
+/** At most this many never-leaked logins are named in a refusal; the rest are counted. */
+const NAMED = 20;
+
+function setUp(deps: IdentityRouteDeps): IdentityApiDeps {
+  if (!deps.identity)
+    throw new ApiError('internal_error', 'acting on accounts is not set up in this service');
+  return deps.identity;
+}
+
+/**
+ * The tenant the body names, checked against the config: a tenant it does not know, or a scope
+ * without identity providers, is a 400. Nothing is known before the pollers' first catalog; the
+ * logins' check then refuses whatever was never looked up.
+ */
+async function tenantOf(identity: IdentityApiDeps, wanted: number | string | undefined) {
+  const known = await identity.known();
+  if (!known) return typeof wanted === 'number' ? wanted : undefined;
+  let tenant: number | undefined;
+  if (wanted !== undefined) {
+    const { lookupTenant } = await import('../actions/lookup.ts');
+    try {
+      tenant = lookupTenant(known.tenants ?? [], String(wanted))?.id;
+    } catch (error) {
+      throw new ApiError('invalid_request', `tenant: ${(error as Error).message}`);
+    }
+  }
+  const scope = tenant ?? 'top';
+  if (!(known.identity ?? []).some((p) => p.scope === scope))
+    throw new ApiError(
+      'invalid_request',
+      tenant === undefined
+        ? 'the config has no identity providers at the top level: name the tenant whose logins these are (tenant), or configure identity'
+        : `tenant: tenant ${tenant} has no identity providers of its own in the config (a tenant never inherits the top level's)`,
+    );
+  return tenant;
+}
+
+export function addIdentityRoutes(app: Hono<Vars>, deps: IdentityRouteDeps, guard: ScopeGuard): void {
+  app.post('/identity/actions', guard.need('identity:act', 'identity:disable'), async (c) => {
+    const text = await readJsonText(c.req.raw, MAX_BODY_BYTES);
+    const shapes = await import('./identity-actions.ts');
+    const json = shapes.accountActionJson(text);
+    // The scope the action needs, before the rest of the body is looked at.
+    const asked = shapes.requestedAction(json);
+    if (asked) {
+      const scope: Scope = ADMIN_ACTIONS.has(asked) ? 'identity:disable' : 'identity:act';
+      if (!c.get('scopes')?.has(scope)) await guard.forbid(c, scope);
+    }
+    const body = shapes.accountActionBody(json);
+    const identity = setUp(deps);
+    const tenant = await tenantOf(identity, body.tenant);
+    const [accounts, act] = await Promise.all([identity.accounts(), import('../identity/act.ts')]);
+    const handOff = deps.handOff;
+    if (!accounts.providers && !handOff)
+      throw new ApiError(
+        'internal_error',
+        'this service can neither act on accounts (it has no identity providers’ secrets) nor hand the action to a worker',
+      );
+    const never = await act.neverLeaked(accounts, {
+      logins: body.logins,
+      ...(tenant === undefined ? {} : { tenant }),
+    });
+    if (never.length)
+      throw new ApiError(
+        'invalid_request',
+        `logins: never leaked ${tenant === undefined ? 'at the top level' : `in tenant ${tenant}`} (no stored verdict names ${never.length === 1 ? 'it' : 'them'}): ${never
+          .slice(0, NAMED)
+          .join(', ')}${never.length > NAMED ? ` and ${never.length - NAMED} more` : ''}; nothing was done`,
+      );
+    return answerOnce(c, deps, 'POST /identity/actions', body, async (key) => {
+      const request: AccountRequest & { id: string } = {
+        action: body.action,
+        logins: body.logins,
+        ...(tenant === undefined ? {} : { tenant }),
+        ...(body.reason ? { reason: body.reason } : {}),
+        by: c.get('client') as string,
+        id: actionIdOf(key ?? randomUUID()),
+      };
+      if (accounts.providers) {
+        const outcome = await act.actOnAccounts(accounts, request);
+        return { status: 200, body: { id: outcome.id, results: outcome.results.map(shapes.apiResult) } };
+      }
+      // Recorded first: a hand-off lost on the way is finished by a worker's delivery pass.
+      await act.recordAccountAction(accounts, request);
+      await (handOff as NonNullable<typeof handOff>)({ kind: 'identity-action', id: request.id });
+      return { status: 202, body: { id: request.id } };
+    });
+  });
+
+  app.get('/identity/actions/:id', guard.need('read'), async (c) => {
+    const id = c.req.param('id');
+    const shapes = await import('./identity-actions.ts');
+    if (!shapes.accountActionIdSchema.safeParse(id).success)
+      throw new ApiError(
+        'invalid_request',
+        `the action id ${JSON.stringify(id.slice(0, 100))} must be 1 to 700 visible ASCII characters`,
+      );
+    const identity = setUp(deps);
+    const [accounts, act] = await Promise.all([identity.accounts(), import('../identity/act.ts')]);
+    const record = await accounts.actions.get(id);
+    if (!record) throw new ApiError('not_found', `no identity action ${JSON.stringify(id)}`);
+    const outcome = act.outcomeOf(record);
+    return c.json({
+      id: record.id,
+      action: record.type,
+      open: outcome.open,
+      at: record.at,
+      results: outcome.results.map(shapes.apiResult),
+    });
+  });
+}
