@@ -18,7 +18,9 @@
  *
  * Slack work. With `actions.slack`, the API hands what a request from Slack leaves for after its
  * answer (a click's action, a lookup's answer) to the events queue: the worker does it first, and
- * when there is nothing to poll, runs a delivery pass so the click's follow-ups go at once.
+ * when there is nothing to poll, runs a delivery pass so the click's follow-ups go at once. An
+ * account action the API recorded (`identity-action`: only the workers read the identity
+ * providers' secrets) comes the same way, with or without `actions.slack`.
  *
  * The metrics go out under the same `service` as the poller functions did (`poll-events`,
  * `poll-credentials`), so the stack's alarms on them keep watching; they are flushed after every
@@ -122,6 +124,8 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
   const slackSettings = runtime.config.actions?.slack;
   const workDeps: SlackWorkDeps = {
     act: runtime.act,
+    // Account actions, where the config has identity (this worker reads the providers' secrets).
+    ...(runtime.identityAct ? { identityAct: runtime.identityAct } : {}),
     // As the tenant the request named (the Slack channel's, or `tenant`), with its own token.
     // Loaded with the first lookup: most invocations have none.
     lookup: async (query) => {
@@ -140,7 +144,8 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
   /** Each piece of Slack work, in turn; a failure is logged, and a recorded action is finished by a later pass. */
   const doSlackWork = async (work: SlackWork[]) => {
     for (const w of work) {
-      if (!slackSettings) {
+      // An account action the API recorded is Slack's kind of work, but needs no Slack app.
+      if (!slackSettings && w.kind !== 'identity-action') {
         logger.error(`${service}: Slack work arrived, but the config has no actions.slack; dropped`, {
           kind: w.kind,
         });
@@ -236,8 +241,8 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
     const todo = messages.filter((m) => !done(m));
     const streams = [...new Set(todo.map((m) => m.stream))];
     if (streams.length === 0) {
-      // A click's follow-ups go now, not with the next dispatch.
-      if (slackWork.some((w) => w.kind === 'slack-action'))
+      // A click's (or an account action's) follow-ups go now, not with the next dispatch.
+      if (slackWork.some((w) => w.kind === 'slack-action' || w.kind === 'identity-action'))
         await runDeliveryPass(runtime.deliver, { deadline: lastSendStart(runtime.deliver, deadline) });
       logger.info(`${service}: nothing to poll`, {
         alreadyPolled: messages.length,
