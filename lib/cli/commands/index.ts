@@ -10,6 +10,13 @@ import {
   eventsUnignoreCommand,
   eventsUnremediateCommand,
 } from './events.ts';
+import {
+  identityConfirmCompromisedCommand,
+  identityDisableCommand,
+  identityEnableCommand,
+  identityRequirePasswordChangeCommand,
+  identityRevokeSessionsCommand,
+} from './identity-act.ts';
 import { identityTestCommand } from './identity-test.ts';
 import { lookupAccountCommand, lookupDomainCommand, lookupKeywordCommand } from './lookup.ts';
 import {
@@ -46,6 +53,11 @@ export const commands: Command[] = [
   lookupDomainCommand,
   lookupKeywordCommand,
   tokenTestCommand,
+  identityRevokeSessionsCommand,
+  identityRequirePasswordChangeCommand,
+  identityConfirmCompromisedCommand,
+  identityDisableCommand,
+  identityEnableCommand,
   identityTestCommand,
   configValidateCommand,
   configSchemaCommand,
