@@ -1,6 +1,7 @@
 /**
  * Requests from Slack (interface.md section 9, "Slack requests"): `POST /slack/interactions` (the
- * buttons and the select on an event's message) and `POST /slack/commands` (`/exposure`).
+ * buttons and the select on an event's message, and the account menus beside a login with an
+ * identity verdict: slack-identity.ts) and `POST /slack/commands` (`/exposure`).
  *
  * - Verified before anything reads them: `application/x-www-form-urlencoded`, at most 64 KiB, the
  *   signature (`v0=` HMAC-SHA256 of `v0:<timestamp>:<raw body>` with the signing secret) compared
@@ -21,13 +22,14 @@ import { type ActDeps, recordAction } from '../actions/events.ts';
 import { type LookupAnswer, type LookupQuery, lookupProblem } from '../actions/lookup.ts';
 import { answerAt } from '../actions/slack-answer.ts';
 import type { SlackWork } from '../actions/slack-work.ts';
-import { BLOCK_PREFIX } from '../destinations/slack/buttons.ts';
+import { BLOCK_PREFIX, IDENTITY_ACTION_ID } from '../destinations/slack/buttons.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { ActionAuditEntry, EventActionType } from '../state/actions.ts';
 import { readBounded } from './body.ts';
 import { ApiError } from './errors.ts';
 import type { SilenceDeps } from './silences.ts';
+import type { SlackAccounts } from './slack-identity.ts';
 import { parseSimilar, silenceSimilar } from './slack-similar.ts';
 
 /** A request from Slack holds at most this: a `block_actions` payload carries the whole message. */
@@ -40,12 +42,16 @@ export interface SlackSettings {
   teamId: string;
   /** Slack user ids, or `*` for every member of `teamId`. */
   allowedUsers: readonly string[];
+  /** Slack user ids who may also disable and enable accounts (section 12); never `*`. */
+  identityAdmins?: readonly string[];
   responseUrlPrefix: string;
 }
 
 export interface SlackDeps extends SilenceDeps {
   slack: SlackSettings;
   act?: ActDeps;
+  /** Acting on accounts (section 12, slack-identity.ts): the action module, made when first asked for. */
+  identity?: { accounts(): Promise<SlackAccounts> };
   lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
   /** The tenant a Slack channel's routes carry alone (the catalog knows), if one. */
   tenantOfChannel?: (channel: string) => Promise<number | undefined>;
@@ -122,9 +128,9 @@ export function mayAct(settings: SlackSettings, team: string | undefined, user: 
 }
 
 /**
- * A verified request from a Slack user not allowed to act, in the actions' audit trail: who, what
- * they tried, on which event, refused. A trail that cannot be written is logged: the refusal
- * stands either way.
+ * A verified request from a Slack user not allowed to act (or, for an account's disable and
+ * enable, not an identity admin), in the actions' audit trail: who, what they tried, on which
+ * event or account, refused. A trail that cannot be written is logged: the refusal stands either way.
  */
 async function auditRefusal(
   deps: SlackDeps,
@@ -134,6 +140,7 @@ async function auditRefusal(
     uids: string[];
     user: string | undefined;
     team: string | undefined;
+    refused?: string;
   },
 ): Promise<void> {
   const entry: ActionAuditEntry = {
@@ -142,12 +149,14 @@ async function auditRefusal(
     uids: tried.uids,
     by: `slack:${tried.user ?? 'unknown'}`,
     at: new Date(deps.now()).toISOString(),
-    refused: 'not allowed: not in actions.slack.allowedUsers of this workspace',
+    refused: tried.refused ?? 'not allowed: not in actions.slack.allowedUsers of this workspace',
     ...(tried.team !== deps.slack.teamId ? { team: tried.team ?? 'unknown' } : {}),
   };
   try {
-    if (!deps.act) throw new Error('no audit trail of actions here');
-    await deps.act.actions.audit(entry);
+    // One trail for every kind of action: the event actions' store, else the accounts'.
+    const trail = deps.act?.actions ?? (await deps.identity?.accounts())?.actions;
+    if (!trail) throw new Error('no audit trail of actions here');
+    await trail.audit(entry);
   } catch (error) {
     deps.logger.error('could not audit a refused Slack request', { user: tried.user, error });
   }
@@ -210,6 +219,31 @@ export async function slackInteraction(deps: SlackDeps, form: URLSearchParams): 
       { response_type: 'ephemeral', replace_original: false, text },
       2_000,
     ).catch((error: unknown) => deps.logger.warn('could not answer at response_url', { error }));
+  if (click.action_id === IDENTITY_ACTION_ID) {
+    // An account menu (section 12): its own checks, and its own module, loaded with its first click.
+    const { identityClick } = await import('./slack-identity.ts');
+    const clickId = `slack:${team ?? ''}:${user ?? ''}:${click.action_ts ?? ''}`;
+    await identityClick(
+      deps,
+      {
+        team,
+        user,
+        allowed: mayAct(deps.slack, team, user),
+        admin: user !== undefined && (deps.slack.identityAdmins ?? []).includes(user),
+        value: click.selected_option?.value,
+        actionTs: click.action_ts,
+        responseUrl: payload.response_url,
+      },
+      {
+        reply,
+        refuse: async (tried, text) => {
+          await auditRefusal(deps, { id: clickId, user, team, ...tried });
+          await reply(text ?? NOT_ALLOWED);
+        },
+      },
+    );
+    return;
+  }
   if (!mayAct(deps.slack, team, user)) {
     deps.logger.info('a Slack user not allowed to act clicked a button', { user, team });
     const what = click.action_id === 'exposure:silence' ? 'silence' : ACTION_TYPES[click.action_id];

@@ -13,6 +13,13 @@ type Block = Record<string, unknown>;
  */
 export const BLOCK_PREFIX = { app: 'exposure:', webhook: 'exposure-w:' } as const;
 
+/**
+ * The `action_id` of the account menu beside a login with an identity verdict (identity-menu.ts).
+ * Here, with the other controls' ids, because the API's start reads it (api/slack.ts) and should
+ * not carry the menus' code.
+ */
+export const IDENTITY_ACTION_ID = 'exposure:identity';
+
 /** How long `Silence similar` may hold back: the select's options. */
 export const SILENCE_CHOICES = [
   ['for 1 hour', 'PT1H'],

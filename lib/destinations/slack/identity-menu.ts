@@ -20,10 +20,10 @@ import type { CredentialDelivery } from '../../render/group.ts';
 import { verdictOf } from '../../render/identity.ts';
 import type { RenderOptions } from '../../render/types.ts';
 import { type Block, packSections, SECTION_BUDGET, section } from './blocks.ts';
+import { IDENTITY_ACTION_ID } from './buttons.ts';
 import { SLACK_LIMITS } from './limits.ts';
 
-/** The `action_id` of every account menu: api/slack.ts knows a click on one by it. */
-export const IDENTITY_ACTION_ID = 'exposure:identity';
+export { IDENTITY_ACTION_ID };
 
 /**
  * What the blocks of one message may hold at most, as JSON: Slack refuses a message's blocks
