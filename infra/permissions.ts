@@ -87,6 +87,16 @@ export const STATUS_KEYS = ['catalog', 'quota', 'stream#*', 'dest#*'];
  */
 export const API_IDENTITY_STATUS_ACTIONS = ['dynamodb:Query'] as const;
 export const IDENTITY_STATUS_KEY = 'idp';
+/**
+ * ... and acting on accounts (POST /identity/actions, GET /identity/actions/{id}): which items
+ * name a login (one Query of its `idlog#` partition: only a login with a stored verdict may be
+ * acted on, lib/identity/store.ts), and the action's record (`idaction#`: created once, read back;
+ * a worker does the rest). No verdict, answer or provider secret: those stay the workers'.
+ */
+export const API_IDENTITY_LOGIN_ACTIONS = ['dynamodb:Query'] as const;
+export const IDENTITY_LOGIN_KEYS = ['idlog#*'];
+export const API_IDENTITY_ACTION_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:PutItem'] as const;
+export const IDENTITY_ACTION_KEYS = ['idaction#*'];
 /** ... and counts each destination's pending and dead deliveries on the index: counts only. */
 export const API_INDEX_ACTIONS = ['dynamodb:Query'] as const;
 /** The API takes its turns from the shared rate governor (lib/state/governor.ts): its one item. */
@@ -222,7 +232,31 @@ export function grantIdentityStatus(fn: AlertsFunction, on: GrantTargets): void 
   );
 }
 
-/** The API hands what a Slack request leaves for after its answer to the events worker's queue. */
+/**
+ * With identity providers in the config, the API records account actions for a worker to take:
+ * it reads which items name a login, and writes and reads the action's record, nothing else.
+ */
+export function grantIdentityActions(fn: AlertsFunction, on: GrantTargets): void {
+  fn.role.addToPrincipalPolicy(
+    new PolicyStatement({
+      actions: [...API_IDENTITY_LOGIN_ACTIONS],
+      resources: [on.table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': IDENTITY_LOGIN_KEYS } },
+    }),
+  );
+  fn.role.addToPrincipalPolicy(
+    new PolicyStatement({
+      actions: [...API_IDENTITY_ACTION_ACTIONS],
+      resources: [on.table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': IDENTITY_ACTION_KEYS } },
+    }),
+  );
+}
+
+/**
+ * The API hands what a Slack request leaves for after its answer, and account actions it
+ * recorded, to the events worker's queue.
+ */
 export function grantWorkQueue(fn: AlertsFunction, queue: IQueue): void {
   fn.role.addToPrincipalPolicy(
     new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.queueArn] }),

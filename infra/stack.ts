@@ -36,7 +36,7 @@ import { addIdentityAlarm, addMetricAlarms, quotaAlarmThreshold } from './alarms
 import { CONFIG_PATH_IN_LAMBDA, type DeployableConfig, loadDeployableConfig } from './alerts-config.ts';
 import { addDashboard } from './dashboard.ts';
 import { AlertsFunction, API_MEMORY_MB, FUNCTION_RUNTIME } from './function.ts';
-import { grantApiAccess, grantIdentityStatus, grantWorkQueue } from './permissions.ts';
+import { grantApiAccess, grantIdentityActions, grantIdentityStatus, grantWorkQueue } from './permissions.ts';
 import { addPolling } from './polling.ts';
 import type { PollerKind } from './schedule.ts';
 import { readSettings, type Settings } from './settings.ts';
@@ -132,6 +132,8 @@ export class ExposureAlertsStack extends Stack {
     this.streamQueues = { events: events.streamQueue, credentials: credentials.streamQueue };
     this.deadLetterQueues = { events: events.deadLetters, credentials: credentials.deadLetters };
 
+    const withIdentity = identityProvidersOf(alerts.config).length > 0;
+    const handsOff = Boolean(alerts.config.actions?.slack) || withIdentity;
     this.api = new AlertsFunction(this, 'Api', {
       name: 'api',
       description: 'exposure-alerts HTTP API: asset toggles, silences and status, with an audit trail',
@@ -145,13 +147,12 @@ export class ExposureAlertsStack extends Stack {
         ...upstreamEnvironment,
         ...(settings.apiAuth === 'AWS_IAM' ? { API_AUTH: 'AWS_IAM' } : {}),
         // The API has no alert config: what it needs of `actions.slack` (no secret: a name) rides
-        // here, with the queue where it hands a Slack request's work to the events worker.
+        // here, with the queue where it hands a Slack request's work, or an account action it
+        // recorded (only the workers read the identity providers' secrets), to the events worker.
         ...(alerts.config.actions?.slack
-          ? {
-              SLACK_ACTIONS: JSON.stringify(alerts.config.actions.slack),
-              WORK_QUEUE_URL: this.streamQueues.events.queueUrl,
-            }
+          ? { SLACK_ACTIONS: JSON.stringify(alerts.config.actions.slack) }
           : {}),
+        ...(handsOff ? { WORK_QUEUE_URL: this.streamQueues.events.queueUrl } : {}),
       },
       alarms: {
         action: alarmAction,
@@ -161,9 +162,13 @@ export class ExposureAlertsStack extends Stack {
       },
     });
     grantApiAccess(this.api, grants);
-    if (identityProvidersOf(alerts.config).length) grantIdentityStatus(this.api, grants);
-    // What a request from Slack leaves for after its answer goes to the events worker.
-    if (alerts.config.actions?.slack) grantWorkQueue(this.api, this.streamQueues.events);
+    if (withIdentity) {
+      grantIdentityStatus(this.api, grants);
+      // Account actions: recorded here, handed to the events worker (POST /identity/actions).
+      grantIdentityActions(this.api, grants);
+    }
+    // What a request from Slack leaves for after its answer, and account actions, go to the events worker.
+    if (handsOff) grantWorkQueue(this.api, this.streamQueues.events);
     const url = this.api.function.addFunctionUrl({
       authType: settings.apiAuth === 'AWS_IAM' ? FunctionUrlAuthType.AWS_IAM : FunctionUrlAuthType.NONE,
     });
