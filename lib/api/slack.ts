@@ -295,6 +295,7 @@ const HELP = [
   '*/exposure lookup <account, domain or keyword>*: what the leak store knows (an `@` means an account, a `*` a keyword, else a domain). Only you see the answer.',
   '*/exposure help*: this.',
   'On an alert: *Ignore* or *Remediated* act on the event upstream (and undo), *Silence similar* holds back alerts of its type for its identifiers.',
+  'Beside a leaked login with an identity verdict, a menu acts on its account: revoke sessions, require a password change, confirm compromised; disable and enable for identity admins.',
 ].join('\n');
 
 /** `POST /slack/commands`, verified: `/exposure help` or `/exposure lookup <what>`. Answers at once. */

@@ -80,6 +80,7 @@ async function setUp() {
       { key: '101', verdict: verdict('u-jane'), scope: 'top', login: 'jane@acme.com' },
       { key: '102', verdict: verdict('u-jane'), scope: 'top', login: 'jane@acme.com' },
       { key: '7:202', verdict: verdict('u-bob'), scope: 7, login: 'bob@acme.com' },
+      { key: '103', verdict: verdict('u-eve'), scope: 'top', login: HOSTILE },
     ],
     true,
   );
@@ -329,6 +330,19 @@ describe('account menus in Slack', () => {
     await s.post(s.click(ANA, 'revokeSessions', '7:202', at + CLICK_WINDOW_MS + 2_000));
     expect(s.handed).toEqual([]);
     expect(s.said().at(-1)?.text).toMatch(/older than your last one/);
+  });
+
+  it('a hostile login is named in the answers escaped: nothing pings or links', async () => {
+    const s = await setUp();
+    const at = Date.now();
+    await s.post(s.click(ANA, 'revokeSessions', '103', at));
+    await s.post(s.click(ANA, 'revokeSessions', '103', at + 200));
+    expect(s.handed).toHaveLength(1);
+    const [answer] = s.said();
+    expect(answer?.text).toContain('&lt;!channel&gt;jane@acme.com');
+    expect(answer?.text).not.toMatch(/<[!@#]/);
+    // The record names the login as it is (the provider is asked about that login, not its escape).
+    expect((await s.openActions())[0]?.uids).toEqual([HOSTILE]);
   });
 
   it('an item whose verdict is no longer kept, or an option not ours: nothing recorded', async () => {
