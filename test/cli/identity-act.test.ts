@@ -6,22 +6,25 @@
  * login never leaked (named, nothing called), 3 a provider refused (the missing permission named,
  * nothing changed). Audited as `cli:<user>`; no secret in the output.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../lib/api/auth.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { ALL_ENTRA_ROLES } from '../../lib/emulator/identity/index.ts';
 import { accountStore } from '../../lib/identity/act.ts';
 import { IdentityStore } from '../../lib/identity/store.ts';
-import { runCliProcess } from '../helpers/cli-process.ts';
+import { runCliProcess, startCliService } from '../helpers/cli-process.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
 
 const emu = useEmulator({ eventsPerTenant: 1, lateMatchesPerTenant: 0, credentials: 0 });
 const db = useDynalite();
-const LOGINS = ['kim@acme.test', 'lee@acme.test', 'pat@acme.test'];
+const LOGINS = ['kim@acme.test', 'lee@acme.test', 'pat@acme.test', 'ann@acme.test'];
+const SOAR = randomBytes(24).toString('base64url');
 let idp: IdentityProviders;
 /** An app granted only what lookups need: every action is refused. */
 let bare: IdentityProviders;
@@ -42,7 +45,13 @@ async function deployment(providers: IdentityProviders, name: string): Promise<R
     }),
   );
   const secrets = join(dir, 'secrets.json');
-  await writeFile(secrets, JSON.stringify(providers.secrets));
+  await writeFile(
+    secrets,
+    JSON.stringify({
+      ...providers.secrets,
+      apiClients: { soar: { digest: sha256Hex(SOAR), scopes: ['identity:act'] } },
+    }),
+  );
   const table = await db.table();
   await new IdentityStore({ client: db.client, tableName: table, clock: systemClock }).keepVerdicts(
     LOGINS.map((login, i) => ({
@@ -171,5 +180,28 @@ describe('identity <action> <login>...', () => {
       'test',
     ])
       expect(group.out).toMatch(new RegExp(`^  ${word} +\\S`, 'm'));
+  });
+});
+
+describe('serve with identity in its config', () => {
+  it('takes an account action at once with the config’s providers: 200 with each login’s result', async () => {
+    const service = await startCliService(['serve'], { env: { ...env, PORT: '0', LOG_LEVEL: 'error' } });
+    try {
+      const res = await fetch(`${service.url}/identity/actions`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${SOAR}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ action: 'revokeSessions', logins: ['ann@acme.test'] }),
+      });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { results: unknown }).results).toEqual([
+        { login: 'ann@acme.test', ok: true },
+      ]);
+      expect(idp.actions.filter((a) => a.login === 'ann@acme.test').map((a) => a.action)).toEqual([
+        'revokeSessions',
+      ]);
+    } finally {
+      expect(await service.stop()).toBe(0);
+    }
+    expect(secretsIn(`${service.out()}${service.err()}`)).toEqual([]);
   });
 });
