@@ -7,6 +7,7 @@
  * can ping or link nothing; without verdicts or without `actions.slack` nothing changes.
  */
 import { describe, expect, it } from 'vitest';
+import { postMessage } from '../../../lib/destinations/slack/app.ts';
 import { slackBody } from '../../../lib/destinations/slack/body.ts';
 import {
   IDENTITY_ACTION_ID,
@@ -25,6 +26,7 @@ import { ACCOUNT_ACTIONS, type IdentityVerdict } from '../../../lib/identity/wor
 import type { DeliveryAlert } from '../../../lib/model.ts';
 import { verdictOf } from '../../../lib/render/identity.ts';
 import type { Rendered, RenderOptions } from '../../../lib/render/types.ts';
+import { SLACK_CHANNEL, startSlackApi } from '../../helpers/slack-api.ts';
 import { credentialAlert, makeCredential, renderOptions, toDelivery } from '../../render/fixtures.ts';
 import {
   expectNothingHostile,
@@ -220,6 +222,41 @@ describe('account menus beside the logins with a verdict', () => {
     expect(menusOf(payload)).toHaveLength(2);
     expect(JSON.stringify(payload.blocks)).toContain('long@example.com');
     expect(JSON.stringify(payload.blocks)).not.toContain('9'.repeat(140));
+  });
+});
+
+describe("Slack's stand-in takes every message with menus", () => {
+  it('a large group and a full digest thread, posted with chat.postMessage: each accepted', async () => {
+    const slack = await startSlackApi();
+    try {
+      const dest: SlackDestination = {
+        ...app,
+        app: { token: slack.token, channel: SLACK_CHANNEL, apiUrl: slack.url },
+      };
+      const alerts = Array.from({ length: 400 }, (_, i) => hostileWithVerdict(i));
+      const payloads = [
+        ...payloadsOf(slackBody.render(dest, alerts, group())),
+        ...payloadsOf(slackBody.render(dest, alerts, digest())),
+      ];
+      expect(payloads.length).toBeGreaterThan(40);
+      for (const payload of payloads) {
+        const request = postMessage(dest.app as NonNullable<SlackDestination['app']>, payload);
+        const res = await fetch(request.url, {
+          method: 'POST',
+          headers: request.headers,
+          body: request.body,
+        });
+        expect(await res.json()).toMatchObject({ ok: true });
+      }
+      expect(
+        slack
+          .top()
+          .flatMap((m) => m.blocks)
+          .filter((b) => JSON.stringify(b).includes(IDENTITY_ACTION_ID)).length,
+      ).toBeGreaterThanOrEqual(400);
+    } finally {
+      await slack.close();
+    }
   });
 });
 
