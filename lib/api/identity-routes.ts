@@ -12,9 +12,10 @@
  * recorded or any provider is asked.
  *
  * Where the work is done. A process with the providers' secrets (serve, npm start) acts at once
- * and answers 200 with each login's result. The API on AWS has none of them: it records the
- * action and hands its id to a worker by the queue Slack's work takes, answering 202 with the id;
- * `GET /identity/actions/{id}` (scope `read`) then says how it went. With an Idempotency-Key, the
+ * and answers 200 with each login's result; 202 with the id when a provider has not answered yet
+ * (a later delivery pass finishes it, within act.ts's rules). The API on AWS has none of those
+ * secrets: it records the action and hands its id to a worker by the queue Slack's work takes,
+ * answering 202 with the id. `GET /identity/actions/{id}` (scope `read`) then says how it went. With an Idempotency-Key, the
  * action's id is made from the client, the key and the request (idempotency.ts), so a replay or
  * 20 calls at once are one action, which the action module takes once per id.
  *
@@ -74,7 +75,14 @@ function setUp(deps: IdentityRouteDeps): IdentityApiDeps {
  */
 async function tenantOf(identity: IdentityApiDeps, wanted: number | string | undefined) {
   const known = await identity.known();
-  if (!known) return typeof wanted === 'number' ? wanted : undefined;
+  if (!known) {
+    if (typeof wanted === 'string')
+      throw new ApiError(
+        'invalid_request',
+        'tenant: the tenants are not known here yet (no poller has run since the deploy): give the tenant’s id',
+      );
+    return wanted;
+  }
   let tenant: number | undefined;
   if (wanted !== undefined) {
     const { lookupTenant } = await import('../actions/lookup.ts');
@@ -138,6 +146,9 @@ export function addIdentityRoutes(app: Hono<Vars>, deps: IdentityRouteDeps, guar
       };
       if (accounts.providers) {
         const outcome = await act.actOnAccounts(accounts, request);
+        // A provider that has not answered yet (or another call still at it): a later pass
+        // finishes it, so it is handed off, as on AWS, and GET /identity/actions/{id} follows it.
+        if (outcome.open) return { status: 202, body: { id: outcome.id } };
         return { status: 200, body: { id: outcome.id, results: outcome.results.map(shapes.apiResult) } };
       }
       // Recorded first: a hand-off lost on the way is finished by a worker's delivery pass.

@@ -31,7 +31,10 @@ export function identityPaths(): Record<string, unknown> {
         },
         responses: {
           '200': json('What each login’s provider answered (taken here)', accountActionResultsSchema),
-          '202': json('Recorded and handed to a worker', accountActionHandedSchema),
+          '202': json(
+            'Recorded and handed to a worker (on AWS), or a provider has not answered yet',
+            accountActionHandedSchema,
+          ),
           ...errors(
             'invalid_request',
             'unauthorized',

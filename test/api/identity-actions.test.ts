@@ -200,6 +200,30 @@ describe('POST /identity/actions with the providers at hand', () => {
   });
 });
 
+describe('a provider that does not answer', () => {
+  it('answers 202 with the id: the action stays open for a later pass, and GET says it is under way', async () => {
+    const slow = identityApi(base, table, { idp, callTimeoutMs: 300 });
+    idp.stand.control.addFault({ provider: 'entra', endpoint: 'graphRevokeSessions', hang: true });
+    const res = await post(
+      tokens.actor,
+      { action: 'revokeSessions', logins: ['lee@acme.test'] },
+      undefined,
+      slow.app,
+    );
+    expect(res.status).toBe(202);
+    const { id } = (await res.json()) as { id: string };
+    const got = await slow.app.request(`/identity/actions/${encodeURIComponent(id)}`, {
+      headers: bearer(tokens.actor),
+    });
+    expect(await got.json()).toMatchObject({
+      open: true,
+      results: [{ login: 'lee@acme.test', ok: false, error: expect.stringContaining('under way') }],
+    });
+    // Its one call is written down: a later pass makes at most one more, within 5 minutes.
+    expect((await slow.accounts.actions.get(id))?.progress['lee@acme.test']?.calls).toBe(1);
+  });
+});
+
 describe('a provider that refuses for lack of a permission', () => {
   it('is reported with the permission’s name, and the account is untouched', async () => {
     // An app granted only what lookups need (the stand-in's default: User.Read.All).

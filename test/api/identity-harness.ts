@@ -40,6 +40,8 @@ export function identityApi(
     domains?: { entra?: string[]; okta?: string[] };
     known?: Pick<Catalog, 'tenants' | 'identity'>;
     scopes?: Scope[];
+    /** A provider's answer to an action, at most (act.ts CALL_TIMEOUT_MS). */
+    callTimeoutMs?: number;
   } = {},
 ): IdentityApi {
   const io = { client: table.client, tableName: table.name, clock: systemClock };
@@ -70,6 +72,7 @@ export function identityApi(
     clock: systemClock,
     logger: api.logger,
     followUp: async () => [],
+    ...(options.callTimeoutMs ? { callTimeoutMs: options.callTimeoutMs } : {}),
   };
   const known = options.known ?? {
     identity: scopes.map((scope) => ({ scope, provider: 'corp', type: 'entra' })),
