@@ -279,6 +279,7 @@ export function slackSettings(value: unknown, secrets: SecretObject): SlackSetti
     signingSecret?: { secret?: unknown };
     teamId?: unknown;
     allowedUsers?: unknown;
+    identityAdmins?: unknown;
     responseUrlPrefix?: unknown;
   };
   const name = v.signingSecret?.secret;
@@ -296,6 +297,10 @@ export function slackSettings(value: unknown, secrets: SecretObject): SlackSetti
     signingSecret: secret,
     teamId: v.teamId,
     allowedUsers: users,
+    // Named one by one: a "*" here would let anyone disable accounts, so it is never honoured.
+    ...(Array.isArray(v.identityAdmins)
+      ? { identityAdmins: v.identityAdmins.filter((u): u is string => typeof u === 'string' && u !== '*') }
+      : {}),
     responseUrlPrefix:
       typeof v.responseUrlPrefix === 'string' ? v.responseUrlPrefix : 'https://hooks.slack.com/',
   };
