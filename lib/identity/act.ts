@@ -54,6 +54,8 @@ export interface LoginResult {
   error?: string;
   /** The provider never answered and the action is not tried again: a person must look. */
   outcome?: 'unknown';
+  /** The provider refused our credentials, a permission, a role or a licence (named in `error`). */
+  refused?: true;
 }
 
 export interface AccountActionRecord extends ActionRecordBase {
@@ -377,7 +379,8 @@ async function actOnLogin(
       now: () => Date.now(),
       signal: AbortSignal.timeout(deps.callTimeoutMs ?? CALL_TIMEOUT_MS),
     });
-    if (!('answer' in looked)) return fail('refused' in looked ? looked.refused : looked.failed);
+    if (!('answer' in looked))
+      return 'refused' in looked ? { ...fail(looked.refused), refused: true } : fail(looked.failed);
     if (!looked.answer.found) return fail(`${client.name} has no such account`);
     accountId = looked.answer.account.id;
   }
@@ -394,7 +397,7 @@ async function actOnLogin(
     },
   );
   if ('ok' in answer) return { login, ok: true };
-  if ('refused' in answer) return fail(answer.refused);
+  if ('refused' in answer) return { ...fail(answer.refused), refused: true };
   if ('failed' in answer) return fail(answer.failed);
   deps.logger.warn('an account action got no answer; tried once more within 5 minutes', {
     action: record.id,

@@ -49,11 +49,8 @@ const SUMMARY: Record<AccountAction, string> = {
   enable: 'enable an account disabled before',
 };
 
-/**
- * A provider's refusal (identity/client.ts `refusalText`: "… answered HTTP 403 …"), as opposed to
- * a failure or no answer: the CLI's exit 3, like a refused upstream token.
- */
-const refused = (r: LoginResult) => !r.ok && / answered HTTP \d{3}\b/.test(r.error ?? '');
+/** A provider's refusal, as opposed to a failure or no answer: the CLI's exit 3, like a refused upstream token. */
+const refused = (r: LoginResult) => r.refused === true;
 
 function resultLine(action: AccountAction, r: LoginResult): string {
   if (r.ok) return `${r.login}  ${DONE[action]}`;
