@@ -174,8 +174,9 @@ export const startCommand: Command = {
           readSecrets: async () => (demoToken ? fixedSecrets : withLocalSecrets(env, await loadSecrets(env))),
           // What the config says of the API's work (actions.slack, tenants, who hears of actions).
           ...apiKnowledge(runtime.config, runtime.destinations.values()),
-          // Account actions with the run's providers (a dry run acts on no account).
-          ...(runtime.identityAct && !dryRun ? { identity: runtime.identityAct } : {}),
+          // Account actions with the run's providers. A dry run takes no automatic response, but an
+          // action a person asks for is still theirs to take (only what is sent is printed instead).
+          ...(runtime.identityAct ? { identity: runtime.identityAct } : {}),
         }),
       );
       const server = await listenApi(createApiApp(api).fetch, env.port).catch((error: unknown) => {
