@@ -64,7 +64,10 @@ const NAMED = 20;
 
 function setUp(deps: IdentityRouteDeps): IdentityApiDeps {
   if (!deps.identity)
-    throw new ApiError('internal_error', 'acting on accounts is not set up in this service');
+    throw new ApiError(
+      'invalid_request',
+      'this deployment has no identity providers (the config has no identity): no account can be acted on',
+    );
   return deps.identity;
 }
 
