@@ -1,4 +1,7 @@
 /**
+ * Longer than 300 lines because it is the one place where the API's parts are built from what a
+ * process has (a config, or the stack's settings and the pollers' catalog), and reads best whole.
+ *
  * Builds the API's dependencies from the environment and the secret object, the same way for
  * Lambda (functions/api.ts), `serve` and `assets toggle`: the upstream client with the API's short
  * time budget, the DynamoDB stores (audit trail, silences, status; the table created when

@@ -1,4 +1,7 @@
 /**
+ * Longer than 300 lines because it reports, provider by provider, everything a person needs to
+ * fix a provider's setup (token, permissions per action, a lookup), in one command.
+ *
  * `identity test [provider] [--login L] [--tenant T]`: checks that each identity provider of a
  * scope (the top level's, or a tenant's own) takes our credentials, and what it says of a login.
  *
