@@ -18,19 +18,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Clock } from '../clock.ts';
-import type { ItemChange } from '../deliver/follow-up.ts';
-import type { Logger } from '../log.ts';
-import { type ActionKind, type ActionRecordBase, ActionStore, type UidResult } from '../state/actions.ts';
+import { type ActionKind, ActionStore } from '../state/actions.ts';
 import type { TableIo } from '../state/io.ts';
-import type { DeliveryRecord } from '../state/records/record.ts';
-import {
-  type AccountActionRecord,
-  type AccountDeps,
-  actOnLogin,
-  type LoginProgress,
-  type LoginResult,
-} from './act-login.ts';
+import { type AccountActionRecord, type AccountDeps, actOnLogin, type LoginResult } from './act-login.ts';
+import type { Scope } from './store.ts';
+import { ACCOUNT_ACTIONS, type AccountAction } from './words.ts';
 
 export {
   type AccountActionRecord,
@@ -41,10 +33,6 @@ export {
   RESUME_WINDOW_MS,
 } from './act-login.ts';
 
-import type { ProviderClient } from './client.ts';
-import type { IdentityStore, LoginItem, Scope } from './store.ts';
-import { ACCOUNT_ACTIONS, type AccountAction } from './words.ts';
-
 export const ACCOUNT_ACTION_KIND: ActionKind = { prefix: 'idaction', open: 'idaction#open' };
 /** Logins one action may name (the API's limit). */
 export const MAX_ACTION_LOGINS = 100;
@@ -52,6 +40,7 @@ export const MAX_ACTION_LOGINS = 100;
 export const STALE_MS = 60_000;
 /** How long a call with an action's id waits for the call working on it. */
 export const WAIT_MS = 5_000;
+
 export interface AccountRequest {
   action: AccountAction;
   logins: readonly string[];
