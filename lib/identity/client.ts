@@ -95,3 +95,31 @@ export function networkText(provider: string, error: unknown, signal: AbortSigna
   const code = (error as { cause?: { code?: unknown } })?.cause?.code;
   return `${provider}: network error${typeof code === 'string' ? ` (${code})` : ''}`;
 }
+
+/** What to fix when a provider answers 401 or 403, in words for the refusal. */
+export interface RefusalHints {
+  401?: string;
+  403?: string;
+}
+
+/**
+ * A provider's answer that is not a 2xx, as the lookup step and the actions take it: a 401 or
+ * 403 with a hint is a refusal naming what to fix; a 429 a failure with when to ask again
+ * (`retryAt`, the provider's word, else a second); anything else a failure with its status and
+ * error code. Undefined for a 2xx.
+ */
+export function notDone(
+  label: string,
+  res: Pick<Response, 'status'>,
+  text: string,
+  hints: RefusalHints,
+  retryAt: number | undefined,
+  now: number,
+): { refused: string } | { failed: string; retryAt?: number } | undefined {
+  if (res.status >= 200 && res.status < 300) return undefined;
+  const code = errorCode(text);
+  const hint = res.status === 401 || res.status === 403 ? hints[res.status] : undefined;
+  if (hint) return { refused: refusalText(label, res.status, code, hint) };
+  if (res.status === 429) return { failed: `${label}: HTTP 429`, retryAt: retryAt ?? now + 1_000 };
+  return { failed: `${label}: HTTP ${res.status}${code ? ` ${code}` : ''}` };
+}

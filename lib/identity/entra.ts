@@ -12,6 +12,7 @@ import {
   type LookupContext,
   type LookupResult,
   networkText,
+  notDone,
   type ProviderClient,
   refusalText,
   retryAfterMs,
@@ -152,25 +153,15 @@ export function entraClient(name: string, config: EntraConfig, clientSecret: str
     }
     return { res, text };
   };
-  const answerOf = (res: Response, text: string, now: number): LookupResult | undefined => {
-    if (res.status === 403)
-      return {
-        refused: refusalText(
-          label,
-          403,
-          errorCode(text),
-          'grant the app the User.Read.All application permission',
-        ),
-      };
-    if (res.status === 429)
-      return {
-        failed: `${label}: HTTP 429`,
-        retryAt: retryAfterMs(res.headers.get('retry-after'), now) ?? now + 1_000,
-      };
-    if (res.status < 200 || res.status >= 300)
-      return { failed: `${label}: HTTP ${res.status}${errorCode(text) ? ` ${errorCode(text)}` : ''}` };
-    return undefined;
-  };
+  const answerOf = (res: Response, text: string, now: number): LookupResult | undefined =>
+    notDone(
+      label,
+      res,
+      text,
+      { 403: 'grant the app the User.Read.All application permission' },
+      retryAfterMs(res.headers.get('retry-after'), now),
+      now,
+    );
   return {
     type: 'entra',
     name,
@@ -189,15 +180,9 @@ export function entraClient(name: string, config: EntraConfig, clientSecret: str
       if (!('res' in got))
         return 'refused' in got ? got : { failed: 'failed' in got ? got.failed : `${label}: no token` };
       const { res, text } = got;
-      if (res.status >= 200 && res.status < 300) return { ok: true };
-      const code = errorCode(text);
-      if (res.status === 403) return { refused: refusalText(label, 403, code, ENTRA_NEEDS[action]) };
-      if (res.status === 429)
-        return {
-          failed: `${label}: HTTP 429`,
-          retryAt: retryAfterMs(res.headers.get('retry-after'), ctx.now()) ?? ctx.now() + 1_000,
-        };
-      return { failed: `${label}: HTTP ${res.status}${code ? ` ${code}` : ''}` };
+      const now = ctx.now();
+      const retryAt = retryAfterMs(res.headers.get('retry-after'), now);
+      return notDone(label, res, text, { 403: ENTRA_NEEDS[action] }, retryAt, now) ?? { ok: true };
     },
     async lookup(login, ctx) {
       try {

@@ -9,6 +9,7 @@ import {
   type LookupContext,
   type LookupResult,
   networkText,
+  notDone,
   type ProviderClient,
   refusalText,
 } from './client.ts';
@@ -54,6 +55,8 @@ export const OKTA_NEEDS: Record<AccountAction, string> = {
   disable: "the API token's owner needs an admin role that may suspend users (Group Administrator or above)",
   enable: "the API token's owner needs an admin role that may unsuspend users (Group Administrator or above)",
 };
+
+const TOKEN_REFUSED = 'the API token is invalid, expired or revoked';
 
 /** When Okta's rate resets (`X-Rate-Limit-Reset`, epoch seconds), capped at 10 minutes ahead. */
 function resetAt(headers: Headers, now: number): number | undefined {
@@ -114,55 +117,27 @@ export function oktaClient(name: string, config: OktaConfig, token: string): Pro
         return { noAnswer: networkText(label, error, ctx.signal) };
       }
       const { res, text } = got;
-      if (res.status >= 200 && res.status < 300) return { ok: true };
+      const now = ctx.now();
       const code = errorCode(text);
-      if (res.status === 401)
-        return { refused: refusalText(label, 401, code, 'the API token is invalid, expired or revoked') };
       if (action === 'confirmCompromised' && (res.status === 403 || res.status === 404))
         return {
           refused: refusalText(label, res.status, code, "the org does not have Okta's user-risk API"),
         };
-      if (res.status === 403 && code === 'E0000006')
-        return { refused: refusalText(label, 403, code, OKTA_NEEDS[action]) };
-      if (res.status === 429)
-        return {
-          failed: `${label}: HTTP 429`,
-          retryAt: resetAt(res.headers, ctx.now()) ?? ctx.now() + 1_000,
-        };
-      // E0000038 and the like: the user's status does not allow it (already suspended, say).
-      return { failed: `${label}: HTTP ${res.status}${code ? ` ${code}` : ''}` };
+      // A 403 other than E0000006 (E0000038: the user's status does not allow it) is no refusal.
+      const hints = { 401: TOKEN_REFUSED, 403: code === 'E0000006' ? OKTA_NEEDS[action] : undefined };
+      return notDone(label, res, text, hints, resetAt(res.headers, now), now) ?? { ok: true };
     },
     async lookup(login, ctx): Promise<LookupResult> {
       const path = login.includes('/')
         ? `users?filter=${encodeURIComponent(`profile.login eq "${login.replace(/["\\]/g, '\\$&')}"`)}&limit=1`
         : `users/${encodeURIComponent(login)}`;
       try {
-        const res = await ctx.fetch(`${config.orgUrl}/api/v1/${path}`, {
-          headers: { Authorization: `SSWS ${token}`, Accept: 'application/json' },
-          signal: ctx.signal,
-        });
-        const text = await res.text();
+        const { res, text } = await send(ctx, 'GET', path);
         if (res.status === 404) return { answer: { found: false } };
-        if (res.status === 401)
-          return {
-            refused: refusalText(label, 401, errorCode(text), 'the API token is invalid, expired or revoked'),
-          };
-        if (res.status === 403)
-          return {
-            refused: refusalText(
-              label,
-              403,
-              errorCode(text),
-              "the API token's owner needs a role that may read users",
-            ),
-          };
-        if (res.status === 429)
-          return {
-            failed: `${label}: HTTP 429`,
-            retryAt: resetAt(res.headers, ctx.now()) ?? ctx.now() + 1_000,
-          };
-        if (res.status < 200 || res.status >= 300)
-          return { failed: `${label}: HTTP ${res.status}${errorCode(text) ? ` ${errorCode(text)}` : ''}` };
+        const now = ctx.now();
+        const hints = { 401: TOKEN_REFUSED, 403: "the API token's owner needs a role that may read users" };
+        const bad = notDone(label, res, text, hints, resetAt(res.headers, now), now);
+        if (bad) return bad;
         const body = JSON.parse(text) as OktaUser | OktaUser[];
         const user = Array.isArray(body) ? body[0] : body;
         // Okta says how much of its rate is left on every answer: at 0, wait for its reset.
