@@ -34,11 +34,13 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { ActDeps } from '../actions/events.ts';
 import type { LookupAnswer, LookupQuery } from '../actions/lookup.ts';
 import type { SlackWork } from '../actions/slack-work.ts';
+import { addConsoleRoutes } from '../console/routes.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { AuditStore, RefusalAuditStore } from '../state/audit.ts';
 import type { Status } from '../state/status.ts';
 import { addActRoutes } from './act-routes.ts';
+import { addConsoleApiRoutes, type ConsoleDeps } from './console-api.ts';
 import {
   ALL_SCOPES,
   type ApiCaller,
@@ -85,6 +87,8 @@ export interface ApiDeps extends SilenceDeps, IdempotencyDeps {
   post?: (url: string, body: unknown) => Promise<void>;
   /** Acting on accounts (identity-routes.ts): `POST /identity/actions`, `GET /identity/actions/{id}`. */
   identity?: IdentityApiDeps;
+  /** What the console reads and acts through (console-api.ts): alerts, audit, tests, re-queueing. */
+  console?: ConsoleDeps;
   /** What the leak store knows (actions/lookup.ts): `GET /lookup`. */
   lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
   /** With tenants: the tenant a Slack channel's routes carry alone, for its lookups. */
@@ -272,6 +276,9 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
     return c.json({ items });
   });
 
+  // The console's API (console-api.ts); before POST /silences, whose dry run it answers.
+  addConsoleApiRoutes(app, deps, { need, forbid });
+
   app.get('/silences', need('read'), async (c) => {
     const all = parseAll(c.req.query('all'));
     const items = all ? await deps.silences.all() : await deps.silences.active();
@@ -306,6 +313,8 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
   addActRoutes(app, deps, need);
   // Acting on a leaked login's account (identity-routes.ts).
   addIdentityRoutes(app, deps, { need, forbid });
+  // The console's page and GET /whoami (console/routes.ts).
+  addConsoleRoutes(app, need);
 
   app.notFound((c) =>
     sendError(c, new ApiError('not_found', `no route for ${c.req.method} ${shortPath(c.req.path)}`)),

@@ -9,6 +9,7 @@ import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../lib/api/auth.ts';
 import { createLambdaHandler } from '../../lib/api/lambda.ts';
+import { PAGE_FILES } from '../../lib/console/page-packed.ts';
 import type { EventItem } from '../../lib/upstream/schemas.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
@@ -234,6 +235,31 @@ const ROWS: Row[] = [
     }),
     status: 200,
     check: (a) => expect(json(a).silence).toMatchObject({ id: silenceId, expiredBy: 'runbook' }),
+  },
+  // The console (lib/console/routes.ts): its page and files gzipped as stored, and who a token is.
+  {
+    name: 'the console page, gzipped',
+    route: 'GET /console',
+    request: () => ({ method: 'GET', path: '/console', headers: { 'Accept-Encoding': 'gzip' } }),
+    status: 200,
+    check: (a) => expect(a.headers['content-encoding']).toBe('gzip'),
+  },
+  {
+    name: "the console's script",
+    route: 'GET /console/:file',
+    request: () => ({
+      method: 'GET',
+      path: `/console/${Object.keys(PAGE_FILES).find((f) => f.endsWith('.js'))}`,
+    }),
+    status: 200,
+    check: (a) => expect(a.headers['content-type']).toMatch(/^text\/javascript/),
+  },
+  {
+    name: 'who a token is',
+    route: 'GET /whoami',
+    request: () => ({ method: 'GET', path: '/whoami', headers: bearer(viewer) }),
+    status: 200,
+    check: (a) => expect(json(a)).toEqual({ client: 'viewer', scopes: ['read'] }),
   },
   {
     name: 'the status',

@@ -1,0 +1,148 @@
+/**
+ * The API's answers the console reads (interface.md sections 6, 8, 9, 12 and 13), as the page sees
+ * them: JSON from the bearer API, never trusted as markup. Kept here, apart from lib/api, because the
+ * page is compiled for the browser on its own (its tsconfig has the DOM and no Node).
+ */
+
+export const SCOPES = [
+  'assets:write',
+  'silences:write',
+  'events:act',
+  'lookup',
+  'read',
+  'destinations:write',
+  'identity:act',
+  'identity:disable',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** `GET /whoami`: the token's client and what it may do. */
+export interface WhoAmI {
+  client: string;
+  scopes: Scope[];
+}
+
+export interface Tenant {
+  id: number;
+  name: string;
+}
+
+export const VERDICTS = ['at_risk', 'rotated', 'disabled', 'no_account', 'unknown'] as const;
+
+/** An item's `_identity` (section 12). */
+export interface Identity {
+  provider: string;
+  verdict: string;
+  reason?: string;
+  userId?: string;
+  displayName?: string;
+  enabled?: boolean;
+  passwordChangedAt?: string;
+  leakDate?: string;
+}
+
+/** Delivery states as section 13 names them; `retrying` is a pending one after a failed attempt. */
+export const DELIVERY_STATES = ['sent', 'pending', 'retrying', 'dead', 'silenced'] as const;
+
+export interface Delivery {
+  id: string;
+  destination: string;
+  status: string;
+  attempts: number;
+  lastError?: string;
+  sentAt?: string;
+}
+
+export interface AlertRow {
+  key: string;
+  kind: string;
+  severity?: string;
+  title: string;
+  tenant?: Tenant;
+  matchedAt?: string;
+  identity?: Identity;
+  deliveries: Delivery[];
+}
+
+export interface AlertPage {
+  items: AlertRow[];
+  cursor?: string;
+}
+
+export interface ActionEntry {
+  id: string;
+  type: string;
+  by: string;
+  at: string;
+  result: unknown;
+}
+
+export interface AuditEntry {
+  at: string;
+  who: string;
+  what: string;
+  target: unknown;
+  result: unknown;
+}
+
+export interface AlertDetail {
+  item: Record<string, unknown>;
+  key: string;
+  kind: string;
+  tenant?: Tenant;
+  identity?: Identity;
+  deliveries: Delivery[];
+  actions: ActionEntry[];
+  audit: AuditEntry[];
+}
+
+export interface AuditPage {
+  items: AuditEntry[];
+  cursor?: string;
+}
+
+export interface Silence {
+  id: string;
+  match: Record<string, unknown>;
+  until: string;
+  reason: string;
+  createdBy: string;
+  createdAt: string;
+  expiredAt?: string;
+  expiredBy?: string;
+}
+
+export interface StreamLine {
+  stream: string;
+  tenant?: Tenant | null;
+  lastPolledAt: string | null;
+  lagSeconds: number | null;
+  lastResult: string | null;
+}
+
+export interface DestinationLine {
+  destination: string;
+  pending: number;
+  pendingMore?: boolean;
+  dead: number;
+  deadMore?: boolean;
+  refusing: boolean;
+}
+
+export interface ProviderLine {
+  tenant: Tenant | null;
+  provider: string;
+  type: string;
+  lastLookupAt: string | null;
+  refusing: boolean;
+  refusedAt?: string;
+  refusedMessage?: string;
+}
+
+export interface Status {
+  streams: StreamLine[];
+  destinations: DestinationLine[];
+  silences: number;
+  quota: { remaining: number; at: string } | null;
+  identityProviders?: ProviderLine[];
+}

@@ -1,0 +1,133 @@
+/**
+ * Destinations (from `GET /status`): what waits, what died, who refuses; a test message
+ * (`POST /destinations/{name}/test`, one a minute each: a PagerDuty test pages someone) and
+ * re-queueing the dead (`POST /deliveries/retry`), for a token with `destinations:write`.
+ */
+import { call, explain, idempotencyKey, segment } from '../api.ts';
+import { confirmChange } from '../confirm.ts';
+import { type Child, errorLine, fill, h, heading, statusLine, table } from '../dom.ts';
+import type { View } from '../main.ts';
+import type { DestinationLine } from '../types.ts';
+import { knownStatus } from './words.ts';
+
+const count = (n: number, more?: boolean) => `${n}${more ? '+' : ''}`;
+
+export async function destinationsView(v: View, notice?: Child): Promise<void> {
+  const reload = (said: Child) => {
+    void destinationsView(v, said).then(() =>
+      (v.root.querySelector('.notice') as HTMLElement | null)?.focus(),
+    );
+  };
+  const results = h('div', { class: 'results' }, statusLine('Loading destinations…'));
+  fill(
+    v.root,
+    heading('Destinations'),
+    notice ? h('div', { class: 'notice', tabindex: -1 }, notice) : null,
+    results,
+  );
+  let lines: DestinationLine[];
+  try {
+    lines = (await knownStatus(true)).destinations;
+  } catch (error) {
+    fill(results, errorLine(`The destinations could not be loaded. ${explain(error)}`));
+    return;
+  }
+  const said = h('div', { class: 'said', 'aria-live': 'polite' });
+  const test = async (name: string) => {
+    const ok = await confirmChange({
+      title: `Send a test message to ${name}?`,
+      body: [
+        h(
+          'p',
+          {},
+          'It is sent now. A PagerDuty destination pages whoever is on call; one test a minute per destination.',
+        ),
+      ],
+      confirm: 'Send the test',
+    });
+    if (!ok) return;
+    fill(said, statusLine(`Sending a test message to ${name}…`));
+    try {
+      const answer = await call<{ result: string; detail?: string }>(
+        'POST',
+        `destinations/${segment(name)}/test`,
+        {
+          body: {},
+          key: idempotencyKey(),
+        },
+      );
+      const { result, detail } = answer.body;
+      const line = `Test message to ${name}: ${result}${detail ? ` (${detail})` : ''}.`;
+      fill(said, result === 'sent' ? statusLine(line) : errorLine(line));
+    } catch (error) {
+      fill(said, errorLine(`Test message to ${name}: ${explain(error, 'destinations:write')}`));
+    }
+  };
+  const requeue = async (line: DestinationLine) => {
+    const ok = await confirmChange({
+      title: `Re-queue the dead deliveries of ${line.destination}?`,
+      body: [
+        h('p', {}, `${count(line.dead, line.deadMore)} dead: each goes again with the next delivery pass.`),
+      ],
+      confirm: 'Re-queue them',
+    });
+    if (!ok) return;
+    try {
+      const answer = await call<{ requeued: number; skipped: number }>('POST', 'deliveries/retry', {
+        body: { destination: line.destination, status: 'dead' },
+        key: idempotencyKey(),
+      });
+      reload(
+        statusLine(
+          `${line.destination}: re-queued ${answer.body.requeued}, left ${answer.body.skipped} alone.`,
+        ),
+      );
+    } catch (error) {
+      fill(said, errorLine(explain(error, 'destinations:write')));
+    }
+  };
+  const write = v.can('destinations:write');
+  fill(
+    results,
+    table(
+      'Destinations',
+      ['Destination', 'Pending', 'Dead', 'Refusing', ...(write ? [''] : [])],
+      lines.map((d) => [
+        d.destination,
+        count(d.pending, d.pendingMore),
+        count(d.dead, d.deadMore),
+        d.refusing ? h('span', { class: 'badge state-dead' }, 'refusing') : 'no',
+        ...(write
+          ? [
+              h(
+                'div',
+                { class: 'buttons' },
+                h(
+                  'button',
+                  {
+                    type: 'button',
+                    'aria-label': `Send a test message to ${d.destination}`,
+                    onclick: () => void test(d.destination),
+                  },
+                  'Test',
+                ),
+                d.dead > 0
+                  ? h(
+                      'button',
+                      {
+                        type: 'button',
+                        'aria-label': `Re-queue the dead deliveries of ${d.destination}`,
+                        onclick: () => void requeue(d),
+                      },
+                      'Re-queue dead',
+                    )
+                  : null,
+              ),
+            ]
+          : []),
+      ]),
+      'No destination is known yet: the pollers list them once they run.',
+    ),
+    said,
+  );
+}

@@ -1,0 +1,66 @@
+/**
+ * Streams (from `GET /status`): how far behind each stream is, how its last poll went, the
+ * global-search quota, and, with identity, each provider's state.
+ */
+import { explain } from '../api.ts';
+import { duration, errorLine, fill, h, heading, statusLine, table, when } from '../dom.ts';
+import type { View } from '../main.ts';
+import type { Status } from '../types.ts';
+import { knownStatus } from './words.ts';
+
+export async function streamsView(v: View): Promise<void> {
+  const results = h('div', { class: 'results' }, statusLine('Loading streams…'));
+  fill(v.root, heading('Streams'), results);
+  let status: Status;
+  try {
+    status = await knownStatus(true);
+  } catch (error) {
+    fill(results, errorLine(`The status could not be loaded. ${explain(error)}`));
+    return;
+  }
+  fill(
+    results,
+    h(
+      'dl',
+      { class: 'summary' },
+      h('dt', {}, 'Search quota'),
+      h(
+        'dd',
+        {},
+        status.quota
+          ? [`${status.quota.remaining} global searches left, read `, when(status.quota.at)]
+          : 'not read yet',
+      ),
+      h('dt', {}, 'Active silences'),
+      h('dd', {}, String(status.silences)),
+    ),
+    table(
+      'Streams',
+      ['Stream', 'Tenant', 'Last polled', 'Lag', 'Last result'],
+      status.streams.map((s) => [
+        h('code', {}, s.stream),
+        s.tenant ? s.tenant.name : 'top level',
+        when(s.lastPolledAt),
+        s.lagSeconds === null ? '—' : duration(s.lagSeconds),
+        s.lastResult ?? '—',
+      ]),
+      'No stream has been polled yet.',
+    ),
+    status.identityProviders?.length
+      ? table(
+          'Identity providers',
+          ['Provider', 'Type', 'Tenant', 'Last lookup', 'State'],
+          status.identityProviders.map((p) => [
+            p.provider,
+            p.type,
+            p.tenant ? p.tenant.name : 'top level',
+            when(p.lastLookupAt),
+            p.refusing
+              ? [h('span', { class: 'badge state-dead' }, 'refusing'), ` ${p.refusedMessage ?? ''}`]
+              : 'answering',
+          ]),
+          '',
+        )
+      : null,
+  );
+}

@@ -1,0 +1,32 @@
+/**
+ * The console's routes on the API app (interface.md section 13): the page at `GET /console`, its
+ * files at `GET /console/<name>`, and `GET /whoami`, which tells a token's holder its client and
+ * scopes (any scope will do), so the page offers only what the token may do.
+ *
+ * The page needs no auth: it holds no data, and reads everything through the bearer API. Its bytes
+ * (page-packed.ts, built by pack.ts) and the code that answers with them (page.ts) load with the
+ * first request for the page: the API's start carries only these few lines. The page's links and
+ * API calls are relative to `/console` (so the API may sit under a path prefix); `/console/` is no
+ * route.
+ *
+ * @example
+ * addConsoleRoutes(app, need);
+ * await app.request('/console'); // 200 text/html, with the console's CSP
+ */
+import type { Hono, MiddlewareHandler } from 'hono';
+import { SCOPES, type Scope } from '../api/auth.ts';
+import type { Vars } from '../api/context.ts';
+
+export function addConsoleRoutes(
+  app: Hono<Vars>,
+  need: (...scopes: Scope[]) => MiddlewareHandler<Vars>,
+): void {
+  app.get('/whoami', need(...SCOPES), (c) => {
+    const scopes = c.get('scopes');
+    return c.json({ client: c.get('client') as string, scopes: SCOPES.filter((s) => scopes?.has(s)) });
+  });
+  app.get('/console', async (c) => (await import('./page.ts')).pageFile(c.req.raw, 'index.html'));
+  app.get('/console/:file', async (c) =>
+    (await import('./page.ts')).pageFile(c.req.raw, c.req.param('file')),
+  );
+}
