@@ -14,7 +14,7 @@ import { confirmChange } from '../confirm.ts';
 import { type Child, errorLine, field, fill, h, select, statusLine } from '../dom.ts';
 import type { View } from '../main.ts';
 import type { AlertDetail, Silence } from '../types.ts';
-import { knownStatus } from './words.ts';
+import { countHeld, knownStatus } from './words.ts';
 
 type Item = Record<string, unknown>;
 const obj = (v: unknown): Item => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Item) : {});
@@ -222,8 +222,7 @@ export function actSection(
           ...(d.tenant ? { tenants: [d.tenant.id] } : tenants ? { topLevel: true } : {}),
         };
         const body = { match, until: span.value, reason: `Silence similar, from the console, on ${d.key}` };
-        const dry = (await call<{ wouldHold: number; of: number }>('POST', 'silences?dryRun=true', { body }))
-          .body;
+        const dry = await countHeld(body);
         fill(said);
         const ok = await confirmChange({
           title: 'Silence similar events?',

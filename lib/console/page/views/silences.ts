@@ -9,7 +9,7 @@ import { confirmChange } from '../confirm.ts';
 import { type Child, errorLine, field, fill, h, heading, select, statusLine, table, when } from '../dom.ts';
 import type { View } from '../main.ts';
 import { type Silence, VERDICTS } from '../types.ts';
-import { SEVERITIES } from './words.ts';
+import { countHeld, SEVERITIES } from './words.ts';
 
 const list = (value: string) =>
   value
@@ -120,8 +120,7 @@ function createForm(reload: (notice: Child) => void): HTMLElement {
     }
     fill(said, statusLine('Counting what it would hold…'));
     try {
-      const dry = (await call<{ wouldHold: number; of: number }>('POST', 'silences?dryRun=true', { body }))
-        .body;
+      const dry = await countHeld(body);
       fill(said);
       const everything = Object.keys(body.match).length === 0;
       const ok = await confirmChange({

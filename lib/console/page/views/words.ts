@@ -2,7 +2,7 @@
  * Small pieces several views share: how a severity, a verdict and a delivery's state read, and the
  * destinations the status knows (read once per visit, for the filter's choices).
  */
-import { get } from '../api.ts';
+import { ApiFailure, call, get } from '../api.ts';
 import { type Child, h } from '../dom.ts';
 import type { Delivery, Identity, Status } from '../types.ts';
 
@@ -58,4 +58,20 @@ export function knownStatus(fresh = false): Promise<Status> {
     });
   }
   return status;
+}
+
+/**
+ * How many of the recent alerts a silence would have held (`POST /silences?dryRun=true`), creating
+ * nothing. An answer without the count is refused here, before any silence is made.
+ */
+export async function countHeld(body: unknown): Promise<{ wouldHold: number; of: number }> {
+  const dry = (await call<{ wouldHold?: unknown; of?: unknown }>('POST', 'silences?dryRun=true', { body }))
+    .body;
+  if (typeof dry?.wouldHold !== 'number' || typeof dry.of !== 'number')
+    throw new ApiFailure(
+      0,
+      'no_dry_run',
+      'The API did not say what the silence would hold, so nothing more was done.',
+    );
+  return { wouldHold: dry.wouldHold, of: dry.of };
 }
