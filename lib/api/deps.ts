@@ -40,6 +40,7 @@ import type { UpstreamClient, UpstreamClientOptions } from '../upstream/client.t
 import { createUpstreamClient, tenantTokenProvider } from '../upstream/index.ts';
 import type { ApiDeps } from './app.ts';
 import { parseApiClients } from './auth.ts';
+import type { TestableDestinations } from './console-acts.ts';
 import { ApiError } from './errors.ts';
 import type { SlackSettings } from './slack.ts';
 
@@ -81,6 +82,12 @@ export interface ApiDepsOptions {
    * Without (the Lambda), they are recorded and handed to a worker (identity-routes.ts).
    */
   identity?: Pick<AccountDeps, 'providers' | 'report'>;
+  /**
+   * The config's destinations with their secrets, for the console's test messages (npm start: the
+   * run's own; serve: made from its config). Without, a process with ALERTS_CONFIG (the Lambda,
+   * with its config layer) reads the config and resolves them when first asked.
+   */
+  destinations?: () => Promise<TestableDestinations>;
 }
 
 export interface ApiRuntime extends ApiDeps {
@@ -203,6 +210,15 @@ export async function createApiDeps(
     upstream,
     act,
     identity,
+    console: {
+      io,
+      tenants: async () => (await known())?.tenants ?? [],
+      ...(options.destinations
+        ? { destinations: options.destinations }
+        : env.alertsConfig
+          ? { destinations: configDestinations(env, readSecrets) }
+          : {}),
+    },
     // With tenants: the tenant a Slack channel's routes carry alone, for its lookups.
     tenantOfChannel: async (channel) => (await known())?.channels?.find((c) => c.channel === channel)?.tenant,
     // As the tenant the query names (a `tenants` entry: its own token), else the top level's; the
@@ -241,6 +257,51 @@ export async function createApiDeps(
     iamCallers: env.apiAuth === 'aws_iam',
     close: () => dynamo.destroy(),
   };
+}
+
+/**
+ * The destinations of the config at ALERTS_CONFIG, with the secret object's secrets, read when a
+ * test message is first asked for (and kept): a destination whose secret is missing is refused
+ * by name when tested, the others still can be.
+ */
+export function configDestinations(
+  env: Environment,
+  readSecrets: () => Promise<SecretObject>,
+): () => Promise<TestableDestinations> {
+  let made: Promise<TestableDestinations> | undefined;
+  return () => {
+    made ??= (async () => {
+      const [{ loadAlertsConfig }, { resolveDestination }, secrets] = await Promise.all([
+        import('../rules/source.ts'),
+        import('../deliver/destinations.ts'),
+        readSecrets(),
+      ]);
+      const { config } = await loadAlertsConfig(env);
+      return testable(config, secrets, resolveDestination, env.appUrl);
+    })();
+    made.catch(() => {
+      made = undefined;
+    });
+    return made;
+  };
+}
+
+/** A config's destinations resolved one by one: what a missing secret stops is that one's test. */
+export function testable(
+  config: Pick<AlertsConfig, 'destinations' | 'digest'>,
+  secrets: SecretObject,
+  resolve: typeof import('../deliver/destinations.ts').resolveDestination,
+  appUrl: string,
+): TestableDestinations {
+  const destinations = new Map<string, import('../deliver/destinations.ts').ResolvedDestination>();
+  const unusable = new Map<string, string>();
+  for (const [name, d] of Object.entries(config.destinations)) {
+    const problems: string[] = [];
+    const resolved = resolve(name, d, secrets, problems);
+    if (problems.length) unusable.set(name, problems.join('; '));
+    else destinations.set(name, resolved);
+  }
+  return { destinations, unusable, appUrl, digest: config.digest };
 }
 
 /**

@@ -18,6 +18,8 @@ export type ApiErrorCode =
   | 'idempotency_key_in_progress'
   /** This Idempotency-Key came with another request before. */
   | 'idempotency_key_reused'
+  /** Too soon: a destination's test message, at most one a minute (`Retry-After` says when). */
+  | 'rate_limited'
   | 'upstream_error'
   /** The upstream refused this service's own credentials: an operator's problem, not the caller's. */
   | 'upstream_auth_failed'
@@ -35,6 +37,7 @@ export const STATUS_OF: Record<ApiErrorCode, number> = {
   unsupported_media_type: 415,
   idempotency_key_in_progress: 409,
   idempotency_key_reused: 422,
+  rate_limited: 429,
   internal_error: 500,
   upstream_error: 502,
   upstream_auth_failed: 502,

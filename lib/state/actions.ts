@@ -28,7 +28,8 @@
  * which uids, when, and the upstream's answer; written from the record, so writing it twice (a
  * resumed action) leaves one entry.
  */
-import { batchGet, mapLimit, queryAll, type TableIo } from './io.ts';
+import { actedPointers } from './acted.ts';
+import { batchGet, batchPut, mapLimit, queryAll, type TableIo } from './io.ts';
 import { marshall, unmarshall } from './marshall.ts';
 import { ConditionalCheckFailedException, PutItemCommand, QueryCommand, UpdateItemCommand } from './sdk.ts';
 
@@ -79,7 +80,7 @@ export interface EventFlags {
   remediated?: boolean;
 }
 
-const AUDIT_PK = 'audit#events';
+export const AUDIT_PK = 'audit#events';
 const flagsKey = (uid: string) => ({ pk: `flags#${uid}`, sk: 'flags' });
 
 /** The flag an action sets, and to what. */
@@ -332,6 +333,8 @@ export class ActionStore<R extends ActionRecordBase = ActionRecord> {
         Item: marshall({ pk: AUDIT_PK, sk: `${record.at}#${record.id}`, ...entry }),
       }),
     );
+    // Each target's own trail (`acted#<kind>#<uid or login>`): what an alert's detail lists.
+    await batchPut(this.io, actedPointers(this.kind.prefix, entry as ActionAuditEntry));
   }
 
   /** The audit trail of actions, newest first. */

@@ -26,6 +26,9 @@ export interface AuditEntry {
   isDisabled?: boolean;
 }
 
+/** Every toggle, whatever the asset: the merged trail reads it (state/audit-trail.ts). */
+export const ASSETS_AUDIT_PK = 'audit#assets';
+
 export interface AuditStore {
   record(entry: AuditEntry): Promise<void>;
   /** Newest first, at most `limit` (default 100). */
@@ -39,15 +42,16 @@ export class DynamoAuditStore implements AuditStore {
   ) {}
 
   async record(entry: AuditEntry): Promise<void> {
-    await this.client.send(
-      new PutItemCommand({
-        TableName: this.tableName,
-        Item: marshall({
-          pk: `audit#asset#${entry.assetId}`,
-          sk: `${entry.at}#${entry.requestId}`,
-          ...entry,
-        }),
-      }),
+    // Per asset (GET /assets/{id}/audit), and in the one partition of every toggle (GET /audit).
+    await Promise.all(
+      [`audit#asset#${entry.assetId}`, ASSETS_AUDIT_PK].map((pk) =>
+        this.client.send(
+          new PutItemCommand({
+            TableName: this.tableName,
+            Item: marshall({ pk, sk: `${entry.at}#${entry.requestId}`, ...entry }),
+          }),
+        ),
+      ),
     );
   }
 
@@ -113,7 +117,7 @@ export interface SilenceAuditStore {
   list(limit?: number): Promise<SilenceAuditEntry[]>;
 }
 
-const SILENCE_AUDIT_PK = 'audit#silence';
+export const SILENCE_AUDIT_PK = 'audit#silence';
 
 export class DynamoSilenceAudit implements SilenceAuditStore {
   constructor(
@@ -170,7 +174,7 @@ export interface RefusalAuditStore {
   list(limit?: number): Promise<RefusalAuditEntry[]>;
 }
 
-const REFUSAL_AUDIT_PK = 'audit#refused';
+export const REFUSAL_AUDIT_PK = 'audit#refused';
 
 export class DynamoRefusalAudit implements RefusalAuditStore {
   constructor(

@@ -12,6 +12,7 @@ import type { SlackWork } from '../../lib/actions/slack-work.ts';
 import type { ApiDeps } from '../../lib/api/app.ts';
 import { createApiApp } from '../../lib/api/app.ts';
 import { type ApiClients, sha256Hex } from '../../lib/api/auth.ts';
+import type { ConsoleDeps } from '../../lib/api/console-api.ts';
 import type { SlackSettings } from '../../lib/api/slack.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { type Logger, memoryLogger } from '../../lib/log.ts';
@@ -66,6 +67,8 @@ export function tableDeps(table?: TableRef, now: () => number = Date.now) {
     silences,
     silenceAudit: new DynamoSilenceAudit(client, io.tableName),
     status: new StatusReader(io, silences),
+    // The console's reads (lib/api/console-api.ts); no destinations to test unless a test gives some.
+    console: { io, tenants: async () => [] } as ConsoleDeps,
   };
 }
 
@@ -93,6 +96,8 @@ export function buildApi(
     clients?: ApiClients;
     /** Slack's doors, with the work they hand on kept in `handed`. */
     slack?: SlackSettings;
+    /** Beside the table's console reads: tenants, destinations to test, a clock. */
+    console?: Partial<ConsoleDeps>;
   } = {},
 ): ApiUnderTest {
   const { tokens, digests } = apiClients();
@@ -116,7 +121,7 @@ export function buildApi(
     },
     logger,
     now,
-    ...tableDeps(options.table, now),
+    ...withConsole(tableDeps(options.table, now), options.console),
     ...(options.table
       ? {
           act: tableAct(options.table, emu, logger, now),
@@ -141,6 +146,10 @@ export function buildApi(
       : {}),
   };
   return { app: createApiApp(deps), deps, audit, logger, tokens, loads: () => loads, handed };
+}
+
+function withConsole<T extends { console: ConsoleDeps }>(deps: T, more: Partial<ConsoleDeps> | undefined): T {
+  return more ? { ...deps, console: { ...deps.console, ...more } } : deps;
 }
 
 /** Acting on events against the emulator, with its records in `table` (no destination hears of it). */

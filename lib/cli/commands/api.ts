@@ -10,7 +10,13 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { inProcessHandOff } from '../../actions/slack-work.ts';
 import { createApiApp } from '../../api/app.ts';
-import { type ApiDepsOptions, type ApiRuntime, configIdentity, createApiDeps } from '../../api/deps.ts';
+import {
+  type ApiDepsOptions,
+  type ApiRuntime,
+  configIdentity,
+  createApiDeps,
+  testable,
+} from '../../api/deps.ts';
 import { ApiError } from '../../api/errors.ts';
 import { parseAssetId } from '../../api/schemas.ts';
 import { toggleAsset } from '../../api/toggle.ts';
@@ -79,7 +85,7 @@ async function configKnowledge(
   env: Environment,
   secrets: SecretObject,
   warn: (text: string) => void,
-): Promise<Pick<ApiDepsOptions, 'slackActions' | 'known' | 'identity'>> {
+): Promise<Pick<ApiDepsOptions, 'slackActions' | 'known' | 'identity' | 'destinations'>> {
   if (!env.alertsConfig && !existsSync(DEFAULT_CONFIG_FILE)) return {};
   const { config } = await loadAlertsConfig(env, warn);
   const unused: string[] = [];
@@ -88,7 +94,13 @@ async function configKnowledge(
   );
   // With identity, account actions are taken here, with the providers' secrets (api/deps.ts).
   const identity = await configIdentity(config, secrets, warn);
-  return { ...apiKnowledge(config, destinations), ...(identity ? { identity } : {}) };
+  // The console's test messages, each destination with its secrets (one missing stops only its test).
+  const tests = testable(config, secrets, resolveDestination, env.appUrl);
+  return {
+    ...apiKnowledge(config, destinations),
+    ...(identity ? { identity } : {}),
+    destinations: async () => tests,
+  };
 }
 
 export const serveCommand: Command = {

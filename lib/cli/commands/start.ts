@@ -56,6 +56,20 @@ export const SCHEDULE = { events: 30_000, credentials: 300_000 } as const;
 export const LOCAL_RATES = { requestsPerSecond: 40, searchRequestsPerSecond: 10 } as const;
 /** Workers `start` runs in the process, as the deployment's worker functions run concurrently. */
 export const LOCAL_WORKERS = 3;
+/**
+ * What the demo token may do: everything the console offers but `identity:disable`. Disabling an
+ * account locks a person out, and under `npm start` with a real config the providers may be real:
+ * a token printed in a terminal should not do that. Give a named client that scope to try it.
+ */
+export const DEMO_SCOPES = [
+  'read',
+  'assets:write',
+  'silences:write',
+  'events:act',
+  'lookup',
+  'destinations:write',
+  'identity:act',
+] as const;
 /** The table of `start --dry-run`, apart from the real run's. */
 export const DRY_RUN_TABLE = 'exposure-alerts-dry-run';
 
@@ -153,7 +167,10 @@ export const startCommand: Command = {
       let demoToken: string | undefined;
       if (secrets.apiClients === undefined) {
         demoToken = `local-${randomBytes(12).toString('hex')}`;
-        secrets = { ...secrets, apiClients: { local: sha256Hex(demoToken) } };
+        secrets = {
+          ...secrets,
+          apiClients: { local: { digest: sha256Hex(demoToken), scopes: [...DEMO_SCOPES] } },
+        };
       }
       const runtime = await createRuntime({
         env,
@@ -177,6 +194,12 @@ export const startCommand: Command = {
           // Account actions with the run's providers. A dry run takes no automatic response, but an
           // action a person asks for is still theirs to take (only what is sent is printed instead).
           ...(runtime.identityAct ? { identity: runtime.identityAct } : {}),
+          // The console's test messages go out through the run's own destinations.
+          destinations: async () => ({
+            destinations: runtime.destinations,
+            appUrl: env.appUrl,
+            digest: runtime.config.digest,
+          }),
         }),
       );
       const server = await listenApi(createApiApp(api).fetch, env.port).catch((error: unknown) => {
@@ -190,9 +213,11 @@ export const startCommand: Command = {
       lines.push(
         `  HTTP API:             ${server.url}  (GET /health, POST /assets/{id}/toggle, /silences, GET /status, GET /openapi.json)`,
       );
+      lines.push(`  Console:              ${server.url}/console`);
       if (demoToken) {
         lines.push(
-          `  API demo token:       (no apiClients configured) curl -H "Authorization: Bearer ${demoToken}" ${server.url}/assets/10011/audit`,
+          `  API demo token:       ${demoToken}  (no apiClients configured: this run's only client, "local"; sign in to the console with it)`,
+          `                        curl -H "Authorization: Bearer ${demoToken}" ${server.url}/alerts`,
         );
       }
       // For the other commands run in this folder (cli/local.ts); removed when this one stops.

@@ -17,12 +17,16 @@
  *
  * The order is what keeps this true through a crash: claim, then records, then the stream's
  * cursor. A claim whose records were never written only makes later pages check more.
+ *
+ * 4. **Index** the new items (alert-index.ts), once their records are written: what the console
+ *    lists. Off with `alertIndex: false`.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../../clock.ts';
 import type { ItemKind } from '../../model.ts';
 import { batchGet, batchPut, type TableIo } from '../io.ts';
 import { unmarshall } from '../marshall.ts';
+import { entryOf, IndexPlan, storedEntry } from './alert-index.ts';
 import { createRecordsOnce } from './once.ts';
 import { ClaimWindow, PackStore, packable } from './packs.ts';
 import { DeliveryQueue } from './queue.ts';
@@ -79,6 +83,8 @@ export interface DeliveryRecordsOptions {
    * delivery pass reads in turns (queue.ts). The top-level sources' partition is always read.
    */
   tenants?: readonly number[];
+  /** Index new items for the console (alert-index.ts); default true. */
+  alertIndex?: boolean;
 }
 
 export class DeliveryRecords {
@@ -86,6 +92,7 @@ export class DeliveryRecords {
   readonly queue: DeliveryQueue;
   private readonly io: TableIo;
   private readonly packs: PackStore;
+  private readonly plan: IndexPlan | undefined;
 
   constructor(
     client: DynamoDBClient,
@@ -101,6 +108,7 @@ export class DeliveryRecords {
       options.tenants,
     );
     this.packs = new PackStore(this.io);
+    this.plan = options.alertIndex === false ? undefined : new IndexPlan(() => clock.now());
   }
 
   /** A stream's claims for one cycle (packs.ts). */
@@ -131,6 +139,7 @@ export class DeliveryRecords {
     const existing = records.length - absent.length;
     if (!context.exclusive) {
       const created = await this.createOnce(absent);
+      await this.index(this.plan?.fresh(records, new Set(created), new Set()));
       return { created, sendInline: [], existing: existing + absent.length - created.length };
     }
     const sendInline = context.inline
@@ -138,7 +147,20 @@ export class DeliveryRecords {
       : [];
     const inline = new Set(sendInline);
     await this.insert(absent.filter((r) => !inline.has(r)));
+    await this.index(this.plan?.fresh(records, new Set(absent), inline));
     return { created: absent, sendInline, existing };
+  }
+
+  /** Writes the entries of items whose records are all written now (alert-index.ts). */
+  private async index(items: DeliveryRecord[][] | undefined): Promise<void> {
+    if (!items?.length) return;
+    const expiresAt = this.queue.expiresFor('sent');
+    await batchPut(
+      this.io,
+      items.flatMap((records) =>
+        storedEntry(entryOf(records), (records[0] as DeliveryRecord).item, expiresAt),
+      ),
+    );
   }
 
   /**
@@ -167,6 +189,8 @@ export class DeliveryRecords {
         this.packs.write(pack, this.queue.expiresFor((pack[0] as DeliveryRecord).status) as number),
       ),
     ]);
+    // Items whose inline deliveries are all written now get their entries, with the outcomes.
+    await this.index(this.plan?.inserted(records));
   }
 
   /** One record per distinct id, with its times and expiry. */
