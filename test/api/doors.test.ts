@@ -6,13 +6,17 @@
  * route list, so a route added later without a row here fails this file.
  */
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../lib/api/auth.ts';
 import { createLambdaHandler } from '../../lib/api/lambda.ts';
+import { systemClock } from '../../lib/clock.ts';
 import { PAGE_FILES } from '../../lib/console/page-packed.ts';
+import { resolveDestination } from '../../lib/deliver/destinations.ts';
+import { type DeliveryRecord, DeliveryRecords } from '../../lib/state/records/index.ts';
 import type { EventItem } from '../../lib/upstream/schemas.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { slackSigned } from '../helpers/slack-api.ts';
 import { functionUrlEvent } from './function-url.ts';
 import { type ApiUnderTest, acmeAssetIds, bearer, buildApi, JSON_TYPE, newToken } from './harness.ts';
@@ -26,6 +30,10 @@ const TEAM = 'T0TEAM01';
 const ANA = 'U0ANA001';
 const viewer = newToken();
 const actor = newToken();
+const ops = newToken();
+/** An alert the index holds (seeded as a poll records one), with a dead delivery. */
+const ALERT_KEY = 'leak/paste/doors-1';
+let hook: Receiver;
 
 /** Bytes no text decoding keeps: a PNG's signature, a NUL, an invalid UTF-8 sequence. */
 const PNG = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0xfe, 0x80]);
@@ -41,12 +49,24 @@ const handed = () => identity.handed;
 let identity: ReturnType<typeof identityApi>;
 
 beforeAll(async () => {
+  hook = await startReceiver();
   const table = { client: db.client, name: await db.table() };
   const built = buildApi(emu, {
     table,
     clients: {
       viewer: { digest: sha256Hex(viewer), scopes: ['read'] },
       actor: { digest: sha256Hex(actor), scopes: ['identity:act'] },
+      ops: { digest: sha256Hex(ops), scopes: ['read', 'destinations:write'] },
+    },
+    // The console's test messages go to a receiver.
+    console: {
+      destinations: async () => ({
+        destinations: new Map([
+          ['hook', resolveDestination('hook', { type: 'webhook', url: hook.url }, {}, [])],
+        ]),
+        appUrl: 'https://app.example',
+        digest: { threshold: 10, maxItems: 50 },
+      }),
     },
     slack: {
       signingSecret: SECRET,
@@ -86,7 +106,36 @@ beforeAll(async () => {
     body: JSON.stringify({ action: 'revokeSessions', logins: ['kim@acme.test'], reason: 'doors' }),
   });
   actionId = ((await acted.json()) as { id: string }).id;
+  // An alert in the index, as a poll records one, whose delivery then went dead.
+  const records = new DeliveryRecords(table.client, table.name, systemClock);
+  const [recorded] = (
+    await records.recordPage(
+      [
+        {
+          destination: 'hook',
+          kind: 'event',
+          key: ALERT_KEY,
+          source: 'tenant',
+          routes: ['all'],
+          status: 'pending',
+          item: {
+            metadata: {
+              uid: ALERT_KEY,
+              type: 'leak',
+              severity: 'high',
+              matched_at: new Date().toISOString(),
+            },
+          },
+        },
+      ],
+      { exclusive: true },
+    )
+  ).created;
+  await records.queue.save([
+    { ...(recorded as DeliveryRecord), status: 'dead', attempts: 3, lastError: 'HTTP 400' },
+  ]);
 });
+afterAll(() => hook.close());
 
 interface Request {
   method: string;
@@ -260,6 +309,84 @@ const ROWS: Row[] = [
     request: () => ({ method: 'GET', path: '/whoami', headers: bearer(viewer) }),
     status: 200,
     check: (a) => expect(json(a)).toEqual({ client: 'viewer', scopes: ['read'] }),
+  },
+  // The console's API (lib/api/console-api.ts).
+  {
+    name: 'the alerts, newest first',
+    route: 'GET /alerts',
+    request: () => ({
+      method: 'GET',
+      path: '/alerts',
+      query: 'kind=event&state=dead',
+      headers: bearer(viewer),
+    }),
+    status: 200,
+    check: (a) =>
+      expect(json(a).items).toEqual([
+        expect.objectContaining({
+          key: ALERT_KEY,
+          deliveries: [expect.objectContaining({ destination: 'hook', status: 'dead', attempts: 3 })],
+        }),
+      ]),
+  },
+  {
+    name: 'an alert, its key percent-encoded',
+    route: 'GET /alerts/:key',
+    request: () => ({
+      method: 'GET',
+      path: `/alerts/${encodeURIComponent(ALERT_KEY)}`,
+      headers: bearer(viewer),
+    }),
+    status: 200,
+    check: (a) =>
+      expect(json(a)).toMatchObject({ key: ALERT_KEY, kind: 'event', item: { metadata: { type: 'leak' } } }),
+  },
+  {
+    name: 'the audit trail',
+    route: 'GET /audit',
+    request: () => ({ method: 'GET', path: '/audit', headers: bearer(viewer) }),
+    status: 200,
+    check: (a) => expect(json(a).items.map((i: { what: string }) => i.what)).toContain('silence add'),
+  },
+  {
+    name: 'a silence’s dry run, for a read client',
+    route: 'POST /silences',
+    request: () => ({
+      method: 'POST',
+      path: '/silences',
+      query: 'dryRun=true',
+      headers: { ...bearer(viewer), ...JSON_TYPE },
+      body: JSON.stringify({ match: { types: ['leak'] } }),
+    }),
+    status: 200,
+    check: (a) => expect(json(a)).toEqual({ wouldHold: 1, of: 1 }),
+  },
+  {
+    name: 'a test message, once per Idempotency-Key',
+    route: 'POST /destinations/:name/test',
+    request: () => ({
+      method: 'POST',
+      path: '/destinations/hook/test',
+      headers: { ...bearer(ops), ...JSON_TYPE, 'Idempotency-Key': 'doors-test-1' },
+      body: '{}',
+    }),
+    status: 200,
+    check: (a) => {
+      expect(json(a)).toMatchObject({ result: 'sent' });
+      expect(hook.requests).toHaveLength(1);
+    },
+  },
+  {
+    name: 'the dead re-queued, once per Idempotency-Key',
+    route: 'POST /deliveries/retry',
+    request: () => ({
+      method: 'POST',
+      path: '/deliveries/retry',
+      headers: { ...bearer(ops), ...JSON_TYPE, 'Idempotency-Key': 'doors-retry-1' },
+      body: JSON.stringify({ destination: 'hook', status: 'dead' }),
+    }),
+    status: 200,
+    check: (a) => expect(json(a)).toEqual({ requeued: 1, skipped: 0 }),
   },
   {
     name: 'the status',
