@@ -31,7 +31,7 @@ export function errors(...codes: (keyof typeof STATUS_OF)[]): Record<string, unk
       out[status].headers = {
         'WWW-Authenticate': { schema: { type: 'string' }, description: 'Bearer challenge' },
       };
-    if (code === 'upstream_rate_limited')
+    if (code === 'upstream_rate_limited' || code === 'rate_limited')
       out[status].headers = {
         'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait' },
       };

@@ -10,6 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import { brotliCompressSync, constants } from 'node:zlib';
 import { actPaths } from './openapi-act.ts';
+import { consolePaths, dryRunAnswerSchema, dryRunBodySchema } from './openapi-console.ts';
 import { identityPaths } from './openapi-identity.ts';
 import { errors, IDEMPOTENCY_KEY_PARAMETER, json, schemaOf } from './openapi-parts.ts';
 import {
@@ -157,18 +158,35 @@ export function openApiDocument(): Record<string, unknown> {
         },
         post: {
           operationId: 'createSilence',
-          summary: 'Silence matching alerts from the next poll cycle and delivery pass on',
+          summary:
+            'Silence matching alerts from the next poll cycle and delivery pass on (or count what it would hold)',
           description:
-            'Matching alerts are recorded as silenced and not sent, deliveries waiting for a retry included. `createdBy` is the API client. The change is in the audit trail.',
-          security: [{ bearer: ['silences:write'] }],
-          'x-scopes': ['silences:write'],
-          parameters: [IDEMPOTENCY_KEY_PARAMETER],
+            'Matching alerts are recorded as silenced and not sent, deliveries waiting for a retry included. `createdBy` is the API client. The change is in the audit trail. With `dryRun=true` nothing is made: the answer is how many of the recent alerts (the last 7 days of the alert index, at most 2,000) the match would have held, and a `read` client may ask; `until` and `reason` may then be left out.',
+          security: [{ bearer: ['silences:write'] }, { bearer: ['read'] }],
+          'x-scopes': ['silences:write', 'read (dryRun only)'],
+          parameters: [
+            IDEMPOTENCY_KEY_PARAMETER,
+            {
+              name: 'dryRun',
+              in: 'query',
+              required: false,
+              description: 'true: count, make nothing.',
+              schema: { type: 'string', enum: ['true', 'false'] },
+            },
+          ],
           requestBody: {
             required: true,
             description: `At most ${MAX_BODY_BYTES} bytes. A bad \`match\` is a 400 naming its path (\`match.severity.gte\`).`,
-            content: { 'application/json': { schema: schemaOf(silenceBodySchema, 'input') } },
+            content: {
+              'application/json': {
+                schema: {
+                  anyOf: [schemaOf(silenceBodySchema, 'input'), schemaOf(dryRunBodySchema, 'input')],
+                },
+              },
+            },
           },
           responses: {
+            '200': json('dryRun=true: how many of the recent alerts it would have held', dryRunAnswerSchema),
             '201': json('The silence made, and any warnings about it', silenceCreatedSchema),
             ...errors(
               'invalid_request',
@@ -211,6 +229,7 @@ export function openApiDocument(): Record<string, unknown> {
       },
       ...actPaths(),
       ...identityPaths(),
+      ...consolePaths(),
       '/status': {
         get: {
           operationId: 'getStatus',

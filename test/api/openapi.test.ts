@@ -5,17 +5,27 @@
  */
 import { brotliDecompressSync } from 'node:zlib';
 import { createConfig, lintFromString, type NormalizedProblem } from '@redocly/openapi-core';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../lib/api/auth.ts';
 import { openApiDocument } from '../../lib/api/openapi.ts';
 import { OPENAPI_PACKED } from '../../lib/api/openapi-packed.ts';
+import { systemClock } from '../../lib/clock.ts';
+import { resolveDestination } from '../../lib/deliver/destinations.ts';
+import { DeliveryRecords } from '../../lib/state/records/index.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { acmeAssetIds, bearer, buildApi, JSON_TYPE, newToken } from './harness.ts';
 import { identityApi } from './identity-harness.ts';
 
 const emu = useEmulator();
 const db = useDynalite();
+const ALERT_KEY = 'leak/paste/servers-1';
+let hook: Receiver;
+beforeAll(async () => {
+  hook = await startReceiver();
+});
+afterAll(() => hook.close());
 
 type Operation = {
   operationId: string;
@@ -80,6 +90,11 @@ describe('OpenAPI document under the recommended ruleset', () => {
       'lookup',
       'actOnAccounts',
       'getAccountAction',
+      'listAlerts',
+      'getAlert',
+      'getAuditTrail',
+      'testDestination',
+      'retryDeliveries',
       'getStatus',
     ]);
   });
@@ -107,6 +122,12 @@ describe('OpenAPI servers', () => {
       actor: true,
     },
     getAccountAction: { status: '200' },
+    listAlerts: { query: '?kind=event', status: '200' },
+    getAlert: { status: '200' },
+    getAuditTrail: { status: '200' },
+    // A client granted destinations:write by name; the test goes to a receiver.
+    testDestination: { status: '200', actor: true },
+    retryDeliveries: { body: { ids: ['hook~event~servers/test/0'] }, status: '200', actor: true },
     getStatus: { status: '200' },
   };
 
@@ -119,8 +140,39 @@ describe('OpenAPI servers', () => {
     const table = { client: db.client, name: await db.table() };
     const base0 = buildApi(emu, {
       table,
-      clients: { actor: { digest: sha256Hex(actor), scopes: ['identity:act'] } },
+      clients: { actor: { digest: sha256Hex(actor), scopes: ['identity:act', 'destinations:write'] } },
+      console: {
+        destinations: async () => ({
+          destinations: new Map([
+            ['hook', resolveDestination('hook', { type: 'webhook', url: hook.url }, {}, [])],
+          ]),
+          appUrl: 'https://app.example',
+          digest: { threshold: 10, maxItems: 50 },
+        }),
+      },
     });
+    // An alert in the index, as a poll records one.
+    await new DeliveryRecords(table.client, table.name, systemClock).recordPage(
+      [
+        {
+          destination: 'hook',
+          kind: 'event',
+          key: ALERT_KEY,
+          source: 'tenant',
+          routes: ['all'],
+          status: 'pending',
+          item: {
+            metadata: {
+              uid: ALERT_KEY,
+              type: 'leak',
+              severity: 'high',
+              matched_at: new Date().toISOString(),
+            },
+          },
+        },
+      ],
+      { exclusive: true },
+    );
     const identity = identityApi(base0, table);
     await identity.seed(['kim@acme.test']);
     const api = { ...base0, app: identity.app };
@@ -140,7 +192,11 @@ describe('OpenAPI servers', () => {
         const { body, query = '', status } = request as { body?: unknown; query?: string; status: string };
         const id = path.startsWith('/identity/') ? encodeURIComponent(actionId) : silenceId;
         // Path templating: the server URL without its trailing slash, then the path.
-        const url = `${base.href.replace(/\/$/, '')}${path.replace('{asset_id}', assetId).replace('{id}', id)}${query}`;
+        const url = `${base.href.replace(/\/$/, '')}${path
+          .replace('{asset_id}', assetId)
+          .replace('{id}', id)
+          .replace('{key}', encodeURIComponent(ALERT_KEY))
+          .replace('{name}', 'hook')}${query}`;
         const res = await api.app.request(url, {
           method: method.toUpperCase(),
           headers: {
