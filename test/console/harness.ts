@@ -1,15 +1,18 @@
 /**
- * A real local run for the console's browser tests: the emulator and dynalite over HTTP, a poll
- * cycle and a delivery pass of the real runtime (world.ts) to two stand-in webhooks (one takes
- * everything, one refuses everything, so some deliveries are dead), then `serve` as a process of
- * its own (the built command, as `npm start` runs its API) on the same table, and headless
- * Chromium (browser.ts) to drive the page it serves.
+ * A real local run for the console's browser tests and screenshots: the emulator (with its
+ * identity providers' stand-in) and dynalite over HTTP, a poll of each kind and a delivery pass of
+ * the real runtime (world.ts) to two stand-in webhooks (one takes everything, one refuses
+ * everything, so some deliveries are dead), then `serve` as a process of its own (the built
+ * command, as `npm start` runs its API) on the same table, and headless Chromium (browser.ts) to
+ * drive the page it serves.
  *
  * One event carries hostile text in the fields a page shows (its identifiers' names, its
  * highlights): `<script>`, `<img src=x onerror=…>` and `<!channel>`; if any ran, it would set
- * `window.__pwned` or open a dialog, and `page()` records both.
+ * `window.__pwned` or open a dialog, and `open()` records dialogs and errors.
  *
  * Two API clients: `analyst` (every scope the console uses) and `reader` (`read` only).
+ * `startConsoleRun` stands alone (the screenshots script runs it); `useConsoleRun` is it for a
+ * test file.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,10 +20,14 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll } from 'vitest';
 import { sha256Hex } from '../../lib/api/auth.ts';
+import { DEMO_IDENTITY_SECRETS, type RunningEmulator, startEmulator } from '../../lib/emulator/index.ts';
+import { demoIdentityInput } from '../../lib/rules/demo-config.ts';
+import { startDynalite } from '../../lib/state/local.ts';
+import { createDynamoClient, ensureTable } from '../../lib/state/table.ts';
+import { staticToken } from '../../lib/upstream/auth.ts';
+import { UpstreamClient } from '../../lib/upstream/client.ts';
 import { newToken } from '../api/harness.ts';
 import { type CliService, startCliService } from '../helpers/cli-process.ts';
-import { useDynalite } from '../helpers/dynamo.ts';
-import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 import { launchBrowser } from './browser.ts';
@@ -33,47 +40,70 @@ export const HOSTILE = {
   channel: '<!channel> @everyone',
 };
 
-export const ANALYST_SCOPES = ['read', 'silences:write', 'events:act', 'destinations:write'] as const;
+export const ANALYST_SCOPES = [
+  'read',
+  'silences:write',
+  'events:act',
+  'destinations:write',
+  'identity:act',
+  'identity:disable',
+] as const;
 
 export interface OpenPage {
   page: Page;
   /** Dialogs the page opened (alert, confirm, prompt): none, ever. */
   dialogs: string[];
-  /** Errors the page's script threw or logged, and CSP violations. */
+  /** Errors the page's script threw or logged (a failed request included). */
   errors: string[];
   close(): Promise<void>;
 }
 
 export interface ConsoleRun {
-  readonly url: string;
-  readonly tokens: { analyst: string; reader: string };
-  readonly hook: Receiver;
-  readonly refusing: Receiver;
-  readonly world: World;
-  readonly emu: ReturnType<typeof useEmulator>;
+  url: string;
+  tokens: { analyst: string; reader: string };
+  hook: Receiver;
+  refusing: Receiver;
+  world: World;
+  emulator: RunningEmulator;
   /** The hostile event's uid (its key: the top-level sources' items are keyed by uid). */
-  readonly hostileUid: string;
+  hostileUid: string;
   /** A new page in a context of its own (no sessionStorage shared), at the console, signed in with `token`. */
   open(token?: string, viewport?: { width: number; height: number }): Promise<OpenPage>;
+  close(): Promise<void>;
 }
 
-export function useConsoleRun(): ConsoleRun {
-  const emu = useEmulator({ eventsPerTenant: 4, lateMatchesPerTenant: 0, credentials: 0 });
-  const db = useDynalite();
+export async function startConsoleRun(): Promise<ConsoleRun> {
   const tokens = { analyst: newToken(), reader: newToken() };
-  let dir: string;
-  let service: CliService | undefined;
-  let browser: Browser | undefined;
-  let hook: Receiver;
-  let refusing: Receiver;
-  let world: World;
-  let hostileUid = '';
-
-  beforeAll(async () => {
+  const closers: (() => Promise<unknown>)[] = [];
+  const close = async () => {
+    for (const c of closers.splice(0).reverse()) await c().catch(() => undefined);
+  };
+  try {
     const browserStarted = launchBrowser();
-    [hook, refusing] = await Promise.all([startReceiver(), startReceiver({ status: 410, body: 'gone' })]);
-    const acme = emu.running.emulator.dataset.tenant('acme');
-    const [hostile] = emu.running.emulator.appendEvents(acme.id, 1);
+    closers.push(async () => (await browserStarted).close());
+    const emulator = await startEmulator({
+      seed: 7,
+      rateLimits: 'off',
+      eventsPerTenant: 6,
+      lateMatchesPerTenant: 0,
+      credentials: 16,
+    });
+    closers.push(() => emulator.close());
+    const dynamo = await startDynalite();
+    closers.push(() => dynamo.close());
+    const client = createDynamoClient({ endpoint: dynamo.endpoint });
+    closers.push(async () => client.destroy());
+    const [hook, refusing] = await Promise.all([
+      startReceiver(),
+      startReceiver({ status: 410, body: 'gone' }),
+    ]);
+    closers.push(
+      () => hook.close(),
+      () => refusing.close(),
+    );
+
+    const acme = emulator.emulator.dataset.tenant('acme');
+    const [hostile] = emulator.emulator.appendEvents(acme.id, 1);
     if (!hostile) throw new Error('the emulator added no event');
     const identifiers = hostile.item.identifiers as { id: number; name: string }[];
     identifiers.splice(
@@ -83,38 +113,60 @@ export function useConsoleRun(): ConsoleRun {
       { id: 9_001, name: HOSTILE.img },
     );
     hostile.item.highlights = { content: [`${HOSTILE.channel} ${HOSTILE.img} ${HOSTILE.script}`] };
-    hostileUid = hostile.item.metadata.uid;
 
     const config = {
-      sources: { tenantEvents: { lookback: 'P30D' } },
+      sources: {
+        tenantEvents: { lookback: 'P30D' },
+        credentials: { domains: ['acme.test'], lookback: 'P60D' },
+      },
       destinations: {
         siem: { type: 'webhook', url: hook.url },
         archive: { type: 'webhook', url: refusing.url },
       },
       routes: [{ name: 'all', to: ['siem', 'archive'] }],
+      identity: demoIdentityInput(emulator.url),
     };
-    const table = await db.table();
-    world = await makeWorld(emu, db, config, { table });
+    const table = 'console';
+    await ensureTable(client, table);
+    const world = await makeWorld(
+      {
+        running: emulator,
+        url: emulator.url,
+        client: (token = 'emu-acme-token', extra = {}) =>
+          new UpstreamClient({
+            baseUrl: emulator.url,
+            auth: staticToken(token),
+            backoffBaseMs: 10,
+            ...extra,
+          }),
+      },
+      { endpoint: dynamo.endpoint, client, table: async () => table },
+      config,
+      { table, secrets: { ...DEMO_IDENTITY_SECRETS } },
+    );
     await world.cycle('events');
+    await world.cycle('credentials');
     await world.deliver();
 
-    dir = await mkdtemp(join(tmpdir(), 'ea-console-'));
+    const dir = await mkdtemp(join(tmpdir(), 'ea-console-'));
+    closers.push(() => rm(dir, { recursive: true, force: true }));
     await writeFile(join(dir, 'alerts.config.json'), JSON.stringify(config));
     await writeFile(
       join(dir, 'secrets.json'),
       JSON.stringify({
+        ...DEMO_IDENTITY_SECRETS,
         apiClients: {
           analyst: { digest: sha256Hex(tokens.analyst), scopes: ANALYST_SCOPES },
           reader: { digest: sha256Hex(tokens.reader), scopes: ['read'] },
         },
       }),
     );
-    service = await startCliService(['serve'], {
+    const service: CliService = await startCliService(['serve'], {
       cwd: dir,
       env: {
-        EXPOSURE_API_URL: emu.url,
+        EXPOSURE_API_URL: emulator.url,
         EXPOSURE_API_TOKEN: 'emu-acme-token',
-        DYNAMODB_ENDPOINT: db.endpoint,
+        DYNAMODB_ENDPOINT: dynamo.endpoint,
         TABLE_NAME: table,
         PORT: '0',
         SECRETS_FILE: join(dir, 'secrets.json'),
@@ -122,53 +174,58 @@ export function useConsoleRun(): ConsoleRun {
         LOG_LEVEL: 'error',
       },
     });
-    browser = await browserStarted;
+    closers.push(() => service.stop());
+    const browser: Browser = await browserStarted;
+
+    return {
+      url: service.url,
+      tokens,
+      hook,
+      refusing,
+      world,
+      emulator,
+      hostileUid: hostile.item.metadata.uid,
+      close,
+      async open(token, viewport = { width: 1280, height: 800 }) {
+        const context = await browser.createBrowserContext();
+        const page = await context.newPage();
+        await page.setViewport(viewport);
+        const dialogs: string[] = [];
+        const errors: string[] = [];
+        page.on('dialog', (dialog) => {
+          dialogs.push(`${dialog.type()}: ${dialog.message()}`);
+          void dialog.dismiss();
+        });
+        page.on('pageerror', (error) => errors.push(String(error)));
+        page.on('console', (message) => {
+          if (message.type() === 'error') errors.push(message.text());
+        });
+        await page.goto(`${service.url}/console`);
+        if (token) await signIn(page, token);
+        return { page, dialogs, errors, close: () => context.close() };
+      },
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** The run for a test file: started before its tests, closed after them. */
+export function useConsoleRun(): ConsoleRun {
+  let run: ConsoleRun | undefined;
+  beforeAll(async () => {
+    run = await startConsoleRun();
   }, 60_000);
-
   afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-    await Promise.all([hook?.close(), refusing?.close()]);
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await run?.close();
   });
-
-  return {
-    get url() {
-      return (service as CliService).url;
+  return new Proxy({} as ConsoleRun, {
+    get(_, name) {
+      if (!run) throw new Error('the console run has not started');
+      return run[name as keyof ConsoleRun];
     },
-    tokens,
-    get hook() {
-      return hook;
-    },
-    get refusing() {
-      return refusing;
-    },
-    get world() {
-      return world;
-    },
-    emu,
-    get hostileUid() {
-      return hostileUid;
-    },
-    async open(token, viewport = { width: 1280, height: 800 }) {
-      const context = await (browser as Browser).createBrowserContext();
-      const page = await context.newPage();
-      await page.setViewport(viewport);
-      const dialogs: string[] = [];
-      const errors: string[] = [];
-      page.on('dialog', (dialog) => {
-        dialogs.push(`${dialog.type()}: ${dialog.message()}`);
-        void dialog.dismiss();
-      });
-      page.on('pageerror', (error) => errors.push(String(error)));
-      page.on('console', (message) => {
-        if (message.type() === 'error') errors.push(message.text());
-      });
-      await page.goto(`${(service as CliService).url}/console`);
-      if (token) await signIn(page, token);
-      return { page, dialogs, errors, close: () => context.close() };
-    },
-  };
+  });
 }
 
 /** Types the token into the labelled field and waits for the views' navigation. */
@@ -181,4 +238,45 @@ export async function signIn(page: Page, token: string): Promise<void> {
 /** The text of every element `selector` finds. */
 export function texts(page: Page, selector: string): Promise<string[]> {
   return page.$$eval(selector, (els) => els.map((e) => e.textContent ?? ''));
+}
+
+/**
+ * Evaluates `expression` in the page. A string, since this project's types are Node's, not the
+ * DOM's (a callback naming `document` would not type-check here).
+ */
+export function inPage<T>(page: Page, expression: string): Promise<T> {
+  return page.evaluate(expression) as Promise<T>;
+}
+
+/** The focused element: its id, name and text. */
+export function focused(page: Page): Promise<{ id: string; name: string | null; text: string }> {
+  return inPage(
+    page,
+    `({ id: document.activeElement?.id ?? '', name: document.activeElement?.getAttribute('name') ?? null, text: document.activeElement?.textContent ?? '' })`,
+  );
+}
+
+/**
+ * Does `act` (a click that changes the address), then waits for the view it leads to to have
+ * loaded: the page's `hashchange`, then no region still `aria-busy`.
+ */
+export async function navigate(page: Page, act: () => Promise<unknown>): Promise<void> {
+  // (`void`: the expression's value is not the promise, which evaluate would wait for.)
+  await inPage(
+    page,
+    `void (window.__viewChanged = new Promise((r) => addEventListener('hashchange', r, { once: true })))`,
+  );
+  await act();
+  await inPage(page, 'window.__viewChanged');
+  await settled(page);
+}
+
+/** Waits until the view shows no region still loading (`aria-busy`). */
+export async function settled(page: Page): Promise<void> {
+  await page.waitForFunction(
+    `!document.querySelector('main [aria-busy]') && !!document.querySelector('main h2')`,
+    {
+      timeout: 5_000,
+    },
+  );
 }

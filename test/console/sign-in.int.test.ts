@@ -4,18 +4,20 @@
  * so when a token is wrong or stops working and asks again, forgets it on Sign out, and works from
  * the keyboard alone; a `read` token sees every view and no button that changes anything.
  */
+
+import type { Page } from 'puppeteer-core';
 import { describe, expect, it } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../../lib/console/page.ts';
-import { texts, useConsoleRun } from './harness.ts';
+import { focused, inPage, texts, useConsoleRun } from './harness.ts';
 
 const run = useConsoleRun();
 
-const stored = (page: import('puppeteer-core').Page) =>
-  page.evaluate(() => ({
-    session: Object.fromEntries(Object.entries(sessionStorage)),
-    local: Object.keys(localStorage),
-    cookie: document.cookie,
-  }));
+/** What the tab keeps: sessionStorage, localStorage's keys, and its cookies. */
+const stored = (page: Page) =>
+  inPage<{ session: Record<string, string>; local: string[]; cookie: string }>(
+    page,
+    '({ session: Object.fromEntries(Object.entries(sessionStorage)), local: Object.keys(localStorage), cookie: document.cookie })',
+  );
 
 /** Buttons that change something, by the words they carry. */
 const CHANGES =
@@ -28,7 +30,7 @@ describe('signing in', () => {
     expect(response?.headers()['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
     // The field is focused and labelled: typing and Enter are enough.
     await page.waitForSelector('::-p-aria(API token)');
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('token');
+    expect((await focused(page)).name).toBe('token');
     await page.keyboard.type('not-the-token-of-anyone');
     await page.keyboard.press('Enter');
     const refused = await page.waitForSelector('[role=alert]');
@@ -62,9 +64,10 @@ describe('signing in', () => {
 
   it('a token the API stops accepting: the next request says so, forgets it and asks again', async () => {
     const { page, close } = await run.open(run.tokens.analyst);
-    await page.evaluate(() => {
-      for (const key of Object.keys(sessionStorage)) sessionStorage.setItem(key, 'revoked-token-0000');
-    });
+    await inPage(
+      page,
+      `for (const key of Object.keys(sessionStorage)) sessionStorage.setItem(key, 'revoked-token-0000')`,
+    );
     await page.locator('::-p-aria(Streams)').click();
     const said = await page.waitForSelector('[role=alert]');
     expect(await said?.evaluate((e) => e.textContent)).toMatch(/no longer accepts this token/);
@@ -84,21 +87,20 @@ describe('signing in', () => {
 
   it("keyboard alone: Shift+Tab from a view reaches the views' links, Enter opens one and moves focus to its heading", async () => {
     const { page, close } = await run.open(run.tokens.analyst);
-    await page.waitForFunction(() => document.activeElement?.id === 'view-title', { timeout: 5_000 });
+    await page.waitForFunction(`document.activeElement?.id === 'view-title'`, { timeout: 5_000 });
     for (const view of ['Silences', 'Destinations', 'Streams']) {
       // Back from the view's heading, through the header, to the view's link.
       for (let i = 0; i < 12; i++) {
         await page.keyboard.down('Shift');
         await page.keyboard.press('Tab');
         await page.keyboard.up('Shift');
-        if ((await page.evaluate(() => document.activeElement?.textContent)) === view) break;
+        if ((await focused(page)).text === view) break;
       }
-      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe(view);
+      expect((await focused(page)).text).toBe(view);
       await page.keyboard.press('Enter');
       await page.waitForFunction(
-        (v) => document.activeElement?.id === 'view-title' && document.activeElement.textContent === v,
+        `document.activeElement?.id === 'view-title' && document.activeElement.textContent === ${JSON.stringify(view)}`,
         { timeout: 5_000 },
-        view,
       );
     }
     await close();

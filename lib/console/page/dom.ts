@@ -106,7 +106,9 @@ export function table(caption: string, columns: string[], rows: Child[][], empty
         h(
           'tr',
           {},
-          cells.map((cell, i) => h('td', { 'data-label': columns[i] ?? '' }, cell)),
+          cells.map((cell, i) =>
+            h('td', { 'data-label': columns[i] ?? '' }, h('div', { class: 'cell' }, cell)),
+          ),
         ),
       ),
     ),
@@ -161,4 +163,15 @@ export function select(
     { name },
     options.map(([value, label]) => h('option', { value, selected: value === selected }, label)),
   );
+}
+
+/** A region that is loading: it says so in words, and is `aria-busy` until `settle` fills it. */
+export function loading(words: string): HTMLDivElement {
+  return h('div', { class: 'results', 'aria-busy': 'true' }, statusLine(words));
+}
+
+/** Fills a loading region with its content (or its error), and ends its `aria-busy`. */
+export function settle(region: Element, ...children: Child[]): void {
+  fill(region, ...children);
+  region.removeAttribute('aria-busy');
 }

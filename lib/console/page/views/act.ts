@@ -19,11 +19,9 @@ import { countHeld, knownStatus } from './words.ts';
 type Item = Record<string, unknown>;
 const obj = (v: unknown): Item => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Item) : {});
 
-/** Whether an action's recorded result says it worked (its shape is the action module's). */
+/** Whether an action worked: its recorded result is `ok` (else the error, `refused: …` or `recorded`). */
 export function succeeded(result: unknown): boolean {
-  if (typeof result === 'string') return !/fail|error|refus|unknown/i.test(result);
-  if (result && typeof result === 'object' && 'ok' in result) return (result as { ok: unknown }).ok === true;
-  return result !== false;
+  return result === 'ok';
 }
 
 /** Ignored and remediated, as the last successful action of each pair left the event. */

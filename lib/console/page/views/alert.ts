@@ -100,10 +100,12 @@ export async function alertView(v: View, notice?: Child): Promise<void> {
   const key = v.path.join('/');
   const back = h('p', { class: 'back' }, h('a', { href: '#/alerts' }, '← All alerts'));
   fill(v.root, back, heading('Alert'), statusLine('Loading the alert…'));
+  v.root.setAttribute('aria-busy', 'true');
   let d: AlertDetail;
   try {
     d = await get<AlertDetail>(`alerts/${segment(key)}`);
   } catch (error) {
+    v.root.removeAttribute('aria-busy');
     const gone = (error as { status?: number }).status === 404;
     fill(
       v.root,
@@ -117,6 +119,7 @@ export async function alertView(v: View, notice?: Child): Promise<void> {
     );
     return;
   }
+  v.root.removeAttribute('aria-busy');
   const reload = (said: Child) => {
     void alertView(v, said).then(() => (v.root.querySelector('.notice') as HTMLElement | null)?.focus());
   };

@@ -4,7 +4,19 @@
  * address (`#/alerts?kind=event&state=dead`), so Back returns to the page before.
  */
 import { explain, get, query } from '../api.ts';
-import { errorLine, field, fill, h, heading, select, statusLine, table, when } from '../dom.ts';
+import {
+  errorLine,
+  field,
+  fill,
+  h,
+  heading,
+  loading,
+  select,
+  settle,
+  statusLine,
+  table,
+  when,
+} from '../dom.ts';
 import type { View } from '../main.ts';
 import { type AlertPage, DELIVERY_STATES } from '../types.ts';
 import { deliveryList, knownStatus, SEVERITIES, severityBadge, verdictText } from './words.ts';
@@ -81,7 +93,7 @@ export async function alertsView(v: View): Promise<void> {
     for (const name of FILTERS) values[name] = String(data.get(name) ?? '').trim();
     location.hash = `#/alerts${query(values)}`;
   });
-  const results = h('div', { class: 'results' }, statusLine('Loading alerts…'));
+  const results = loading('Loading alerts…');
   fill(v.root, heading('Alerts'), form, results);
 
   // The destinations the status knows, as the filter's choices (the list works without them).
@@ -99,7 +111,7 @@ export async function alertsView(v: View): Promise<void> {
   try {
     page = await get<AlertPage>(`alerts${query(asked)}`);
   } catch (error) {
-    fill(results, errorLine(`The alerts could not be loaded. ${explain(error)}`));
+    settle(results, errorLine(`The alerts could not be loaded. ${explain(error)}`));
     return;
   }
   const filtered = FILTERS.some((f) => value(f));
@@ -113,7 +125,7 @@ export async function alertsView(v: View): Promise<void> {
     deliveryList(a.deliveries),
   ]);
   const next = page.cursor ? `#/alerts${query({ ...asked, cursor: page.cursor })}` : undefined;
-  fill(
+  settle(
     results,
     statusLine(
       page.items.length === 0

@@ -1,21 +1,21 @@
 /** Audit (`GET /audit`): the latest entries of the audit trail, newest first, a page at a time. */
 import { explain, get, query } from '../api.ts';
-import { errorLine, fill, h, heading, statusLine, table, text, when } from '../dom.ts';
+import { errorLine, fill, h, heading, loading, settle, table, text, when } from '../dom.ts';
 import type { View } from '../main.ts';
 import type { AuditPage } from '../types.ts';
 
 export async function auditView(v: View): Promise<void> {
   const cursor = v.params.get('cursor') ?? '';
-  const results = h('div', { class: 'results' }, statusLine('Loading the audit trail…'));
+  const results = loading('Loading the audit trail…');
   fill(v.root, heading('Audit'), results);
   let page: AuditPage;
   try {
     page = await get<AuditPage>(`audit${query({ cursor })}`);
   } catch (error) {
-    fill(results, errorLine(`The audit trail could not be loaded. ${explain(error)}`));
+    settle(results, errorLine(`The audit trail could not be loaded. ${explain(error)}`));
     return;
   }
-  fill(
+  settle(
     results,
     table(
       'Audit trail, newest first',

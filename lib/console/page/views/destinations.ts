@@ -5,7 +5,7 @@
  */
 import { call, explain, idempotencyKey, segment } from '../api.ts';
 import { confirmChange } from '../confirm.ts';
-import { type Child, errorLine, fill, h, heading, statusLine, table } from '../dom.ts';
+import { type Child, errorLine, fill, h, heading, loading, settle, statusLine, table } from '../dom.ts';
 import type { View } from '../main.ts';
 import type { DestinationLine } from '../types.ts';
 import { knownStatus } from './words.ts';
@@ -18,7 +18,7 @@ export async function destinationsView(v: View, notice?: Child): Promise<void> {
       (v.root.querySelector('.notice') as HTMLElement | null)?.focus(),
     );
   };
-  const results = h('div', { class: 'results' }, statusLine('Loading destinations…'));
+  const results = loading('Loading destinations…');
   fill(
     v.root,
     heading('Destinations'),
@@ -29,7 +29,7 @@ export async function destinationsView(v: View, notice?: Child): Promise<void> {
   try {
     lines = (await knownStatus(true)).destinations;
   } catch (error) {
-    fill(results, errorLine(`The destinations could not be loaded. ${explain(error)}`));
+    settle(results, errorLine(`The destinations could not be loaded. ${explain(error)}`));
     return;
   }
   const said = h('div', { class: 'said', 'aria-live': 'polite' });
@@ -87,7 +87,7 @@ export async function destinationsView(v: View, notice?: Child): Promise<void> {
     }
   };
   const write = v.can('destinations:write');
-  fill(
+  settle(
     results,
     table(
       'Destinations',

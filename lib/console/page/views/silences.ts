@@ -6,7 +6,20 @@
  */
 import { call, explain, get, idempotencyKey, segment } from '../api.ts';
 import { confirmChange } from '../confirm.ts';
-import { type Child, errorLine, field, fill, h, heading, select, statusLine, table, when } from '../dom.ts';
+import {
+  type Child,
+  errorLine,
+  field,
+  fill,
+  h,
+  heading,
+  loading,
+  select,
+  settle,
+  statusLine,
+  table,
+  when,
+} from '../dom.ts';
 import type { View } from '../main.ts';
 import { type Silence, VERDICTS } from '../types.ts';
 import { countHeld, SEVERITIES } from './words.ts';
@@ -162,7 +175,7 @@ export async function silencesView(v: View, notice?: Child): Promise<void> {
   const reload = (said: Child) => {
     void silencesView(v, said).then(() => (v.root.querySelector('.notice') as HTMLElement | null)?.focus());
   };
-  const listing = h('div', { class: 'results' }, statusLine('Loading silences…'));
+  const listing = loading('Loading silences…');
   fill(
     v.root,
     heading('Silences'),
@@ -181,7 +194,7 @@ export async function silencesView(v: View, notice?: Child): Promise<void> {
   try {
     items = (await get<{ items: Silence[] }>(`silences${all ? '?all=true' : ''}`)).items;
   } catch (error) {
-    fill(listing, errorLine(`The silences could not be loaded. ${explain(error)}`));
+    settle(listing, errorLine(`The silences could not be loaded. ${explain(error)}`));
     return;
   }
   const said = h('div', { class: 'said' });
@@ -202,7 +215,7 @@ export async function silencesView(v: View, notice?: Child): Promise<void> {
       fill(said, errorLine(explain(error, 'silences:write')));
     }
   };
-  fill(
+  settle(
     listing,
     table(
       all ? 'Every silence' : 'Active silences',

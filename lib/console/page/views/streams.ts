@@ -3,22 +3,22 @@
  * global-search quota, and, with identity, each provider's state.
  */
 import { explain } from '../api.ts';
-import { duration, errorLine, fill, h, heading, statusLine, table, when } from '../dom.ts';
+import { duration, errorLine, fill, h, heading, loading, settle, table, when } from '../dom.ts';
 import type { View } from '../main.ts';
 import type { Status } from '../types.ts';
 import { knownStatus } from './words.ts';
 
 export async function streamsView(v: View): Promise<void> {
-  const results = h('div', { class: 'results' }, statusLine('Loading streams…'));
+  const results = loading('Loading streams…');
   fill(v.root, heading('Streams'), results);
   let status: Status;
   try {
     status = await knownStatus(true);
   } catch (error) {
-    fill(results, errorLine(`The status could not be loaded. ${explain(error)}`));
+    settle(results, errorLine(`The status could not be loaded. ${explain(error)}`));
     return;
   }
-  fill(
+  settle(
     results,
     h(
       'dl',
