@@ -99,6 +99,30 @@ export const API_IDENTITY_ACTION_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:P
 export const IDENTITY_ACTION_KEYS = ['idaction#*'];
 /** ... and counts each destination's pending and dead deliveries on the index: counts only. */
 export const API_INDEX_ACTIONS = ['dynamodb:Query'] as const;
+/**
+ * The console's reads (lib/state/alert-list.ts, lib/state/acted.ts): the alert index's month
+ * partitions, an alert's own item, and what was done to an event or a login. Read only.
+ */
+export const API_CONSOLE_READ_ACTIONS = ['dynamodb:Query'] as const;
+export const CONSOLE_READ_KEYS = ['alerts#*', 'alert#*', 'acted#*'];
+/**
+ * An action taken through the API points each of its targets to it (lib/state/acted.ts), written
+ * with the audit entry: BatchWriteItem puts, in those partitions only.
+ */
+export const API_ACTED_ACTIONS = ['dynamodb:BatchWriteItem'] as const;
+export const ACTED_KEYS = ['acted#*'];
+/**
+ * A destination's test message, once a minute for every process (lib/state/test-pace.ts): its
+ * one item per destination, taken with a conditional UpdateItem, read when refused.
+ */
+export const API_TEST_PACE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:UpdateItem'] as const;
+export const TEST_PACE_KEYS = ['dtest#*'];
+/**
+ * Re-queueing a destination's dead deliveries (lib/state/records/requeue.ts) finds them on the
+ * index by their ids alone: no other attribute of a delivery (its item) is read there.
+ */
+export const API_DEAD_INDEX_ACTIONS = ['dynamodb:Query'] as const;
+export const DEAD_INDEX_ATTRIBUTES = ['id'];
 /** The API takes its turns from the shared rate governor (lib/state/governor.ts): its one item. */
 export const API_GOVERNOR_ACTIONS = ['dynamodb:GetItem', 'dynamodb:UpdateItem'] as const;
 /** The partition key of the shared rate governor's item. */
@@ -205,6 +229,39 @@ export function grantApiAccess(fn: AlertsFunction, on: GrantTargets): void {
       resources: [`${on.table.tableArn}/index/${TABLE_KEYS.index}`],
       // A count of pending or dead deliveries, never the deliveries (their items) themselves.
       conditions: { StringEquals: { 'dynamodb:Select': 'COUNT' } },
+    }),
+  );
+  // The console (lib/api/console-api.ts): its reads, the actions' pointers, the tests' pace.
+  fn.role.addToPrincipalPolicy(
+    new PolicyStatement({
+      actions: [...API_CONSOLE_READ_ACTIONS],
+      resources: [on.table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': CONSOLE_READ_KEYS } },
+    }),
+  );
+  fn.role.addToPrincipalPolicy(
+    new PolicyStatement({
+      actions: [...API_ACTED_ACTIONS],
+      resources: [on.table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ACTED_KEYS } },
+    }),
+  );
+  fn.role.addToPrincipalPolicy(
+    new PolicyStatement({
+      actions: [...API_TEST_PACE_ACTIONS],
+      resources: [on.table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': TEST_PACE_KEYS } },
+    }),
+  );
+  fn.role.addToPrincipalPolicy(
+    new PolicyStatement({
+      actions: [...API_DEAD_INDEX_ACTIONS],
+      resources: [`${on.table.tableArn}/index/${TABLE_KEYS.index}`],
+      // The ids of dead deliveries, never the deliveries (their items) themselves.
+      conditions: {
+        StringEquals: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
+        'ForAllValues:StringEquals': { 'dynamodb:Attributes': DEAD_INDEX_ATTRIBUTES },
+      },
     }),
   );
   fn.role.addToPrincipalPolicy(

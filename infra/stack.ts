@@ -153,7 +153,11 @@ export class ExposureAlertsStack extends Stack {
           ? { SLACK_ACTIONS: JSON.stringify(alerts.config.actions.slack) }
           : {}),
         ...(handsOff ? { WORK_QUEUE_URL: this.streamQueues.events.queueUrl } : {}),
+        // The console's test messages (POST /destinations/{name}/test) read the destinations
+        // here, when the first is asked for; the API reads nothing else of it.
+        ALERTS_CONFIG: CONFIG_PATH_IN_LAMBDA,
       },
+      layers: [configLayer],
       alarms: {
         action: alarmAction,
         // An unhandled error or a throttle means a caller got no answer from the app.

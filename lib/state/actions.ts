@@ -28,7 +28,6 @@
  * which uids, when, and the upstream's answer; written from the record, so writing it twice (a
  * resumed action) leaves one entry.
  */
-import { actedPointers } from './acted.ts';
 import { batchGet, batchPut, mapLimit, queryAll, type TableIo } from './io.ts';
 import { marshall, unmarshall } from './marshall.ts';
 import { ConditionalCheckFailedException, PutItemCommand, QueryCommand, UpdateItemCommand } from './sdk.ts';
@@ -334,6 +333,7 @@ export class ActionStore<R extends ActionRecordBase = ActionRecord> {
       }),
     );
     // Each target's own trail (`acted#<kind>#<uid or login>`): what an alert's detail lists.
+    const { actedPointers } = await import('./acted.ts');
     await batchPut(this.io, actedPointers(this.kind.prefix, entry as ActionAuditEntry));
   }
 

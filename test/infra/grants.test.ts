@@ -17,13 +17,17 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDispatchHandler } from '../../functions/dispatch.ts';
 import { createWorkerHandler } from '../../functions/worker.ts';
 import {
+  API_ACTED_ACTIONS,
   API_ACTION_ACTIONS,
+  API_CONSOLE_READ_ACTIONS,
+  API_DEAD_INDEX_ACTIONS,
   API_GOVERNOR_ACTIONS,
   API_IDEMPOTENCY_ACTIONS,
   API_INDEX_ACTIONS,
   API_SILENCE_ACTIONS,
   API_STATUS_ACTIONS,
   API_TABLE_ACTIONS,
+  API_TEST_PACE_ACTIONS,
   DISPATCHER_TABLE_ACTIONS,
   GOVERNOR_KEY,
   POLLER_INDEX_ACTIONS,
@@ -53,6 +57,8 @@ interface Request {
   index?: string;
   /** A Query's `Select` (`COUNT`), when it names one. */
   select?: string;
+  /** A read's `ProjectionExpression`, when it names one. */
+  projection?: string;
   /** Partition key values the request names (items written, keys read, or the Query's `:pk`). */
   keys: string[];
 }
@@ -61,6 +67,7 @@ type Item = Record<string, { S?: string }>;
 type Write = { PutRequest?: { Item: Item }; DeleteRequest?: { Key: Item } };
 interface Input {
   Select?: string;
+  ProjectionExpression?: string;
   Item?: Item;
   Key?: Item;
   IndexName?: string;
@@ -104,6 +111,7 @@ function describeRequest(target: string, body: string): Request {
     action: `dynamodb:${target.replace(/^DynamoDB_\d+\./, '')}`,
     ...(input.IndexName ? { index: input.IndexName } : {}),
     ...(input.Select ? { select: input.Select } : {}),
+    ...(input.ProjectionExpression ? { projection: input.ProjectionExpression } : {}),
     keys,
   };
 }
@@ -233,11 +241,20 @@ describe('DynamoDB grants match the code', () => {
     expect(keys.every((k) => k.startsWith('stream#'))).toBe(true);
   }, 60_000);
 
-  it('the API uses exactly its grants: audit items, silences, status reads, counts on gsi1, the governor, actions', async () => {
+  it('the API uses exactly its grants: audit items, silences, status reads, counts and dead ids on gsi1, the governor, actions, the console', async () => {
     const token = randomBytes(24).toString('base64url');
     const dir = await mkdtemp(join(tmpdir(), 'ea-grants-'));
     const secrets = join(dir, 'secrets.json');
-    await writeFile(secrets, JSON.stringify({ apiClients: { runbook: sha256Hex(token) } }));
+    const ops = randomBytes(24).toString('base64url');
+    await writeFile(
+      secrets,
+      JSON.stringify({
+        apiClients: {
+          runbook: sha256Hex(token),
+          ops: { digest: sha256Hex(ops), scopes: ['read', 'destinations:write'] },
+        },
+      }),
+    );
     const vars = { ...(await variables()), SECRETS_FILE: secrets };
     const log = await withEnvironment(vars, async () => {
       // A worker runs first, so status has streams and destinations (the catalog) to read.
@@ -290,14 +307,54 @@ describe('DynamoDB grants match the code', () => {
         body: '{"is_disabled": true}',
       });
       expect(refused.status).toBeGreaterThanOrEqual(400);
+      // The console's routes: the alerts the worker recorded, one's detail, the trail, a dry run,
+      // a test message (the destinations read from the config, as the stack hands it), re-queueing.
+      const listed = await app.request('/alerts', { headers });
+      expect(listed.status).toBe(200);
+      const [first] = ((await listed.json()) as { items: { key: string }[] }).items;
+      expect(first).toBeDefined();
+      expect((await app.request(`/alerts/${encodeURIComponent(first?.key ?? '')}`, { headers })).status).toBe(
+        200,
+      );
+      expect((await app.request('/audit', { headers })).status).toBe(200);
+      const dry = await app.request('/silences?dryRun=true', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ match: { kind: 'event' } }),
+      });
+      expect(dry.status).toBe(200);
+      const opsHeaders = { Authorization: `Bearer ${ops}`, 'Content-Type': 'application/json' };
+      const tested = await app.request('/destinations/ok/test', {
+        method: 'POST',
+        headers: opsHeaders,
+        body: '{}',
+      });
+      expect(await tested.json()).toMatchObject({ result: 'sent' });
+      expect(
+        (await app.request('/destinations/ok/test', { method: 'POST', headers: opsHeaders, body: '{}' }))
+          .status,
+      ).toBe(429);
+      const retried = await app.request('/deliveries/retry', {
+        method: 'POST',
+        headers: opsHeaders,
+        body: JSON.stringify({ destination: 'refused', status: 'dead' }),
+      });
+      expect(((await retried.json()) as { requeued: number }).requeued).toBeGreaterThan(0);
       return proxy.take();
     });
 
     const index = log.filter((r) => r.index);
-    // On the index: counts only, what the grant's `dynamodb:Select` condition allows.
+    // On the index: counts, and dead deliveries' ids alone: what the grants' conditions allow.
     expect(index.length).toBeGreaterThan(0);
-    expect(index.every((r) => r.index === 'gsi1' && r.select === 'COUNT')).toBe(true);
-    expect(actionsOn(index, () => true)).toEqual(API_INDEX_ACTIONS.map((a) => `${a} on gsi1`));
+    const counts = index.filter((r) => r.select === 'COUNT');
+    const ids = index.filter((r) => r.select === 'SPECIFIC_ATTRIBUTES' && r.projection === 'id');
+    expect(counts.length).toBeGreaterThan(0);
+    expect(ids.length).toBeGreaterThan(0);
+    expect(counts.length + ids.length).toBe(index.length);
+    expect(index.every((r) => r.index === 'gsi1')).toBe(true);
+    expect(actionsOn(index, () => true)).toEqual(
+      [...new Set([...API_INDEX_ACTIONS, ...API_DEAD_INDEX_ACTIONS])].map((a) => `${a} on gsi1`),
+    );
     const table = log.filter((r) => !r.index);
     const within = (test: (k: string) => boolean) => (r: Request) => r.keys.length > 0 && r.keys.every(test);
     const audit = table.filter(within((k) => /^audit#/.test(k)));
@@ -306,10 +363,26 @@ describe('DynamoDB grants match the code', () => {
     const governor = table.filter(within((k) => k === GOVERNOR_KEY));
     const actions = table.filter(within((k) => /^(action|flags|dlv|fu)#/.test(k)));
     const idempotency = table.filter(within((k) => /^idem#/.test(k)));
+    const consoleKeys = table.filter(within((k) => /^(alerts|alert|acted)#/.test(k)));
+    const consoleReads = consoleKeys.filter((r) => r.action === 'dynamodb:Query');
+    const pointers = consoleKeys.filter((r) => r.action !== 'dynamodb:Query');
+    const pace = table.filter(within((k) => /^dtest#/.test(k)));
     // Every request is one of these: what the conditions of its grants allow.
     expect(
-      audit.length + silences.length + status.length + governor.length + actions.length + idempotency.length,
+      audit.length +
+        silences.length +
+        status.length +
+        governor.length +
+        actions.length +
+        idempotency.length +
+        consoleKeys.length +
+        pace.length,
     ).toBe(table.length);
+    expect(actionsOn(consoleReads, () => true)).toEqual([...API_CONSOLE_READ_ACTIONS].sort());
+    // Written only under acted#: what the pointers' grant allows.
+    expect(actionsOn(pointers, () => true)).toEqual([...API_ACTED_ACTIONS]);
+    expect(pointers.flatMap((r) => r.keys).every((k) => k.startsWith('acted#'))).toBe(true);
+    expect(actionsOn(pace, () => true)).toEqual([...API_TEST_PACE_ACTIONS].sort());
     expect(actionsOn(idempotency, () => true)).toEqual([...API_IDEMPOTENCY_ACTIONS].sort());
     expect(actionsOn(actions, () => true)).toEqual([...API_ACTION_ACTIONS].sort());
     expect(actionsOn(audit, () => true)).toEqual([...API_TABLE_ACTIONS].sort());

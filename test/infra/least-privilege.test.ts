@@ -17,6 +17,7 @@ import {
   API_SILENCE_ACTIONS,
   API_STATUS_ACTIONS,
   API_TABLE_ACTIONS,
+  API_TEST_PACE_ACTIONS,
   DISPATCHER_TABLE_ACTIONS,
   POLLER_INDEX_ACTIONS,
   POLLER_TABLE_ACTIONS,
@@ -155,7 +156,7 @@ describe('every function role', () => {
 });
 
 describe('API role', () => {
-  it('holds exactly: its log group, tracing, the secret, audit items, silences, actions on events, Idempotency-Key records, status reads (counts only on the index), the governor', () => {
+  it('holds exactly: its log group, tracing, the secret, audit items, silences, actions on events, Idempotency-Key records, status reads (counts only on the index), the governor, the console’s reads, pointers, test pace and dead ids (ids only on the index)', () => {
     const table = arn(logicalId(t, 'AWS::DynamoDB::Table', 'Table'));
     expect(bySet(statementsOf(t, 'ApiRole'))).toEqual(
       bySet([
@@ -207,6 +208,36 @@ describe('API role', () => {
           Effect: 'Allow',
           Resource: table,
           Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['governor'] } },
+        },
+        // The console: the alert index read, actions' pointers written, tests paced, dead ids found.
+        {
+          Action: 'dynamodb:Query',
+          Effect: 'Allow',
+          Resource: table,
+          Condition: {
+            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['alerts#*', 'alert#*', 'acted#*'] },
+          },
+        },
+        {
+          Action: 'dynamodb:BatchWriteItem',
+          Effect: 'Allow',
+          Resource: table,
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['acted#*'] } },
+        },
+        {
+          Action: [...API_TEST_PACE_ACTIONS],
+          Effect: 'Allow',
+          Resource: table,
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['dtest#*'] } },
+        },
+        {
+          Action: 'dynamodb:Query',
+          Effect: 'Allow',
+          Resource: { 'Fn::Join': ['', [table, '/index/gsi1']] },
+          Condition: {
+            StringEquals: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
+            'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['id'] },
+          },
         },
       ]),
     );

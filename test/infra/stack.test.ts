@@ -168,17 +168,12 @@ describe('functions', () => {
     },
   );
 
-  it('dispatchers and workers get the alert config through the layer; the API does not; nothing is reserved', () => {
+  it('every function gets the alert config through the layer (the API for the console’s test messages); nothing is reserved', () => {
     const layer = logicalId(t, 'AWS::Lambda::LayerVersion', 'AlertsConfig');
     for (const f of FUNCTIONS) {
       const p = resource('AWS::Lambda::Function', f.prefix).Properties;
-      if (f.role !== 'api') {
-        expect(p.Layers).toEqual([{ Ref: layer }]);
-        expect(p.Environment.Variables.ALERTS_CONFIG).toBe('/opt/alerts.config.json');
-      } else {
-        expect(p.Layers).toBeUndefined();
-        expect(p.Environment.Variables.ALERTS_CONFIG).toBeUndefined();
-      }
+      expect(p.Layers).toEqual([{ Ref: layer }]);
+      expect(p.Environment.Variables.ALERTS_CONFIG).toBe('/opt/alerts.config.json');
       // The event sources' maximum concurrency bounds the workers (see the event source test).
       expect(p.ReservedConcurrentExecutions).toBeUndefined();
     }

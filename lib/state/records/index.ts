@@ -26,7 +26,7 @@ import type { Clock } from '../../clock.ts';
 import type { ItemKind } from '../../model.ts';
 import { batchGet, batchPut, type TableIo } from '../io.ts';
 import { unmarshall } from '../marshall.ts';
-import { entryOf, IndexPlan, storedEntry } from './alert-index.ts';
+import type { AlertIndexer } from './index-plan.ts';
 import { createRecordsOnce } from './once.ts';
 import { ClaimWindow, PackStore, packable } from './packs.ts';
 import { DeliveryQueue } from './queue.ts';
@@ -92,7 +92,8 @@ export class DeliveryRecords {
   readonly queue: DeliveryQueue;
   private readonly io: TableIo;
   private readonly packs: PackStore;
-  private readonly plan: IndexPlan | undefined;
+  /** Loaded with the first page that creates records (index-plan.ts); none when off. */
+  private indexer?: Promise<AlertIndexer>;
 
   constructor(
     client: DynamoDBClient,
@@ -108,7 +109,6 @@ export class DeliveryRecords {
       options.tenants,
     );
     this.packs = new PackStore(this.io);
-    this.plan = options.alertIndex === false ? undefined : new IndexPlan(() => clock.now());
   }
 
   /** A stream's claims for one cycle (packs.ts). */
@@ -139,7 +139,7 @@ export class DeliveryRecords {
     const existing = records.length - absent.length;
     if (!context.exclusive) {
       const created = await this.createOnce(absent);
-      await this.index(this.plan?.fresh(records, new Set(created), new Set()));
+      await (await this.index())?.recorded(records, new Set(created));
       return { created, sendInline: [], existing: existing + absent.length - created.length };
     }
     const sendInline = context.inline
@@ -147,20 +147,17 @@ export class DeliveryRecords {
       : [];
     const inline = new Set(sendInline);
     await this.insert(absent.filter((r) => !inline.has(r)));
-    await this.index(this.plan?.fresh(records, new Set(absent), inline));
+    await (await this.index())?.recorded(records, new Set(absent), inline);
     return { created: absent, sendInline, existing };
   }
 
-  /** Writes the entries of items whose records are all written now (alert-index.ts). */
-  private async index(items: DeliveryRecord[][] | undefined): Promise<void> {
-    if (!items?.length) return;
-    const expiresAt = this.queue.expiresFor('sent');
-    await batchPut(
-      this.io,
-      items.flatMap((records) =>
-        storedEntry(entryOf(records), (records[0] as DeliveryRecord).item, expiresAt),
-      ),
+  /** The alert index's writer (index-plan.ts), loaded when first needed. */
+  private index(): Promise<AlertIndexer> | undefined {
+    if (this.options.alertIndex === false) return undefined;
+    this.indexer ??= import('./index-plan.ts').then(
+      ({ AlertIndexer }) => new AlertIndexer(this.io, () => this.queue.expiresFor('sent')),
     );
+    return this.indexer;
   }
 
   /**
@@ -190,7 +187,7 @@ export class DeliveryRecords {
       ),
     ]);
     // Items whose inline deliveries are all written now get their entries, with the outcomes.
-    await this.index(this.plan?.inserted(records));
+    await (await this.indexer)?.inserted(records);
   }
 
   /** One record per distinct id, with its times and expiry. */

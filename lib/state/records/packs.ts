@@ -26,13 +26,12 @@
  * written once, never updated: cheap to write, and nothing to contend on.
  */
 
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { ItemKind } from '../../model.ts';
 import { queryAll, type TableIo } from '../io.ts';
-import { nameFromKey, nameInKey } from '../limits.ts';
+import { nameInKey } from '../limits.ts';
 import { marshall, unmarshall } from '../marshall.ts';
 import { ConditionalCheckFailedException, PutItemCommand, UpdateItemCommand } from '../sdk.ts';
-import { type DeliveryRecord, type DeliveryStatus, deliveryId, FINAL_STATUSES, isLive } from './record.ts';
+import { type DeliveryRecord, type DeliveryStatus, FINAL_STATUSES, isLive } from './record.ts';
 
 /** Where an item sorts in its feed, or undefined when its time cannot be read. */
 export function itemPosition(time: string | undefined, key: string): string | undefined {
@@ -223,30 +222,5 @@ export class PackStore {
       for (const [key] of JSON.parse(String(entries)) as Entry[]) keys.add(key);
     }
     return keys;
-  }
-
-  /** The records a stored pack holds, as `deliveries list` shows them. */
-  static expand(stored: Record<string, AttributeValue>): DeliveryRecord[] {
-    const pack = unmarshall(stored);
-    const [, encoded, kind] = String(pack.pk).split('#') as [string, string, ItemKind];
-    const destination = nameFromKey(encoded);
-    const status = pack.status as PackStatus;
-    const at = String(pack.at);
-    return (JSON.parse(String(pack.entries)) as Entry[]).map(([key, routes, note]) => ({
-      id: deliveryId(destination, kind, key),
-      destination,
-      kind,
-      key,
-      source: String(pack.source),
-      status,
-      attempts: status === 'sent' ? 1 : 0,
-      routes,
-      item: null,
-      createdAt: String(pack.createdAt),
-      updatedAt: at,
-      ...(status === 'sent' ? { sentAt: at } : {}),
-      expiresAt: pack.expiresAt as number,
-      ...(note ? { note } : {}),
-    }));
   }
 }

@@ -1,24 +1,15 @@
-/**
- * The outbox side of delivery records: what the delivery pass reads (`due`, then `getMany` to
- * confirm, since an index can lag) and writes back (`save`), and what operators list and re-queue.
- * Status changes after creation are made by the delivery pass while it holds the destination's
- * lease (the only writer of those records then), so they are unconditional batch writes.
- */
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { tenantOfStream } from '../../poll/ids.ts';
 import { takeTurns } from '../../turns.ts';
 import { batchPut, queryAll, type TableIo } from '../io.ts';
 import { marshall } from '../marshall.ts';
-import { ConditionalCheckFailedException, ScanCommand, UpdateItemCommand } from '../sdk.ts';
+import { ConditionalCheckFailedException, UpdateItemCommand } from '../sdk.ts';
 import { readRecords } from './once.ts';
-import { PackStore } from './packs.ts';
 import {
   type DeliveryRecord,
   type DeliveryStatus,
   FINAL_STATUSES,
   fromStored,
   indexSortKey,
-  isLive,
   parseDeliveryId,
   queueKey,
   recordKey,
@@ -139,33 +130,9 @@ export class DeliveryQueue {
       }
       return out;
     }
-    // Every record, packs included: an operator's look, not a hot path.
-    const now = this.nowSeconds();
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.io.client.send(
-        new ScanCommand({
-          TableName: this.io.tableName,
-          FilterExpression: `(sk = :sk OR begins_with(pk, :pack))${status ? ' AND #status = :status' : ''}`,
-          ExpressionAttributeNames: status ? { '#status': 'status' } : undefined,
-          ExpressionAttributeValues: marshall({
-            ':sk': 'dlv',
-            ':pack': 'pack#',
-            ...(status ? { ':status': status } : {}),
-          }),
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const stored of page.Items ?? []) {
-        const records = stored.pk?.S?.startsWith('pack#') ? PackStore.expand(stored) : [fromStored(stored)];
-        for (const record of records) {
-          if (out.length < limit && isLive(record.expiresAt, now)) out.push(record);
-        }
-        if (out.length >= limit) break;
-      }
-      start = page.LastEvaluatedKey;
-    } while (start && out.length < limit);
-    return out;
+    // Every record, packs included: an operator's look, not a hot path (list.ts, loaded now).
+    const { scanRecords } = await import('./list.ts');
+    return scanRecords(this.io, status, limit);
   }
 
   /** Puts a dead (or pending) delivery back in the queue, due now. False when it is not dead or pending. */
