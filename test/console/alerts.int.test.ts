@@ -7,7 +7,7 @@
  */
 import type { Page } from 'puppeteer-core';
 import { describe, expect, it } from 'vitest';
-import { HOSTILE, inPage, navigate, PWNED, settled, texts, useConsoleRun } from './harness.ts';
+import { button, HOSTILE, inPage, navigate, PWNED, settled, texts, useConsoleRun } from './harness.ts';
 
 const run = useConsoleRun();
 
@@ -27,11 +27,11 @@ async function rows(page: Page): Promise<Record<string, string>[]> {
 }
 
 /** Opens the confirmation dialog's confirming button, after checking what it says. */
-async function confirm(page: Page, says: RegExp, button: string): Promise<string> {
+async function confirm(page: Page, says: RegExp, name: string): Promise<string> {
   const dialog = await page.waitForSelector('dialog[open]');
   const words = (await dialog?.evaluate((d) => d.textContent)) ?? '';
   expect(words).toMatch(says);
-  await page.locator(`dialog[open] ::-p-aria(${button})`).click();
+  await page.locator(`dialog[open] ${button(name)}`).click();
   await page.waitForSelector('dialog[open]', { hidden: true });
   return words;
 }
@@ -61,7 +61,7 @@ describe('Alerts', () => {
     const { page, close } = await run.open(run.tokens.analyst);
     await rows(page);
     await page.select('select[name=kind]', 'credential');
-    await navigate(page, () => page.locator('::-p-aria(Apply filters)').click());
+    await navigate(page, () => page.locator(button('Apply filters')).click());
     expect(await inPage(page, 'location.hash')).toBe('#/alerts?kind=credential');
     const credentials = await rows(page);
     expect(credentials.length).toBeGreaterThan(0);
@@ -126,13 +126,13 @@ describe('Alerts', () => {
     await page.goto(`${run.url}/console#/alerts/${encodeURIComponent(run.hostileUid)}`);
     await settled(page);
     await page.locator('::-p-aria(Reason (optional, kept in the audit trail))').fill('noise <b>here</b>');
-    await page.locator('main ::-p-aria(Ignore)').click();
+    await page.locator(`main ${button('Ignore')}`).click();
     // Cancel first: nothing is sent.
     await page.waitForSelector('dialog[open]');
     await page.keyboard.press('Escape');
     await page.waitForSelector('dialog[open]', { hidden: true });
     expect(actions().length).toBe(before);
-    await page.locator('main ::-p-aria(Ignore)').click();
+    await page.locator(`main ${button('Ignore')}`).click();
     await confirm(page, /marked ignored at the upstream/, 'Ignore');
     await page.waitForSelector('.notice');
     expect(await texts(page, '.notice')).toEqual([`Ignored: ${run.hostileUid}.`]);
@@ -142,7 +142,7 @@ describe('Alerts', () => {
       targets: [{ uid: run.hostileUid }],
     });
     expect(event?.isIgnored).toBe(true);
-    expect(await page.$('main ::-p-aria(Undo ignore)')).not.toBeNull();
+    expect(await page.$(`main ${button('Undo ignore')}`)).not.toBeNull();
     const acted = await page.$$eval('section[aria-labelledby=actions-title] tbody tr', (trs) =>
       trs.map((tr) => [...tr.querySelectorAll('td')].slice(1).map((td) => td.textContent)),
     );
@@ -155,7 +155,7 @@ describe('Alerts', () => {
     await page.goto(`${run.url}/console#/alerts/${encodeURIComponent(run.hostileUid)}`);
     await settled(page);
     await page.select('select[name=similar-for]', 'P1D');
-    await page.locator('::-p-aria(Silence similar…)').click();
+    await page.locator(button('Silence similar…')).click();
     const said = await confirm(page, /It would have held \d+ of \d+ recent alerts\./, 'Create the silence');
     expect(said).toContain('naming identifiers');
     await page.waitForSelector('.notice');
@@ -188,7 +188,7 @@ describe('Alerts', () => {
         (a) => a.login.toLowerCase() === login.toLowerCase(),
       );
     expect(taken()).toEqual([]);
-    await page.locator('::-p-aria(Act on the account…)').click();
+    await page.locator(button('Act on the account…')).click();
     await confirm(page, new RegExp(`Account: ${login.replace('.', '\\.')}`), 'Revoke sessions');
     await page.waitForSelector('.notice');
     expect((await texts(page, '.notice'))[0]).toBe(`Revoke sessions: done for ${login}.`);

@@ -280,3 +280,8 @@ export async function settled(page: Page): Promise<void> {
     },
   );
 }
+
+/** A button by its accessible name (a cell or a group may carry the same name). */
+export function button(name: string): string {
+  return `::-p-aria([name=${JSON.stringify(name)}][role="button"])`;
+}

@@ -8,7 +8,7 @@
 import type { Page } from 'puppeteer-core';
 import { describe, expect, it } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../../lib/console/page.ts';
-import { focused, inPage, texts, useConsoleRun } from './harness.ts';
+import { button, focused, inPage, texts, useConsoleRun } from './harness.ts';
 
 const run = useConsoleRun();
 
@@ -78,7 +78,7 @@ describe('signing in', () => {
 
   it('Sign out forgets the token', async () => {
     const { page, close } = await run.open(run.tokens.analyst);
-    await page.locator('::-p-aria(Sign out)').click();
+    await page.locator(button('Sign out')).click();
     await page.waitForSelector('::-p-aria(API token)');
     expect(await page.$eval('main', (e) => e.textContent)).toContain('Signed out');
     expect((await stored(page)).session).toEqual({});
