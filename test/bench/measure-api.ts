@@ -1,6 +1,10 @@
 /**
  * 6. API: `POST /assets/{id}/toggle` against the emulator with no added latency, 2,000 requests one
- * after another, then 2,000 with 32 in flight. The API runs in a bench worker (the app as
+ * after another, then 2,000 with 32 in flight. Then the console's `GET /alerts` over 1,000 alerts
+ * in the table (written as a poll writes them: records and the alert index, each alert to two
+ * destinations whose records are read for their state), 200 first pages one after another, and
+ * 200 pages of a filter nothing matches (a page read to its bounds); beside them, as a baseline of
+ * the same run, `GET /silences` (one Query). The API runs in a bench worker (the app as
  * functions/api.ts builds it: bearer auth, audit records in dynalite before and after, its turn
  * from the shared governor, the upstream call); this process sends the requests. The API's own
  * time is measured inside the worker: the time `app.fetch` takes for each request (and, shown
@@ -16,6 +20,7 @@ import { createHash } from 'node:crypto';
 import { API_MEMORY_MB } from '../../infra/function.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { DEFAULT_RATES, DynamoRateGovernor } from '../../lib/state/governor.ts';
+import { DeliveryRecords, type NewDelivery } from '../../lib/state/records/index.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
 import type { ApiSetup, ApiTimings } from './api-server.ts';
 import {
@@ -36,6 +41,51 @@ const ASSET = 10011;
 const UNPACED = { requestsPerSecond: 100_000, searchRequestsPerSecond: 10_000 };
 /** API turns measured behind the busy pollers, one every 250 ms. */
 const API_TURNS = 20;
+/** Alerts in the table for `GET /alerts`, and the pages read. */
+const ALERTS = 1_000;
+const PAGES = 200;
+
+/** 1,000 alerts as a poll records them, 100 a page, each to two destinations (pending: read for their state). */
+async function seedAlerts(endpoint: string, table: string): Promise<void> {
+  const client = createDynamoClient({ endpoint });
+  try {
+    const records = new DeliveryRecords(client, table, systemClock);
+    for (let page = 0; page < ALERTS / 100; page++) {
+      const deliveries: NewDelivery[] = [];
+      for (let i = page * 100; i < (page + 1) * 100; i++) {
+        const item = {
+          metadata: {
+            uid: `leak/bench/${i}`,
+            type: i % 3 ? 'leak' : 'paste',
+            severity: i % 2 ? 'high' : 'medium',
+            matched_at: new Date(Date.now() - (ALERTS - i) * 60_000).toISOString(),
+            estimated_created_at: new Date().toISOString(),
+          },
+          identifiers: [{ id: 1, name: 'Acme' }],
+        };
+        for (const destination of ['soc', 'siem'])
+          deliveries.push({
+            destination,
+            kind: 'event',
+            key: item.metadata.uid,
+            source: 'tenant',
+            routes: ['all'],
+            status: 'pending',
+            item,
+          });
+      }
+      await records.recordPage(deliveries, { exclusive: true });
+    }
+  } finally {
+    client.destroy();
+  }
+}
+
+async function read(url: string, token: string, path: string): Promise<void> {
+  const res = await fetch(`${url}${path}`, { headers: { Authorization: `Bearer ${token}` } });
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`api: ${path} answered ${res.status}`);
+}
 
 /** Stores `rates` in the table's governor item, as a poller's first booking does. */
 async function storeRates(endpoint: string, table: string, rates: typeof UNPACED): Promise<void> {
@@ -162,6 +212,42 @@ export async function measureApi(): Promise<{ figures: Figure[]; raw: unknown }>
           }),
         );
     }
+    await seedAlerts(db.url, setup.table);
+    const reads: Record<string, number[]> = {};
+    for (const [name, path] of [
+      ['silences', '/silences'],
+      ['alerts', '/alerts'],
+      ['alertsNoMatch', '/alerts?q=nothing-matches-this'],
+    ] as const) {
+      for (let i = 0; i < PAGES; i++) await read(url, token, path);
+      reads[name] = (await worker.request<ApiTimings>({ type: 'take' })).server;
+    }
+    const base = percentile(reads.silences ?? [], 50);
+    for (const [name, label] of [
+      [
+        'alerts',
+        `GET /alerts over ${ALERTS.toLocaleString('en')} alerts: the first page (50 items, their records read)`,
+      ],
+      ['alertsNoMatch', 'GET /alerts with a filter nothing matches: a page read to its bounds'],
+    ] as const) {
+      const times = reads[name] ?? [];
+      for (const p of [50, 99]) {
+        figures.push(
+          figure({
+            section: 'api',
+            id: `api.${name}.p${p}Ms`,
+            label: `${label}, p${p}`,
+            value: round(percentile(times, p)),
+            unit: 'ms',
+            ...(p === 50
+              ? {
+                  detail: `${round(percentile(times, 50) / base)}x GET /silences (one Query, p50 ${round(base)} ms) in this run`,
+                }
+              : {}),
+          }),
+        );
+      }
+    }
     const waits = await waitBehindPollers(db.url);
     for (const p of [50, 99]) {
       figures.push(
@@ -177,8 +263,12 @@ export async function measureApi(): Promise<{ figures: Figure[]; raw: unknown }>
     }
     return {
       figures,
-      raw: Object.fromEntries(
-        Object.entries(phases).map(([name, t]) => [
+      raw: Object.fromEntries([
+        ...Object.entries(reads).map(([name, t]) => [
+          name,
+          { p50: percentile(t, 50), p99: percentile(t, 99) },
+        ]),
+        ...Object.entries(phases).map(([name, t]) => [
           name,
           {
             wallS: t.wallS,
@@ -189,7 +279,7 @@ export async function measureApi(): Promise<{ figures: Figure[]; raw: unknown }>
             upstreamP99: percentile(t.upstream, 99),
           },
         ]),
-      ),
+      ]),
     };
   } finally {
     await worker?.stop();
