@@ -229,7 +229,11 @@ export async function silencesView(v: View, notice?: Child): Promise<void> {
         when(s.createdAt),
         all ? (s.expiredAt ? [when(s.expiredAt), s.expiredBy ? ` by ${s.expiredBy}` : ''] : 'active') : '',
         !s.expiredAt && v.can('silences:write')
-          ? h('button', { type: 'button', onclick: () => void expire(s) }, `Expire ${s.id}`)
+          ? h(
+              'button',
+              { type: 'button', 'aria-label': `Expire ${s.id}`, onclick: () => void expire(s) },
+              'Expire',
+            )
           : '',
       ]),
       all ? 'No silence was ever made here.' : 'No silence is active.',
