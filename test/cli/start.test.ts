@@ -49,6 +49,24 @@ describe('start', () => {
     expect((await fetch(`${api}/health`)).status).toBe(200);
     const audit = await fetch(`${api}/assets/10011/audit`, { headers: { Authorization: `Bearer ${token}` } });
     expect(audit.status).toBe(200);
+    // The console's URL, and its token may do what the console offers but disable accounts.
+    expect(io.out).toContain(`Console:              ${api}/console`);
+    const who = (await (
+      await fetch(`${api}/whoami`, { headers: { Authorization: `Bearer ${token}` } })
+    ).json()) as {
+      scopes: string[];
+    };
+    expect(who.scopes).toEqual(
+      expect.arrayContaining(['read', 'events:act', 'silences:write', 'destinations:write', 'identity:act']),
+    );
+    expect(who.scopes).not.toContain('identity:disable');
+    // The demo alerts the first cycles sent are listed.
+    const alerts = (await (
+      await fetch(`${api}/alerts`, { headers: { Authorization: `Bearer ${token}` } })
+    ).json()) as {
+      items: unknown[];
+    };
+    expect(alerts.items.length).toBeGreaterThan(0);
     controller.abort();
     expect(await done).toBe(0);
     expect(existsSync(join(dir, '.data', 'dynamodb'))).toBe(true);
