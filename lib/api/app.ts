@@ -40,7 +40,6 @@ import type { Metrics } from '../metrics.ts';
 import type { AuditStore, RefusalAuditStore } from '../state/audit.ts';
 import type { Status } from '../state/status.ts';
 import { addActRoutes } from './act-routes.ts';
-import { addConsoleApiRoutes, type ConsoleDeps } from './console-api.ts';
 import {
   ALL_SCOPES,
   type ApiCaller,
@@ -50,6 +49,7 @@ import {
   type Scope,
 } from './auth.ts';
 import { readJsonText } from './body.ts';
+import { addConsoleApiRoutes, type ConsoleDeps } from './console-api.ts';
 import type { Vars } from './context.ts';
 import { ApiError, unauthorized } from './errors.ts';
 import { answerOnce, type IdempotencyDeps } from './idempotency.ts';
