@@ -10,23 +10,13 @@
 import { explain, identify, session, whenSignedOut } from './api.ts';
 import { errorLine, fill, h, statusLine } from './dom.ts';
 import { signIn } from './sign-in.ts';
-import type { Scope, WhoAmI } from './types.ts';
+import type { Scope, View, WhoAmI } from './types.ts';
 import { alertView } from './views/alert.ts';
 import { alertsView } from './views/alerts.ts';
 import { auditView } from './views/audit.ts';
 import { destinationsView } from './views/destinations.ts';
 import { silencesView } from './views/silences.ts';
 import { streamsView } from './views/streams.ts';
-
-/** What a view gets: where to draw, who is signed in, and the rest of its address. */
-export interface View {
-  root: HTMLElement;
-  who: WhoAmI;
-  can(scope: Scope): boolean;
-  /** The address's path after the view's name, decoded (`#/alerts/<key>` gives `[key]`). */
-  path: string[];
-  params: URLSearchParams;
-}
 
 const VIEWS: [name: string, label: string, draw: (view: View) => Promise<void> | void][] = [
   ['alerts', 'Alerts', (v) => (v.path.length ? alertView(v) : alertsView(v))],

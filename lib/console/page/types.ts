@@ -146,3 +146,13 @@ export interface Status {
   quota: { remaining: number; at: string } | null;
   identityProviders?: ProviderLine[];
 }
+
+/** What a view gets: where to draw, who is signed in, and the rest of its address. */
+export interface View {
+  root: HTMLElement;
+  who: WhoAmI;
+  can(scope: Scope): boolean;
+  /** The address's path after the view's name, decoded (`#/alerts/<key>` gives `[key]`). */
+  path: string[];
+  params: URLSearchParams;
+}

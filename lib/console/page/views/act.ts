@@ -12,8 +12,7 @@
 import { call, explain, idempotencyKey } from '../api.ts';
 import { confirmChange } from '../confirm.ts';
 import { type Child, errorLine, field, fill, h, select, statusLine } from '../dom.ts';
-import type { View } from '../main.ts';
-import type { AlertDetail, Silence } from '../types.ts';
+import type { AlertDetail, Silence, View } from '../types.ts';
 import { countHeld, knownStatus } from './words.ts';
 
 type Item = Record<string, unknown>;

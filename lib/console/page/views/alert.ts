@@ -6,8 +6,7 @@
 import { call, explain, get, idempotencyKey, segment } from '../api.ts';
 import { confirmChange } from '../confirm.ts';
 import { type Child, errorLine, fill, h, heading, statusLine, table, text, when } from '../dom.ts';
-import type { View } from '../main.ts';
-import type { AlertDetail, Delivery } from '../types.ts';
+import type { AlertDetail, Delivery, View } from '../types.ts';
 import { actSection } from './act.ts';
 import { severityBadge, stateOf, verdictText } from './words.ts';
 

@@ -17,7 +17,7 @@ import {
   table,
   when,
 } from '../dom.ts';
-import type { View } from '../main.ts';
+import type { View } from '../types.ts';
 import { type AlertPage, DELIVERY_STATES } from '../types.ts';
 import { deliveryList, knownStatus, SEVERITIES, severityBadge, verdictText } from './words.ts';
 

@@ -1,8 +1,7 @@
 /** Audit (`GET /audit`): the latest entries of the audit trail, newest first, a page at a time. */
 import { explain, get, query } from '../api.ts';
 import { errorLine, fill, h, heading, loading, settle, table, text, when } from '../dom.ts';
-import type { View } from '../main.ts';
-import type { AuditPage } from '../types.ts';
+import type { AuditPage, View } from '../types.ts';
 
 export async function auditView(v: View): Promise<void> {
   const cursor = v.params.get('cursor') ?? '';

@@ -6,8 +6,7 @@
 import { call, explain, idempotencyKey, segment } from '../api.ts';
 import { confirmChange } from '../confirm.ts';
 import { type Child, errorLine, fill, h, heading, loading, settle, statusLine, table } from '../dom.ts';
-import type { View } from '../main.ts';
-import type { DestinationLine } from '../types.ts';
+import type { DestinationLine, View } from '../types.ts';
 import { knownStatus } from './words.ts';
 
 const count = (n: number, more?: boolean) => `${n}${more ? '+' : ''}`;

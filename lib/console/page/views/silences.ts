@@ -20,7 +20,7 @@ import {
   table,
   when,
 } from '../dom.ts';
-import type { View } from '../main.ts';
+import type { View } from '../types.ts';
 import { type Silence, VERDICTS } from '../types.ts';
 import { countHeld, SEVERITIES } from './words.ts';
 

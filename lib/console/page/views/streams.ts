@@ -4,8 +4,7 @@
  */
 import { explain } from '../api.ts';
 import { duration, errorLine, fill, h, heading, loading, settle, table, when } from '../dom.ts';
-import type { View } from '../main.ts';
-import type { Status } from '../types.ts';
+import type { Status, View } from '../types.ts';
 import { knownStatus } from './words.ts';
 
 export async function streamsView(v: View): Promise<void> {
