@@ -1,6 +1,6 @@
 /**
  * The OpenAPI paths of the console's API (interface.md section 13, lib/api/console-api.ts):
- * `GET /alerts`, `GET /alerts/{key}`, `GET /audit`, `POST /destinations/{name}/test` and
+ * `GET /alerts`, `GET /alerts/{key}`, `GET /audit`, `GET /whoami`, `POST /destinations/{name}/test` and
  * `POST /deliveries/retry`, with their answers' schemas, for openapi.ts (`npm run docs`); the
  * dry run of `POST /silences` is described there, on its path.
  */
@@ -25,6 +25,8 @@ const described = <T extends z.core.$ZodType>(schema: T, description: string): T
 };
 
 const tenantSchema = z.object({ id: z.number(), name: z.string() });
+
+const whoAmISchema = z.object({ client: z.string(), scopes: z.array(z.string()) });
 
 const deliverySchema = described(
   z.object({
@@ -180,6 +182,20 @@ export function consolePaths(): Record<string, unknown> {
         'x-scopes': ['read'],
         parameters: [query('cursor', 'The `cursor` of the previous page')],
         responses: { '200': json('A page of the trail', auditTrailSchema), ...errors(...READ_ERRORS) },
+      },
+    },
+    '/whoami': {
+      get: {
+        operationId: 'getWhoAmI',
+        summary: 'Who a token is: its API client and scopes',
+        description:
+          'Any valid token may ask: the console reads it once after signing in, to show only what the token may do.',
+        security: [{ bearer: [] }],
+        'x-scopes': [],
+        responses: {
+          '200': json('The client and its scopes', whoAmISchema),
+          ...errors('unauthorized', 'method_not_allowed', 'internal_error'),
+        },
       },
     },
     '/destinations/{name}/test': {

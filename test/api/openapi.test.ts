@@ -93,6 +93,7 @@ describe('OpenAPI document under the recommended ruleset', () => {
       'listAlerts',
       'getAlert',
       'getAuditTrail',
+      'getWhoAmI',
       'testDestination',
       'retryDeliveries',
       'getStatus',
@@ -125,6 +126,7 @@ describe('OpenAPI servers', () => {
     listAlerts: { query: '?kind=event', status: '200' },
     getAlert: { status: '200' },
     getAuditTrail: { status: '200' },
+    getWhoAmI: { status: '200' },
     // A client granted destinations:write by name; the test goes to a receiver.
     testDestination: { status: '200', actor: true },
     retryDeliveries: { body: { ids: ['hook~event~servers/test/0'] }, status: '200', actor: true },
