@@ -70,6 +70,13 @@ const post = (path: string, body: string, headers: Record<string, string>) =>
   fetch(`${service.url}${path}`, { method: 'POST', headers, body });
 
 describe('serve with an alert config', () => {
+  it('names the console in its banner, and serves it there', async () => {
+    expect(service.out()).toContain(`${service.url}/console`);
+    const page = await fetch(`${service.url}/console`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+  });
+
   it("answers Slack's signed requests at the doors actions.slack opens, and acts", async () => {
     const command = `team_id=${TEAM}&user_id=${ANA}&command=%2Fexposure&text=help`;
     const help = await post('/slack/commands', command, slackSigned(command, SECRET));

@@ -129,6 +129,7 @@ export const serveCommand: Command = {
       [
         `exposure-alerts API listening on ${server.url}`,
         `  ${server.url}/health, ${server.url}/openapi.json`,
+        `  the console: ${server.url}/console (sign in with one of apiClients' tokens)`,
         `  POST ${server.url}/assets/<asset_id>/toggle with Authorization: Bearer <token>`,
         `  GET|POST ${server.url}/silences, DELETE ${server.url}/silences/<id>, GET ${server.url}/status`,
         ...(deps.slack
