@@ -15,6 +15,7 @@ import {
 import { MAX_REQUEUE } from '../state/records/requeue.ts';
 import { SEVERITIES } from '../upstream/event-types.ts';
 import { AUDIT_PAGE } from './alerts.ts';
+import { SCOPES } from './auth.ts';
 import { DRY_RUN_DAYS, DRY_RUN_MAX, dryRunBodySchema, retryRequestSchema } from './console-acts.ts';
 import { errors, IDEMPOTENCY_KEY_PARAMETER, json, schemaOf } from './openapi-parts.ts';
 import { MAX_BODY_BYTES } from './schemas.ts';
@@ -190,8 +191,9 @@ export function consolePaths(): Record<string, unknown> {
         summary: 'Who a token is: its API client and scopes',
         description:
           'Any valid token may ask: the console reads it once after signing in, to show only what the token may do.',
-        security: [{ bearer: [] }],
-        'x-scopes': [],
+        // Any one scope will do: every token may learn what it is.
+        security: SCOPES.map((scope) => ({ bearer: [scope] })),
+        'x-scopes': [...SCOPES],
         responses: {
           '200': json('The client and its scopes', whoAmISchema),
           ...errors('unauthorized', 'method_not_allowed', 'internal_error'),
