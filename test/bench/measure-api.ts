@@ -248,6 +248,20 @@ export async function measureApi(): Promise<{ figures: Figure[]; raw: unknown }>
         );
       }
     }
+    // The console's page, script and stylesheet as a browser downloads them (gzipped).
+    const { PAGE_FILES } = await import('../../lib/console/page-packed.ts');
+    const pageBytes = Object.values(PAGE_FILES).reduce((n, f) => n + Buffer.from(f.gzip, 'base64').length, 0);
+    figures.push(
+      figure({
+        section: 'api',
+        id: 'api.consoleGzipBytes',
+        label: 'the console (page, script, stylesheet) as served, gzipped',
+        value: pageBytes,
+        unit: 'B',
+        budget: { max: 150 * 1024 },
+        detail: `${Object.keys(PAGE_FILES).length} files`,
+      }),
+    );
     const waits = await waitBehindPollers(db.url);
     for (const p of [50, 99]) {
       figures.push(
