@@ -1,18 +1,14 @@
-import { tenantOfStream } from '../../poll/ids.ts';
 import { takeTurns } from '../../turns.ts';
 import { batchPut, queryAll, type TableIo } from '../io.ts';
 import { marshall } from '../marshall.ts';
-import { ConditionalCheckFailedException, UpdateItemCommand } from '../sdk.ts';
 import { readRecords } from './once.ts';
 import {
   type DeliveryRecord,
   type DeliveryStatus,
   FINAL_STATUSES,
   fromStored,
-  indexSortKey,
   parseDeliveryId,
   queueKey,
-  recordKey,
   toStored,
 } from './record.ts';
 
@@ -137,35 +133,14 @@ export class DeliveryQueue {
 
   /** Puts a dead (or pending) delivery back in the queue, due now. False when it is not dead or pending. */
   async requeue(id: string): Promise<boolean> {
-    const parsed = parseDeliveryId(id);
-    if (!parsed) return false;
+    if (!parseDeliveryId(id)) return false;
     // Its queue partition depends on its stream's tenant.
     const stored = (await this.getMany([id])).get(id);
     if (!stored) return false;
-    const now = new Date(this.io.clock.now()).toISOString();
-    try {
-      await this.io.client.send(
-        new UpdateItemCommand({
-          TableName: this.io.tableName,
-          Key: marshall(recordKey(parsed.destination, parsed.kind, parsed.key, parsed.action)),
-          UpdateExpression:
-            'SET #status = :pending, attempts = :zero, nextAttemptAt = :now, updatedAt = :now, gsi1pk = :gpk, gsi1sk = :gsk REMOVE lastError',
-          ConditionExpression: '#status = :dead OR #status = :pending',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: marshall({
-            ':pending': 'pending',
-            ':dead': 'dead',
-            ':zero': 0,
-            ':now': now,
-            ':gpk': queueKey('pending', parsed.destination, tenantOfStream(stored.source)),
-            ':gsk': indexSortKey(now, id),
-          }),
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    // The CLI's path (requeue.ts, loaded now): not in the pollers' start.
+    const { putBack } = await import('./requeue.ts');
+    return putBack(this.io, id, stored.source, new Date(this.io.clock.now()).toISOString(), {
+      fromPending: true,
+    });
   }
 }

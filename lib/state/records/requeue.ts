@@ -61,32 +61,50 @@ export async function requeueDead(
     const record = found.get(id);
     const parsed = parseDeliveryId(id);
     if (!record || !parsed || record.status !== 'dead') return false;
-    try {
-      io.onRequest?.('UpdateItem');
-      await io.client.send(
-        new UpdateItemCommand({
-          TableName: io.tableName,
-          Key: marshall(recordKey(parsed.destination, parsed.kind, parsed.key, parsed.action)),
-          UpdateExpression:
-            'SET #status = :pending, attempts = :zero, nextAttemptAt = :now, updatedAt = :now, gsi1pk = :gpk, gsi1sk = :gsk REMOVE lastError, rateLimitedSince',
-          ConditionExpression: '#status = :dead',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: marshall({
-            ':pending': 'pending',
-            ':dead': 'dead',
-            ':zero': 0,
-            ':now': now,
-            ':gpk': queueKey('pending', parsed.destination, tenantOfStream(record.source)),
-            ':gsk': indexSortKey(now, id),
-          }),
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return putBack(io, id, record.source, now, { fromPending: false });
   });
   const requeued = done.filter(Boolean).length;
   return { requeued, skipped: unique.length - requeued };
+}
+
+/**
+ * One record back in the queue, due at `now`, attempts reset: a conditional write, so a record
+ * that is no longer dead (or pending, with `fromPending`) is left alone (false). Both re-queues
+ * (the API's and the CLI's `deliveries retry`, queue.ts) write it this way.
+ */
+export async function putBack(
+  io: TableIo,
+  id: string,
+  source: string,
+  now: string,
+  options: { fromPending: boolean },
+): Promise<boolean> {
+  const parsed = parseDeliveryId(id);
+  if (!parsed) return false;
+  try {
+    io.onRequest?.('UpdateItem');
+    await io.client.send(
+      new UpdateItemCommand({
+        TableName: io.tableName,
+        Key: marshall(recordKey(parsed.destination, parsed.kind, parsed.key, parsed.action)),
+        UpdateExpression: `SET #status = :pending, attempts = :zero, nextAttemptAt = :now, updatedAt = :now, gsi1pk = :gpk, gsi1sk = :gsk REMOVE lastError${options.fromPending ? '' : ', rateLimitedSince'}`,
+        ConditionExpression: options.fromPending
+          ? '#status = :dead OR #status = :pending'
+          : '#status = :dead',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: marshall({
+          ':pending': 'pending',
+          ':dead': 'dead',
+          ':zero': 0,
+          ':now': now,
+          ':gpk': queueKey('pending', parsed.destination, tenantOfStream(source)),
+          ':gsk': indexSortKey(now, id),
+        }),
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
 }
