@@ -20,18 +20,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { ConfigError } from '../errors.ts';
 import { type Logger, silentLogger } from '../log.ts';
 
-/** What a client may do (interface.md section 5): one scope per kind of request. */
-export const SCOPES = [
-  'assets:write',
-  'silences:write',
-  'events:act',
-  'lookup',
-  'read',
-  'destinations:write',
-  'identity:act',
-  'identity:disable',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+import { SCOPES, type Scope } from './scopes.ts';
+
+export { SCOPES, type Scope } from './scopes.ts';
 
 /** What a client given as a bare digest may do: the first five scopes, never the last three. */
 export const BARE_DIGEST_SCOPES: ReadonlySet<Scope> = new Set<Scope>(SCOPES.slice(0, 5));

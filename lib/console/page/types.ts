@@ -4,17 +4,10 @@
  * page is compiled for the browser on its own (its tsconfig has the DOM and no Node).
  */
 
-export const SCOPES = [
-  'assets:write',
-  'silences:write',
-  'events:act',
-  'lookup',
-  'read',
-  'destinations:write',
-  'identity:act',
-  'identity:disable',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+import type { Scope } from '../../api/scopes.ts';
+
+// The scopes are the API's own list (no imports there: it compiles for the browser too).
+export { SCOPES, type Scope } from '../../api/scopes.ts';
 
 /** `GET /whoami`: the token's client and what it may do. */
 export interface WhoAmI {

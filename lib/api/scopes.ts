@@ -1,0 +1,15 @@
+/**
+ * What an API client may do (interface.md section 5): one scope per kind of request. On its own,
+ * with no imports, so the console's page (compiled for the browser) shares the list with auth.ts.
+ */
+export const SCOPES = [
+  'assets:write',
+  'silences:write',
+  'events:act',
+  'lookup',
+  'read',
+  'destinations:write',
+  'identity:act',
+  'identity:disable',
+] as const;
+export type Scope = (typeof SCOPES)[number];
