@@ -4,7 +4,14 @@
  */
 import { eventActionBodySchema, eventActionResultsSchema } from './actions.ts';
 import { lookupAnswerSchema } from './lookup.ts';
-import { errors, IDEMPOTENCY_KEY_PARAMETER, json, schemaOf } from './openapi-parts.ts';
+import {
+  errors,
+  IDEMPOTENCY_KEY_PARAMETER,
+  json,
+  READ_ERRORS,
+  schemaOf,
+  WRITE_ERRORS,
+} from './openapi-parts.ts';
 import { MAX_BODY_BYTES } from './schemas.ts';
 
 export function actPaths(): Record<string, unknown> {
@@ -27,15 +34,7 @@ export function actPaths(): Record<string, unknown> {
         responses: {
           '200': json('What the upstream said of each uid', eventActionResultsSchema),
           ...errors(
-            'invalid_request',
-            'unauthorized',
-            'forbidden',
-            'method_not_allowed',
-            'payload_too_large',
-            'unsupported_media_type',
-            'idempotency_key_in_progress',
-            'idempotency_key_reused',
-            'internal_error',
+            ...WRITE_ERRORS,
             'upstream_error',
             'upstream_auth_failed',
             'upstream_rate_limited',
@@ -73,11 +72,7 @@ export function actPaths(): Record<string, unknown> {
         responses: {
           '200': json('The identities found', lookupAnswerSchema),
           ...errors(
-            'invalid_request',
-            'unauthorized',
-            'forbidden',
-            'method_not_allowed',
-            'internal_error',
+            ...READ_ERRORS,
             'upstream_error',
             'upstream_auth_failed',
             'upstream_rate_limited',

@@ -17,7 +17,14 @@ import { SEVERITIES } from '../upstream/event-types.ts';
 import { AUDIT_PAGE } from './alerts.ts';
 import { SCOPES } from './auth.ts';
 import { DRY_RUN_DAYS, DRY_RUN_MAX, dryRunBodySchema, retryRequestSchema } from './console-acts.ts';
-import { errors, IDEMPOTENCY_KEY_PARAMETER, json, schemaOf } from './openapi-parts.ts';
+import {
+  errors,
+  IDEMPOTENCY_KEY_PARAMETER,
+  json,
+  READ_ERRORS,
+  schemaOf,
+  WRITE_ERRORS,
+} from './openapi-parts.ts';
 import { MAX_BODY_BYTES } from './schemas.ts';
 
 const described = <T extends z.core.$ZodType>(schema: T, description: string): T => {
@@ -122,14 +129,6 @@ const query = (name: string, description: string, schema: Record<string, unknown
   schema,
 });
 
-const READ_ERRORS = [
-  'invalid_request',
-  'unauthorized',
-  'forbidden',
-  'method_not_allowed',
-  'internal_error',
-] as const;
-
 export function consolePaths(): Record<string, unknown> {
   return {
     '/alerts': {
@@ -219,19 +218,7 @@ export function consolePaths(): Record<string, unknown> {
         },
         responses: {
           '200': json('What the destination answered', testAnswerSchema),
-          ...errors(
-            'invalid_request',
-            'unauthorized',
-            'forbidden',
-            'not_found',
-            'method_not_allowed',
-            'payload_too_large',
-            'unsupported_media_type',
-            'idempotency_key_in_progress',
-            'idempotency_key_reused',
-            'rate_limited',
-            'internal_error',
-          ),
+          ...errors(...WRITE_ERRORS, 'not_found', 'rate_limited'),
         },
       },
     },
@@ -250,17 +237,7 @@ export function consolePaths(): Record<string, unknown> {
         },
         responses: {
           '200': json('What was re-queued', retryAnswerSchema),
-          ...errors(
-            'invalid_request',
-            'unauthorized',
-            'forbidden',
-            'method_not_allowed',
-            'payload_too_large',
-            'unsupported_media_type',
-            'idempotency_key_in_progress',
-            'idempotency_key_reused',
-            'internal_error',
-          ),
+          ...errors(...WRITE_ERRORS),
         },
       },
     },

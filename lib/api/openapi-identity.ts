@@ -9,7 +9,14 @@ import {
   accountActionOutcomeSchema,
   accountActionResultsSchema,
 } from './identity-actions.ts';
-import { errors, IDEMPOTENCY_KEY_PARAMETER, json, schemaOf } from './openapi-parts.ts';
+import {
+  errors,
+  IDEMPOTENCY_KEY_PARAMETER,
+  json,
+  READ_ERRORS,
+  schemaOf,
+  WRITE_ERRORS,
+} from './openapi-parts.ts';
 import { MAX_BODY_BYTES } from './schemas.ts';
 
 export function identityPaths(): Record<string, unknown> {
@@ -35,17 +42,7 @@ export function identityPaths(): Record<string, unknown> {
             'Recorded and handed to a worker (on AWS), or a provider has not answered yet',
             accountActionHandedSchema,
           ),
-          ...errors(
-            'invalid_request',
-            'unauthorized',
-            'forbidden',
-            'method_not_allowed',
-            'payload_too_large',
-            'unsupported_media_type',
-            'idempotency_key_in_progress',
-            'idempotency_key_reused',
-            'internal_error',
-          ),
+          ...errors(...WRITE_ERRORS),
         },
       },
     },
@@ -60,14 +57,7 @@ export function identityPaths(): Record<string, unknown> {
         ],
         responses: {
           '200': json('The action and each login’s result so far', accountActionOutcomeSchema),
-          ...errors(
-            'invalid_request',
-            'unauthorized',
-            'forbidden',
-            'not_found',
-            'method_not_allowed',
-            'internal_error',
-          ),
+          ...errors(...READ_ERRORS, 'not_found'),
         },
       },
     },

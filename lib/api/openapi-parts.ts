@@ -56,3 +56,21 @@ export const IDEMPOTENCY_KEY_PARAMETER = {
     'Makes a retry the same request: 1 to 255 visible ASCII characters, kept 24 hours per client and route. The same key with the same request (path and JSON body, compared parsed) answers as the first did and does nothing more; with another request, 422 `idempotency_key_reused` and nothing done; while the first still runs, a repeat waits up to 5 seconds, then 409 `idempotency_key_in_progress`. A request that failed frees its key.',
   schema: { type: 'string', minLength: 1, maxLength: 255 },
 } as const;
+
+/** What every bearer route may answer besides its success. */
+export const READ_ERRORS = [
+  'invalid_request',
+  'unauthorized',
+  'forbidden',
+  'method_not_allowed',
+  'internal_error',
+] as const;
+
+/** What a changing route (a body, an Idempotency-Key) may answer besides READ_ERRORS. */
+export const WRITE_ERRORS = [
+  ...READ_ERRORS,
+  'payload_too_large',
+  'unsupported_media_type',
+  'idempotency_key_in_progress',
+  'idempotency_key_reused',
+] as const;

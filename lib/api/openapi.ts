@@ -12,7 +12,14 @@ import { brotliCompressSync, constants } from 'node:zlib';
 import { actPaths } from './openapi-act.ts';
 import { consolePaths, dryRunAnswerSchema, dryRunBodySchema } from './openapi-console.ts';
 import { identityPaths } from './openapi-identity.ts';
-import { errors, IDEMPOTENCY_KEY_PARAMETER, json, schemaOf } from './openapi-parts.ts';
+import {
+  errors,
+  IDEMPOTENCY_KEY_PARAMETER,
+  json,
+  READ_ERRORS,
+  schemaOf,
+  WRITE_ERRORS,
+} from './openapi-parts.ts';
 import {
   allQuerySchema,
   assetIdParamSchema,
@@ -94,16 +101,8 @@ export function openApiDocument(): Record<string, unknown> {
           responses: {
             '200': json('The asset as the upstream reports it after the toggle', toggleResponseSchema),
             ...errors(
-              'invalid_request',
-              'unauthorized',
-              'forbidden',
+              ...WRITE_ERRORS,
               'not_found',
-              'method_not_allowed',
-              'payload_too_large',
-              'unsupported_media_type',
-              'idempotency_key_in_progress',
-              'idempotency_key_reused',
-              'internal_error',
               'upstream_error',
               'upstream_auth_failed',
               'upstream_rate_limited',
@@ -124,14 +123,7 @@ export function openApiDocument(): Record<string, unknown> {
           ],
           responses: {
             '200': json('Who toggled the asset, when, to what, with what result', auditListSchema),
-            ...errors(
-              'invalid_request',
-              'unauthorized',
-              'forbidden',
-              'not_found',
-              'method_not_allowed',
-              'internal_error',
-            ),
+            ...errors(...READ_ERRORS, 'not_found'),
           },
         },
       },
@@ -146,14 +138,7 @@ export function openApiDocument(): Record<string, unknown> {
           ],
           responses: {
             '200': json('The silences', silenceListSchema),
-            ...errors(
-              'invalid_request',
-              'unauthorized',
-              'forbidden',
-              'not_found',
-              'method_not_allowed',
-              'internal_error',
-            ),
+            ...errors(...READ_ERRORS, 'not_found'),
           },
         },
         post: {
@@ -188,18 +173,7 @@ export function openApiDocument(): Record<string, unknown> {
           responses: {
             '200': json('dryRun=true: how many of the recent alerts it would have held', dryRunAnswerSchema),
             '201': json('The silence made, and any warnings about it', silenceCreatedSchema),
-            ...errors(
-              'invalid_request',
-              'unauthorized',
-              'forbidden',
-              'not_found',
-              'method_not_allowed',
-              'payload_too_large',
-              'unsupported_media_type',
-              'idempotency_key_in_progress',
-              'idempotency_key_reused',
-              'internal_error',
-            ),
+            ...errors(...WRITE_ERRORS, 'not_found'),
           },
         },
       },
@@ -216,14 +190,7 @@ export function openApiDocument(): Record<string, unknown> {
           ],
           responses: {
             '200': json('The silence, ended', silenceResponseSchema),
-            ...errors(
-              'invalid_request',
-              'unauthorized',
-              'forbidden',
-              'not_found',
-              'method_not_allowed',
-              'internal_error',
-            ),
+            ...errors(...READ_ERRORS, 'not_found'),
           },
         },
       },
