@@ -1,5 +1,5 @@
 /**
- * Lambda entry of the HTTP API (interface.md section 5), for a Function URL (payload v2).
+ * Lambda entry of the HTTP API (docs/api.md), for a Function URL (payload v2).
  * Everything is built once, at cold start; a configuration problem fails the cold start with a
  * message naming it, instead of failing every request. Each invocation flushes the API's metrics
  * (SlackRequestsRejected) and puts its request id on its log lines (lib/invocation.ts).

@@ -1,6 +1,6 @@
 /**
- * What the two dispatcher functions share (interface.md section 7, "Concurrent runs share the
- * work"): on each scheduled run, list the streams of one kind in turn, the one polled least
+ * What the two dispatcher functions share (docs/architecture.md: concurrent runs share the
+ * work): on each scheduled run, list the streams of one kind in turn, the one polled least
  * recently first (lib/poll/dispatch.ts), and enqueue one SQS message per stream, `{kind, stream}`,
  * ten to a batch, in that order. The workers (functions/worker.ts) take them from there.
  *

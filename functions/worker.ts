@@ -1,5 +1,5 @@
 /**
- * What the two worker functions share (interface.md section 7): an SQS event source hands a worker
+ * What the two worker functions share (docs/architecture.md): an SQS event source hands a worker
  * stream messages (`{kind, stream}`, from functions/dispatch.ts); it polls those streams within the
  * invocation's remaining time (lib/poll/dispatch.ts workStreams: each stream its share, then one
  * delivery pass) and reports the messages of the streams whose poll failed as batch item failures,
