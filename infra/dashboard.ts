@@ -110,7 +110,7 @@ export function addDashboard(scope: Construct, config: AlertsConfig): Dashboard 
     }),
   );
   dashboard.addWidgets(...graphs('Poll lag (seconds, maximum)', perStream('PollLagSeconds', 'Maximum')));
-  // Each tenant's worst stream, one line a tenant (interface.md section 10).
+  // Each tenant's worst stream, one line a tenant (docs/configuration.md).
   const tenants = config.tenants ?? [];
   if (tenants.length)
     dashboard.addWidgets(
