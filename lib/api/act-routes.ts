@@ -1,5 +1,5 @@
 /**
- * The routes of interface.md section 9 on the API app: `GET /lookup` (scope `lookup`),
+ * The routes of docs/actions.md on the API app: `GET /lookup` (scope `lookup`),
  * `POST /events/actions` (scope `events:act`), and, with `actions.slack` configured, Slack's own
  * `POST /slack/interactions` and `POST /slack/commands`, whose signature is their auth (slack.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * `POST /events/actions` (interface.md section 9, scope `events:act`): act on events through the
+ * `POST /events/actions` (docs/actions.md, scope `events:act`): act on events through the
  * one action module (actions/events.ts), as the calling client. The body is `{"action", "uids"
  * (1 to 100), "reason"?}`; an `Idempotency-Key` header (idempotency.ts) makes a retry of the same
  * request the same action, which answers as the first did and does nothing more. The answer is

@@ -1,5 +1,5 @@
 /**
- * What the console reads (interface.md section 13): `GET /alerts` (filters, an opaque cursor),
+ * What the console reads (docs/console.md): `GET /alerts` (filters, an opaque cursor),
  * `GET /alerts/{key}` (the item, its deliveries, actions and audit trail) and `GET /audit` (the
  * trails merged). The reading itself is state/alert-list.ts and state/audit-trail.ts; this module
  * checks the query, and shapes the answers exactly as section 13 says. Loaded with the first such

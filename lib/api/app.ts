@@ -2,7 +2,7 @@
  * Longer than 300 lines because every route's wiring, in the order its checks run, reads best in
  * one place; what a route does lives in its own module.
  *
- * The HTTP API of interface.md sections 5, 6, 8, 9 and 12, as one Hono app: the same object serves
+ * The HTTP API of docs/api.md, as one Hono app: the same object serves
  * `serve`, `npm start` and Lambda (functions/api.ts). Asset toggles and their audit trail, the
  * run-time silences (silences.ts), the status read (state/status.ts), actions on events
  * (actions.ts), and actions on leaked logins' accounts (identity-routes.ts).

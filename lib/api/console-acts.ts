@@ -1,5 +1,5 @@
 /**
- * What the console changes, or asks before changing (interface.md section 13), apart from the
+ * What the console changes, or asks before changing (docs/console.md), apart from the
  * routes that already were: how many recent alerts a silence would have held (`POST
  * /silences?dryRun=true`), re-queueing dead deliveries (`POST /deliveries/retry`) and a test
  * message to a destination (`POST /destinations/{name}/test`). Loaded with the first such request.

@@ -1,5 +1,5 @@
 /**
- * The API routes the console reads and acts through (interface.md section 13; the page itself and
+ * The API routes the console reads and acts through (docs/console.md; the page itself and
  * `GET /whoami` are lib/console/routes.ts): `GET /alerts`, `GET /alerts/{key}`, `GET /audit` (scope `read`), `POST /silences?dryRun=true`
  * (`silences:write` or `read`), `POST /destinations/{name}/test` and `POST /deliveries/retry`
  * (`destinations:write`). Their work loads with their first request (alerts.ts, console-acts.ts),

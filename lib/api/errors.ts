@@ -1,6 +1,6 @@
 /**
  * The HTTP API's errors: one class with a stable `code` and the status it answers with, the JSON
- * body every error shares (`{"error": {"code", "message"}}`, interface.md section 5), and the one
+ * body every error shares (`{"error": {"code", "message"}}`, docs/api.md), and the one
  * mapping from upstream failures to what a caller of the API sees.
  */
 import { UpstreamError } from '../upstream/errors.ts';

@@ -1,6 +1,6 @@
 /**
- * The shapes of `POST /identity/actions` and `GET /identity/actions/{id}` (interface.md section
- * 12): the request body, checked with each problem named by its field, and the answers. The
+ * The shapes of `POST /identity/actions` and `GET /identity/actions/{id}` (docs/api.md):
+ * the request body, checked with each problem named by its field, and the answers. The
  * routes (identity-routes.ts) load this module with the first account action, and openapi.ts
  * publishes these same schemas, so the document cannot promise what the code refuses.
  */

@@ -1,5 +1,5 @@
 /**
- * Acting on leaked logins' accounts through the API (interface.md section 12): `POST
+ * Acting on leaked logins' accounts through the API (docs/identity.md): `POST
  * /identity/actions` and `GET /identity/actions/{id}`, two doors of lib/identity/act.ts.
  *
  * Scopes. `disable` and `enable` need `identity:disable`, the other actions `identity:act`; a bare

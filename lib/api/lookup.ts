@@ -1,5 +1,5 @@
 /**
- * `GET /lookup?account=a&account=b | ?domain=... | ?keyword=...` (interface.md section 9, scope
+ * `GET /lookup?account=a&account=b | ?domain=... | ?keyword=...` (docs/actions.md, scope
  * `lookup`): the query, checked (exactly one kind; names what is wrong), for actions/lookup.ts.
  */
 import * as z from 'zod/mini';

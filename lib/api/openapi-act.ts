@@ -1,5 +1,5 @@
 /**
- * The OpenAPI paths of acting on an alert (interface.md section 9): `POST /events/actions` and
+ * The OpenAPI paths of acting on an alert (docs/actions.md): `POST /events/actions` and
  * `GET /lookup`, for openapi.ts.
  */
 import { eventActionBodySchema, eventActionResultsSchema } from './actions.ts';

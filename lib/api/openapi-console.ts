@@ -1,5 +1,5 @@
 /**
- * The OpenAPI paths of the console's API (interface.md section 13, lib/api/console-api.ts):
+ * The OpenAPI paths of the console's API (docs/console.md, lib/api/console-api.ts):
  * `GET /alerts`, `GET /alerts/{key}`, `GET /audit`, `GET /whoami`, `POST /destinations/{name}/test` and
  * `POST /deliveries/retry`, with their answers' schemas, for openapi.ts (`npm run docs`); the
  * dry run of `POST /silences` is described there, on its path.
@@ -53,7 +53,7 @@ const deliverySchema = described(
 
 const identitySchema = described(
   z.looseObject({ provider: z.string(), verdict: z.string() }),
-  'The credential’s identity verdict (`_identity`, interface.md section 12), as looked up when it was recorded.',
+  'The credential’s identity verdict (`_identity`), as looked up when it was recorded.',
 );
 
 const alertSchema = z.object({

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI paths of acting on leaked logins' accounts (interface.md section 12): `POST
+ * The OpenAPI paths of acting on leaked logins' accounts (docs/identity.md): `POST
  * /identity/actions` and `GET /identity/actions/{id}`, for openapi.ts.
  */
 import {

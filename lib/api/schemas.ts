@@ -9,7 +9,7 @@ import { assetSchema } from '../upstream/schemas.ts';
 import { describeIssues, issuesToText } from '../upstream/validate.ts';
 import { ApiError } from './errors.ts';
 
-/** The largest body the API reads, in bytes (interface.md: 16 KiB). */
+/** The largest body the API reads, in bytes (docs/api.md: 16 KiB). */
 export const MAX_BODY_BYTES = 16 * 1024;
 
 /**

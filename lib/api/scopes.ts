@@ -1,5 +1,5 @@
 /**
- * What an API client may do (interface.md section 5): one scope per kind of request. On its own,
+ * What an API client may do (docs/api.md): one scope per kind of request. On its own,
  * with no imports, so the console's page (compiled for the browser) shares the list with auth.ts.
  */
 export const SCOPES = [

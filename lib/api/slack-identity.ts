@@ -1,5 +1,5 @@
 /**
- * A choice in a Slack account menu (interface.md section 12): `exposure:identity`, its option
+ * A choice in a Slack account menu (docs/identity.md): `exposure:identity`, its option
  * `<action>|<item key>` (destinations/slack/identity-menu.ts writes it). Loaded by slack.ts with
  * the first such click, so the API's start does not carry the identity code.
  *

@@ -1,5 +1,5 @@
 /**
- * `Silence similar`, the select on an event's Slack message (interface.md section 9): a run-time
+ * `Silence similar`, the select on an event's Slack message (docs/actions.md): a run-time
  * silence never broader than the event. It matches the event's type and its identifiers, and its
  * tenant: a `tenants` entry's event (its key `<tenant>:<uid>`) silences that tenant's events alone,
  * and a top-level event, in a deployment with tenants, the top-level sources' alone (`topLevel`).

@@ -2,7 +2,7 @@
  * Longer than 300 lines because Slack's one endpoint takes every kind of interaction (buttons,
  * menus, the slash command), each checked the same way before its own module runs.
  *
- * Requests from Slack (interface.md section 9, "Slack requests"): `POST /slack/interactions` (the
+ * Requests from Slack (docs/actions.md, from Slack): `POST /slack/interactions` (the
  * buttons and the select on an event's message, and the account menus beside a login with an
  * identity verdict: slack-identity.ts) and `POST /slack/commands` (`/exposure`).
  *
