@@ -1,5 +1,5 @@
 /**
- * The console's routes on the API app (interface.md section 13): the page at `GET /console`, its
+ * The console's routes on the API app (docs/console.md): the page at `GET /console`, its
  * files at `GET /console/<name>`, and `GET /whoami`, which tells a token's holder its client and
  * scopes (any scope will do), so the page offers only what the token may do.
  *

@@ -1,5 +1,5 @@
 /**
- * The API's answers the console reads (interface.md sections 6, 8, 9, 12 and 13), as the page sees
+ * The API's answers the console reads (docs/api.md and docs/console.md), as the page sees
  * them: JSON from the bearer API, never trusted as markup. Kept here, apart from lib/api, because the
  * page is compiled for the browser on its own (its tsconfig has the DOM and no Node).
  */

@@ -1,5 +1,5 @@
 /**
- * Acting on one alert from its detail (interface.md sections 9, 12 and 13): ignore, remediate and
+ * Acting on one alert from its detail (docs/console.md): ignore, remediate and
  * their undo (`POST /events/actions`), the account actions on a credential with a verdict
  * (`POST /identity/actions`), and `Silence similar` (a dry run, then `POST /silences`). Each is
  * confirmed first, carries an Idempotency-Key (a retried request is the same change), and is

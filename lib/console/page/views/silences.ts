@@ -1,5 +1,5 @@
 /**
- * Silences (interface.md section 6): the active ones (or every one), a form that makes one, and
+ * Silences (docs/runbook.md): the active ones (or every one), a form that makes one, and
  * Expire on each active one. A new silence is counted first (`POST /silences?dryRun=true`), and the
  * confirmation says how many of the recent alerts it would have held, so a matcher that is too
  * broad shows before it holds anything back.
