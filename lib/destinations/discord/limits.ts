@@ -21,7 +21,7 @@ export interface DiscordPayload {
   allowed_mentions: { parse: string[] };
 }
 
-/** Discord's limits on a webhook message (destinations-facts.md), in characters. */
+/** Discord's limits on a webhook message (docs/destinations/discord.md), in characters. */
 export const DISCORD_LIMITS = {
   content: 2_000,
   embeds: 10,

@@ -1,5 +1,5 @@
 /**
- * Discord webhook messages (interface.md section 4): one embed a message, laid out like the Slack
+ * Discord webhook messages (docs/destinations/discord.md): one embed a message, laid out like the Slack
  * message (the effective severity and the event type as the title, linked to the item; what
  * matched with highlights in bold; who it concerns and where it was found as fields). Upstream text
  * is Markdown-escaped wherever Discord renders Markdown (escape.ts), every message says

@@ -1,6 +1,6 @@
 /**
  * The request that sends a rendered mail through the configured provider: SendGrid's v3 mail send,
- * Postmark's email API, or the generic JSON body (interface.md section 4). The provider's key goes
+ * Postmark's email API, or the generic JSON body (docs/destinations/email.md). The provider's key goes
  * only into the request's header, never into the rendered mail.
  */
 

@@ -3,7 +3,7 @@
  * shape and its size budget, which read best in one place.
  *
  * PagerDuty Events API v2 events for a batch of alerts bound for one PagerDuty destination
- * (interface.md section 4): one `trigger` per item, or one per digest above the threshold.
+ * (docs/destinations/pagerduty.md): one `trigger` per item, or one per digest above the threshold.
  *
  * The `dedup_key` is what makes a repeat harmless: `event:<uid>` or `credential:<id>` (a digest:
  * its webhook Idempotency-Key, stable for the same items and destination), or `sha256:<hex>` of
@@ -76,7 +76,7 @@ export const PAGERDUTY_LIMITS = {
 /** What a digest's `custom_details` may take: its items are listed until this, the rest counted. */
 const DIGEST_DETAILS_BYTES = 100_000;
 
-/** Event severities on PagerDuty's scale (interface.md section 4). */
+/** Event severities on PagerDuty's scale (docs/destinations/pagerduty.md). */
 export const PAGERDUTY_SEVERITY: Record<Severity, PagerDutySeverity> = {
   critical: 'critical',
   high: 'error',

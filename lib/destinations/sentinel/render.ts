@@ -1,5 +1,5 @@
 /**
- * Microsoft Sentinel (interface.md section 4): every item as one record of the Logs Ingestion API's
+ * Microsoft Sentinel (docs/destinations/sentinel.md): every item as one record of the Logs Ingestion API's
  * JSON array, no digests, each request under 1 MB. A record: `TimeGenerated` from the item, its
  * key, kind, severity, routes and destination, and the item as the password policy left it.
  */
@@ -12,7 +12,7 @@ import { wellFormedDeep } from '../../text.ts';
 export interface SentinelRecord {
   TimeGenerated: string;
   Key: string;
-  /** `{id, name}` of the `tenants` entry the item was found for (named as interface.md section 10 names it). */
+  /** `{id, name}` of the `tenants` entry the item was found for (named as docs/configuration.md names it). */
   tenant?: TenantRef;
   Kind: string;
   Severity: string;

@@ -1,5 +1,5 @@
 /**
- * Microsoft Sentinel, as a destination (interface.md section 4): the Logs Ingestion API takes the
+ * Microsoft Sentinel, as a destination (docs/destinations/sentinel.md): the Logs Ingestion API takes the
  * records as a JSON array with an Entra bearer token bought with the app registration's client
  * credentials (lib/entra-token.ts, shared with the identity provider: cached until a minute
  * before it expires). The client secret and the token are never put in an error, a record or a log.

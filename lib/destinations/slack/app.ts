@@ -1,7 +1,7 @@
 /**
  * Slack as an app: the Web API requests a bot token makes (`chat.postMessage`, in a thread or
  * not, and `chat.update`) and how its answers read. Slack answers HTTP 200 to most refusals, with
- * `{"ok": false, "error": "…"}`: the error decides, as destinations-facts.md lists them:
+ * `{"ok": false, "error": "…"}`: the error decides, as docs/destinations/slack.md lists them:
  * - permanent (the delivery is dead and the destination reported once): a wrong or revoked token,
  *   a channel the bot cannot post to, blocks Slack will never take;
  * - too big (the pass splits a digest): `msg_too_long`, `msg_blocks_too_long`;

@@ -1,6 +1,6 @@
 /**
  * The controls on an event's own Slack message, when the config has `actions.slack`
- * (interface.md section 9): the buttons act on the event (api/slack.ts reads the clicks).
+ * (docs/actions.md): the buttons act on the event (api/slack.ts reads the clicks).
  */
 import type { EventDelivery } from '../../render/group.ts';
 
@@ -28,7 +28,7 @@ export const SILENCE_CHOICES = [
 ] as const;
 
 /**
- * The buttons of an event's own message (interface.md section 9): Ignore and Remediated, or their
+ * The buttons of an event's own message (docs/actions.md): Ignore and Remediated, or their
  * undo once done, and the `Silence similar` select. The block's id carries the event's key (and so
  * its tenant), each option `<duration>|<type>|<identifier ids>`: what a silence of similar events
  * matches. A silence is never broader than the event: one without identifiers gets no select (its

@@ -1,5 +1,5 @@
 /**
- * The account actions' menus on a Slack app's messages (interface.md section 12): beside each login
+ * The account actions' menus on a Slack app's messages (docs/identity.md): beside each login
  * with an identity verdict, an overflow menu (`exposure:identity`) of the account actions, when the
  * config has `actions.slack` (RenderOptions `buttons`) and the message is the app's own.
  *

@@ -1,5 +1,5 @@
 /**
- * Slack's message limits (destinations-facts.md), checked and enforced in one place. The Slack
+ * Slack's message limits (docs/destinations/slack.md), checked and enforced in one place. The Slack
  * renderer builds within them; `fitSlackPayload` is the safety net that clips anything still over
  * (saying so), and `slackLimitProblems` is what `config validate` and the tests use to prove it.
  */

@@ -1,5 +1,5 @@
 /**
- * Splunk HTTP Event Collector (interface.md section 4): every item as one HEC event, no digests (a
+ * Splunk HTTP Event Collector (docs/destinations/splunk.md): every item as one HEC event, no digests (a
  * SIEM wants every item, structured). `time` from the item (when it was matched, or imported), and
  * `event` the item as the password policy left it, with its key, kind, severity, routes and
  * destination, so a search can find and dedupe the rare repeat by key. Many events to a request,

@@ -1,6 +1,6 @@
 /**
  * The pieces of a Teams Adaptive Card (version 1.4) and the rules that keep upstream text harmless
- * and the message within Teams' size (interface.md section 4, destinations-facts.md):
+ * and the message within Teams' size (docs/destinations/teams.md):
  *
  * - A `TextBlock` renders a Markdown subset (`**bold**`, `[text](url)`, lists, headings) and Teams
  *   clients disagree on backslash escapes, so no escaping can make upstream text safe there. A
@@ -24,7 +24,7 @@ import type { Severity } from '../../upstream/event-types.ts';
 /** One element of an Adaptive Card body; the builders here make the only shapes we send. */
 export type CardElement = Record<string, unknown> & { type: string };
 
-/** Body of a Teams Workflows webhook POST (interface.md section 4): a message wrapping one card. */
+/** Body of a Teams Workflows webhook POST (docs/destinations/teams.md): a message wrapping one card. */
 export interface TeamsPayload {
   type: 'message';
   attachments: [

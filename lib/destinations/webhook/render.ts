@@ -1,5 +1,6 @@
 /**
- * Generic webhook bodies (interface.md section 4) and their signature (their Idempotency-Key: render/keys.ts).
+ * Generic webhook bodies (docs/destinations/webhook.md) and their signature (their Idempotency-Key:
+ * render/keys.ts).
  *
  * A webhook always receives every item: no digest, one kind per body, at most 100 items per body.
  * Items are the upstream items as the alerts carry them; the password policy was applied when the
@@ -19,12 +20,12 @@ import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.
 import { wellFormedDeep } from '../../text.ts';
 import { takeTurns } from '../../turns.ts';
 
-/** Body of a generic webhook POST (interface.md section 4), exactly. */
+/** Body of a generic webhook POST (docs/destinations/webhook.md), exactly. */
 export interface WebhookBody {
   version: 1;
   kind: 'events' | 'credentials';
   destination: string;
-  /** The `tenants` entry whose items these are (interface.md section 10); none for the top level. */
+  /** The `tenants` entry whose items these are (docs/configuration.md); none for the top level. */
   tenant?: TenantRef;
   routes: string[];
   items: unknown[];
