@@ -1,7 +1,7 @@
 /**
- * The upstream's stand-in: a Hono app serving all eleven endpoints of upstream-api.md and
+ * The upstream's stand-in: a Hono app serving all eleven endpoints of the upstream spec and
  * `POST /tokens/generate` over a seeded dataset, scoped per tenant, with the limits, paging and
- * errors of the real service (upstream-facts.md), plus knobs under `/_emulator/` for tests and demos.
+ * errors of the real service (docs/architecture.md), plus knobs under `/_emulator/` for tests and demos.
  * At the same origin it stands in for the demo's identity providers (identity/: Entra ID under
  * `/entra`, Okta under `/okta`).
  * The rate limits (limits.ts) are off unless asked for (`rateLimits: 'real'`), so a test or a demo
@@ -49,7 +49,7 @@ export interface EmulatorOptions extends DatasetOptions {
   /** Clock for token expiry, quota and rate windows; default Date.now. */
   now?: () => number;
   /**
-   * Per-organization rate limits (limits.ts): `'real'` is upstream-facts.md's 4 requests/s Basic
+   * Per-organization rate limits (limits.ts): `'real'` is the real service's 4 requests/s Basic
    * and 1 request/s Search; default `'off'` (unlimited), so tests and `npm start` are not refused
    * unless they ask; or the knobs one by one (`{ basicPerSecond: 4, retryAfterSeconds: 10 }`).
    */

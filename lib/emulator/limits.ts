@@ -1,5 +1,5 @@
 /**
- * The upstream's rate limits (upstream-facts.md, "Rate limits and quotas"): per ORGANIZATION, shared
+ * The upstream's rate limits (docs/architecture.md): per ORGANIZATION, shared
  * by every tenant and caller of it, a Basic tier on every endpoint (the token exchange included: the
  * API key is the organization's) and a Search tier on the global searches (endpoints 9 and 11),
  * which count in both. Over a limit the answer is 429 `RATELIMIT_REACHED`.
@@ -34,7 +34,7 @@ export interface RateLimits {
    */
   countRefused: boolean;
   /**
-   * Whether a Search-tier request also counts in Basic. Default true, as interface.md section 7
+   * Whether a Search-tier request also counts in Basic. Default true, as docs/architecture.md
    * and issue 14 read the facts. (The vendor's public page words the tiers as "independent", four
    * basic plus one search a second; true is the stricter of the two, so a product that keeps
    * within it keeps within both.)
@@ -42,7 +42,7 @@ export interface RateLimits {
   searchCountsInBasic: boolean;
 }
 
-/** The numbers upstream-facts.md gives: Basic 4 requests/s, Search 1 request/s. */
+/** The real service's numbers: Basic 4 requests/s, Search 1 request/s. */
 export const REAL_RATE_LIMITS: Readonly<Pick<RateLimits, 'basicPerSecond' | 'searchPerSecond'>> = {
   basicPerSecond: 4,
   searchPerSecond: 1,
@@ -55,7 +55,7 @@ export const REAL_RATE_LIMITS: Readonly<Pick<RateLimits, 'basicPerSecond' | 'sea
  */
 export type RateLimitOption = 'real' | 'off' | Partial<RateLimits>;
 
-/** Endpoints of the Search tier (upstream-api.md: endpoints 9 and 11). */
+/** Endpoints of the Search tier (endpoints 9 and 11: the global searches). */
 const SEARCH_ENDPOINTS: ReadonlySet<string> = new Set(['globalCredentials', 'legacySearch']);
 
 export function isSearchEndpoint(endpoint: string): boolean {

@@ -1,7 +1,8 @@
 /**
- * The monthly global-search quota of upstream-facts.md, as the emulator charges it on endpoints 9
- * and 11: per organization (shared by its tenants), one search per 100 results asked for (a page of
- * 10 or 100 costs 1, of 101 to 200 costs 2), and the same search repeated within 10 minutes free.
+ * The upstream's monthly global-search quota (docs/architecture.md), as the emulator charges it on
+ * endpoints 9 and 11: per organization (shared by its tenants), one search per 100 results asked for
+ * (a page of 10 or 100 costs 1, of 101 to 200 costs 2), and the same search repeated within 10
+ * minutes free.
  *
  * With nothing left a search is refused 403 `QUOTA_EXCEEDED`, not 429: the quota is an entitlement
  * that comes back next month, not a rate that comes back in 10 s, and a 429 would tell clients

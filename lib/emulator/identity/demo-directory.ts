@@ -1,6 +1,6 @@
 /**
  * The demo directory: accounts made from the emulator's own leaked logins, so that `npm start`'s
- * credential alerts meet every verdict (interface.md section 12) with nothing configured.
+ * credential alerts meet every verdict (docs/identity.md) with nothing configured.
  *
  * For each provider (demo-providers.ts), the logins of its domain (and subdomains) are taken newest
  * leak first, and each is given the next case of {@link CYCLE}: an account whose password changed

@@ -2,7 +2,7 @@
  * Longer than 300 lines on purpose: every Graph route is written inline on the app, as the
  * upstream emulator's are, so the service reads in one place.
  *
- * Microsoft Graph's user routes over one EntraStandIn, answering as identity-facts.md says the real
+ * Microsoft Graph's user routes over one EntraStandIn, answering as docs/identity.md says the real
  * ones do: a token the directory issued and still honours, holding the permission the request
  * needs; the user read with `$select` kept exactly (a property comes back only when selected, or
  * when in the default set); the `mail eq '…'` search; the account actions. Mounted at `/entra`: a
@@ -291,7 +291,7 @@ export function graphRoutes(entra: EntraStandIn, control: IdentityControl): Hono
           'Forbidden',
           'Your tenant is not licensed for this feature (Microsoft Entra ID P2).',
         );
-      // 1 request a second per tenant, and its 429 carries no Retry-After (identity-facts.md).
+      // 1 request a second per tenant, and its 429 carries no Retry-After (docs/identity.md).
       if (now() - entra.lastRiskyUsersCall < 1_000)
         throw new ProviderError(
           429,

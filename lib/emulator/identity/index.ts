@@ -2,7 +2,7 @@
  * The identity providers' stand-in: one Microsoft Entra ID directory (its token endpoint and
  * Graph's user routes) and one Okta org (its Management API), written once and served both by the
  * upstream emulator (`npm start`'s demo, at the emulator's own origin) and by tests
- * (test/helpers/identity-providers.ts, on a port of its own). It behaves as identity-facts.md says
+ * (test/helpers/identity-providers.ts, on a port of its own). It behaves as docs/identity.md says
  * the real services do, so a client that works against it has been held to what they check: the
  * token, the `$select`, the auth header.
  *

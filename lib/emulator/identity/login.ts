@@ -1,6 +1,6 @@
 /**
  * Microsoft's token endpoint for one EntraStandIn: the client-credentials grant
- * (`POST <loginUrl>/<tenant>/oauth2/v2.0/token`, form-encoded) and its refusals as identity-facts.md
+ * (`POST <loginUrl>/<tenant>/oauth2/v2.0/token`, form-encoded) and its refusals as docs/identity.md
  * gives them (`{error, error_description: "AADSTS…", error_codes}`): an unknown tenant or app, a
  * wrong secret (401 `invalid_client`), a scope other than Graph's `.default`. Mounted at `/entra`:
  * a config's `loginUrl` is `<origin>/entra/login`.

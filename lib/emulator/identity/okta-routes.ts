@@ -1,5 +1,5 @@
 /**
- * An Okta org's Management API over one OktaStandIn, answering as identity-facts.md says Okta's
+ * An Okta org's Management API over one OktaStandIn, answering as docs/identity.md says Okta's
  * does: `GET /api/v1/users/<id, login or short name>` with `Authorization: SSWS <token>`, the
  * lifecycle actions, sessions and risk; Okta's error objects (`E0000011`, `E0000007`, …);
  * `X-Rate-Limit-Limit`, `-Remaining` and `-Reset` (epoch seconds) on every answer, and 429
