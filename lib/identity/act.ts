@@ -1,5 +1,5 @@
 /**
- * Acting on accounts (interface.md section 12): revoke sessions, require a password change,
+ * Acting on accounts (docs/identity.md): revoke sessions, require a password change,
  * confirm compromised, disable and enable, for every door (the CLI, the API, Slack's menus, and
  * `identity.auto`). Section 9's action module keeps it (state/actions.ts, under `idaction#<id>`):
  * the record is written before any provider is called, held by the call working on it, so the

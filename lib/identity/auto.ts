@@ -1,5 +1,5 @@
 /**
- * The automatic response (interface.md section 12, `identity.auto`): the actions listed under
+ * The automatic response (docs/identity.md, `identity.auto`): the actions listed under
  * `atRisk` (only `revokeSessions` and `confirmCompromised`) taken by themselves for the first
  * `at_risk` verdict of each (tenant, provider, account). Decided with the verdict, before the item
  * is routed, and kept with it as `_identity.auto`, so the alert says what is done (or that the

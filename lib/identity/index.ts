@@ -1,5 +1,5 @@
 /**
- * Identity for a run (interface.md section 12), loaded only when the config has `identity`
+ * Identity for a run (docs/identity.md), loaded only when the config has `identity`
  * somewhere (runtime.ts imports this module then, and only then): each scope's provider clients
  * with their secrets, the store, and how a refusing provider is reported (once for the deployment,
  * like a refusing tenant: an error line, the metric, a notice to each ops destination).

@@ -2,7 +2,7 @@
  * Longer than 300 lines because the step's bounds (time, rate, rests, one lookup a login) and
  * the automatic response it decides with each verdict act on one another, and read best whole.
  *
- * The identity step of a credential page (interface.md section 12): before a page's items are
+ * The identity step of a credential page (docs/identity.md): before a page's items are
  * routed, each credential whose login is in a provider's domains gets its verdict, kept with the
  * item as `_identity`. In order:
  *

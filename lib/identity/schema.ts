@@ -1,5 +1,5 @@
 /**
- * The `identity` key of the config (interface.md section 12), at the top level and in a `tenants`
+ * The `identity` key of the config (docs/identity.md), at the top level and in a `tenants`
  * entry (never inherited). Only the shape lives here, in the config schema's bundle; the lookup
  * code loads only when some `identity` is configured (lib/identity/index.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * What identity keeps in the table (interface.md section 12), three kinds of item:
+ * What identity keeps in the table (docs/identity.md), three kinds of item:
  * - `idl#<scope>#<provider>#<login>` / `idl`: a provider's answer for a login (the account, or that
  *   there is none) for an hour, `unavailable` for 5 minutes: however many leaks name the login, it
  *   is looked up once an hour. `<scope>` is the tenant's id, `top` for the top-level sources.
@@ -7,8 +7,8 @@
  *   as its delivery records: a re-walk after a crash, or another stream finding the same item,
  *   routes it with this verdict, never a newer one.
  * - `idlog#<scope>#<login>` / `<item key>`: which items name a login, with the provider that
- *   decided each: an action on the account is allowed only on a login with one (interface.md
- *   section 12), and follows up where each was alerted. Written with the verdict.
+ *   decided each: an action on the account is allowed only on a login with one
+ *   (docs/identity.md), and follows up where each was alerted. Written with the verdict.
  * - `idp` / `<scope>#<provider>`: a provider's state for `status`: its last lookup, and whether it
  *   refuses our credentials (noted once for the deployment, so the report goes out once).
  * Each part of a key that comes from the config or the wild is percent-encoded (`#` never splits).

@@ -1,5 +1,5 @@
 /**
- * A credential's verdict from its provider's answer (interface.md section 12), pure: the first of
+ * A credential's verdict from its provider's answer (docs/identity.md), pure: the first of
  * five rules that holds decides. Dates alone: nothing here, nor anywhere in lib/identity, sends a
  * password or a hash to a provider or signs in.
  */

@@ -1,5 +1,5 @@
 /**
- * The words of an identity verdict (interface.md section 12), on their own: the config schema's
+ * The words of an identity verdict (docs/identity.md), on their own: the config schema's
  * `identity` match, the renderers' line and the `_identity` field all take them, and none of them
  * should pull in the lookup code (which loads only when `identity` is configured).
  */
@@ -48,7 +48,7 @@ export function verdictWords(verdict: Verdict, reason?: UnknownReason): string {
   return verdict === 'unknown' && reason ? `${words} (${reason})` : words;
 }
 
-/** What can be done to an account from an alert (interface.md section 12), in the API's words. */
+/** What can be done to an account from an alert (docs/identity.md), in the API's words. */
 export const ACCOUNT_ACTIONS = [
   'revokeSessions',
   'requirePasswordChange',
