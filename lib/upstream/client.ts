@@ -1,5 +1,6 @@
 /**
- * A typed client for the eleven endpoints of upstream-api.md, plus the token exchange (auth.ts).
+ * A typed client for the eleven endpoints of the upstream spec (docs/architecture.md), plus the token
+ * exchange (auth.ts).
  *
  * Each method checks the spec's limits before sending, validates the response, and returns pages
  * whose items are split into valid ones and invalid ones (validate.ts), so one odd item never
@@ -158,7 +159,7 @@ export class UpstreamClient {
     this.options = options;
     this.onQuota = options.onQuota;
     // The quota headers of every global-search answer, refusals included: a 403 QUOTA_EXCEEDED
-    // is a reading of 0 whether or not it carries the header (interface.md section 7).
+    // is a reading of 0 whether or not it carries the header (docs/architecture.md).
     this.http = new UpstreamHttp({
       ...options,
       onAnswer: (answer) => {
@@ -178,7 +179,7 @@ export class UpstreamClient {
   }
 
   /**
-   * The same client with other credentials: another tenant's token (interface.md section 10). It
+   * The same client with other credentials: another tenant's token (docs/configuration.md). It
    * shares everything else, the governor's turns and the quota readings included.
    */
   withAuth(auth: TokenProvider): UpstreamClient {
@@ -419,7 +420,7 @@ export class UpstreamClient {
   }
 
   /**
-   * Endpoint 12 (from the vendor's public docs, beyond upstream-api.md): ignore, remediate, or
+   * Endpoint 12 (from the vendor's public docs, beyond the spec's eleven): ignore, remediate, or
    * undo either, on at most 10 events a request. Any 2xx is success (the body is not documented).
    */
   async eventAction(type: EventActionType, uids: readonly string[], options?: CallOptions): Promise<void> {

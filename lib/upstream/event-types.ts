@@ -1,7 +1,7 @@
 /**
  * Event types and the families that contain them.
  *
- * The containment table is the spec's (upstream-api.md, endpoint 11). The event-search filter
+ * The containment table is the spec's (endpoint 11, the event search). The event-search filter
  * also names families that the table does not spell out (`forum_content`, `blog_content`,
  * `buckets`, `source_code`, `social_media`, `profile`); their members here are our reading of
  * those names, kept in this one place so the emulator and the route matcher agree.

@@ -39,7 +39,7 @@ export function tokenProviderFor(
 }
 
 /**
- * The credentials of one `tenants` entry (interface.md section 10): with an API key, an exchange
+ * The credentials of one `tenants` entry (docs/configuration.md): with an API key, an exchange
  * of its own for that tenant (`{"tenant_id": id}`), cached and renewed on its own; with a static
  * token, that token, which acts for its own tenant only (`checkTenants` refuses a config naming
  * others before any poll).

@@ -1,10 +1,10 @@
 /**
- * The rate tiers of the upstream (upstream-facts.md) and what takes a turn in them: the client
+ * The rate tiers of the upstream (docs/architecture.md) and what takes a turn in them: the client
  * (http.ts) and the token exchange (auth.ts) ask a RateGovernor before each request; the shared
  * one lives in the table (state/governor.ts).
  */
 
-/** The rate tiers of upstream-facts.md: every request is Basic; global searches are Search too. */
+/** The upstream's rate tiers: every request is Basic; global searches are Search too. */
 export type RateTier = 'basic' | 'search';
 
 /** Endpoints of the Search tier (endpoints 9 and 11). */

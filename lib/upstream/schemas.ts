@@ -1,5 +1,5 @@
 /**
- * zod schemas for every resource of the upstream spec (upstream-api.md, "Resources and their fields").
+ * zod schemas for every resource of the upstream spec (docs/architecture.md, the upstream).
  *
  * Rules applied throughout:
  * - Objects are loose: a field the spec does not list is kept as is, never rejected.
@@ -46,7 +46,7 @@ export const tokenInfoSchema = z.looseObject({
 });
 export type TokenInfo = z.infer<typeof tokenInfoSchema>;
 
-/** Response of `POST /tokens/generate` (upstream-facts.md). */
+/** Response of `POST /tokens/generate`, the token exchange. */
 export const generatedTokenSchema = z.looseObject({
   token: z.string().check(z.minLength(1)),
   refresh_token_exp: z.optional(z.unknown()),
@@ -126,7 +126,7 @@ export const credentialSchema = z.looseObject({
   known_password_id: z.optional(z.unknown()),
   source_id: z.string(),
   source: z.optional(globalSourceSchema),
-  // Documented by the real service (upstream-facts.md), absent from the spec's table.
+  // Documented by the real service, absent from the spec's table.
   credential_hash: z.optional(z.string()),
   event_uid: z.optional(z.nullable(z.string())),
 });

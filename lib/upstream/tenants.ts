@@ -1,5 +1,5 @@
 /**
- * The upstream clients of a config's `tenants` (interface.md section 10): one per tenant, each with
+ * The upstream clients of a config's `tenants` (docs/configuration.md): one per tenant, each with
  * credentials of its own (an API key's exchange for that tenant, cached and renewed on its own),
  * sharing everything else with the top level's client (the governor's turns, the quota readings).
  * A static token acts for its own tenant only: `checkTenants` asks the upstream whose it is, once
