@@ -5,7 +5,7 @@
  * (deliver/inline.ts); the pass sends everything else (digests, paced destinations, retries) and
  * what inline delivery handed over. The active silences are read once, at the cycle's start, and
  * every item of the cycle is routed with them. The exit code follows
- * interface.md: 3 when the upstream rejected the credentials, 1 when a stream failed for another
+ * docs/cli.md: 3 when the upstream rejected the credentials, 1 when a stream failed for another
  * reason, 0 otherwise (a skipped or rate-limited stream resumes next time).
  */
 import { InlineDelivery } from '../deliver/inline.ts';
@@ -119,7 +119,7 @@ async function cycle(
   const { clock } = deps.poll;
   const notPolledSince = budget.notPolledSince ?? new Date(clock.now()).toISOString();
   let delivery: DeliverySummary;
-  // Its own 30 seconds of identity lookups (interface.md section 12).
+  // Its own 30 seconds of identity lookups (docs/identity.md).
   const identity = kind === 'credentials' ? deps.poll.identity?.cycle() : undefined;
   try {
     // Read once, at the start: a silence made or ended during the cycle counts from the next one.
@@ -212,7 +212,7 @@ async function cycle(
 }
 
 /**
- * A cycle's exit code (interface.md section 1): 3 only when every tenant of the cycle was refused
+ * A cycle's exit code (docs/cli.md): 3 only when every tenant of the cycle was refused
  * (one refused tenant stops only itself), 1 when a stream or a destination's pass failed, else 0.
  */
 export function exitCodeOf(streams: readonly StreamResult[], delivery: DeliverySummary): 0 | 1 | 3 {

@@ -1,5 +1,5 @@
 /**
- * Fanning streams out over concurrent workers (interface.md section 7): a dispatcher lists the
+ * Fanning streams out over concurrent workers (docs/architecture.md): a dispatcher lists the
  * streams of a kind in turn (turn.ts), least recently polled first, and hands each out as a job; a worker
  * polls the streams of its jobs (cycle.ts, then one delivery pass). On AWS the jobs travel over SQS
  * (functions/dispatch.ts, functions/worker.ts); `npm start` runs the same two functions with a

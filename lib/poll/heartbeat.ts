@@ -1,5 +1,5 @@
 /**
- * The heartbeat (interface.md section 11): a URL a monitoring service expects to hear from after
+ * The heartbeat (docs/configuration.md): a URL a monitoring service expects to hear from after
  * each poll cycle of a kind that ended well, so the alerter's own silence becomes an alert
  * elsewhere (a dead man's switch: healthchecks.io, Cronitor, Dead Man's Snitch).
  *

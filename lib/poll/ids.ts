@@ -4,7 +4,7 @@
  * always had (`tenant`, `group:12`, `credentials:example.com`, the bare uid or id); the streams
  * of a `tenants` entry name their tenant (`tenant:1001`, `group:1001:12`,
  * `credentials:1001:example.com`), and so do their items' keys (`1001:<uid>`), so the same event
- * found for two tenants alerts each of them once (interface.md section 10).
+ * found for two tenants alerts each of them once (docs/configuration.md).
  */
 import type { TenantRef } from '../model.ts';
 import type { AlertsConfig, TenantConfig } from '../rules/config.ts';

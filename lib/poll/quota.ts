@@ -1,5 +1,5 @@
 /**
- * The global-search quota as credential polling sees it (interface.md section 7): below
+ * The global-search quota as credential polling sees it (docs/architecture.md): below
  * `upstream.quotaReserve` searches left, credential polling pauses instead of spending the last
  * ones; event polling and the API go on. The reading is the upstream's own
  * (`X-Flare-Global-Searches-Remaining`), seen on every search and stored in the table once a cycle

@@ -1,5 +1,5 @@
 /**
- * A tenant whose credentials the upstream refuses (interface.md section 10): reported once for the
+ * A tenant whose credentials the upstream refuses (docs/configuration.md): reported once for the
  * deployment (an error line, the `TenantRefused` metric, a notice to each ops destination), then a
  * warning each cycle that meets it again, until one of its streams is polled to its end. The
  * cycle skips the tenant's other streams meanwhile (cycle.ts); the other tenants go on.

@@ -46,7 +46,10 @@ export interface PollDeps {
    * on top of `route` (rules/silences.ts withSilences).
    */
   silences?: SilenceSource;
-  /** Identity lookups of this run, when the config has `identity` (interface.md section 12): a cycle takes its step from it. */
+  /**
+   * Identity lookups of this run, when the config has `identity` (docs/identity.md): a cycle takes its
+   * step from it.
+   */
   identity?: { cycle(): IdentityStep };
   /** The cycle's identity step (cycle.ts sets it from `identity`). */
   identityCycle?: IdentityStep;

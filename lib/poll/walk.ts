@@ -1,5 +1,5 @@
 /**
- * Where a stream's walk starts, and what it alerts on (interface.md section 3).
+ * Where a stream's walk starts, and what it alerts on (docs/configuration.md).
  *
  * A walk is one pass through a stream's feed with one request: it resumes from the saved cursor
  * while the request stays the same, and starts without a cursor otherwise. What each bound
@@ -39,7 +39,7 @@ import type { CursorAdvance, StreamLease, StreamState } from '../state/streams.t
 import type { StreamPage, StreamSpec } from './streams.ts';
 import type { PageCounts, PollDeps } from './types.ts';
 
-/** How far before the stream's position a restarted walk alerts again (interface.md section 3). */
+/** How far before the stream's position a restarted walk alerts again (docs/configuration.md). */
 export const RESTART_OVERLAP_MS = 3_600_000;
 /** A position older than this may have lost the records a restart would re-read. */
 export const POSITION_FRESH_MS = (RECORD_RETENTION_DAYS - 1) * 86_400_000;
