@@ -1,5 +1,5 @@
 /**
- * Actions on events (interface.md section 9), as records: one per action id, written before the
+ * Actions on events (docs/actions.md), as records: one per action id, written before the
  * upstream is called, so an action happens once whatever crashes or repeats.
  *
  * - `begin` creates the record (`pending`) with a conditional put; the same id again finds it.

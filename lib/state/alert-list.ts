@@ -24,7 +24,7 @@ import { entryPk, type IndexEntry, itemPk, MONTH_PREFIX, monthOf } from './recor
 import { type DeliveryRecord, deliveryId, fromStored, isLive, keyOfId } from './records/record.ts';
 import { QueryCommand } from './sdk.ts';
 
-/** A delivery as the console shows it (interface.md section 13). */
+/** A delivery as the console shows it (docs/console.md). */
 export interface ListedDelivery {
   id: string;
   destination: string;

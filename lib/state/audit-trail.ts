@@ -18,7 +18,7 @@ import {
 import { queryAll, type TableIo } from './io.ts';
 import { marshall, unmarshall } from './marshall.ts';
 
-/** One line of the merged trail (interface.md section 13). */
+/** One line of the merged trail (docs/console.md). */
 export interface TrailEntry {
   at: string;
   who: string;

@@ -92,7 +92,7 @@ export class MemoryAuditStore implements AuditStore {
 }
 
 /**
- * One change to the run-time silences (interface.md section 6): who, when, what. Written like a
+ * One change to the run-time silences (docs/runbook.md): who, when, what. Written like a
  * toggle's record: `pending` before the change, the outcome after it, under the same key, so no
  * silence is made or ended without a trace.
  */

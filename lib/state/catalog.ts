@@ -25,10 +25,10 @@ export interface Catalog {
   tenants?: { id: number; name: string }[];
   /**
    * Slack channels (by id) whose routes carry one tenant's items only: a lookup from that channel
-   * runs as that tenant (interface.md section 9).
+   * runs as that tenant (docs/actions.md).
    */
   channels?: { channel: string; tenant: number }[];
-  /** Each scope's identity providers, in config order: status lists them (interface.md section 12). */
+  /** Each scope's identity providers, in config order: status lists them (docs/identity.md). */
   identity?: IdentityProviderRef[];
   writtenAt: string;
 }

@@ -1,5 +1,5 @@
 /**
- * The shared rate governor (interface.md section 7): every run that uses the table (pollers, the
+ * The shared rate governor (docs/architecture.md): every run that uses the table (pollers, the
  * API, CLI commands) takes its turn here before each upstream request, so together they keep
  * within the organization's rate tiers: `requestsPerSecond` for every endpoint, and
  * `searchRequestsPerSecond` for the global searches (endpoints 9 and 11), which count in both.
@@ -66,7 +66,7 @@ export interface UpstreamRates {
   searchRequestsPerSecond: number;
 }
 
-/** The organization's tiers when nothing says otherwise (upstream-facts.md). */
+/** The organization's tiers when nothing says otherwise (the real service's). */
 export const DEFAULT_RATES: UpstreamRates = { requestsPerSecond: 4, searchRequestsPerSecond: 1 };
 /** Pace at this share of the rate: the margin that keeps jitter from crowding a second. */
 export const PACE_SHARE = 0.9;

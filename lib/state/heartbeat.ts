@@ -1,5 +1,5 @@
 /**
- * A dispatch as the heartbeat's cycle on AWS (interface.md section 11): the dispatcher writes one
+ * A dispatch as the heartbeat's cycle on AWS (docs/configuration.md): the dispatcher writes one
  * item per dispatch (how many jobs it handed out), and each worker notes the end of each job it
  * ran, once per job whatever SQS does (a conditional update on the job's number: a job delivered
  * twice is counted once). The worker whose note ends the last job learns so from the same write,

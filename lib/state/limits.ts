@@ -122,7 +122,7 @@ export type Trimmed<T> = T & { _trimmed?: string[] };
 /**
  * An upstream item that fits `budget` bytes of JSON: itself when it does; else a copy with its
  * longest strings cut (then, if need be, its longest lists halved), each cut marked ` …[trimmed]`,
- * and `_trimmed` naming every path cut (interface.md section 4). It still alerts: a huge item is
+ * and `_trimmed` naming every path cut (docs/destinations/). It still alerts: a huge item is
  * news, and a record that cannot be written would stall its stream.
  */
 export function fitItem<T>(item: T, budget: number = ITEM_BUDGET_BYTES): Trimmed<T> {

@@ -1,7 +1,7 @@
 /**
  * The last reading of the organization's monthly global-search quota, as the upstream reported it
  * (`X-Flare-Global-Searches-Remaining`), kept in the table: credential polling pauses below
- * `upstream.quotaReserve` (interface.md section 7), whichever run read it last, and `status` shows
+ * `upstream.quotaReserve` (docs/architecture.md), whichever run read it last, and `status` shows
  * it. One item, written at most once a cycle.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';

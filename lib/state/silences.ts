@@ -1,5 +1,5 @@
 /**
- * Run-time silences in the table (interface.md section 6): one item each, all in one partition,
+ * Run-time silences in the table (docs/runbook.md): one item each, all in one partition,
  * `silence` / `<id>`, and ids that sort by creation time (`s-<ms, base 36>-<6 hex>`).
  *
  * Why that layout: every poll cycle and every delivery pass reads the active silences once, at its

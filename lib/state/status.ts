@@ -1,5 +1,5 @@
 /**
- * `status` and `GET /status` (interface.md section 8): what an operator checks first, read from the
+ * `status` and `GET /status` (docs/cli.md): what an operator checks first, read from the
  * table alone (the API has no config: the streams and destinations come from the catalog the
  * pollers write, catalog.ts).
  *
@@ -14,7 +14,7 @@
  * `lagSeconds` is the value the `PollLagSeconds` metric had at the stream's last poll that saw
  * items (poll/stream.ts stores both from one computation): how old the newest item it handled was.
  *
- * With identity providers in the catalog (interface.md section 12), one more Query reads their
+ * With identity providers in the catalog (docs/identity.md), one more Query reads their
  * state (identity/store.ts, partition `idp`: the last lookup, a refusal and since when), beside
  * the stream and destination states; without any, nothing more is read and `identityProviders`
  * is left out.

@@ -1,5 +1,5 @@
 /**
- * Whether the upstream refuses a tenant's credentials (interface.md section 10): one item per
+ * Whether the upstream refuses a tenant's credentials (docs/configuration.md): one item per
  * tenant, so a refusal is reported once for the whole deployment, however many runs meet it, and
  * the report starts again only after the tenant was accepted in between. `top` is the top-level
  * sources' tenant.

@@ -157,7 +157,7 @@ export function keyOfId(id: string): Record<string, AttributeValue> | undefined 
 /**
  * The index partition of a destination's pending or dead records: one per destination for the
  * top-level sources' items (as it always was), and one per destination and tenant for a `tenants`
- * entry's, so the delivery pass can take turns between tenants (interface.md section 10).
+ * entry's, so the delivery pass can take turns between tenants (docs/configuration.md).
  */
 export function queueKey(status: 'pending' | 'dead', destination: string, tenant?: number): string {
   return `${status}#${nameInKey(destination)}${tenant === undefined ? '' : `#${tenant}`}`;
