@@ -135,7 +135,7 @@ export function missingSecrets(config: unknown, secrets: Record<string, unknown>
 }
 
 const RETENTION_MS = RECORD_RETENTION_DAYS * 86_400_000;
-/** Pages of 100 cost one global search each, as smaller ones do (upstream-facts.md). */
+/** Pages of 100 cost one global search each, as smaller ones do (the upstream's quota). */
 const QUOTA_PAGE = 100;
 
 /** What is allowed but probably not meant. */
@@ -168,7 +168,7 @@ export function checkWarnings(config: AlertsConfig, now: Date, warnings: string[
     if (!used.has(name)) warnings.push(`destinations.${name}: no route sends to it`);
     warnings.push(...(kindOf(destination.type).warnings?.(destination, `destinations.${name}`) ?? []));
   }
-  // Allowed (interface.md names no rule), but a route or silence naming it matches them all.
+  // Allowed (docs/configuration.md names no rule), but a route or silence naming it matches them all.
   const seen = new Map<string, number>();
   (config.tenants ?? []).forEach((t, i) => {
     const first = seen.get(t.name.toLowerCase());

@@ -1,5 +1,5 @@
 /**
- * The `identity` config's checks beyond its schema (interface.md section 12): its errors run with
+ * The `identity` config's checks beyond its schema (docs/identity.md): its errors run with
  * every config check (config-checks.ts); its warnings where a person reads them, `config validate`
  * and synth (the workers' bundles, near their budget, leave them out).
  *

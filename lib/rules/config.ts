@@ -1,5 +1,5 @@
 /**
- * Reading and checking the alert config (interface.md section 3): its shape (schema.ts, one strict
+ * Reading and checking the alert config (docs/configuration.md): its shape (schema.ts, one strict
  * zod schema) and what a schema cannot check (config-checks.ts), in one pass, every problem named
  * by its path, e.g. `routes[1].match.colour: unknown key`. However many there are: a list too long
  * for zod to report on whole is checked in slices, and a message lists the first 50 and counts

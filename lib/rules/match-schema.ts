@@ -1,5 +1,5 @@
 /**
- * The route `match` shape of the config (interface.md section 3), on its own: routes, config
+ * The route `match` shape of the config (docs/configuration.md), on its own: routes, config
  * silences and run-time silences (silences.ts, the HTTP API) all take it. Apart from the rest of
  * the config schema (schema.ts) so the API, which checks a silence's match and has no config,
  * bundles only this (zod schemas are built at load, so a bundler keeps every one a module makes).
@@ -67,7 +67,7 @@ export const matchSchema = z.strictObject({
   tenants: z.optional(z.array(z.union([z.int(), nonEmpty]))),
   /** `true`: only items of the top-level sources; `false`: only items of `tenants` entries. */
   topLevel: z.optional(z.boolean()),
-  /** Credentials whose login's verdict is one of these (interface.md section 12); none without one. */
+  /** Credentials whose login's verdict is one of these (docs/identity.md); none without one. */
   identity: z.optional(z.array(z.enum(VERDICTS))),
 });
 export type Match = z.infer<typeof matchSchema>;

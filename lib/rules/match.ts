@@ -2,7 +2,7 @@
  * Route matching and silences: which destinations an alert goes to, and whether it is held back.
  * Pure: the time comes in as an argument.
  *
- * Choices where interface.md section 3 is silent:
+ * Choices where docs/configuration.md is silent:
  * - Keys that only make sense for one kind never match the other: `severity`, `types`, `tags` and
  *   `identifiers` never match a credential, `domains` never matches an event. So a route
  *   `{ "tags": { "any": ["vip"] } }` is implicitly an event route.
@@ -23,7 +23,7 @@
  *   top-level sources belongs to no entry, so a `tenants` match never matches it.
  * - `topLevel`: `true` holds for an item of the top-level sources (no tenant), `false` for an item
  *   of a `tenants` entry; so a silence of a top-level event never reaches a tenant's.
- * - `identity`: a credential whose login's verdict (`_identity`, interface.md section 12) is listed;
+ * - `identity`: a credential whose login's verdict (`_identity`, docs/identity.md) is listed;
  *   a credential without a verdict, and every event, match no `identity` list.
  * - Silences: the first silence that matches and whose `until` is still ahead of `now` applies.
  */

@@ -1,6 +1,6 @@
 /**
  * Silence matchers as operators type them from Alertmanager's amtool habit: `types=paste
- * severity>=high tags=vip`, each onto the route `match` shape (interface.md section 6):
+ * severity>=high tags=vip`, each onto the route `match` shape (docs/runbook.md):
  * - `key=value` on a list key (`types`, `sources`, `identifiers`, `domains`, `tenants`, `identity`) adds
  *   values; commas or a repeated key add more;
  * - `tags=x` is `tags.any` (`tags!=x` is `tags.none`);

@@ -1,5 +1,5 @@
 /**
- * The password policy (interface.md section 3, `passwords`), applied in this one place.
+ * The password policy (docs/configuration.md, `passwords`), applied in this one place.
  *
  * The policy (`masked`, `hidden`, `clear`) applies to every field of an item that may hold a
  * password, whatever the upstream calls it and at any depth: the spec's `hash` is only the field

@@ -1,5 +1,5 @@
 /**
- * The alert config (interface.md section 3) as one strict zod schema: an unknown key anywhere is
+ * The alert config (docs/configuration.md) as one strict zod schema: an unknown key anywhere is
  * an error naming its path, and `config schema` prints the JSON Schema generated from this same
  * schema. Cross-references (route targets, sources, duplicate names) are checked in the same pass
  * (config-checks.ts, run by config.ts).
@@ -88,14 +88,14 @@ const sourcesSchema = z.strictObject({
 });
 
 /**
- * One tenant of the organization watched from this deployment (interface.md section 10): its own
+ * One tenant of the organization watched from this deployment (docs/configuration.md): its own
  * sources, its streams and item keys named after its id.
  */
 const tenantSchema = z.strictObject({
   id: z.int().check(z.positive()),
   name: nonEmpty,
   sources: z._default(sourcesSchema, { identifierGroups: [] }),
-  /** Who this tenant's leaked logins are (interface.md section 12): the top level's is not inherited. */
+  /** Who this tenant's leaked logins are (docs/identity.md): the top level's is not inherited. */
   identity: z.optional(identitySchema),
 });
 export type TenantConfig = z.infer<typeof tenantSchema>;
@@ -129,7 +129,7 @@ const slackUserId = z
   .check(z.regex(/^[UW][A-Z0-9]{2,}$/, 'expected a Slack user id (U or W, then capitals and digits)'));
 
 /**
- * Acting from Slack (interface.md section 9): requests are verified with the app's signing
+ * Acting from Slack (docs/actions.md): requests are verified with the app's signing
  * secret, and only these users of this workspace may act or look up. Disabling and enabling an
  * account (section 12) is for `identityAdmins` alone: named one by one, never `"*"`.
  */
@@ -177,7 +177,7 @@ export type SlackActionsConfig = z.infer<typeof slackActionsSchema>;
 export const configSchema = z.strictObject({
   $schema: z.optional(z.string()),
   sources: z._default(sourcesSchema, { identifierGroups: [] }),
-  /** Several tenants from one deployment (interface.md section 10). */
+  /** Several tenants from one deployment (docs/configuration.md). */
   tenants: z.optional(z.array(tenantSchema)),
   destinations: z.record(destinationName, destinationSchema),
   routes: z._default(z.array(routeSchema), []),
@@ -190,7 +190,7 @@ export const configSchema = z.strictObject({
     }),
     { threshold: 5, maxItems: 20 },
   ),
-  /** URLs a monitoring service expects to hear from after each good cycle (interface.md section 11). */
+  /** URLs a monitoring service expects to hear from after each good cycle (docs/configuration.md). */
   heartbeat: z.optional(
     z.strictObject({
       events: z.optional(secretOr(httpUrl)),
@@ -198,13 +198,13 @@ export const configSchema = z.strictObject({
       style: z._default(z.enum(['healthchecks', 'plain']), 'healthchecks'),
     }),
   ),
-  /** Who the top-level sources' leaked logins are (interface.md section 12). */
+  /** Who the top-level sources' leaked logins are (docs/identity.md). */
   identity: z.optional(identitySchema),
-  /** Acting on alerts from where they are (interface.md section 9). */
+  /** Acting on alerts from where they are (docs/actions.md). */
   actions: z.optional(z.strictObject({ slack: z.optional(slackActionsSchema) })),
   /** Where a destination that refuses for good is reported (once). */
   ops: z.optional(z.strictObject({ to: z.array(destinationName) })),
-  /** The organization's rate tiers and the global searches kept back (interface.md section 7). */
+  /** The organization's rate tiers and the global searches kept back (docs/architecture.md). */
   upstream: z._default(
     z.strictObject({
       requestsPerSecond: z._default(z.number().check(z.positive()), 4),

@@ -1,5 +1,5 @@
 /**
- * Silences made at run time (interface.md section 6): a config silence needs a deploy, and an
+ * Silences made at run time (docs/runbook.md): a config silence needs a deploy, and an
  * incident cannot wait for one. This module is what a silence is, how a request for one is checked
  * (the route `match` schema itself, so a bad key is named by its path, `match.severity.gte`), how
  * `until` is read (a timestamp, or a duration from now), and which silence holds an alert back.
