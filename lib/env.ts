@@ -1,5 +1,5 @@
 /**
- * The environment of interface.md section 2, read once and checked: a bad value fails at start
+ * The environment of docs/configuration.md, read once and checked: a bad value fails at start
  * with the variable's name, not mid-run.
  */
 import { ConfigError } from './errors.ts';

@@ -10,7 +10,7 @@ import type { Credential, EventItem } from './upstream/schemas.ts';
 
 export type ItemKind = 'event' | 'credential';
 
-/** A tenant of the config's `tenants` (interface.md section 10), as alerts carry it. */
+/** A tenant of the config's `tenants` (docs/configuration.md), as alerts carry it. */
 export interface TenantRef {
   id: number;
   name: string;

@@ -179,7 +179,7 @@ export interface Runtime {
   /** The records' outbox: what the delivery pass reads, and `deliveries list` / `retry`. */
   deliveries: DeliveryQueue;
   streams: StreamStore;
-  /** Run-time silences (interface.md section 6). */
+  /** Run-time silences (docs/runbook.md). */
   silences: SilenceStore;
   quarantine: QuarantineStore;
   destinationState: DestinationStateStore;

@@ -1,5 +1,5 @@
 /**
- * The secret object of interface.md: named secrets (`apiToken`, `apiKey`, `apiClients`, and any
+ * The secret object (docs/configuration.md): named secrets (`apiToken`, `apiKey`, `apiClients`, and any
  * name the config refers to), from Secrets Manager (`SECRET_ID`) or a local JSON file
  * (`SECRETS_FILE`). Every string value read is registered with the log redactor at once.
  */

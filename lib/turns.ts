@@ -1,6 +1,6 @@
 /**
  * Taking turns between lists: the first of each, then the second of each, and so on. How the
- * tenants of one deployment share a destination (interface.md section 10): the delivery pass reads
+ * tenants of one deployment share a destination (docs/configuration.md): the delivery pass reads
  * each tenant's queue in turns (state/records/queue.ts), and a chunk's messages go in turns
  * (render/group.ts), so one tenant's flood does not hold back another's alerts.
  */

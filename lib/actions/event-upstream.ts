@@ -14,7 +14,7 @@ export type ActingUpstream = {
 };
 
 /**
- * A `tenants` entry's client (its own token: interface.md section 10), and the configured
+ * A `tenants` entry's client (its own token: docs/configuration.md), and the configured
  * tenants' ids, which tell a key `1002:<uid>` from a top-level uid.
  */
 export interface ActingTenants {

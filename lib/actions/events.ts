@@ -1,5 +1,5 @@
 /**
- * Acting on events (interface.md section 9): one function for every door (the CLI, the API, and
+ * Acting on events (docs/actions.md): one function for every door (the CLI, the API, and
  * Slack's buttons). Who, what, which uids, an optional reason and an action id in; per uid what
  * the upstream said out. In order, each step written before the next, so an action happens once
  * through crashes, repeats and calls at the same moment (state/actions.ts keeps the records):
@@ -79,7 +79,7 @@ export interface ActDeps {
   /** The top-level sources' client. */
   upstream: ActingUpstream;
   /**
-   * A `tenants` entry's client (its own token: interface.md section 10), and the configured
+   * A `tenants` entry's client (its own token: docs/configuration.md), and the configured
    * tenants' ids, which tell a key `1002:<uid>` from a top-level uid. None: every key is a uid.
    */
   tenants?: ActingTenants;

@@ -1,5 +1,5 @@
 /**
- * Lookups (interface.md section 9): what the leak store knows of an account, a domain or a name
+ * Lookups (docs/actions.md): what the leak store knows of an account, a domain or a name
  * pattern, for the analyst's next question after an alert. One door-independent function: the
  * CLI (`lookup ...`) and the API (`GET /lookup`) print or serve what it returns.
  *
@@ -26,7 +26,7 @@ export const LOOKUP_PAGE_SIZE = 1_000;
 
 /**
  * What to look up, and (with `tenants`) as which tenant: an id or a name of a `tenants` entry
- * (interface.md section 9). The door resolves it to that tenant's client.
+ * (docs/actions.md). The door resolves it to that tenant's client.
  */
 export type LookupQuery = ({ account: string[] } | { domain: string } | { keyword: string }) & {
   tenant?: string;

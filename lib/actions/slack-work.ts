@@ -1,5 +1,5 @@
 /**
- * What a request from Slack leaves for after its answer (interface.md section 9): finishing a
+ * What a request from Slack leaves for after its answer (docs/actions.md): finishing a
  * click's action (the upstream call and the follow-ups), and answering a lookup at the request's
  * `response_url`. Described as data, so the same work runs in the process that answered (serve,
  * `npm start`) or goes by queue to a worker (on AWS, where a function is frozen once it has

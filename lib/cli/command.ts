@@ -52,7 +52,7 @@ export interface Command {
   options?: NonNullable<ParseArgsConfig['options']>;
   /** What each option does, for `<command> --help`: one entry per option (a test checks). */
   optionHelp?: Record<string, string>;
-  /** Runs until stopped, writing its log to stdout (interface.md: one line on stderr is for failures). */
+  /** Runs until stopped, writing its log to stdout (docs/cli.md: one line on stderr is for failures). */
   service?: boolean;
   /**
    * The command watches `signal` and stops at its next safe point (a page or a send recorded),

@@ -1,6 +1,6 @@
 /**
  * The `exposure-alerts` command line: finds the command, parses its options, runs it, and turns
- * failures into exit codes (interface.md): 0 success, 2 usage or configuration error, 3 upstream
+ * failures into exit codes (docs/cli.md): 0 success, 2 usage or configuration error, 3 upstream
  * rejected the credentials, 1 anything else. A failure prints one line to stderr; the stack only
  * with LOG_LEVEL=debug. A run stopped by SIGINT or SIGTERM exits 130 or 143 (main.ts wires them):
  * a command with safe points stops at the next one and says so, any other is dropped at once.

@@ -1,5 +1,5 @@
 /**
- * Holding back deliveries that wait for a retry (interface.md section 6): a silence made while a
+ * Holding back deliveries that wait for a retry (docs/runbook.md): a silence made while a
  * delivery waits for its next attempt holds it back too, exactly as if the silence had been there
  * when the item was polled. With the silences it read at its start, the delivery pass first looks
  * at everything that waits (due or not: a retry due after the silence ends waited during it), then

@@ -6,7 +6,7 @@
  * at once changes nothing it receives but the batching; the others (Slack, e-mail, the console…)
  * keep their digests and go through the delivery pass.
  *
- * Guarantees, as in interface.md: a record is written right after its message was accepted, before
+ * Guarantees, as in docs/architecture.md: a record is written right after its message was accepted, before
  * the stream's cursor moves past the page. A crash between the two resends that message on the
  * next run (the page is read again and its items are still absent): the one duplicate allowed.
  * Records are created here under the same rule as any batch creation: the stream is exclusive

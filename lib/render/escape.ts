@@ -20,7 +20,7 @@
 
 import { wellFormed } from '../text.ts';
 
-/** Slack mrkdwn: only `&`, `<` and `>` are special (destinations-facts.md). */
+/** Slack mrkdwn: only `&`, `<` and `>` are special (docs/destinations/slack.md). */
 export function escapeSlack(text: string): string {
   return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 }

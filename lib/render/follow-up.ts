@@ -14,7 +14,7 @@ const DONE: Record<string, string> = {
   remediate: 'Marked remediated',
   unignore: 'No longer ignored',
   unremediate: 'No longer remediated',
-  // Actions on the account a leaked login names (interface.md section 12).
+  // Actions on the account a leaked login names (docs/identity.md).
   revokeSessions: 'Sessions revoked',
   requirePasswordChange: 'Password change required',
   confirmCompromised: 'Confirmed compromised',

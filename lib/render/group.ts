@@ -1,6 +1,6 @@
 /**
  * How one call's alerts become messages, shared by the Slack, e-mail and console renderers
- * (interface.md section 3, `digest`): over `threshold` alerts, one digest per kind present; at or
+ * (docs/configuration.md, `digest`): over `threshold` alerts, one digest per kind present; at or
  * below it, each event alone and credentials grouped by (domain, source). Every alert lands in
  * exactly one batch, in the order its kind or group first appears.
  */
@@ -26,7 +26,7 @@ export type Batch =
 
 /**
  * The alerts of each tenant apart, in the order each tenant first appears: a message is about one
- * tenant, and names it (interface.md section 10). One group when none has a tenant.
+ * tenant, and names it (docs/configuration.md). One group when none has a tenant.
  */
 export function byTenant<T extends { tenant?: TenantRef }>(alerts: readonly T[]): T[][] {
   const groups = new Map<number | undefined, T[]>();
@@ -51,7 +51,7 @@ export function forTenant(tenant: TenantRef | undefined, text: string, between =
 /**
  * Each tenant's alerts batched on their own (digests count per tenant), the tenants taking turns:
  * the first message of each, then the second of each, so one tenant's flood does not hold back
- * another's alerts (interface.md section 10).
+ * another's alerts (docs/configuration.md).
  */
 export function planBatches(alerts: DeliveryAlert[], digest: { threshold: number }): Batch[] {
   const tenants = byTenant(alerts);

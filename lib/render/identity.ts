@@ -1,5 +1,5 @@
 /**
- * A credential's identity verdict (interface.md section 12) in words, for every renderer that
+ * A credential's identity verdict (docs/identity.md) in words, for every renderer that
  * shows logins: one short line per login, and a digest's count of verdicts. Raw text: the display
  * name comes from the provider, so each renderer escapes the whole line as it escapes upstream text.
  *

@@ -1,5 +1,5 @@
 /**
- * Links to an item in the upstream's web app (interface.md section 4): the event's
+ * Links to an item in the upstream's web app (docs/destinations/): the event's
  * `metadata.flare_url` when it is a usable http(s) URL, else `<appUrl>/#/<type>/<origin>/<id>`
  * where `<id>` is the rest of the uid encoded as one URI component (each `/` becomes `%2F`).
  *

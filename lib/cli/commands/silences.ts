@@ -1,5 +1,5 @@
 /**
- * `silences add|list|expire` (interface.md section 6): run-time silences from a terminal, through
+ * `silences add|list|expire` (docs/runbook.md): run-time silences from a terminal, through
  * the very functions the HTTP routes call (api/silences.ts), with the same checks and audit trail;
  * the client recorded is `cli:<os user>`, or `cli:<NAME>` with `--by NAME`. They need the table
  * only: no config, no secret, no upstream credentials, so they work in the middle of an incident

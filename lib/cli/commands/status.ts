@@ -1,5 +1,5 @@
 /**
- * `status [--json]` (interface.md section 8): streams, destinations, silences and quota at a
+ * `status [--json]` (docs/cli.md): streams, destinations, silences and quota at a
  * glance, and each identity provider of the config (its last lookup, whether it refuses our
  * credentials), read from the table alone (state/status.ts: a few requests, no Scan), so it answers
  * even where the config or the upstream is the problem.
@@ -31,7 +31,7 @@ export function describeStatus(status: Status, now: number, width = 80): string[
   if (status.streams.length === 0 && status.destinations.length === 0) {
     lines.push('no poller has run against this table yet: no streams or destinations are known');
   }
-  // Grouped by tenant (interface.md section 10): the top-level sources first, then each tenant's.
+  // Grouped by tenant (docs/configuration.md): the top-level sources first, then each tenant's.
   const groups = new Map<number | undefined, Status['streams']>();
   for (const s of status.streams) {
     const list = groups.get(s.tenant?.id);
