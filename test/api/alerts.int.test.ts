@@ -1,5 +1,5 @@
 /**
- * The console's reads (interface.md section 13) against alerts a real poll made: the real poll
+ * The console's reads (docs/console.md) against alerts a real poll made: the real poll
  * cycle and delivery pass put events and credentials through the emulator into dynalite and to two
  * webhook receivers (one accepts, one refuses for good, so some deliveries end dead), then
  * `GET /alerts`, `GET /alerts/{key}` and `GET /audit` read them back through the app. Paging is

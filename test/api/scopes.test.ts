@@ -1,5 +1,5 @@
 /**
- * API scopes (interface.md section 5): a client given as a bare digest may do everything; one given
+ * API scopes (docs/api.md): a client given as a bare digest may do everything; one given
  * as `{digest, scopes}` only what its scopes say. A request outside them is 403 `forbidden`, after
  * auth and before anything reads the request (its body is not even validated), and the refusal is
  * in the audit trail, in dynalite. The OpenAPI document names each operation's scope.

@@ -1,5 +1,5 @@
 /**
- * The Slack door of account actions (interface.md section 12): signed `block_actions` requests
+ * The Slack door of account actions (docs/identity.md): signed `block_actions` requests
  * choosing an option of an account menu (`exposure:identity`), through `app.request` and through
  * the Lambda handler, against real dynalite and the identity providers' stand-in over HTTP, with
  * each click's answers at a real `response_url` receiver.

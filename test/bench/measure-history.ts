@@ -46,7 +46,7 @@ const ROUNDS = 3;
 const EVENTS = 10_000;
 const LOOKBACK = 'PT24H';
 /**
- * The upstream's rate for every endpoint (interface.md section 7's default `requestsPerSecond`),
+ * The upstream's rate for every endpoint (the default `upstream.requestsPerSecond`, docs/configuration.md),
  * to say how many invocations this walk would take against the real service, where the page
  * fetches, not our work, set the pace.
  */

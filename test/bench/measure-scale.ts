@@ -1,5 +1,5 @@
 /**
- * 8. Scale (issue 14, "Measure"; interface.md section 7): many streams, one organization's rate,
+ * 8. Scale (issue 14, "Measure"; docs/architecture.md): many streams, one organization's rate,
  * concurrent workers.
  *
  * The load. The emulator (its own process, 10 ms added to every request, as in the drain) enforces

@@ -1,5 +1,5 @@
 /**
- * `status` and GET /status with identity providers (interface.md sections 8 and 12): each provider
+ * `status` and GET /status with identity providers (docs/cli.md and docs/identity.md): each provider
  * of the catalog (the top level's, then each tenant's), its last lookup, and whether it refuses our
  * credentials, since when and with what answer; read with one Query of the `idp` partition, and
  * without any Query more when the config has no provider. Through dynalite, the real CLI as a

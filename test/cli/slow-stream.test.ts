@@ -1,5 +1,5 @@
 /**
- * One slow stream stops only itself (interface.md section 7), through the real CLI against the
+ * One slow stream stops only itself (docs/architecture.md), through the real CLI against the
  * emulator and dynalite over HTTP: with 20 identifier groups and one group's search answering only
  * after its share of the run has gone, `poll events --once` still polls every other group in the
  * same run, exits 0, and the slow group goes to the back of the next run's order. Before, the

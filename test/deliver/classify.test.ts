@@ -1,6 +1,6 @@
 /**
  * How a destination's answer becomes a SendOutcome (lib/deliver/senders.ts), per
- * destinations-facts.md: accepted, retried (408, 429, 5xx, network errors, timeouts; after the
+ * docs/destinations/: accepted, retried (408, 429, 5xx, network errors, timeouts; after the
  * Retry-After when one was given) or never retried (every other answer; 413 flagged too large so
  * the pass can split). `classify` is called directly for the status table; the answers only a
  * real exchange produces (a header read off the wire, a timeout, a refused connection, an abort)

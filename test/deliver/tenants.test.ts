@@ -1,5 +1,5 @@
 /**
- * Tenants share a destination fairly (interface.md section 10), on real dynalite and the emulator
+ * Tenants share a destination fairly (docs/configuration.md), on real dynalite and the emulator
  * over HTTP: each tenant has its own queue partition per destination, the pass reads them in turns
  * (a tenant's backlog larger than a chunk cannot keep another's records out of it), and the
  * messages of a chunk go in turns, so one tenant's flood does not delay another's alerts. Deliveries

@@ -1,5 +1,5 @@
 /**
- * Every kind shows a login's identity verdict (interface.md section 12, "Shown and routable"): one
+ * Every kind shows a login's identity verdict (docs/identity.md: shown and routable): one
  * short line per login, in a group's message and in a digest's entries (or its thread's replies),
  * escaped as each kind escapes upstream text, since the provider's display name is in it; a
  * digest's parent counts the verdicts; webhook bodies, Splunk events and Sentinel records carry

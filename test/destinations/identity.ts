@@ -1,5 +1,5 @@
 /**
- * Leaked logins with identity verdicts (interface.md section 12), for the tests of how every kind
+ * Leaked logins with identity verdicts (docs/identity.md), for the tests of how every kind
  * shows them: one login of each verdict, display names written by an attacker, and the label a
  * deployment's config gives each provider.
  */

@@ -54,7 +54,7 @@ async function polledCredentials(): Promise<Credential[]> {
   return found;
 }
 
-/** An Entra lookup as identity-facts.md has it: a token, the UPN, then `mail eq '…'`. */
+/** An Entra lookup as docs/identity.md has it: a token, the UPN, then `mail eq '…'`. */
 async function entraAnswer(provider: EntraConfig, secret: string, login: string): Promise<Answer> {
   const form = new URLSearchParams({
     client_id: provider.clientId,

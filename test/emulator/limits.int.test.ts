@@ -1,5 +1,5 @@
 /**
- * The emulator enforces the upstream's limits (upstream-facts.md, "Rate limits and quotas"), over
+ * The emulator enforces the upstream's limits (docs/architecture.md), over
  * real HTTP: per-organization rates in a sliding second, Basic and Search tiers, 429
  * RATELIMIT_REACHED, the stats a measurement reads, and the monthly global-search quota.
  */

@@ -1,5 +1,5 @@
 /**
- * The heartbeat on the AWS path (interface.md section 11), as the local runtime runs the Lambda
+ * The heartbeat on the AWS path (docs/configuration.md), as the local runtime runs the Lambda
  * handlers: a dispatcher (its SQS sends recorded) and workers given its messages, against the
  * emulator and dynalite over HTTP and a real heartbeat receiver. A dispatch and its jobs are the
  * cycle: the first job pings the start, success goes out only once the last job has ended, once,

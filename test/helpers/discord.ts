@@ -1,6 +1,6 @@
 /**
  * A Discord webhook stand-in for tests: a real local HTTP server at `/api/webhooks/<id>/<token>`
- * that answers as Discord does (destinations-facts.md). 204 for a message it posts; 401 for a wrong
+ * that answers as Discord does (docs/destinations/discord.md). 204 for a message it posts; 401 for a wrong
  * token, 404 for an unknown webhook; 400 `Invalid Form Body` for a message over an embed limit. A
  * bucket of 5 messages in 2 s (on `now`, so a test's clock can drive it) and the `X-RateLimit-*`
  * headers on every answer; past the bucket, 429 with `Retry-After` and a JSON `retry_after`. A

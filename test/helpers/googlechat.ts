@@ -1,7 +1,7 @@
 /**
  * A Google Chat incoming-webhook stand-in for tests: a real local HTTP server at
  * `/v1/spaces/<space>/messages?key=…&token=…` that checks what Google Chat checks and answers as it
- * does (destinations-facts.md): 200 with the message as created (`name`, `thread.name`); 400
+ * does (docs/destinations/googlechat.md): 200 with the message as created (`name`, `thread.name`); 400
  * `INVALID_ARGUMENT` for a wrong key, a body that is not JSON, over 32,000 bytes, a `text` of 4,096
  * characters or more, a malformed `cardsV2` (a card of more than 100 widgets, a widget it does not
  * know, an unknown field); 403 `PERMISSION_DENIED` for a wrong token; 404 for an unknown space.

@@ -1,6 +1,6 @@
 /**
  * A real local HTTP stand-in for PagerDuty's Events API v2 enqueue endpoint, answering as PagerDuty
- * does (destinations-facts.md):
+ * does (docs/destinations/pagerduty.md):
  * - 400 `{"status":"invalid event","message":"Event object is invalid","errors":[...]}` for a body
  *   that breaks its rules: a routing key that is not 32 characters, an unknown event_action, a
  *   dedup_key over 255 characters (or missing on a resolve), a trigger without summary (at most

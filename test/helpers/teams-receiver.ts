@@ -1,6 +1,6 @@
 /**
  * A real local HTTP stand-in for a Teams Workflows webhook URL, answering as Workflows does
- * (destinations-facts.md): 413 for a body over 28,000 bytes, else 202 with an empty body. Like the
+ * (docs/destinations/teams.md): 413 for a body over 28,000 bytes, else 202 with an empty body. Like the
  * real flow, a message of the wrong shape (no `attachments` wrapper, a bare card, a card that is
  * not an AdaptiveCard 1.4) is still answered 202 and fails in the flow's run history: here,
  * `failedRuns`, which every test can assert empty. A test scripts other answers (429, 500, 400)

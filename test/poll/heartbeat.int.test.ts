@@ -1,5 +1,5 @@
 /**
- * The heartbeat of a cycle (interface.md section 11), on real dynalite and the emulator over HTTP,
+ * The heartbeat of a cycle (docs/configuration.md), on real dynalite and the emulator over HTTP,
  * with a real local receiver in healthchecks.io's manner: start and success, in order, for a good
  * cycle; start and fail with a summary for a cycle with a failing stream; a quota pause and a budget
  * stop still ping success; the plain style pings success only; a dead or slow receiver costs a

@@ -1,6 +1,6 @@
 /**
  * While credential polling is paused for the quota, the whole deployment spends at most one probe
- * search an hour, however many workers run (interface.md section 7): the probe is claimed in the
+ * search an hour, however many workers run (docs/architecture.md): the probe is claimed in the
  * table. Several gates (each a worker of its own) on one real dynalite table, with a clock the test
  * moves.
  */

@@ -1,5 +1,5 @@
 /**
- * Scale (interface.md section 7), on real dynalite and the emulator over HTTP with its rate tiers
+ * Scale (docs/architecture.md), on real dynalite and the emulator over HTTP with its rate tiers
  * on (ten times the real ones, to stay quick: the ratios are what count): concurrent runs keep
  * together within the shared rate and split the streams; no stream starves with a short budget;
  * credential polling pauses below the quota reserve and resumes; every item arrives once.

@@ -1,5 +1,5 @@
 /**
- * Where a walk starts and what it alerts on (lib/poll/walk.ts, interface.md section 3): no time bound
+ * Where a walk starts and what it alerts on (lib/poll/walk.ts, docs/configuration.md): no time bound
  * on events, so old content matched late is delivered; a first walk alerts on what was matched in
  * the lookback; a restarted walk resumes an hour before the stream's position, so neither a refused
  * cursor nor an expired record loses or repeats an alert. Real emulator, real dynalite, real

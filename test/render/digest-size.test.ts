@@ -1,5 +1,5 @@
 /**
- * Digests of any size (interface.md section 3, `digest`): with maxItems 1,000 and 1,000 alerts,
+ * Digests of any size (docs/configuration.md, `digest`): with maxItems 1,000 and 1,000 alerts,
  * Slack sends one message within its limits that lists what fits and counts the rest; e-mail and
  * the console list all 1,000; the webhook carries every item. Events and credentials alike, with
  * ordinary and with hostile (long, escaped) text.

@@ -1,5 +1,5 @@
 /**
- * Every message names its tenant (interface.md section 10): a `tenants` entry's items show the
+ * Every message names its tenant (docs/configuration.md): a `tenants` entry's items show the
  * tenant's name in Slack, Teams, e-mail, PagerDuty, Jira, ServiceNow, Discord and the terminal; the
  * webhook body, Splunk events and Sentinel records carry `tenant: {id, name}`; a message (a digest,
  * a credential group, a webhook body) never mixes tenants, and tenants take turns; the top-level

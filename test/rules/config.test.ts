@@ -1,5 +1,5 @@
 /**
- * The alert config accepts every value interface.md section 3 allows, and says exactly what is wrong
+ * The alert config accepts every value docs/configuration.md allows, and says exactly what is wrong
  * with one it does not: each problem with its path, all of them in one pass.
  */
 import { describe, expect, it } from 'vitest';

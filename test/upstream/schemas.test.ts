@@ -1,5 +1,5 @@
 /**
- * One test per resource table of upstream-api.md: each field is checked for its type, its
+ * One test per resource table of the upstream spec: each field is checked for its type, its
  * nullability and whether it may be absent, and unknown fields are kept.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The account menus on a Slack app's messages (interface.md section 12): beside each login with a
+ * The account menus on a Slack app's messages (docs/identity.md): beside each login with a
  * verdict, an overflow menu (`exposure:identity`) of the five account actions, each option's value
  * the action and the credential's item key, never the login. Only with `actions.slack` and only on
  * the app's messages; a credential group and a digest's thread replies of hostile logins and
