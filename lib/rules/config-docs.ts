@@ -57,7 +57,7 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
   'filters.is_ignored': { text: 'false: leave out events marked ignored upstream', example: false },
   'filters.is_remediated': { text: 'false: leave out events marked remediated upstream', example: false },
   lookback: {
-    text: 'an ISO 8601 duration: what a stream’s first walk alerts on (older matches are recorded as seen); for credentials it also bounds every walk by when the store received them',
+    text: 'a duration, ISO 8601 (`PT24H`) or short (`24h`): what a stream’s first walk alerts on (older matches are recorded as seen); for credentials it also bounds every walk by when the store received them',
     example: 'PT24H',
   },
   firstRun: {

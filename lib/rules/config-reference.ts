@@ -93,6 +93,60 @@ function typeOf(node: Record<string, unknown>): string {
   return typeof type === 'string' ? (type === 'integer' ? 'whole number' : type) : 'value';
 }
 
+/**
+ * A `{ "secret": NAME }` key's own entry, its example the name its parent's example uses
+ * (`eventsHeartbeat` for `heartbeat.events.secret`), so the page does not show one name for all.
+ */
+function secretDoc(path: string): KeyDoc | undefined {
+  if (!path.endsWith('.secret')) return undefined;
+  const generic = docFor(path);
+  if (!generic) return undefined;
+  const named = (docFor(path.slice(0, -'.secret'.length))?.example as { secret?: unknown } | undefined)
+    ?.secret;
+  if (typeof named === 'string') return { ...generic, example: named };
+  // No name in the parent's example: one made of the kind and the key (`emailUrl`, `webhookHeaders`).
+  const kind = /\{([a-z]+)\}/.exec(path)?.[1];
+  const parts = path
+    .replace(/\{[a-z]+\}|\[\]/g, '')
+    .split('.')
+    .filter((part) => part !== '<name>' && part !== 'secret');
+  const words = [kind ?? parts.at(-2) ?? '', parts.at(-1) ?? 'value'].filter(Boolean);
+  const name = words.map((w, i) => (i ? w.charAt(0).toUpperCase() + w.slice(1) : w)).join('');
+  return { ...generic, example: name };
+}
+
+/** A paragraph wrapped at LINE_MAX. */
+const para = (text: string) => wrap(text).replace(/\n {2}/g, '\n');
+
+/** A type longer than this is written with the key's meaning instead of in the table. */
+const TYPE_CELL_MAX = 36;
+/** Where a line of prose on the page is wrapped. */
+const LINE_MAX = 100;
+
+/**
+ * `text` wrapped at LINE_MAX as a list item (continuation lines indented two spaces), breaking only
+ * at spaces outside code spans, so an example's JSON stays whole.
+ */
+function wrap(text: string): string {
+  const words: string[] = [];
+  let open = false;
+  for (const part of text.split(' ')) {
+    if (open) words[words.length - 1] += ` ${part}`;
+    else words.push(part);
+    if ((part.match(/`/g)?.length ?? 0) % 2 === 1) open = !open;
+  }
+  const lines: string[] = [];
+  let line = '';
+  for (const word of words) {
+    if (line && line.length + 1 + word.length > LINE_MAX) {
+      lines.push(line);
+      line = `  ${word}`;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  lines.push(line);
+  return lines.join('\n');
+}
+
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const json = (value: unknown) => `\`${JSON.stringify(value)}\``;
 
@@ -105,31 +159,57 @@ export function configReference(example?: unknown): string {
   const rows = schemaKeys(schema).map(({ path, node, required }) => {
     const kind = /\{([a-z]+)\}/.exec(path)?.[1];
     const shown = path.replace(/\{[a-z]+\}/g, '');
-    const doc = docFor(path);
+    const doc = secretDoc(path) ?? docFor(path);
+    const type = typeOf(node);
+    // A long list of values would widen the whole table: it goes with the meaning, below it.
+    const longType = type.length > TYPE_CELL_MAX;
+    const example = doc?.example !== undefined ? ` Example: ${json(doc.example)}.` : '';
     return {
       section: path.split(/[.[]/)[0] ?? path,
       kind,
       // The map whose entries have a `type`: `destinations`, `identity.providers`.
       owner: kind ? path.slice(0, path.indexOf('{')).replace(/\.<name>$/, '') : undefined,
-      line: `| \`${shown}\`${kind ? ` (${kind})` : ''} | ${cell(typeOf(node))} | ${
+      line: `| \`${shown}\`${kind ? ` (${kind})` : ''} | ${longType ? 'see below' : cell(type)} | ${
         node.default !== undefined ? json(node.default) : required ? 'required' : ''
-      } | ${cell(doc?.text ?? '')} | ${doc?.example !== undefined ? cell(json(doc.example)) : ''} |`,
+      } |`,
+      meaning: wrap(
+        `- \`${shown}\`: ${doc?.text ?? ''}${longType ? ` (${type})` : ''}.${example}`.replace(
+          /\.\.( |$)/g,
+          '.$1',
+        ),
+      ),
     };
   });
   const out = [
     '# The alert config, key by key',
     '',
-    'One JSON file (`alerts.config.json`, or the file `ALERTS_CONFIG` names), checked when a run starts and by `config validate`; `config schema` prints its JSON Schema with these descriptions, for editors. Keys not listed here are refused, with their path.',
+    para(
+      'One JSON file (`alerts.config.json`, or the file `ALERTS_CONFIG` names), checked when a run starts and by `config validate`; `config schema` prints its JSON Schema with these descriptions, for editors. Keys not listed here are refused, with their path.',
+    ),
+
     '',
-    'This page is written by `npm run docs` from the schema itself (`lib/rules/schema.ts`) and the descriptions in `lib/rules/config-docs.ts` (`lib/rules/config-reference.ts` writes it); a test fails when a key has no description or this page is out of date.',
+    para(
+      'This page is written by `npm run docs` from the schema itself (`lib/rules/schema.ts`) and the descriptions in `lib/rules/config-docs.ts` (`lib/rules/config-reference.ts` writes it); a test fails when a key has no description or this page is out of date.',
+    ),
+
     '',
-    '`<name>` stands for a name you choose (a destination, a header). A value given as `{ "secret": "NAME" }` is taken from the secret object (`SECRET_ID` on AWS, `SECRETS_FILE` locally). Durations are ISO 8601 (`PT24H`, `P7D`); times are ISO 8601 with a time zone (`2026-12-31T00:00:00Z`).',
+    para(
+      '`<name>` stands for a name you choose (a destination, a header). A value given as `{ "secret": "NAME" }` is taken from the secret object (`SECRET_ID` on AWS, `SECRETS_FILE` locally). Durations are ISO 8601 (`PT24H`, `P7D`) or the short form (`24h`, `7d`, `30m`, `1h30m`); times are ISO 8601 with a time zone (`2026-12-31T00:00:00Z`).',
+    ),
   ];
   let section = '';
   let kind: string | undefined;
-  const header = ['| key | type | default | what it does | example |', '|---|---|---|---|---|'];
+  const header = ['| key | type | default |', '|---|---|---|'];
+  // Each section: a narrow table of keys, types and defaults, then what each key does, wrapped,
+  // so no line of the page runs much past 100 characters (a table row cannot wrap).
+  let meanings: string[] = [];
+  const flush = () => {
+    if (meanings.length) out.push('', ...meanings);
+    meanings = [];
+  };
   for (const row of rows) {
     if (row.section !== section || row.kind !== kind) {
+      flush();
       // Back in a section after its kinds' tables (a tenant's keys after its identity providers').
       const resumed = row.section === section && !row.kind;
       section = row.section;
@@ -146,7 +226,9 @@ export function configReference(example?: unknown): string {
       );
     }
     out.push(row.line);
+    meanings.push(row.meaning);
   }
+  flush();
   if (example !== undefined)
     out.push(
       '',
