@@ -1,5 +1,5 @@
 /**
- * The environment of docs/configuration.md, read once and checked: a bad value fails at start
+ * The environment variables (docs/cli.md#beside-npm-start), read once and checked: a bad value fails at start
  * with the variable's name, not mid-run.
  */
 import { ConfigError } from './errors.ts';

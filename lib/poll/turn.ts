@@ -1,5 +1,5 @@
 /**
- * The order streams take their turns in (docs/architecture.md: no stream starves): least
+ * The order streams take their turns in (docs/architecture.md#the-governor: no stream starves): least
  * recently polled first, never polled first of all, the config's order among equals. A cycle
  * visits its streams in this order (cycle.ts) and a dispatcher hands them out in it
  * (functions/dispatch.ts). It needs only the config and each stream's last-polled time, so a

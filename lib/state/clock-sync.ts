@@ -1,5 +1,5 @@
 /**
- * This host's clock against the table's (docs/architecture.md, on clocks). Every time a run
+ * This host's clock against the table's (docs/architecture.md#leases, on clocks). Every time a run
  * writes for other runs to read (the governor's slots, lease expiries, `lastPolledAt`, pauses)
  * must be on one timeline, and a laptop can be seconds or minutes off. The one thing every run
  * that shares the table also shares is DynamoDB, and each of its answers carries a `Date` header:

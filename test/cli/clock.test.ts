@@ -1,7 +1,7 @@
 /**
  * A CLI run on a host whose clock is ten minutes fast (a preload moves its `Date`), then a run on
  * time, through the real CLI against dynalite and the emulator over HTTP: the run on time polls
- * every stream and gets its turns (docs/architecture.md, on clocks). Before, the fast run's
+ * every stream and gets its turns (docs/architecture.md#leases, on clocks). Before, the fast run's
  * lease expiries, `lastPolledAt` and governor slots lay ten minutes in the real future, and the
  * run on time skipped every stream, or was refused every turn, with exit 0.
  */

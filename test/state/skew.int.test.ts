@@ -1,5 +1,5 @@
 /**
- * Runs whose clocks disagree, on one real dynalite table (docs/architecture.md, on clocks): the
+ * Runs whose clocks disagree, on one real dynalite table (docs/architecture.md#leases, on clocks): the
  * governor, stream and destination leases, and `lastPolledAt`. Each run has a DynamoDB client of
  * its own, as separate processes do; dynalite's `Date` header is the true time here, and a run's
  * clock is the true time plus its skew.
