@@ -64,7 +64,8 @@ export function schemaKeys(schema: Record<string, unknown>): SchemaKey[] {
 export function documentedJsonSchema(): Record<string, unknown> {
   const schema = configJsonSchema();
   for (const { path, node } of schemaKeys(schema)) {
-    const doc = docFor(path);
+    // A secret's name is the one its own key's example uses, as on docs/config.md, not one for all.
+    const doc = secretDoc(path) ?? docFor(path);
     if (!doc) continue;
     node.description = doc.text.replace(/`/g, '');
     if (doc.example !== undefined) node.examples = [doc.example];
