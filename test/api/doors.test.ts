@@ -19,7 +19,15 @@ import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { slackSigned } from '../helpers/slack-api.ts';
 import { functionUrlEvent } from './function-url.ts';
-import { type ApiUnderTest, acmeAssetIds, bearer, buildApi, JSON_TYPE, newToken } from './harness.ts';
+import {
+  type ApiUnderTest,
+  acmeAssetIds,
+  bearer,
+  buildApi,
+  JSON_TYPE,
+  newToken,
+  recordAlert,
+} from './harness.ts';
 import { identityApi } from './identity-harness.ts';
 
 const emu = useEmulator({ eventsPerTenant: 3, lateMatchesPerTenant: 0, credentials: 20 });
@@ -108,29 +116,7 @@ beforeAll(async () => {
   actionId = ((await acted.json()) as { id: string }).id;
   // An alert in the index, as a poll records one, whose delivery then went dead.
   const records = new DeliveryRecords(table.client, table.name, systemClock);
-  const [recorded] = (
-    await records.recordPage(
-      [
-        {
-          destination: 'hook',
-          kind: 'event',
-          key: ALERT_KEY,
-          source: 'tenant',
-          routes: ['all'],
-          status: 'pending',
-          item: {
-            metadata: {
-              uid: ALERT_KEY,
-              type: 'leak',
-              severity: 'high',
-              matched_at: new Date().toISOString(),
-            },
-          },
-        },
-      ],
-      { exclusive: true },
-    )
-  ).created;
+  const [recorded] = await recordAlert(table, ALERT_KEY);
   await records.queue.save([
     { ...(recorded as DeliveryRecord), status: 'dead', attempts: 3, lastError: 'HTTP 400' },
   ]);

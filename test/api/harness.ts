@@ -174,3 +174,26 @@ export function bearer(token: string): Record<string, string> {
 }
 
 export const JSON_TYPE = { 'Content-Type': 'application/json' };
+
+/** One event's pending delivery record to `hook`, written as a poll writes it (the alert index too). */
+export async function recordAlert(table: TableRef, key: string) {
+  const { DeliveryRecords } = await import('../../lib/state/records/index.ts');
+  const { systemClock } = await import('../../lib/clock.ts');
+  const page = await new DeliveryRecords(table.client, table.name, systemClock).recordPage(
+    [
+      {
+        destination: 'hook',
+        kind: 'event',
+        key,
+        source: 'tenant',
+        routes: ['all'],
+        status: 'pending',
+        item: {
+          metadata: { uid: key, type: 'leak', severity: 'high', matched_at: new Date().toISOString() },
+        },
+      },
+    ],
+    { exclusive: true },
+  );
+  return page.created;
+}

@@ -9,13 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../lib/api/auth.ts';
 import { openApiDocument } from '../../lib/api/openapi.ts';
 import { OPENAPI_PACKED } from '../../lib/api/openapi-packed.ts';
-import { systemClock } from '../../lib/clock.ts';
 import { resolveDestination } from '../../lib/deliver/destinations.ts';
-import { DeliveryRecords } from '../../lib/state/records/index.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
-import { acmeAssetIds, bearer, buildApi, JSON_TYPE, newToken } from './harness.ts';
+import { acmeAssetIds, bearer, buildApi, JSON_TYPE, newToken, recordAlert } from './harness.ts';
 import { identityApi } from './identity-harness.ts';
 
 const emu = useEmulator();
@@ -154,27 +152,7 @@ describe('OpenAPI servers', () => {
       },
     });
     // An alert in the index, as a poll records one.
-    await new DeliveryRecords(table.client, table.name, systemClock).recordPage(
-      [
-        {
-          destination: 'hook',
-          kind: 'event',
-          key: ALERT_KEY,
-          source: 'tenant',
-          routes: ['all'],
-          status: 'pending',
-          item: {
-            metadata: {
-              uid: ALERT_KEY,
-              type: 'leak',
-              severity: 'high',
-              matched_at: new Date().toISOString(),
-            },
-          },
-        },
-      ],
-      { exclusive: true },
-    );
+    await recordAlert(table, ALERT_KEY);
     const identity = identityApi(base0, table);
     await identity.seed(['kim@acme.test']);
     const api = { ...base0, app: identity.app };
