@@ -29,6 +29,7 @@
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { SlackWorkDeps } from '../lib/actions/slack-work.ts';
 import { isSlackWork, type SlackWork } from '../lib/actions/slack-work-shape.ts';
+import type { Clock } from '../lib/clock.ts';
 import { lastSendStart, runDeliveryPass } from '../lib/deliver/pass.ts';
 import { readEnvironment } from '../lib/env.ts';
 import { type InvocationContext, withInvocation } from '../lib/invocation.ts';
@@ -49,6 +50,8 @@ export const FAILED_STATUSES: ReadonlySet<StreamStatus | string> = new Set(['fai
 export interface WorkerOptions {
   /** Where the EMF metric lines go; stdout (Lambda's log) by default. */
   emfWrite?: (line: string) => void;
+  /** The runtime's clock (tests: retries' backoffs without the real wait); the table's timeline by default. */
+  clock?: Clock;
 }
 
 interface Message {
@@ -112,6 +115,7 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
       metrics,
       // A dispatch and its jobs are the heartbeat's cycle here, not each invocation's streams.
       cycleHeartbeat: false,
+      ...(options.clock ? { clock: options.clock } : {}),
     });
   } catch (error) {
     throw startFailure(logger, `${service} worker`, error);

@@ -12,6 +12,7 @@ import { createWorkerHandler } from '../../functions/worker.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { QuotaStore } from '../../lib/state/quota.ts';
 import { StreamStore } from '../../lib/state/streams.ts';
+import { skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, useReceivers } from '../helpers/receiver.ts';
@@ -81,13 +82,20 @@ describe('createWorkerHandler', () => {
     const tenant = message('tenant');
     const group = message('group:101');
     const other = message('group:102');
+    // The client's backoffs between the retries are taken on this clock, not waited out.
+    const clock = skipClock();
+    const from = emu.running.emulator.control.requests.length;
     const response = await withEnvironment(vars, async () => {
-      const handler = await createWorkerHandler('events');
+      const handler = await createWorkerHandler('events', { clock });
       // More 500s than the client has retries: both group streams fail, the tenant does not.
       emu.running.emulator.control.addFault({ endpoint: 'identifierGroupEvents', status: 500, times: 200 });
       return handler({ Records: [tenant, group, other] }, context());
     });
     expect(response.batchItemFailures).toEqual(ids([group, other]));
+    // Each group stream's request was retried, backing off between its attempts.
+    const tried = calls('identifierGroupEvents', from).map((r) => r.path);
+    for (const id of [101, 102]) expect(tried.filter((p) => p.includes(`/${id}/`)).length).toBeGreaterThan(1);
+    expect(clock.skipped()).toBeGreaterThan(0);
     const polled = await new StreamStore(db.client, table, systemClock).lastPolled([
       'tenant',
       'group:101',
@@ -204,11 +212,14 @@ describe('createWorkerHandler', () => {
 
   it('a stream whose last poll failed is polled again by its retried message', async () => {
     const { vars } = await setup();
+    // The client's backoffs between the retries are taken on this clock, not waited out.
+    const clock = skipClock();
     await withEnvironment(vars, async () => {
-      const handler = await createWorkerHandler('events');
+      const handler = await createWorkerHandler('events', { clock });
       const first = message('group:101', { sentAt: Date.now() - 1 });
       emu.running.emulator.control.addFault({ endpoint: 'identifierGroupEvents', status: 500, times: 200 });
       expect((await handler({ Records: [first] }, context())).batchItemFailures).toEqual(ids([first]));
+      expect(clock.skipped()).toBeGreaterThan(0);
       emu.running.emulator.control.clearFaults();
       // SQS offers the same message again: its stream was polled since, but that poll failed.
       const from = emu.running.emulator.control.requests.length;
