@@ -52,7 +52,9 @@ export function flowFailure(body: string): string | undefined {
   return undefined;
 }
 
-export async function startTeamsReceiver(): Promise<TeamsReceiver> {
+/** `now` stamps each request (default the real time): a test on a skipping clock passes its own. */
+export async function startTeamsReceiver(options: { now?: () => number } = {}): Promise<TeamsReceiver> {
+  const now = options.now ?? Date.now;
   const queue: Reply[] = [];
   const receiver: TeamsReceiver = {
     url: '',
@@ -63,7 +65,7 @@ export async function startTeamsReceiver(): Promise<TeamsReceiver> {
     close: () => server.close(),
   };
   const server = await standIn(async (req, body, res, raw) => {
-    const at = Date.now();
+    const at = now();
     const answer = (status: number, text = '', headers: Record<string, string> = {}) => {
       receiver.requests.push({ at, bytes: raw.length, body, status });
       res.writeHead(status, headers);
@@ -90,13 +92,13 @@ export async function startTeamsReceiver(): Promise<TeamsReceiver> {
 }
 
 /** Teams stand-ins a test starts as it needs them, each closed after that test. */
-export function useTeamsReceivers(): () => Promise<TeamsReceiver> {
+export function useTeamsReceivers(): (options?: { now?: () => number }) => Promise<TeamsReceiver> {
   const open: TeamsReceiver[] = [];
   afterEach(async () => {
     await Promise.all(open.splice(0).map((r) => r.close()));
   });
-  return async () => {
-    const r = await startTeamsReceiver();
+  return async (options = {}) => {
+    const r = await startTeamsReceiver(options);
     open.push(r);
     return r;
   };

@@ -4,11 +4,14 @@
  * body is success; 429 waits as asked and costs no attempt; a 5xx is retried; any other 4xx makes
  * the delivery dead and reports the destination once; a crash between send and record sends that
  * one card once more at most; the pace holds (one a second per URL, shared URLs included); and a
- * 1,000-item digest goes as one card under 28,000 bytes.
+ * 1,000-item digest goes as one card under 28,000 bytes. The pass and the stand-in run on the
+ * test's clock, which skips the pace's and pauses' waits instead of sleeping them (the send timeout
+ * stays real).
  */
 import { describe, expect, it } from 'vitest';
 import { sampleHostileEvent } from '../../../lib/render/samples.ts';
 import { deliveryWorld } from '../../deliver/seed.ts';
+import { skipClock } from '../../helpers/clock.ts';
 import { useDynalite } from '../../helpers/dynamo.ts';
 import { TEST_ROUTING_KEY, usePagerDutyReceivers } from '../../helpers/pagerduty-receiver.ts';
 import { type TeamsReceiver, useTeamsReceivers } from '../../helpers/teams-receiver.ts';
@@ -25,7 +28,8 @@ function postedUids(teams: TeamsReceiver): string[] {
 }
 
 async function setup(extra: Record<string, unknown> = {}, count = 3) {
-  const teams = await teamsReceiver();
+  const clock = skipClock();
+  const teams = await teamsReceiver({ now: clock.now });
   const world = await deliveryWorld(
     db,
     {
@@ -35,11 +39,11 @@ async function setup(extra: Record<string, unknown> = {}, count = 3) {
       ops: { to: ['ops'] },
       ...extra,
     },
-    { secrets: { teamsUrl: teams.url } },
+    { secrets: { teamsUrl: teams.url }, clock },
   );
   world.runtime.deliver.random = () => 0;
   const ids = await world.seed('teams', count);
-  return { teams, world, ids };
+  return { teams, world, ids, clock };
 }
 
 const gaps = (times: number[]) => times.slice(1).map((t, i) => t - (times[i] as number));
@@ -61,7 +65,8 @@ describe('Teams delivery', () => {
   }, 20_000);
 
   it('two destinations on one URL keep its pace between them', async () => {
-    const teams = await teamsReceiver();
+    const clock = skipClock();
+    const teams = await teamsReceiver({ now: clock.now });
     const world = await deliveryWorld(
       db,
       {
@@ -69,7 +74,7 @@ describe('Teams delivery', () => {
         routes: [{ name: 'all', match: {}, to: ['a', 'b'] }],
         digest: { threshold: 100, maxItems: 20 },
       },
-      {},
+      { clock },
     );
     await world.seed('a', 2);
     await world.seed('b', 2);
@@ -82,7 +87,7 @@ describe('Teams delivery', () => {
   }, 20_000);
 
   it('429 waits its Retry-After without costing an attempt; then every card goes once', async () => {
-    const { teams, world } = await setup();
+    const { teams, world, clock } = await setup();
     teams.script({ status: 429, headers: { 'Retry-After': '1' }, body: '' });
     const first = await world.pass();
     expect(first.destinations[0]?.status).toBe('paused');
@@ -92,7 +97,7 @@ describe('Teams delivery', () => {
     // Before the pause ends, nothing is sent.
     expect((await world.pass()).destinations[0]?.status).toBe('paused');
     expect(teams.requests).toHaveLength(1);
-    await new Promise((r) => setTimeout(r, 1_100));
+    await clock.sleep(1_100);
     expect((await world.pass()).sent).toBe(3);
     expect(postedUids(teams)).toHaveLength(3);
     expect(new Set(postedUids(teams)).size).toBe(3);
@@ -101,7 +106,7 @@ describe('Teams delivery', () => {
   }, 20_000);
 
   it('5xx and a timeout are retried; each card reaches the channel once', async () => {
-    const { teams, world } = await setup();
+    const { teams, world, clock } = await setup();
     world.runtime.deliver.sendTimeoutMs = 400;
     teams.script({ status: 500, body: 'InternalServerError' }, { status: 202, delayMs: 1_500 });
     const first = await world.pass();
@@ -112,7 +117,7 @@ describe('Teams delivery', () => {
       'HTTP 500 InternalServerError',
       'no answer within 400 ms',
     ]);
-    await new Promise((r) => setTimeout(r, 1_100));
+    await clock.sleep(1_100);
     expect((await world.pass()).sent).toBe(2);
     expect(new Set(postedUids(teams)).size).toBe(3);
     expect(postedUids(teams)).toHaveLength(3);
@@ -178,7 +183,8 @@ describe('Teams delivery', () => {
 
 describe('ops notices', () => {
   it('a refusing Teams destination is reported once to a PagerDuty ops destination, and only once', async () => {
-    const teams = await teamsReceiver();
+    const clock = skipClock();
+    const teams = await teamsReceiver({ now: clock.now });
     const pd = await pagerduty();
     const world = await deliveryWorld(
       db,
@@ -191,7 +197,7 @@ describe('ops notices', () => {
         digest: { threshold: 100, maxItems: 20 },
         ops: { to: ['pager'] },
       },
-      {},
+      { clock },
     );
     await world.seed('teams', 2);
     teams.script({ status: 403, body: 'Forbidden' }, { status: 403, body: 'Forbidden' });
