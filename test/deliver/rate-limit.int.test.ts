@@ -3,9 +3,10 @@
  * the rest of the pass's messages to it wait, the 429 costs no attempt, and only a delivery still
  * refused 429 a day after its first 429 goes dead. Slack, e-mail, webhooks, Teams and PagerDuty (which
  * sends no Retry-After: the backoff case is its own) alike; real dynalite,
- * real local receivers, a fake clock.
+ * real local receivers, a fake clock whose sleeps (the pace between sends) move it on at once.
  */
 import { describe, expect, it } from 'vitest';
+import type { Clock } from '../../lib/clock.ts';
 import { MAX_ATTEMPTS, RATE_LIMIT_GIVE_UP_MS } from '../../lib/deliver/retry.ts';
 import { fakeClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
@@ -17,6 +18,19 @@ const db = useDynalite();
 const receiver = useReceivers();
 
 const HOUR = 3_600_000;
+
+/** fakeClock, but a sleep moves `now` on by its wait instead of waiting it out. */
+function steppingClock(): Clock & { advance(ms: number): void } {
+  const clock = fakeClock();
+  return {
+    ...clock,
+    sleep: async (ms, signal) => {
+      signal?.throwIfAborted();
+      clock.advance(Math.max(0, ms));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    },
+  };
+}
 
 const destinationOf = {
   slack: (url: string) => ({ type: 'slack', url }),
@@ -34,7 +48,7 @@ const destinationOf = {
 
 /** Five deliveries that go as five messages: below the digest threshold, and one per webhook item. */
 async function setup(type: keyof typeof destinationOf, fallback: Reply = { status: 200, body: 'ok' }) {
-  const clock = fakeClock();
+  const clock = steppingClock();
   const hook = await receiver(fallback);
   const world = await deliveryWorld(
     db,
