@@ -32,6 +32,7 @@ export interface PagerDutyAlert {
 }
 
 export interface PagerDutyRequest {
+  /** When it arrived: real time, or the time of the receiver's `now` when one was given. */
   at: number;
   body: string;
   status: number;
@@ -78,7 +79,11 @@ export function eventErrors(event: Record<string, unknown>): string[] {
   return errors;
 }
 
-export async function startPagerDutyReceiver(): Promise<PagerDutyReceiver> {
+/** `now`: the clock its requests' `at` are read from (a test's clock); real time by default. */
+export async function startPagerDutyReceiver(
+  options: { now?: () => number } = {},
+): Promise<PagerDutyReceiver> {
+  const now = options.now ?? Date.now;
   const queue: Reply[] = [];
   const receiver: PagerDutyReceiver = {
     url: '',
@@ -89,7 +94,7 @@ export async function startPagerDutyReceiver(): Promise<PagerDutyReceiver> {
   };
   const open = new Map<string, PagerDutyAlert>();
   const server = await standIn((req, body, res, raw) => {
-    const at = Date.now();
+    const at = now();
     let event: Record<string, unknown> | undefined;
     const answer = (status: number, json?: unknown, headers: Record<string, string> = {}) => {
       receiver.requests.push({ at, body, status, ...(event ? { event } : {}) });
@@ -134,13 +139,15 @@ export async function startPagerDutyReceiver(): Promise<PagerDutyReceiver> {
 }
 
 /** PagerDuty stand-ins a test starts as it needs them, each closed after that test. */
-export function usePagerDutyReceivers(): () => Promise<PagerDutyReceiver> {
+export function usePagerDutyReceivers(): (
+  options?: Parameters<typeof startPagerDutyReceiver>[0],
+) => Promise<PagerDutyReceiver> {
   const started: PagerDutyReceiver[] = [];
   afterEach(async () => {
     await Promise.all(started.splice(0).map((r) => r.close()));
   });
-  return async () => {
-    const r = await startPagerDutyReceiver();
+  return async (options) => {
+    const r = await startPagerDutyReceiver(options);
     started.push(r);
     return r;
   };

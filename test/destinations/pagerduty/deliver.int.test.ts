@@ -13,7 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../../lib/cli/run.ts';
+import type { Clock } from '../../../lib/clock.ts';
 import { deliveryWorld } from '../../deliver/seed.ts';
+import { skipClock } from '../../helpers/clock.ts';
 import { useDynalite } from '../../helpers/dynamo.ts';
 import { useEmulator } from '../../helpers/emulator.ts';
 import { captureIo } from '../../helpers/io.ts';
@@ -26,7 +28,6 @@ const pagerduty = usePagerDutyReceivers();
 
 class Crash extends Error {}
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const gaps = (times: number[]) => times.slice(1).map((t, i) => t - (times[i] as number));
 
 function destination(url: string, routingKey: unknown = { secret: 'pdKey' }) {
@@ -35,7 +36,10 @@ function destination(url: string, routingKey: unknown = { secret: 'pdKey' }) {
 
 describe('PagerDuty: exactly once through the whole product', () => {
   it('a 429, a 500 and a crash between send and record: one incident per event, the repeat joined', async () => {
-    const pd = await pagerduty();
+    // The backoffs and the pace are taken on this clock, not waited out; the stand-in reads its
+    // requests' times from it too, so the pace is checked on the product's own timeline.
+    const clock = skipClock();
+    const pd = await pagerduty({ now: clock.now });
     const world = await makeWorld(
       emu,
       db,
@@ -45,7 +49,7 @@ describe('PagerDuty: exactly once through the whole product', () => {
         routes: [{ name: 'everything', match: {}, to: ['pager'] }],
         digest: { threshold: 100, maxItems: 20 },
       },
-      { secrets: { pdKey: TEST_ROUTING_KEY } },
+      { secrets: { pdKey: TEST_ROUTING_KEY }, clock },
     );
     world.runtime.deliver.random = () => 0;
     const events = emu.running.emulator.dataset.tenant('acme').events;
@@ -61,7 +65,7 @@ describe('PagerDuty: exactly once through the whole product', () => {
     expect(waiting.every((r) => r.attempts === 0)).toBe(true);
 
     // After the backoff: a 500 (retried later), then a crash after PagerDuty accepted an event.
-    await sleep(600);
+    await clock.sleep(600);
     pd.script({ status: 500, body: '{"status":"error"}' });
     let crashed: string[] = [];
     world.runtime.deliver.checkpoint = (_step, ids) => {
@@ -76,7 +80,7 @@ describe('PagerDuty: exactly once through the whole product', () => {
     world.runtime.deliver.checkpoint = undefined;
 
     // The next runs send the rest, the 500'd event, and the crashed one again.
-    await sleep(600);
+    await clock.sleep(600);
     await world.deliver();
     const sent = await world.runtime.deliveries.list({ status: 'sent', destinations: ['pager'] });
     expect(sent).toHaveLength(events.length);
@@ -93,7 +97,7 @@ describe('PagerDuty: exactly once through the whole product', () => {
       [`event:${crashed[0]?.replace('pager~event~', '')}`, 1],
     ]);
     expect(pd.requests.filter((r) => r.status === 202)).toHaveLength(events.length + 1);
-    // No pass sent two events to the routing key less than 500 ms apart.
+    // No pass sent two events to the routing key less than 500 ms apart (on the product's clock).
     for (const gap of gaps(pd.requests.map((r) => r.at))) expect(gap).toBeGreaterThanOrEqual(490);
     expect(world.metrics.get('DeliveriesSent')).toBe(events.length);
   }, 60_000);
@@ -125,8 +129,13 @@ async function listDead(table: string, url: string, routingKey: string) {
 }
 
 describe('PagerDuty delivery', () => {
-  async function setup(count: number, extra: Record<string, unknown> = {}, routingKey = TEST_ROUTING_KEY) {
-    const pd = await pagerduty();
+  async function setup(
+    count: number,
+    extra: Record<string, unknown> = {},
+    routingKey = TEST_ROUTING_KEY,
+    clock?: Clock,
+  ) {
+    const pd = await pagerduty(clock ? { now: clock.now } : {});
     const world = await deliveryWorld(
       db,
       {
@@ -136,7 +145,7 @@ describe('PagerDuty delivery', () => {
         ops: { to: ['ops'] },
         ...extra,
       },
-      { secrets: { pdKey: routingKey } },
+      { secrets: { pdKey: routingKey }, ...(clock ? { clock } : {}) },
     );
     world.runtime.deliver.random = () => 0;
     await world.seed('pager', count);
@@ -160,7 +169,8 @@ describe('PagerDuty delivery', () => {
 
   it("a 400 makes the deliveries dead with PagerDuty's errors in the record, and is reported once", async () => {
     // A routing key of the wrong length: the stand-in refuses it as PagerDuty does.
-    const { pd, world } = await setup(3, {}, 'too-short-key');
+    // The pace between the refused sends is taken on this clock, not waited out.
+    const { pd, world } = await setup(3, {}, 'too-short-key', skipClock());
     const summary = await world.pass();
     expect(summary.dead).toBe(3);
     expect(pd.requests.map((r) => r.status)).toEqual([400, 400, 400]);
@@ -200,18 +210,20 @@ describe('PagerDuty delivery', () => {
   }, 20_000);
 
   it('5xx is retried with backoff: an attempt counted, the event sent once', async () => {
-    const { pd, world } = await setup(1);
+    const clock = skipClock();
+    const { pd, world } = await setup(1, {}, TEST_ROUTING_KEY, clock);
     pd.script({ status: 503, body: '' });
     expect((await world.pass()).retrying).toBe(1);
     const [pending] = await world.runtime.deliveries.list({ status: 'pending', destinations: ['pager'] });
     expect(pending?.attempts).toBe(1);
-    expect(Date.parse(pending?.nextAttemptAt ?? '') - Date.now()).toBeLessThanOrEqual(500);
-    await sleep(600);
+    expect(Date.parse(pending?.nextAttemptAt ?? '') - clock.now()).toBeLessThanOrEqual(500);
+    await clock.sleep(600);
     expect((await world.pass()).sent).toBe(1);
     expect(pd.alerts).toHaveLength(1);
     expect(pd.alerts[0]?.joined).toBe(0);
   }, 20_000);
 
+  // In real time: the one test here whose pace is waited out, as a destination would see it.
   it('holds 120 events a minute per routing key: 500 ms apart', async () => {
     const { pd, world } = await setup(6);
     const started = Date.now();
