@@ -99,7 +99,9 @@ async function pending(kind: ItemKind, count: number, digest: { threshold: numbe
         status: 'pending' as const,
       })),
     ),
-    { exclusive: false },
+    // The table is fresh, so nothing exists yet: written in batches, as an exclusive page is, not
+    // one conditional put each (the same stored records, a third of the setup's time).
+    { exclusive: true },
   );
   expect(created).toHaveLength(count * 3);
   const pass = () => runDeliveryPass(runtime.deliver, { deadline: Date.now() + 60_000 });
