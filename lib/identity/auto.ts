@@ -13,7 +13,8 @@
  * - `idautohour#<scope>#<hour>` / `idautohour`: the responses begun in that hour, counted with a
  *   conditional increment that stops at `maxPerHour`, across every run.
  * The order: the hour's count first (a paused account stays free for a later leak), then the
- * account's first. Of two runs at once for one account, one wins the account; the other's count
+ * actions' records (ids from the account, so recording twice is harmless), then the account's
+ * first. Of two runs at once for one account, one wins the account; the other's count
  * stays spent, so the limit errs on doing less.
  * The actions themselves are recorded (lib/identity/act.ts, by `auto`, with an id from the account)
  * and taken after the cycle's delivery pass, so their follow-ups find the alert sent.
@@ -61,6 +62,8 @@ export class AutoResponse {
     verdict: IdentityVerdict,
     login: string,
     usable: readonly AccountAction[],
+    /** Records the actions (their ids are the account's: recording twice is harmless). */
+    record: (note: Extract<AutoNote, { actions: AccountAction[] }>) => Promise<void>,
   ): Promise<AutoNote | undefined> {
     const actions = auto.atRisk.filter(
       (a): a is AccountAction =>
@@ -76,6 +79,11 @@ export class AutoResponse {
     if (await this.taken(scope, verdict.provider, verdict.userId)) return undefined;
     if (!(await this.countHour(scope, hour, auto.maxPerHour)))
       return { paused: true, until: new Date(hour + HOUR).toISOString(), maxPerHour: auto.maxPerHour };
+    // Recorded before the account is marked taken: a crash between the two loses no response (a
+    // re-walk records the same ids again, harmlessly, and marks it); the other way round, a crash
+    // would leave the account marked and its response never recorded.
+    const note = { actions, id };
+    await record(note);
     try {
       this.io.onRequest?.('PutItem');
       await this.io.client.send(
@@ -92,10 +100,11 @@ export class AutoResponse {
         }),
       );
     } catch (error) {
+      // Another run took it at the same moment: its note stands (the same ids were recorded).
       if ((error as { name?: string })?.name === 'ConditionalCheckFailedException') return undefined;
       throw error;
     }
-    return { actions, id };
+    return note;
   }
 
   private async taken(scope: Scope, provider: string, account: string): Promise<boolean> {

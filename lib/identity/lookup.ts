@@ -226,15 +226,15 @@ export class IdentityCycle {
       if (verdict?.verdict !== 'at_risk' || verdict.auto) continue;
       if (!options.wouldSend({ ...w.item, _identity: verdict } as Credential)) continue;
       const usable = ACCOUNT_ACTIONS.filter((a) => !w.client.cannot(a));
-      const note = await response.decide(scope, auto, verdict, w.ref.login, usable);
+      const recordAuto = this.deps.recordAuto;
+      const ids = (note: { id: string; actions: AccountAction[] }) =>
+        note.actions.map((action) => ({ id: `${note.id}~${action}`, action }));
+      const note = await response.decide(scope, auto, verdict, w.ref.login, usable, async (taken) => {
+        for (const { id, action } of ids(taken)) await recordAuto({ id, action, login: w.ref.login, scope });
+      });
       if (!note) continue;
       fresh.set(w.key, { ...verdict, auto: note });
-      if (!('actions' in note)) continue;
-      for (const action of note.actions) {
-        const id = `${note.id}~${action}`;
-        await this.deps.recordAuto({ id, action, login: w.ref.login, scope });
-        this.autoIds.push(id);
-      }
+      if ('actions' in note) this.autoIds.push(...ids(note).map((a) => a.id));
     }
   }
 

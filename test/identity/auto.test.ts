@@ -5,8 +5,10 @@
  * once (the alert says it is paused), and never in a dry run.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../lib/clock.ts';
 import { ALL_ENTRA_ROLES } from '../../lib/emulator/identity/index.ts';
 import { readEnvironment } from '../../lib/env.ts';
+import { AutoResponse } from '../../lib/identity/auto.ts';
 import type { IdentityVerdict } from '../../lib/identity/words.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { runPollCycle } from '../../lib/poll/cycle.ts';
@@ -156,6 +158,42 @@ describe('identity.auto', () => {
     await runPollCycle(unrouted.cycle, 'credentials', { deadline: Date.now() + 60_000 });
     expect(revoked().length).toBe(before);
     hook.requests.length = 0;
+  });
+
+  it('a crash after the actions were recorded, before the account was marked: a re-walk still responds, once', async () => {
+    const io = { client: db.client, tableName: await db.table(), clock: systemClock };
+    const response = new AutoResponse(io);
+    const verdict: IdentityVerdict = {
+      provider: 'corp',
+      verdict: 'at_risk',
+      userId: 'u-9',
+      leakDate: '2026-11-20T00:00:00Z',
+    };
+    const auto = { atRisk: ['revokeSessions'], maxPerHour: 20 };
+    const recorded: string[] = [];
+    const crash = new Error('crash between the two writes');
+    await expect(
+      response.decide('top', auto, verdict, 'nine@auto.test', ['revokeSessions'], async (note) => {
+        recorded.push(note.id);
+        throw crash;
+      }),
+    ).rejects.toBe(crash);
+    const again = await response.decide(
+      'top',
+      auto,
+      verdict,
+      'nine@auto.test',
+      ['revokeSessions'],
+      async (note) => {
+        recorded.push(note.id);
+      },
+    );
+    expect(again).toEqual({ actions: ['revokeSessions'], id: recorded[0] });
+    expect(new Set(recorded).size).toBe(1);
+    // Marked now: a third leak of the account takes none.
+    expect(
+      await response.decide('top', auto, verdict, 'nine@auto.test', ['revokeSessions'], async () => {}),
+    ).toBeUndefined();
   });
 
   it('does nothing in a dry run', async () => {
