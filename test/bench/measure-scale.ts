@@ -62,27 +62,27 @@ export interface ScaleOptions {
   load: number;
 }
 
-const BASIC = 4;
-const SEARCH = 1;
-const SEED = 42;
-const DOMAINS = 300;
-const GROUPS = 100;
-const EVENTS = 400;
+export const BASIC = 4;
+export const SEARCH = 1;
+export const SEED = 42;
+export const DOMAINS = 300;
+export const GROUPS = 100;
+export const EVENTS = 400;
 /** A backlogged domain's credentials: four pages of 100 (the product's page size). */
-const BACKLOG = 350;
-const WORKERS = 3;
+export const BACKLOG = 350;
+export const WORKERS = 3;
 /** A run's budget in the turns phase, as a share of the sweep. */
 const BUDGET_SHARE = 0.25;
 /** Lambda's longest timeout: a sweep job's budget, which it never needs. */
 const JOB_MS = 15 * 60_000;
-const KINDS: PollKind[] = ['events', 'credentials'];
+export const KINDS: PollKind[] = ['events', 'credentials'];
 
 function check(condition: boolean, message: string): void {
   if (!condition) throw new Error(`scale: ${message}`);
 }
 
 /** The credential domains: every tenth with a backlog, a third of the rest with a few, the others none. */
-function domainPlan(count: number): { domain: string; credentials: number }[] {
+export function domainPlan(count: number): { domain: string; credentials: number }[] {
   return Array.from({ length: count }, (_, i) => ({
     domain: `d${String(i).padStart(3, '0')}.scale.test`,
     credentials: i % 10 === 0 ? BACKLOG : i % 3 === 1 ? 1 + (i % 5) : 0,
@@ -98,7 +98,7 @@ interface Phase {
 }
 
 /** The three workers take the streams of each kind from its queue, one at a time, until `stopAt`. */
-async function consume(
+export async function consume(
   workers: Worker[],
   queues: Record<PollKind, StreamJob[]>,
   deadlineFor: () => number,
@@ -120,7 +120,7 @@ async function consume(
   return results;
 }
 
-async function dispatch(workers: Worker[]): Promise<Record<PollKind, StreamJob[]>> {
+export async function dispatch(workers: Worker[]): Promise<Record<PollKind, StreamJob[]>> {
   const [events, credentials] = await Promise.all(
     KINDS.map((kind, i) => (workers[i] as Worker).call<StreamJob[]>({ type: 'dispatch', kind })),
   );
@@ -128,7 +128,7 @@ async function dispatch(workers: Worker[]): Promise<Record<PollKind, StreamJob[]
 }
 
 /** Delivery passes until nothing is left (a pass that met another's lease leaves the rest). */
-async function flush(worker: Worker): Promise<number> {
+export async function flush(worker: Worker): Promise<number> {
   for (let pass = 1; pass <= 20; pass++) {
     const out = await worker.call<{ sent: number; left: number }>({
       type: 'pass',
@@ -139,7 +139,7 @@ async function flush(worker: Worker): Promise<number> {
   throw new Error('scale: deliveries still left after 20 passes');
 }
 
-function deliveries(hook: BenchReceiver, expected: ReadonlySet<string>): Phase['delivery'] {
+export function deliveries(hook: BenchReceiver, expected: ReadonlySet<string>): Phase['delivery'] {
   const keys = [...hook.keys.keys()];
   return {
     expected: expected.size,

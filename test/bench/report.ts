@@ -23,7 +23,9 @@ export interface Figure {
     | 'history'
     | 'scale'
     | 'slackapp'
-    | 'identity';
+    | 'identity'
+    | 'latency'
+    | 'cost';
   /** Stable key, e.g. `drain.ratio`. */
   id: string;
   label: string;

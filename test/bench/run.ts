@@ -19,10 +19,12 @@ import type { Optimisations } from '../../lib/runtime.ts';
 import { bundleLikeLambda } from './bundle.ts';
 import { measureApi } from './measure-api.ts';
 import { measureColdStart } from './measure-coldstart.ts';
+import { measureCost } from './measure-cost.ts';
 import { measureDelivery } from './measure-delivery.ts';
 import { measureDrain } from './measure-drain.ts';
 import { measureHistory } from './measure-history.ts';
 import { measureIdentity } from './measure-identity.ts';
+import { measureLatency } from './measure-latency.ts';
 import { measureMemory } from './measure-memory.ts';
 import { measureScale, type ScaleOptions } from './measure-scale.ts';
 import { measureSlackApp } from './measure-slack-app.ts';
@@ -45,6 +47,8 @@ const SECTIONS = {
   scale: (log: (line: string) => void) => measureScale(log, scale),
   slackapp: (log: (line: string) => void) => measureSlackApp(log),
   identity: (log: (line: string) => void) => measureIdentity(log),
+  latency: (log: (line: string) => void) => measureLatency(log),
+  cost: (log: (line: string) => void) => measureCost(log),
 } as const;
 type Section = keyof typeof SECTIONS;
 
