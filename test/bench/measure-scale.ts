@@ -1,4 +1,6 @@
 /**
+ * Longer than 300 lines because the world, its two phases and their figures share one setup.
+ *
  * 8. Scale (issue 14, "Measure"; docs/architecture.md): many streams, one organization's rate,
  * concurrent workers.
  *
@@ -33,6 +35,10 @@
  *    sends, and the receiver must again have every item exactly once.
  * Throughout: the emulator's rate stats (the most requests in any sliding second of each tier, and
  * its 429s), and each worker runtime's governor counters (DynamoDB reads and writes per turn).
+ *
+ * `afterSweep` (the cost section, measure-cost.ts): after the sweep and its last pass, the caller
+ * runs phases of its own on the sweep's table and workers (ScaleWorld); the measurement then ends
+ * there, with no turns phase and no figures, its result in `raw.afterSweep`.
  */
 
 import { readFileSync } from 'node:fs';
@@ -60,6 +66,32 @@ export interface ScaleOptions {
   multiplier: number;
   /** The share of the load (domains, groups, events) to run; 1 is the issue's. */
   load: number;
+  /** Runs after the sweep instead of the turns phase (see the header); its result is `raw.afterSweep`. */
+  afterSweep?: (world: ScaleWorld) => Promise<unknown>;
+}
+
+/** The sweep's world, as `afterSweep` gets it. */
+export interface ScaleWorld {
+  workers: Worker[];
+  emulator: EmulatorProcess;
+  receiver: BenchReceiver;
+  dynamoEndpoint: string;
+  /** The sweep's table, every stream visited once and every item delivered. */
+  table: string;
+  plan: { domain: string; credentials: number }[];
+  groups: number;
+  streamCount: number;
+  /** Every item the receiver has (`event:<uid>`, `credential:<id>`). */
+  expected: Set<string>;
+  limits: { basic: number; search: number };
+  sweep: {
+    ms: number;
+    results: ScaleJobResult[];
+    stats: ScaleStats[];
+    served: { searches: number; requests: number };
+  };
+  /** Each worker process's counters now. */
+  stats(): Promise<ScaleStats[]>;
 }
 
 export const BASIC = 4;
@@ -346,6 +378,23 @@ export async function measureScale(
       searches: org(sweepRate)?.search.admitted ?? 0,
       requests: org(sweepRate)?.basic.admitted ?? 0,
     };
+    if (options.afterSweep) {
+      const afterSweep = await options.afterSweep({
+        workers,
+        emulator: emu,
+        receiver: hook,
+        dynamoEndpoint: db.url,
+        table: 'scale-sweep',
+        plan,
+        groups: tenant.groups.length,
+        streamCount,
+        expected,
+        limits: { basic, search },
+        sweep: { ms: sweepMs, results: sweepResults, stats: sweep.stats, served },
+        stats,
+      });
+      return { figures: [], raw: { options: { multiplier: x, load: options.load }, afterSweep } };
+    }
     const minimumMs = Math.max(served.searches / search, served.requests / basic) * 1000;
     const visitedOnce = new Map<string, number>();
     for (const r of sweepResults)
@@ -557,7 +606,7 @@ export async function measureScale(
           flushPasses: sweep.flushPasses,
           governor: sweep.stats,
           notDone: notDone.map((r) => ({ stream: r.stream, status: r.status, error: r.error })),
-          jobs: sweepResults.map((r) => ({
+          jobs: sweepResults.map(({ usage: _usage, ...r }) => ({
             ...r,
             startedAt: r.startedAt - t0,
             polledAt: r.polledAt - t0,

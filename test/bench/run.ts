@@ -48,7 +48,7 @@ const SECTIONS = {
   slackapp: (log: (line: string) => void) => measureSlackApp(log),
   identity: (log: (line: string) => void) => measureIdentity(log),
   latency: (log: (line: string) => void) => measureLatency(log),
-  cost: (log: (line: string) => void) => measureCost(log),
+  cost: (log: (line: string) => void) => measureCost(log, scale),
 } as const;
 type Section = keyof typeof SECTIONS;
 

@@ -5,6 +5,13 @@
  * client, as two Lambdas have), on one table. The orchestrator hands out the streams a dispatcher
  * listed (lib/poll/dispatch.ts `dispatchStreams`, run here too) one at a time, as SQS does with
  * a batch size of 1; a worker polls each with `workStreams`, its delivery pass included.
+ *
+ * What each job used is counted for the cost section (measure-cost.ts): its upstream requests
+ * (the governor's turns) and the time it waited for them, its DynamoDB requests by command and
+ * their capacity units, the log and EMF lines it wrote (the runtime's logger and metrics write as
+ * a worker function's do, under its `service`, and are counted instead of discarded), and the
+ * metrics those lines publish. Each kind's runtime runs one job at a time, so a job's usage is the
+ * difference of its runtime's counters around it.
  */
 import { lastSendStart, runDeliveryPass } from '../../lib/deliver/pass.ts';
 import type { DeliveryPassOptions } from '../../lib/deliver/types.ts';
@@ -12,7 +19,14 @@ import { workStreams } from '../../lib/poll/dispatch.ts';
 import type { PollKind } from '../../lib/poll/streams.ts';
 import { dispatchStreams, type StreamJob } from '../../lib/poll/turn.ts';
 import type { Runtime } from '../../lib/runtime.ts';
-import { benchRuntime, type CountingDynamo, countingDynamo } from './product.ts';
+import {
+  benchRuntime,
+  type CapacityCount,
+  type CountingDynamo,
+  countingDynamo,
+  type ProductOutput,
+  productOutput,
+} from './product.ts';
 
 export interface ScaleSetup {
   apiUrl: string;
@@ -38,6 +52,27 @@ export interface ScaleJobResult {
   startedAt: number;
   polledAt: number;
   endedAt: number;
+  /** What the job used (the cost section's counts). */
+  usage: JobUsage;
+}
+
+/** What one job used, counted in its worker. */
+export interface JobUsage {
+  /** Upstream requests: the governor's turns (retries and token exchanges included). */
+  upstream: number;
+  /** Time spent taking those turns: waiting for the shared rate, and booking the slot. */
+  rateWaitMs: number;
+  /** DynamoDB requests by command. */
+  dynamo: Record<string, number>;
+  /** Their capacity units, and the units DynamoDB reported by command. */
+  capacity: CapacityCount;
+  units: Record<string, number>;
+  logLines: number;
+  logBytes: number;
+  emfLines: number;
+  emfBytes: number;
+  /** The metrics its EMF lines published (product.ts ProductOutput.metrics). */
+  metrics: string[];
 }
 
 export interface GovernorCount {
@@ -55,11 +90,18 @@ export interface ScaleStats {
   governor: Record<PollKind, GovernorCount>;
   /** Every DynamoDB request of the process, by command, counted at the client. */
   dynamo: Record<string, number>;
+  /** Their capacity units, both kinds summed. */
+  capacity: CapacityCount;
+  /** Log and EMF lines and bytes, both kinds summed. */
+  output: { logLines: number; logBytes: number; emfLines: number; emfBytes: number };
 }
 
 interface Worker {
   runtime: Runtime;
   dynamo: CountingDynamo;
+  output: ProductOutput;
+  /** ms spent in the governor's `take` so far. */
+  rateWaitMs: number;
 }
 
 const KINDS: PollKind[] = ['events', 'credentials'];
@@ -75,7 +117,8 @@ export async function scaleOpen(setup: ScaleSetup, table: string): Promise<Recor
   close();
   const built = new Map<PollKind, Worker>();
   for (const kind of KINDS) {
-    const dynamo = countingDynamo(setup.dynamoEndpoint);
+    const dynamo = countingDynamo(setup.dynamoEndpoint, { capacity: true });
+    const output = productOutput();
     const runtime = await benchRuntime({
       apiUrl: setup.apiUrl,
       token: setup.token,
@@ -83,8 +126,22 @@ export async function scaleOpen(setup: ScaleSetup, table: string): Promise<Recor
       table,
       config: setup.config,
       dynamo: dynamo.client,
+      output,
+      service: `poll-${kind}`,
     });
-    built.set(kind, { runtime, dynamo });
+    const built1: Worker = { runtime, dynamo, output, rateWaitMs: 0 };
+    // Timed on the instance: the upstream client calls the governor's `take` through it.
+    const governor = runtime.governor;
+    const take = governor.take.bind(governor);
+    governor.take = async (...args: Parameters<typeof take>) => {
+      const t0 = performance.now();
+      try {
+        return await take(...args);
+      } finally {
+        built1.rateWaitMs += performance.now() - t0;
+      }
+    };
+    built.set(kind, built1);
   }
   workers = built;
   return {};
@@ -102,9 +159,50 @@ export function scaleDispatch(kind: PollKind): Promise<StreamJob[]> {
   return dispatchStreams({ config, streams: poll.streams }, kind);
 }
 
+/** The counters of one runtime, to tell what a job used. */
+function snapshot(w: Worker) {
+  return {
+    upstream: w.runtime.governor.stats.turns,
+    rateWaitMs: w.rateWaitMs,
+    dynamo: { ...w.dynamo.counts },
+    units: { ...w.dynamo.units },
+    capacity: { ...w.dynamo.capacity },
+    logLines: w.output.logLines,
+    logBytes: w.output.logBytes,
+    emfLines: w.output.emfLines,
+    emfBytes: w.output.emfBytes,
+    metrics: new Map(w.output.metrics),
+  };
+}
+
+function usageSince(w: Worker, before: ReturnType<typeof snapshot>): JobUsage {
+  const now = snapshot(w);
+  const since = (now: Record<string, number>, then: Record<string, number>) => {
+    const out: Record<string, number> = {};
+    for (const [op, n] of Object.entries(now)) if (n - (then[op] ?? 0)) out[op] = n - (then[op] ?? 0);
+    return out;
+  };
+  const capacity = { ...now.capacity };
+  for (const key of Object.keys(capacity) as (keyof CapacityCount)[]) capacity[key] -= before.capacity[key];
+  return {
+    upstream: now.upstream - before.upstream,
+    rateWaitMs: Math.round(now.rateWaitMs - before.rateWaitMs),
+    dynamo: since(now.dynamo, before.dynamo),
+    capacity,
+    units: since(now.units, before.units),
+    logLines: now.logLines - before.logLines,
+    logBytes: now.logBytes - before.logBytes,
+    emfLines: now.emfLines - before.emfLines,
+    emfBytes: now.emfBytes - before.emfBytes,
+    metrics: [...now.metrics].filter(([key, n]) => n > (before.metrics.get(key) ?? 0)).map(([key]) => key),
+  };
+}
+
 /** A worker's turn on one stream, within `deadline` (ms since the epoch), as functions/worker.ts does it. */
 export async function scaleWork(job: StreamJob, deadline: number): Promise<ScaleJobResult> {
-  const { runtime } = worker(job.kind);
+  const w = worker(job.kind);
+  const { runtime } = w;
+  const before = snapshot(w);
   const startedAt = Date.now();
   let polledAt = 0;
   const pass = (options: DeliveryPassOptions) => {
@@ -117,6 +215,21 @@ export async function scaleWork(job: StreamJob, deadline: number): Promise<Scale
   });
   const endedAt = Date.now();
   const result = summary.streams.find((s) => s.stream === job.stream);
+  // The line functions/worker.ts writes after each invocation's streams, for the log's size.
+  runtime.logger.info(`poll-${job.kind} streams polled`, {
+    exitCode: summary.exitCode,
+    streams: summary.streams.map((s) => ({
+      stream: s.stream,
+      status: s.status,
+      items: s.items,
+      newItems: s.newItems,
+    })),
+    alreadyPolled: 0,
+    notPolled: result ? [] : [job.stream],
+    sent: summary.delivery.sent,
+    retrying: summary.delivery.retrying,
+    dead: summary.delivery.dead,
+  });
   return {
     stream: job.stream,
     ...(result ? { status: result.status } : {}),
@@ -129,6 +242,7 @@ export async function scaleWork(job: StreamJob, deadline: number): Promise<Scale
     startedAt,
     polledAt: polledAt || endedAt,
     endedAt,
+    usage: usageSince(w, before),
   };
 }
 
@@ -141,10 +255,15 @@ export async function scalePass(deadline: number): Promise<{ sent: number; left:
 export function scaleStats(): ScaleStats {
   const dynamo: Record<string, number> = {};
   const governor = {} as Record<PollKind, GovernorCount>;
+  const capacity: CapacityCount = { readUnits: 0, writeUnits: 0, failedWrites: 0, indexWriteUnits: 0 };
+  const output = { logLines: 0, logBytes: 0, emfLines: 0, emfBytes: 0 };
   for (const kind of KINDS) {
     const w = worker(kind);
     governor[kind] = { ...w.runtime.governor.stats };
     for (const [op, n] of Object.entries(w.dynamo.counts)) dynamo[op] = (dynamo[op] ?? 0) + n;
+    for (const key of Object.keys(capacity) as (keyof CapacityCount)[])
+      capacity[key] += w.dynamo.capacity[key];
+    for (const key of Object.keys(output) as (keyof typeof output)[]) output[key] += w.output[key];
   }
-  return { governor, dynamo };
+  return { governor, dynamo, capacity, output };
 }
