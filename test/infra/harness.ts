@@ -1,6 +1,12 @@
 /**
  * Builds the app the way `cdk synth` does (infra/stack.ts defineApp, cdk-nag included) with the
  * example alert config, skipping esbuild so a template test takes a second, not ten.
+ *
+ * The CDK's own CloudFormation rules (its built-in validation, on at every real synth) run only
+ * where a test asks (`validate`): in this app their findings are warnings, never a failed synth,
+ * and their WebAssembly engine took half of a template test's time, loaded again in each test
+ * file. nag.test.ts asks (its report, which must list only cdk-nag's two packs, would list any
+ * finding of theirs), and so does the real synth (synth.test.ts).
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,11 +24,19 @@ export interface Built {
   outdir: string;
 }
 
-/** The app with `context` over the example config; bundling skipped unless `bundle` is set. */
-export function build(context: Record<string, unknown> = {}, options: { bundle?: boolean } = {}): Built {
+export interface BuildOptions {
+  /** Bundle the functions with esbuild, as a real synth does. */
+  bundle?: boolean;
+  /** Run the CDK's built-in CloudFormation rules at synth, as a real synth does. */
+  validate?: boolean;
+}
+
+/** The app with `context` over the example config; bundling and the CDK's CloudFormation rules skipped unless asked. */
+export function build(context: Record<string, unknown> = {}, options: BuildOptions = {}): Built {
   const outdir = mkdtempSync(join(tmpdir(), 'exposure-alerts-cdk-'));
   const app = new App({
     outdir,
+    builtinCloudFormationValidation: options.validate ?? false,
     context: {
       alertsConfig: EXAMPLE_CONFIG,
       ...(options.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }),

@@ -45,7 +45,7 @@ const assetDir = (type: string, prefix: string, codeKey: 'Code' | 'Content') => 
 };
 
 beforeAll(() => {
-  const built = build({}, { bundle: true });
+  const built = build({}, { bundle: true, validate: true });
   outdir = built.outdir;
   template = Template.fromStack(built.stack);
   // The bundles import the AWS SDK from the runtime; here, from the project's node_modules.
