@@ -4,6 +4,8 @@
  * of 100,000 items does not pile up bodies in memory. It runs in the orchestrating process, never
  * in the measured one. It answers as the service it stands for: 200 `ok` (Slack, webhooks), 202
  * with an empty body (a Teams Workflows URL), 202 with PagerDuty's JSON (its enqueue endpoint).
+ * A Slack receiver names the events of its messages by the `uid` a single event's message shows,
+ * and counts those a digest carries (it does not name them).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +23,12 @@ export interface BenchReceiver {
   keys: Map<string, number>;
   /** Each item's identity verdict as it last came (`_identity.verdict`, `/<reason>` when it has one). */
   verdicts: Map<string, string>;
+  /** When each key first arrived (ms since the epoch). */
+  firstAt: Map<string, number>;
+  /** An event's `metadata.matched_at` as it arrived (webhook bodies), ms since the epoch, by key. */
+  matchedAt: Map<string, number>;
+  /** Slack: events that came inside digests, counted by their titles. */
+  digested: number;
   reset(): void;
   /** Keys that arrived more than once. */
   duplicates(): number;
@@ -32,6 +40,7 @@ export interface BenchReceiver {
 interface Keyed {
   key: string;
   verdict?: string;
+  matchedAt?: number;
 }
 
 function keysOf(body: string): Keyed[] {
@@ -40,13 +49,14 @@ function keysOf(body: string): Keyed[] {
       kind?: string;
       items?: {
         id?: number;
-        metadata?: { uid?: string };
+        metadata?: { uid?: string; matched_at?: string };
         _identity?: { verdict?: string; reason?: string };
       }[];
     };
     if (!Array.isArray(parsed.items)) return [];
     return parsed.items.map((item) => ({
       key: parsed.kind === 'events' ? `event:${item.metadata?.uid}` : `credential:${item.id}`,
+      ...(item.metadata?.matched_at ? { matchedAt: Date.parse(item.metadata.matched_at) } : {}),
       ...(item._identity
         ? { verdict: `${item._identity.verdict}${item._identity.reason ? `/${item._identity.reason}` : ''}` }
         : {}),
@@ -54,6 +64,13 @@ function keysOf(body: string): Keyed[] {
   } catch {
     return [];
   }
+}
+
+/** A Slack body's events: the uid in a single event's context line; a digest's count from its title. */
+function slackItems(body: string): { keys: string[]; digested: number } {
+  const keys = [...body.matchAll(/uid (\S+) \u00b7 source/g)].map((m) => `event:${m[1]}`);
+  const digest = /Exposure digest \u00b7 (\d+) events?/.exec(body);
+  return { keys, digested: digest ? Number(digest[1]) : 0 };
 }
 
 const ANSWERS = {
@@ -79,6 +96,13 @@ export async function startBenchReceiver(kind: keyof typeof ANSWERS): Promise<Be
   const arrivals: Arrival[] = [];
   const keys = new Map<string, number>();
   const verdicts = new Map<string, string>();
+  const firstAt = new Map<string, number>();
+  const matchedAt = new Map<string, number>();
+  let digested = 0;
+  const seen = (key: string, at: number) => {
+    keys.set(key, (keys.get(key) ?? 0) + 1);
+    if (!firstAt.has(key)) firstAt.set(key, at);
+  };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -89,10 +113,15 @@ export async function startBenchReceiver(kind: keyof typeof ANSWERS): Promise<Be
       if (kind === 'webhook') {
         const found = keysOf(body);
         items = found.length;
-        for (const { key, verdict } of found) {
-          keys.set(key, (keys.get(key) ?? 0) + 1);
+        for (const { key, verdict, matchedAt: matched } of found) {
+          seen(key, at);
           if (verdict !== undefined) verdicts.set(key, verdict);
+          if (matched !== undefined && !matchedAt.has(key)) matchedAt.set(key, matched);
         }
+      } else if (kind === 'slack') {
+        const found = slackItems(body);
+        for (const key of found.keys) seen(key, at);
+        digested += found.digested;
       }
       arrivals.push({ at, items });
       res.writeHead(answer.status, { 'Content-Type': answer.type });
@@ -106,10 +135,18 @@ export async function startBenchReceiver(kind: keyof typeof ANSWERS): Promise<Be
     arrivals,
     keys,
     verdicts,
+    firstAt,
+    matchedAt,
+    get digested() {
+      return digested;
+    },
     reset: () => {
       arrivals.length = 0;
       keys.clear();
       verdicts.clear();
+      firstAt.clear();
+      matchedAt.clear();
+      digested = 0;
     },
     duplicates: () => [...keys.values()].filter((n) => n > 1).length,
     maxInWindow: (windowMs) => {

@@ -7,7 +7,8 @@
  *
  * Scenarios: `drain` (jobs `bare` and `product`), `history` (jobs `page`, the bare client, and
  * `walk`), `api` (serves the HTTP API; jobs `take`), `scale` (jobs `open`, `dispatch`, `work`,
- * `pass`, `stats`; several at once, each answered with the `id` it came with).
+ * `pass`, `stats`; several at once, each answered with the `id` it came with), `latency` (jobs
+ * `latencyOpen`, `dispatch`, `latencyWork`, `pass`, `latencyRecords`; several at once too).
  */
 
 import type { PollKind } from '../../lib/poll/streams.ts';
@@ -15,6 +16,14 @@ import type { StreamJob } from '../../lib/poll/turn.ts';
 import { type ApiServer, type ApiSetup, startApiServer } from './api-server.ts';
 import { type DrainSetup, drainBare, drainProduct } from './drain.ts';
 import { type HistorySetup, historyBare, historyWalk } from './history.ts';
+import {
+  type LatencySetup,
+  latencyDispatch,
+  latencyOpen,
+  latencyPass,
+  latencyRecords,
+  latencyWork,
+} from './latency.ts';
 import { type ScaleSetup, scaleDispatch, scaleOpen, scalePass, scaleStats, scaleWork } from './scale.ts';
 
 type Job =
@@ -27,7 +36,10 @@ type Job =
   | { type: 'dispatch'; kind: PollKind }
   | { type: 'work'; job: StreamJob; deadline: number }
   | { type: 'pass'; deadline: number }
-  | { type: 'stats' };
+  | { type: 'stats' }
+  | { type: 'latencyOpen'; table: string; config: unknown; scale: number }
+  | { type: 'latencyWork'; job: StreamJob; sentAt: number; jobMs: number; sendsMs: number }
+  | { type: 'latencyRecords'; ids: string[] };
 
 const scenario = process.argv[2];
 
@@ -60,6 +72,13 @@ async function handle(message: { type: string; data?: unknown }): Promise<unknow
   if (scenario === 'scale' && job.type === 'work') return scaleWork(job.job, job.deadline);
   if (scenario === 'scale' && job.type === 'pass') return scalePass(job.deadline);
   if (scenario === 'scale' && job.type === 'stats') return scaleStats();
+  if (scenario === 'latency' && job.type === 'latencyOpen')
+    return latencyOpen(setup as LatencySetup, job.table, job.config, job.scale);
+  if (scenario === 'latency' && job.type === 'dispatch') return latencyDispatch(job.kind);
+  if (scenario === 'latency' && job.type === 'latencyWork')
+    return latencyWork(job.job, job.sentAt, job.jobMs, job.sendsMs);
+  if (scenario === 'latency' && job.type === 'pass') return latencyPass(job.deadline);
+  if (scenario === 'latency' && job.type === 'latencyRecords') return latencyRecords(job.ids);
   throw new Error(`scenario ${scenario} has no job ${message.type}`);
 }
 
