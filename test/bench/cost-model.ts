@@ -313,7 +313,7 @@ export function bill(m: Measured, stack: StackShape, d: Deployment): Bill {
     'dashboards',
     'CloudWatch dashboards',
     stack.dashboards,
-    'dashboards',
+    stack.dashboards === 1 ? 'dashboard' : 'dashboards',
     stack.dashboards * p.cloudwatch.perDashboard,
     '',
   );

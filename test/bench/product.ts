@@ -20,7 +20,8 @@ import { createDynamoClient, TABLE_KEYS } from '../../lib/state/table.ts';
 /**
  * Capacity units of the requests so far, as on-demand DynamoDB bills them: what the table reported
  * (dynalite: the table's own units, by item size: a write unit per KB, a read unit per 4 KB, half
- * for an eventually consistent read), plus what it does not report.
+ * for an eventually consistent read; a Query that found nothing counted as the least read), plus
+ * what it does not report.
  */
 export interface CapacityCount {
   readUnits: number;
@@ -129,7 +130,9 @@ export function countingDynamo(endpoint: string, options: { capacity?: boolean }
         const input = args.input as Record<string, unknown>;
         try {
           const out = await next({ ...args, input: { ...input, ReturnConsumedCapacity: 'TOTAL' } });
-          const used = consumedUnits((out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity);
+          let used = consumedUnits((out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity);
+          // A Query or Scan that reads nothing still bills a read (dynalite reports 0).
+          if (name === 'Query' || name === 'Scan') used = Math.max(used, input.ConsistentRead ? 1 : 0.5);
           units[name] = (units[name] ?? 0) + used;
           if (write) {
             capacity.writeUnits += used;
