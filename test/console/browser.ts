@@ -51,11 +51,41 @@ export function chromiumPath(): string {
   return binary;
 }
 
+const VIEWPORT = { width: 1280, height: 800 };
+
 export async function launchBrowser(): Promise<Browser> {
   return puppeteer.launch({
     executablePath: chromiumPath(),
     args: chromium.args.filter((a) => !DROPPED.has(a)),
     headless: true,
-    defaultViewport: { width: 1280, height: 800 },
+    defaultViewport: VIEWPORT,
   });
+}
+
+/** A browser for one run, and how to let it go when the run ends. */
+export interface BrowserLease {
+  browser: Browser;
+  /** Closes a browser of the run's own; leaves a shared one running for the others. */
+  release(): Promise<void>;
+}
+
+/** A Chromium of the run's own (the screenshots script's). */
+export async function ownBrowser(): Promise<BrowserLease> {
+  const browser = await launchBrowser();
+  return { browser, release: () => browser.close() };
+}
+
+/**
+ * The test run's one Chromium, shared by every browser test file in every worker: the tests'
+ * global setup (test/global-setup.ts) serves its address at `brokerUrl` and launches it when first
+ * asked. The run keeps its pages apart by a browser context of their own (a test's own cookies
+ * and storage); it disconnects at its end, and the global setup closes the browser after the
+ * last file.
+ */
+export async function sharedBrowser(brokerUrl: string): Promise<BrowserLease> {
+  const res = await fetch(brokerUrl);
+  const answer = await res.text();
+  if (!res.ok) throw new Error(`the shared browser did not start: ${answer}`);
+  const browser = await puppeteer.connect({ browserWSEndpoint: answer, defaultViewport: VIEWPORT });
+  return { browser, release: async () => browser.disconnect() };
 }

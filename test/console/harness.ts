@@ -11,14 +11,15 @@
  * `window.__pwned` or open a dialog, and `open()` records dialogs and errors.
  *
  * Two API clients: `analyst` (every scope the console uses) and `reader` (`read` only).
- * `startConsoleRun` stands alone (the screenshots script runs it); `useConsoleRun` is it for a
- * test file.
+ * `startConsoleRun` stands alone (the screenshots script runs it, with a Chromium of its own);
+ * `useConsoleRun` is it for a test file, on the test run's one shared Chromium (browser.ts
+ * `sharedBrowser`), each page in a browser context of its own.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page } from 'puppeteer-core';
-import { afterAll, beforeAll } from 'vitest';
+import type { BrowserContext, Page } from 'puppeteer-core';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { sha256Hex } from '../../lib/api/auth.ts';
 import { DEMO_IDENTITY_SECRETS, type RunningEmulator, startEmulator } from '../../lib/emulator/index.ts';
 import { demoIdentityInput } from '../../lib/rules/demo-config.ts';
@@ -30,7 +31,7 @@ import { newToken } from '../api/harness.ts';
 import { type CliService, startCliService } from '../helpers/cli-process.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
-import { launchBrowser } from './browser.ts';
+import { type BrowserLease, ownBrowser, sharedBrowser } from './browser.ts';
 
 /** What the hostile samples would do if they ran: set this global, or open a dialog. */
 export const PWNED = '__pwned';
@@ -72,15 +73,26 @@ export interface ConsoleRun {
   close(): Promise<void>;
 }
 
-export async function startConsoleRun(): Promise<ConsoleRun> {
+export interface ConsoleRunOptions {
+  /** The browser the run drives: by default a Chromium of its own, closed with the run. */
+  browser?: () => Promise<BrowserLease>;
+}
+
+export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<ConsoleRun> {
   const tokens = { analyst: newToken(), reader: newToken() };
   const closers: (() => Promise<unknown>)[] = [];
   const close = async () => {
     for (const c of closers.splice(0).reverse()) await c().catch(() => undefined);
   };
   try {
-    const browserStarted = launchBrowser();
-    closers.push(async () => (await browserStarted).close());
+    const browserStarted = (options.browser ?? ownBrowser)();
+    // The pages' contexts, closed before the browser is let go (a shared one outlives the run).
+    const contexts = new Set<BrowserContext>();
+    closers.push(async () => {
+      const { browser, release } = await browserStarted;
+      await Promise.all([...contexts].map((c) => c.close().catch(() => undefined)));
+      if (browser.connected) await release();
+    });
     const emulator = await startEmulator({
       seed: 7,
       rateLimits: 'off',
@@ -175,7 +187,7 @@ export async function startConsoleRun(): Promise<ConsoleRun> {
       },
     });
     closers.push(() => service.stop());
-    const browser: Browser = await browserStarted;
+    const { browser } = await browserStarted;
 
     return {
       url: service.url,
@@ -188,6 +200,7 @@ export async function startConsoleRun(): Promise<ConsoleRun> {
       close,
       async open(token, viewport = { width: 1280, height: 800 }) {
         const context = await browser.createBrowserContext();
+        contexts.add(context);
         const page = await context.newPage();
         await page.setViewport(viewport);
         const dialogs: string[] = [];
@@ -202,7 +215,15 @@ export async function startConsoleRun(): Promise<ConsoleRun> {
         });
         await page.goto(`${service.url}/console`);
         if (token) await signIn(page, token);
-        return { page, dialogs, errors, close: () => context.close() };
+        return {
+          page,
+          dialogs,
+          errors,
+          close: async () => {
+            contexts.delete(context);
+            await context.close();
+          },
+        };
       },
     };
   } catch (error) {
@@ -215,7 +236,7 @@ export async function startConsoleRun(): Promise<ConsoleRun> {
 export function useConsoleRun(): ConsoleRun {
   let run: ConsoleRun | undefined;
   beforeAll(async () => {
-    run = await startConsoleRun();
+    run = await startConsoleRun({ browser: () => sharedBrowser(inject('browserBroker')) });
   }, 60_000);
   afterAll(async () => {
     await run?.close();
