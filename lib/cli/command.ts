@@ -3,6 +3,7 @@
  * streams, environment, a logger, and a signal that fires on Ctrl-C).
  */
 import type { ParseArgsConfig } from 'node:util';
+import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
 
 export interface Io {
@@ -12,6 +13,11 @@ export interface Io {
   isTTY: boolean;
   /** The terminal's width when stdout is one (tables fit it; terminal.ts tableWidth). */
   columns?: number;
+  /**
+   * The clock a command's runtime paces, waits and dates by (`runtimeFor`); the system's unless
+   * given: a test running a command in its own process passes one that skips the waits.
+   */
+  clock?: Clock;
 }
 
 export interface CommandContext {

@@ -43,6 +43,8 @@ const uidAt = (i: number) => (events()[i]?.item as unknown as EventItem | undefi
 let pd: PagerDutyReceiver;
 let world: World;
 let env: Record<string, string>;
+/** The world's clock, which the CLI's runs share: Slack's and PagerDuty's pace skipped, not waited. */
+let clock: ReturnType<typeof skipClock>;
 
 beforeEach(async () => {
   control().clearFaults();
@@ -62,7 +64,8 @@ beforeEach(async () => {
     routes: [{ name: 'all', to: ['app', 'pager'] }],
     digest: { threshold: 50, maxItems: 20 },
   };
-  world = await makeWorld(emu, db, config, { secrets: { bot: slack.token }, clock: skipClock() });
+  clock = skipClock();
+  world = await makeWorld(emu, db, config, { secrets: { bot: slack.token }, clock });
   const polled = await world.cycle('events');
   expect(polled.delivery.sent).toBe(events().length * 2);
   const dir = await mkdtemp(join(tmpdir(), 'ea-act-'));
@@ -80,6 +83,7 @@ beforeEach(async () => {
 
 async function cli(argv: string[]) {
   const io = captureIo(env);
+  io.clock = clock;
   const code = await runCli(argv, io);
   return { code, out: io.out, err: io.err };
 }

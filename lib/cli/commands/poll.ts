@@ -37,6 +37,7 @@ export async function runtimeFor(ctx: CommandContext, polls = true): Promise<Run
     warn: ctx.warn,
     write: (text) => ctx.io.stdout(text.endsWith('\n') ? text : `${text}\n`),
     color: useColor(ctx.io),
+    ...(ctx.io.clock ? { clock: ctx.io.clock } : {}),
   });
 }
 
