@@ -424,6 +424,10 @@ export async function measureCost(
 
   const tag = `${world.streams.events} event streams ${every(here.intervalS.events)}, ${world.streams.credentials} domains ${every(here.intervalS.credentials)}`;
   const lineOf = (b: Bill, id: string) => b.lines.find((l) => l.id === id);
+  // Each sweep must visit every stream to the end, or its visits would look cheaper than they are.
+  const notDone = [...phases.idle.jobs, ...phases.trickle.jobs]
+    .filter((j) => j.status !== 'done')
+    .map((j) => `${j.stream} ${j.status ?? 'not tried'}`);
   const k = measured.kinds;
   const figures: Figure[] = [
     figure({
@@ -483,12 +487,16 @@ export async function measureCost(
     }),
     figure({
       section: 'cost',
-      id: 'cost.itemsOff',
-      label: '  items missing, unexpected or repeated (cost sweeps)',
-      value: phases.trickle.check.missing + phases.trickle.check.unexpected + phases.trickle.check.duplicates,
+      id: 'cost.sweepsOff',
+      label: '  streams not polled to the end, items missing or repeated (cost sweeps)',
+      value:
+        notDone.length +
+        phases.trickle.check.missing +
+        phases.trickle.check.unexpected +
+        phases.trickle.check.duplicates,
       unit: '',
       budget: { max: 0 },
-      detail: `${phases.trickle.added} items added, ${phases.trickle.delivered.events} events and ${phases.trickle.delivered.credentials} credentials delivered: one more item ${round(k.events.item.writeUnits, 1)} / ${round(k.credentials.item.writeUnits, 1)} write units, ${round(k.events.item.lambdaMs)} / ${round(k.credentials.item.lambdaMs)} ms (event / credential)`,
+      detail: `${notDone.length ? `${notDone.slice(0, 3).join(', ')} not done; ` : ''}${phases.trickle.added} items added, ${phases.trickle.delivered.events} events and ${phases.trickle.delivered.credentials} credentials delivered: one more item ${round(k.events.item.writeUnits, 1)} / ${round(k.credentials.item.writeUnits, 1)} write units, ${round(k.events.item.lambdaMs)} / ${round(k.credentials.item.lambdaMs)} ms (event / credential)`,
     }),
   ];
   return {
