@@ -1,6 +1,6 @@
 /** EMF output: what CloudWatch needs to turn a log line into metrics, per service and per stream. */
 import { describe, expect, it } from 'vitest';
-import { EmfMetrics } from '../lib/metrics.ts';
+import { countForStream, EmfMetrics } from '../lib/metrics.ts';
 
 describe('EmfMetrics', () => {
   it('writes one EMF line per dimension set, with service-wide and detailed dimensions', () => {
@@ -31,5 +31,26 @@ describe('EmfMetrics', () => {
     lines.length = 0;
     metrics.flush();
     expect(lines).toEqual([]);
+  });
+
+  it('a stream gets a metric of its own only for what it counted; the service-wide one every time', () => {
+    const lines: string[] = [];
+    const metrics = new EmfMetrics({ service: 'poll-credentials', write: (l) => lines.push(l) });
+    // Three visits: two find nothing, one finds 4 items of which 1 is new.
+    countForStream(metrics, 'ItemsFetched', 0, 'credentials:a.test');
+    countForStream(metrics, 'NewItems', 0, 'credentials:a.test');
+    countForStream(metrics, 'ItemsFetched', 4, 'credentials:b.test');
+    countForStream(metrics, 'NewItems', 1, 'credentials:b.test');
+    countForStream(metrics, 'ItemsFetched', 0, 'credentials:c.test');
+    metrics.flush();
+    const parsed = lines.map((l) => JSON.parse(l));
+    const perStream = parsed.filter((p) => 'stream' in p);
+    expect(perStream.map((p) => [p.stream, p.ItemsFetched, p.NewItems])).toEqual([
+      ['credentials:b.test', 4, 1],
+    ]);
+    const serviceWide = parsed.filter((p) => !('stream' in p));
+    expect(serviceWide).toHaveLength(1);
+    expect(serviceWide[0]).toMatchObject({ service: 'poll-credentials', ItemsFetched: 0, NewItems: 0 });
+    expect(serviceWide[0]._aws.CloudWatchMetrics[0].Dimensions).toEqual([['service']]);
   });
 });

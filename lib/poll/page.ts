@@ -5,6 +5,7 @@
  * has its new webhook deliveries handed back and sends them inline (deliver/inline.ts).
  */
 import type { InlineDelivery } from '../deliver/inline.ts';
+import { countForStream } from '../metrics.ts';
 import type { Alert } from '../model.ts';
 import { silencedNote } from '../rules/silences.ts';
 import { fitItem } from '../state/limits.ts';
@@ -128,7 +129,7 @@ async function quarantine(deps: PollDeps, spec: StreamSpec, page: StreamPage): P
       issues: issuesToText(bad.issues),
     });
   }
-  deps.metrics.count('QuarantinedItems', page.invalid.length, { stream: spec.id });
+  countForStream(deps.metrics, 'QuarantinedItems', page.invalid.length, spec.id);
 }
 
 /** Waits for every task, then fails with the first failure: nothing is left running behind a throw. */

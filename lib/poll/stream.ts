@@ -17,6 +17,7 @@
  */
 import type { InlineDelivery } from '../deliver/inline.ts';
 import type { Logger } from '../log.ts';
+import { countForStream } from '../metrics.ts';
 import { keepAlive, LeaseLostError, LeaseRenewalError } from '../state/lease.ts';
 import type { StreamLease } from '../state/streams.ts';
 import { RequestLimitError, UpstreamError } from '../upstream/errors.ts';
@@ -115,8 +116,8 @@ export async function pollStream(
     deps.metrics.gauge('PollLagSeconds', lag, 'Seconds', { stream: spec.id });
     result.lagSeconds = lag;
   }
-  deps.metrics.count('ItemsFetched', result.items, { stream: spec.id });
-  deps.metrics.count('NewItems', result.newItems, { stream: spec.id });
+  countForStream(deps.metrics, 'ItemsFetched', result.items, spec.id);
+  countForStream(deps.metrics, 'NewItems', result.newItems, spec.id);
   return result;
 }
 

@@ -3,6 +3,7 @@
  * come least recently polled first, never polled first of all, in the config's order among equals.
  */
 import { describe, expect, it } from 'vitest';
+import { streamsInTurn } from '../../lib/poll/cycle.ts';
 import { streamsFor } from '../../lib/poll/streams.ts';
 import { inTurn, type LastPolled, streamIds } from '../../lib/poll/turn.ts';
 import { parseConfig } from '../../lib/rules/config.ts';
@@ -44,5 +45,31 @@ describe('turns', () => {
       d: '2026-11-22T09:00:00Z',
     });
     expect(await inTurn(ids, (id) => id, store)).toEqual(['c', 'e', 'b', 'd', 'a']);
+  });
+
+  it("a worker's cycle reads only its jobs' stream states, not its kind's every one", async () => {
+    const domains = Array.from({ length: 400 }, (_, i) => `d${i}.test`);
+    const { config } = parseConfig(
+      JSON.stringify({ sources: { credentials: { domains } }, destinations: {}, routes: [] }),
+    );
+    const asked: string[][] = [];
+    const store = polledAt({ 'credentials:d7.test': '2026-11-22T10:00:00Z' });
+    const poll = {
+      streams: {
+        lastPolled: (ids: readonly string[]) => {
+          asked.push([...ids]);
+          return store.lastPolled(ids);
+        },
+      },
+    };
+    const deps = { config, upstream, poll } as unknown as Parameters<typeof streamsInTurn>[0];
+    const jobs = new Set(['credentials:d7.test', 'credentials:d300.test']);
+    const turn = await streamsInTurn(deps, 'credentials', jobs);
+    expect(turn.map((s) => s.id)).toEqual(['credentials:d300.test', 'credentials:d7.test']);
+    expect(asked).toEqual([['credentials:d7.test', 'credentials:d300.test']]);
+    // A cycle over the whole kind (the CLI's poll) still reads and orders them all.
+    asked.length = 0;
+    expect(await streamsInTurn(deps, 'credentials')).toHaveLength(400);
+    expect(asked[0]).toHaveLength(400);
   });
 });
