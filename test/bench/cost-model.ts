@@ -24,21 +24,30 @@
  *   bounds a kind, all its `pollerConcurrency` workers are busy (working or waiting for their turn)
  *   for as long as its requests take at the paced rate. A dispatcher bills its measured reads and
  *   SQS_SEND_MS a batch of ten messages.
- * - DynamoDB: the capacity units measured (product.ts CapacityCount), on demand, a visit's reads of
- *   its kind's stream states counted per stream of the deployment (KindMeasure); storage of the
+ * - DynamoDB: the capacity units measured (product.ts CapacityCount), on demand. A visit reads its
+ *   own stream's state only (lib/poll/cycle.ts `streamsInTurn` with `only`, measured: KindMeasure
+ *   `stateReadUnits`), so its reads do not grow with the deployment's streams. Storage of the
  *   stream states and ITEM_DAYS_KEPT days of items (their records' lifetime), with point-in-time
  *   recovery on the same size.
  * - SQS: per message one send (ten to a SendMessageBatch), one receive and one delete; and the
  *   event sources' long polls of an empty queue, ESM_POLLERS pollers each every LONG_POLL_S.
  * - Secrets Manager: the stack's secrets, and one GetSecretValue per cold start of a worker or the
  *   API (the dispatchers read none), COLD_STARTS_PER_HOUR of each environment.
- * - CloudWatch: every metric the bench's EMF lines published, per stream (sent at every visit, so
- *   every hour), per service, and per destination (sent in the hours a destination delivers: the
- *   chance that an hour has an item of that kind); with `tenants` entries, a PollLagSeconds per
- *   tenant and worker (lib/poll/cycle.ts, not measured: the bench's world is one tenant). The
- *   stack's alarms and dashboards. Logs: the bytes measured (log and EMF lines), with the request
- *   id every line carries on Lambda (LINE_CONTEXT_BYTES) and the platform's START/END/REPORT lines
- *   (PLATFORM_LOG_BYTES); stored for the retention, at their raw size.
+ * - CloudWatch: every metric the bench's EMF lines published. CloudWatch bills a custom metric by
+ *   the hour: one that gets data in N hours of the month is N/730 of a metric-month. Per service:
+ *   every hour (each visit sends them, zero included). Per stream: those a visit that finds nothing
+ *   publishes, every hour (none since lib/metrics.ts `countForStream`, as measured; billed if ever
+ *   there are some), and those each new item makes the streams that fetch it publish, an hour each
+ *   (KindMeasure `streamMetricsPerItem`). The items are assumed to come apart, each in an hour of
+ *   its own (an upper bound), so a stream has them in ITEMS_PER_STREAM_PER_DAY hours a day, no more
+ *   than every hour nor than its visits a day (`itemHours`). Per destination: in the hours a
+ *   destination delivers (the chance that an hour has an item of that kind). With `tenants`
+ *   entries, a PollLagSeconds per tenant and worker (lib/poll/cycle.ts, not measured: the bench's
+ *   world is one tenant), sent when one of the tenant's streams saw items: in as many hours as its
+ *   streams find items a day, at most every hour. The stack's alarms and dashboards. Logs: the
+ *   bytes measured (log and EMF lines), with the request id every line carries on Lambda
+ *   (LINE_CONTEXT_BYTES) and the platform's START/END/REPORT lines (PLATFORM_LOG_BYTES); stored for
+ *   the retention, at their raw size.
  * - X-Ray (active tracing on every function): Lambda samples the first request each second and 5%
  *   of the rest, per function (assumed): a worker's busy seconds are its billed seconds over its
  *   concurrency.
@@ -52,7 +61,7 @@ export const COST_KINDS: Kind[] = ['events', 'credentials'];
 
 export const MONTH_HOURS = 730;
 const MONTH_S = MONTH_HOURS * 3600;
-/** Assumed: new items a stream finds a day. */
+/** Assumed: new items a stream finds a day, each in an hour of its own (see the header, CloudWatch). */
 export const ITEMS_PER_STREAM_PER_DAY = 1;
 /** Assumed: an upstream answer on AWS (docs/deploy.md, Sizing the fan-out: about half a second). */
 export const UPSTREAM_LATENCY_MS = 500;
@@ -97,17 +106,24 @@ export interface Use {
 export interface KindMeasure {
   /** Streams of the kind in the measured world. */
   streams: number;
-  /** A visit, less the reads below (which grow with the streams). */
+  /** A visit that finds nothing new. */
   visit: Use;
   /**
-   * Read units a visit spends per stream of its kind: each job reads the state of every stream of
-   * its kind to order them (lib/poll/cycle.ts `streamsInTurn`) before keeping its own. So a visit's
-   * reads grow with the deployment's streams, and the month's with their square.
+   * Read units of a visit's read of stream states (its BatchGetItem), part of `visit.readUnits`:
+   * its own stream's state, about 1 unit whatever the streams (a job used to read its kind's every
+   * state, so the reads grew with the deployment's streams, and the month's with their square).
    */
-  turnReadUnitsPerStream: number;
+  stateReadUnits: number;
   item: Use;
-  /** Metrics with a `stream` dimension, per stream. */
-  metricsPerStream: number;
+  /** Metrics with a `stream` dimension that a visit finding nothing publishes (mean; 0 expected). */
+  idleStreamMetrics: number;
+  /**
+   * Metrics with a `stream` dimension that one more item brings, beyond the idle ones, on every
+   * stream that fetched it (an event can be on the tenant's feed and an identifier group's; a
+   * stream that fetched it after another has it as not new, and still counts it fetched): each an
+   * hour of one metric, since the items come each in an hour of its own.
+   */
+  streamMetricsPerItem: number;
   /** Metrics with the `service` dimension alone. */
   serviceMetrics: number;
   /** Metrics with a `destination` dimension, per destination that delivered. */
@@ -174,6 +190,15 @@ export interface Bill {
 }
 
 const GB = 1024 ** 3;
+
+/**
+ * The share of the month's hours in which something that finds `perDay` items a day, visited every
+ * `intervalS`, has a metric: each item in an hour of its own (the header's assumption, an upper
+ * bound), at most one hour a visit, at most every hour.
+ */
+export function itemHours(perDay: number, intervalS: number): number {
+  return Math.min(perDay, 24, 86_400 / intervalS) / 24;
+}
 
 /** The intervals the streams need: the stack's, or longer where the rate cannot visit them all. */
 export function schedule(m: Measured, stack: StackShape, d: Deployment): Record<Kind, number> {
@@ -243,7 +268,7 @@ export function bill(m: Measured, stack: StackShape, d: Deployment): Bill {
     const dispatchS = (streams * km.dispatch.msPerStream + batches * SQS_SEND_MS) / 1000;
     gbSeconds += (runs * dispatchS * stack.dispatcherMemoryMb[k]) / 1024;
     readUnits +=
-      visits * (km.visit.readUnits + streams * km.turnReadUnitsPerStream) +
+      visits * km.visit.readUnits +
       items * km.item.readUnits +
       runs * streams * km.dispatch.readUnitsPerStream;
     writeUnits += visits * km.visit.writeUnits + items * km.item.writeUnits;
@@ -255,13 +280,17 @@ export function bill(m: Measured, stack: StackShape, d: Deployment): Bill {
     // X-Ray: a worker is busy workerS / concurrency seconds of the month; a dispatch is one trace.
     const busyS = Math.min(MONTH_S, workerS / stack.concurrency[k]);
     if (stack.tracing) traces += Math.min(visits, busyS + 0.05 * Math.max(0, visits - busyS)) + runs;
-    // Metrics: per stream every hour; per service; per destination in the hours it delivers; per tenant.
+    // Metric-months (the header): per stream, those of an idle visit every hour and the rest in the
+    // hours it finds items; per service every hour; per destination in the hours it delivers; per
+    // tenant in the hours its streams find items.
+    const itemShare = itemHours(ITEMS_PER_STREAM_PER_DAY, intervalS[k]);
     const deliveringHours = 1 - Math.exp(-items / MONTH_HOURS);
+    const tenantShare = itemHours((ITEMS_PER_STREAM_PER_DAY * streams) / d.tenants, intervalS[k]);
     metrics +=
-      streams * km.metricsPerStream +
+      streams * (km.idleStreamMetrics + km.streamMetricsPerItem * itemShare) +
       km.serviceMetrics +
       d.destinations * km.destinationMetrics * deliveringHours +
-      (d.tenants > 1 ? d.tenants : 0);
+      (d.tenants > 1 ? d.tenants * tenantShare : 0);
   }
   const p = PRICES;
   add(
@@ -304,9 +333,9 @@ export function bill(m: Measured, stack: StackShape, d: Deployment): Bill {
     'metrics',
     'CloudWatch custom metrics',
     metrics,
-    'metrics',
+    'metric-months',
     tiered(metrics, p.cloudwatch.metricTiers),
-    'EMF',
+    'EMF, by the hours each gets data',
   );
   add('alarms', 'CloudWatch alarms', stack.alarms, 'alarms', stack.alarms * p.cloudwatch.perAlarm, '');
   add(

@@ -18,6 +18,11 @@
  *    feed, then every stream visited again, and a last pass. What one more delivered item costs
  *    beyond its visit, per kind: the sweep's counts less its visits at the idle sweep's mean (its
  *    time: the jobs that found new items, less the idle median each), over the items delivered.
+ * The metrics: each job's EMF lines are read for the metrics they publish. An idle visit must
+ * publish none with a `stream` dimension (lib/metrics.ts `countForStream`; `cost.idleStreamMetrics`
+ * counts the idle visits that did). A trickle visit's are counted once for each item it fetched,
+ * over the items delivered: a stream's own metrics per item, which the model bills an hour each
+ * (cost-model.ts KindMeasure `streamMetricsPerItem`).
  * Durations on this machine stand for Lambda's (cost-model.ts says how they are billed), taken as
  * the median so a stall of this machine is not counted as Lambda's time.
  *
@@ -88,6 +93,8 @@ interface CostJob {
   stream: string;
   kind: Kind;
   status?: string;
+  /** Items its pages held, new or not, and the new ones. */
+  items: number;
   newItems: number;
   /** The job's own time on this machine with the real upstream's answers (see cost-model.ts). */
   lambdaMs: number;
@@ -109,6 +116,7 @@ function costJob(r: ScaleJobResult): CostJob {
     stream: r.stream,
     kind: kindOf(r.stream),
     ...(r.status ? { status: r.status } : {}),
+    items: r.items,
     newItems: r.newItems,
     lambdaMs: Math.max(0, own - u.upstream * EMULATOR_LATENCY_MS) + u.upstream * UPSTREAM_LATENCY_MS,
     upstream: u.upstream,
@@ -266,23 +274,16 @@ type Phases = Awaited<ReturnType<typeof costPhases>>;
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0);
 const COUNTS = ['upstream', 'dynamoRequests', 'readUnits', 'writeUnits', 'logBytes'] as const;
 
-/** Metrics by what they are per: `Name{service=…,stream=…}` has a stream dimension. */
-function metricKinds(keys: Iterable<string>) {
-  const out = {
-    stream: new Set<string>(),
-    streams: new Set<string>(),
-    destination: new Set<string>(),
-    service: new Set<string>(),
-  };
+/** Whether a metric key, `Name{service=…,stream=…}`, has a `stream` dimension: a stream's own. */
+const ofStream = (key: string) => /[{,]stream=/.test(key);
+const streamMetrics = (j: CostJob) => j.metrics.filter(ofStream).length;
+
+/** The metrics that are not a stream's own, by what they are per: a destination, or the service. */
+function sharedMetrics(keys: Iterable<string>) {
+  const out = { destination: new Set<string>(), service: new Set<string>() };
   for (const key of keys) {
-    const dims = Object.fromEntries(
-      (/\{(.*)\}$/.exec(key)?.[1] ?? '').split(',').map((d) => d.split('=') as [string, string]),
-    );
-    if ('stream' in dims) {
-      out.stream.add(key);
-      out.streams.add(dims.stream as string);
-    } else if ('destination' in dims) out.destination.add(key);
-    else out.service.add(key);
+    if (ofStream(key)) continue;
+    (/[{,]destination=/.test(key) ? out.destination : out.service).add(key);
   }
   return out;
 }
@@ -297,9 +298,7 @@ function kindMeasure(p: Phases, kind: Kind): KindMeasure {
   >;
   const idleMs = median(idle.map((j) => j.lambdaMs));
   const streams = p.world.byKind[kind];
-  // The stream states a job reads to order its kind's streams (cost-model.ts KindMeasure): one BatchGetItem.
-  const turnUnits = mean(idle.map((j) => j.units.BatchGetItem ?? 0));
-  const visit: Use = { ...idleMean, readUnits: idleMean.readUnits - turnUnits, lambdaMs: idleMs };
+  const visit: Use = { ...idleMean, lambdaMs: idleMs };
   // Beyond the visits: the trickle's counts less its visits at the idle mean, and the last pass's share.
   const items = Math.max(1, p.trickle.delivered[kind]);
   const share =
@@ -310,6 +309,15 @@ function kindMeasure(p: Phases, kind: Kind): KindMeasure {
     return Math.max(0, (jobs + pass) / items);
   };
   const found = trickle.filter((j) => j.newItems > 0);
+  const idleStreamMetrics = mean(idle.map(streamMetrics));
+  // A stream's own metrics an item brings, on every stream that fetched it: each trickle visit's
+  // beyond an idle visit's, once for each item it fetched (items each in an hour of their own, the
+  // model's assumption, would each have had a visit, and an hour of those metrics, of their own).
+  const streamMetricsPerItem =
+    trickle.reduce(
+      (n, j) => n + Math.max(0, streamMetrics(j) - idleStreamMetrics) * Math.max(1, j.items),
+      0,
+    ) / items;
   const item: Use = {
     upstream: extra('upstream'),
     dynamoRequests: extra('dynamoRequests'),
@@ -319,16 +327,18 @@ function kindMeasure(p: Phases, kind: Kind): KindMeasure {
     lambdaMs: Math.max(0, found.reduce((n, j) => n + j.lambdaMs - idleMs, 0) / items),
   };
   const service = `service=poll-${kind}`;
-  const metrics = metricKinds(
+  const metrics = sharedMetrics(
     [...p.idle.jobs, ...p.trickle.jobs].flatMap((j) => j.metrics).filter((k) => k.includes(service)),
   );
   const d = p.idle.dispatch[kind];
   return {
     streams,
     visit,
-    turnReadUnitsPerStream: turnUnits / streams,
+    // The stream states a visit reads (lib/poll/cycle.ts streamsInTurn): one BatchGetItem.
+    stateReadUnits: mean(idle.map((j) => j.units.BatchGetItem ?? 0)),
     item,
-    metricsPerStream: metrics.stream.size / Math.max(1, metrics.streams.size),
+    idleStreamMetrics,
+    streamMetricsPerItem,
     serviceMetrics: metrics.service.size,
     destinationMetrics: metrics.destination.size,
     dispatch: {
@@ -373,7 +383,17 @@ function readBaseline(): Baseline | undefined {
   }
 }
 
+/** Whether a baseline holds every figure the model bills (one written before a change may not). */
+const billable = (b: Baseline) =>
+  COST_KINDS.every((k) => typeof b.measured.kinds[k]?.streamMetricsPerItem === 'number');
+
 const usd = (n: number) => round(n, n >= 100 ? 0 : 2);
+
+/** A job for the raw output: its metrics' names left out, the count of its stream's own kept. */
+const withoutMetrics = ({ metrics, ...j }: CostJob) => ({
+  ...j,
+  streamMetrics: metrics.filter(ofStream).length,
+});
 
 export async function measureCost(
   log: (line: string) => void,
@@ -406,7 +426,11 @@ export async function measureCost(
     const host = machine();
     const written: Baseline = {
       note: "The cost section's baseline (test/bench/measure-cost.ts): refresh with BENCH_COST_BASELINE=write npm run bench -- --only cost, and commit it.",
-      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+      // Where the figures were written changes none of them.
+      command: `npm run bench -- ${process.argv
+        .slice(2)
+        .join(' ')
+        .replace(/\s*--out(=|\s+)\S+/, '')}`.trim(),
       date: new Date().toISOString().slice(0, 10),
       machine: `${host.cpu}, ${host.cores} cores, Node ${host.node}`,
       pricesReadOn: PRICES_READ_ON,
@@ -419,7 +443,7 @@ export async function measureCost(
     log(`  cost: baseline written to ${BASELINE_PATH}`);
     baseline = written;
   }
-  const baselineBill = baseline ? bill(baseline.measured, stack, world) : undefined;
+  const baselineBill = baseline && billable(baseline) ? bill(baseline.measured, stack, world) : undefined;
   const ratio = baselineBill ? here.total / baselineBill.total : Number.NaN;
 
   const tag = `${world.streams.events} event streams ${every(here.intervalS.events)}, ${world.streams.credentials} domains ${every(here.intervalS.credentials)}`;
@@ -429,6 +453,14 @@ export async function measureCost(
     .filter((j) => j.status !== 'done')
     .map((j) => `${j.stream} ${j.status ?? 'not tried'}`);
   const k = measured.kinds;
+  // A stream's own metrics: none at an idle visit; those of the trickle's visits that found items.
+  const idleWithStreamMetrics = phases.idle.jobs.filter((j) => j.metrics.some(ofStream));
+  const publishing = phases.trickle.jobs.filter((j) => j.metrics.some(ofStream));
+  const names = [
+    ...new Set(publishing.flatMap((j) => j.metrics.filter(ofStream).map((m) => m.slice(0, m.indexOf('{'))))),
+  ].sort();
+  const trickleStreamMetrics = publishing.reduce((n, j) => n + streamMetrics(j), 0);
+  const trickleItems = phases.trickle.delivered.events + phases.trickle.delivered.credentials;
   const figures: Figure[] = [
     figure({
       section: 'cost',
@@ -454,7 +486,7 @@ export async function measureCost(
       label: '  per 100 streams (the bill less its fixed part)',
       value: usd(((here.total - fixed.total) / streams) * 100),
       unit: '$',
-      detail: `an event stream visited ${every(here.intervalS.events)}: ${round(k.events.visit.upstream, 2)} requests, ${round(k.events.visit.writeUnits, 1)} write / ${round(k.events.visit.readUnits, 1)} read units, ${round(k.events.visit.lambdaMs)} ms, ${round(k.events.metricsPerStream, 1)} metrics; a domain ${every(here.intervalS.credentials)}: ${round(k.credentials.visit.upstream, 2)} searches, ${round(k.credentials.visit.writeUnits, 1)} / ${round(k.credentials.visit.readUnits, 1)} units, ${round(k.credentials.visit.lambdaMs)} ms`,
+      detail: `an event stream visited ${every(here.intervalS.events)}: ${round(k.events.visit.upstream, 2)} requests, ${round(k.events.visit.writeUnits, 1)} write / ${round(k.events.visit.readUnits, 1)} read units (${round(k.events.stateReadUnits, 1)} its state), ${round(k.events.visit.lambdaMs)} ms; a domain ${every(here.intervalS.credentials)}: ${round(k.credentials.visit.upstream, 2)} searches, ${round(k.credentials.visit.writeUnits, 1)} / ${round(k.credentials.visit.readUnits, 1)} units (${round(k.credentials.stateReadUnits, 1)}), ${round(k.credentials.visit.lambdaMs)} ms`,
     }),
     figure({
       section: 'cost',
@@ -462,7 +494,7 @@ export async function measureCost(
       label: '  per tenant of 40 streams (10 tenants, less the fixed part)',
       value: usd(((tiers.find((t) => t.tenants === 10)?.bill.total ?? Number.NaN) - fixed.total) / 10),
       unit: '$',
-      detail: `10 event streams ${every(stack.intervalS.events)} and 30 domains ${every(stack.intervalS.credentials)} each; with tenants entries, 2 PollLagSeconds metrics a tenant`,
+      detail: `10 event streams ${every(stack.intervalS.events)} and 30 domains ${every(stack.intervalS.credentials)} each; with tenants entries, a PollLagSeconds a tenant and kind in the hours its streams find items`,
     }),
     ...tiers.map(({ tenants, bill: b }) =>
       figure({
@@ -481,9 +513,21 @@ export async function measureCost(
       value: round(ratio, 3),
       unit: 'x',
       budget: { max: 1.1 },
-      detail: baseline
-        ? `$${round(perStream, 3)} vs $${round((baselineBill?.total ?? 0) / streams, 3)} a stream (baseline of ${baseline.date}, ${baseline.machine}); refresh: BENCH_COST_BASELINE=write npm run bench -- --only cost`
-        : `no baseline at ${BASELINE_PATH}: BENCH_COST_BASELINE=write npm run bench -- --only cost, then commit it`,
+      detail:
+        baseline && !baselineBill
+          ? `the baseline of ${baseline.date} lacks figures this model bills: BENCH_COST_BASELINE=write npm run bench -- --only cost, then commit it`
+          : baseline
+            ? `$${round(perStream, 3)} vs $${round((baselineBill?.total ?? 0) / streams, 3)} a stream (baseline of ${baseline.date}, ${baseline.machine}); refresh: BENCH_COST_BASELINE=write npm run bench -- --only cost`
+            : `no baseline at ${BASELINE_PATH}: BENCH_COST_BASELINE=write npm run bench -- --only cost, then commit it`,
+    }),
+    figure({
+      section: 'cost',
+      id: 'cost.idleStreamMetrics',
+      label: '  idle visits that published a metric of their stream',
+      value: idleWithStreamMetrics.length,
+      unit: '',
+      budget: { max: 0 },
+      detail: `${idleWithStreamMetrics.length ? `${idleWithStreamMetrics[0]?.metrics.filter(ofStream).join(', ')} at an idle visit; ` : ''}of ${phases.idle.jobs.length}; the trickle: ${trickleStreamMetrics} (${names.join(', ')}) at ${publishing.length} visits, ${publishing.filter((j) => j.newItems > 0).length} of them finding items, for ${trickleItems} items; billed per item, each in its own hour: ${round(k.events.streamMetricsPerItem, 1)} / ${round(k.credentials.streamMetricsPerItem, 1)} (event / credential)`,
     }),
     figure({
       section: 'cost',
@@ -506,8 +550,8 @@ export async function measureCost(
       measured,
       phases: {
         ...phases,
-        idle: { ...phases.idle, jobs: phases.idle.jobs.map(({ metrics: _m, ...j }) => j) },
-        trickle: { ...phases.trickle, jobs: phases.trickle.jobs.map(({ metrics: _m, ...j }) => j) },
+        idle: { ...phases.idle, jobs: phases.idle.jobs.map(withoutMetrics) },
+        trickle: { ...phases.trickle, jobs: phases.trickle.jobs.map(withoutMetrics) },
       },
       bill: here,
       fixed: fixed.total,
