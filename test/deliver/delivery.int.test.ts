@@ -7,6 +7,7 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { type Clock, systemClock } from '../../lib/clock.ts';
 import { MAX_ATTEMPTS } from '../../lib/deliver/retry.ts';
+import { skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { useReceivers } from '../helpers/receiver.ts';
@@ -46,9 +47,13 @@ describe('destination answers', () => {
   }, 20_000);
 
   it('429 with Retry-After: retried after the delay it gave, never sooner', async () => {
-    const hook = await receiver();
+    // The two seconds are waited on this clock, which the receiver stamps requests with too.
+    const clock = skipClock();
+    const hook = await receiver(undefined, { now: clock.now });
     hook.script({ status: 429, headers: { 'Retry-After': '2' }, body: 'slow down' });
-    const world = await makeWorld(emu, db, eventsTo({ hook: { type: 'webhook', url: hook.url } }));
+    const world = await makeWorld(emu, db, eventsTo({ hook: { type: 'webhook', url: hook.url } }), {
+      clock,
+    });
     const first = await world.cycle('events');
     expect(first.delivery.retrying).toBeGreaterThan(0);
     const refusedAt = hook.requests[0]?.at ?? 0;
@@ -60,7 +65,7 @@ describe('destination answers', () => {
     }
     const early = await world.deliver();
     expect(early.sent).toBe(0); // not due yet
-    await new Promise((r) => setTimeout(r, 2_100));
+    await clock.sleep(2_100);
     const later = await world.deliver();
     expect(later.sent).toBe(pending.length);
     // The same items carry the same Idempotency-Key on the retry, which came no sooner than asked.
@@ -159,8 +164,12 @@ describe('destination answers', () => {
 
 describe('pace and isolation', () => {
   it('never sends more than one message a second to a Slack webhook', async () => {
-    const slack = await receiver({ status: 200, body: 'ok' });
-    const world = await makeWorld(emu, db, eventsTo({ slack: { type: 'slack', url: slack.url } }));
+    // The pace is taken on this clock, not waited out; the receiver stamps requests with it.
+    const clock = skipClock();
+    const slack = await receiver({ status: 200, body: 'ok' }, { now: clock.now });
+    const world = await makeWorld(emu, db, eventsTo({ slack: { type: 'slack', url: slack.url } }), {
+      clock,
+    });
     // Three events, each its own message (the digest threshold is 100).
     const chosen = new Set(
       emu.running.emulator.dataset

@@ -27,7 +27,15 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(fallback: Reply = { status: 200, body: 'ok' }): Promise<Receiver> {
+/**
+ * `now` stamps each request's `at` (default the real time): a test on a skipping clock passes its
+ * clock's, so times it compares are on one timeline.
+ */
+export async function startReceiver(
+  fallback: Reply = { status: 200, body: 'ok' },
+  options: { now?: () => number } = {},
+): Promise<Receiver> {
+  const now = options.now ?? Date.now;
   const queue: Reply[] = [];
   const requests: ReceivedRequest[] = [];
   const hung: (() => void)[] = [];
@@ -45,7 +53,7 @@ export async function startReceiver(fallback: Reply = { status: 200, body: 'ok' 
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
     requests.push({
-      at: Date.now(),
+      at: now(),
       method: req.method ?? '',
       path: req.url ?? '',
       headers,
@@ -72,13 +80,13 @@ export async function startReceiver(fallback: Reply = { status: 200, body: 'ok' 
  * const receiver = useReceivers();
  * it('...', async () => { const slack = await receiver({ status: 429 }); ... });
  */
-export function useReceivers(): (fallback?: Reply) => Promise<Receiver> {
+export function useReceivers(): (fallback?: Reply, options?: { now?: () => number }) => Promise<Receiver> {
   const open: Receiver[] = [];
   afterEach(async () => {
     await Promise.all(open.splice(0).map((r) => r.close()));
   });
-  return async (fallback) => {
-    const r = await startReceiver(fallback);
+  return async (fallback, options) => {
+    const r = await startReceiver(fallback, options);
     open.push(r);
     return r;
   };
