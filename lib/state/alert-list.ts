@@ -1,16 +1,24 @@
 /**
+ * Longer than 300 lines because a page of the list, the detail and a dry run's read each walk
+ * both ways entries are stored (packs, and entries alone from before them) within bounded reads.
+ *
  * Reading the alert index (records/alert-index.ts): the console's list of alerts, newest first and
  * filtered, one alert's detail, and the recent alerts a silence's dry run counts.
  *
  * How a page is read, whatever the filters:
- * - the entries, newest first, from the month partitions of the last 91 days (at most 4), with a
- *   Query of at most 100 entries at a time: at most MAX_ENTRIES entries and MAX_QUERIES Queries a
- *   page (eventually consistent: 200 entries of about 400 bytes are about 10 read units);
+ * - the entries, newest first, from the month partitions of the last 91 days (at most 4): list
+ *   packs of up to 100 entries (and entries stored alone, as written before the packs), with
+ *   Queries sized to what is left of the page's entries: at most MAX_ENTRIES entries looked at and
+ *   MAX_QUERIES Queries a page (eventually consistent: 200 entries of about 400 bytes are about 10
+ *   read units; a pack is read whole, so a page may read one pack's worth more);
  * - the state of each delivery that began `pending` (the others are final in the entry), by
  *   BatchGet of its record, consistent: at most MAX_RECORD_KEYS records a page (3 BatchGets).
  * A page stops when it holds 50 items or a bound is reached, and then carries a cursor: the
- * position of the last entry it looked at. So a page with narrow filters may hold fewer than 50,
- * or none, and still a cursor; no item is on two pages, and none is skipped.
+ * position of the last entry it looked at (a stored item's sort key, and how many of a pack's
+ * entries were looked at when it stopped inside one). So a page with narrow filters may hold fewer
+ * than 50, or none, and still a cursor; no item is on two pages, and none is skipped. Packs are
+ * read newest first by their newest entry, each pack's entries newest first: two packs of the same
+ * moment (a page's items completed by separate inline sends) may interleave by matchedAt.
  *
  * What a packed record gives: nothing of its own. A delivery sent inline and packed is `sent` with
  * the time and attempts its entry kept. An entry whose pending records were all created after it
@@ -20,7 +28,7 @@
 import { RECORD_RETENTION_DAYS } from '../model.ts';
 import { batchGet, queryAll, type StoredItem, type TableIo } from './io.ts';
 import { marshall, unmarshall } from './marshall.ts';
-import { entryPk, type IndexEntry, itemPk, MONTH_PREFIX, monthOf } from './records/alert-index.ts';
+import { entryPk, type IndexEntry, itemPk, MONTH_PREFIX, monthOf, monthOfSk } from './records/alert-index.ts';
 import { type DeliveryRecord, deliveryId, fromStored, isLive, keyOfId } from './records/record.ts';
 import { QueryCommand } from './sdk.ts';
 
@@ -53,10 +61,22 @@ export interface AlertFilters {
   q?: string;
 }
 
-/** Where the next page starts: a month, and the sort key below which to read on (none: its top). */
+/**
+ * Where the next page starts: a month, and the sort key below which to read on (none: its top);
+ * inside a pack, `<its sort key>\u0000<entries of it already looked at>`.
+ */
 export interface ListPosition {
   month: string;
   below?: string;
+}
+
+/** Splits a `below` into the sort key and, inside a pack, how many of its entries to skip. */
+function boundOf(below: string | undefined): { sk?: string; skip?: number } {
+  if (below === undefined) return {};
+  const cut = below.lastIndexOf('\u0000');
+  if (cut < 0) return { sk: below };
+  const skip = Number(below.slice(cut + 1));
+  return Number.isInteger(skip) && skip > 0 ? { sk: below.slice(0, cut), skip } : { sk: below.slice(0, cut) };
 }
 
 export const PAGE_ITEMS = 50;
@@ -64,6 +84,8 @@ export const MAX_ENTRIES = 200;
 export const MAX_QUERIES = 6;
 export const MAX_RECORD_KEYS = 300;
 const CHUNK = 100;
+/** Entries a stored list item is taken to hold before any was read: a full pack. */
+const PACK_GUESS = 100;
 
 /** The months that can hold live entries at `now`, newest first. */
 export function liveMonths(now: number): string[] {
@@ -81,10 +103,21 @@ export function liveMonths(now: number): string[] {
   return months;
 }
 
-function parseEntry(stored: StoredItem, nowSeconds: number): IndexEntry | undefined {
-  const { entry, expiresAt } = unmarshall(stored);
-  if (typeof entry !== 'string' || !isLive(expiresAt, nowSeconds)) return undefined;
-  return JSON.parse(entry) as IndexEntry;
+/**
+ * The live entries of a stored list item, newest first: a pack's, or the one entry stored alone;
+ * `pack` says which (its entries are addressed by count in a position).
+ */
+function entriesOf(stored: StoredItem, nowSeconds: number): { entries: IndexEntry[]; pack: boolean } {
+  const { entry, entries, expiresAt } = unmarshall(stored);
+  const pack = typeof entries === 'string';
+  if (!isLive(expiresAt, nowSeconds)) return { entries: [], pack };
+  if (pack) return { entries: JSON.parse(entries) as IndexEntry[], pack };
+  return { entries: typeof entry === 'string' ? [JSON.parse(entry) as IndexEntry] : [], pack };
+}
+
+/** A list pack's Query: at least 1 stored item, at most CHUNK, about what `entries` more need. */
+function queryLimit(entriesLeft: number, perItem: number): number {
+  return Math.max(1, Math.min(CHUNK, Math.ceil(entriesLeft / perItem)));
 }
 
 function matchesEntry(entry: IndexEntry, f: AlertFilters): boolean {
@@ -191,32 +224,56 @@ export class AlertReader {
     let queries = 0;
     let entries = 0;
     let keysRead = 0;
+    // Entries per stored item, as read so far; a pack holds up to 100, so the first Query reads 2.
+    let storedRead = 0;
+    let entriesRead = 0;
+    const position = () => ({ month: months[at] as string, ...(below ? { below } : {}) });
     while (items.length < PAGE_ITEMS) {
-      if (queries >= MAX_QUERIES || entries >= MAX_ENTRIES)
-        return { items, next: { month: months[at] as string, ...(below ? { below } : {}) } };
+      if (queries >= MAX_QUERIES || entries >= MAX_ENTRIES) return { items, next: position() };
       queries += 1;
+      const bound = boundOf(below);
       this.io.onRequest?.('Query');
       const out = await this.io.client.send(
         new QueryCommand({
           TableName: this.io.tableName,
-          KeyConditionExpression: below ? 'pk = :pk AND sk < :below' : 'pk = :pk',
+          // Inside a pack: that pack again (its entries after those looked at), then below it.
+          KeyConditionExpression:
+            bound.sk === undefined
+              ? 'pk = :pk'
+              : bound.skip
+                ? 'pk = :pk AND sk <= :below'
+                : 'pk = :pk AND sk < :below',
           ExpressionAttributeValues: marshall({
             ':pk': entryPk(months[at] as string),
-            ...(below ? { ':below': below } : {}),
+            ...(bound.sk === undefined ? {} : { ':below': bound.sk }),
           }),
           ScanIndexForward: false,
-          Limit: Math.min(CHUNK, MAX_ENTRIES - entries),
+          Limit: queryLimit(MAX_ENTRIES - entries, storedRead ? entriesRead / storedRead : PACK_GUESS),
         }),
       );
-      const chunk = out.Items ?? [];
-      entries += chunk.length;
-      // The chunk's candidates, as far as the record budget goes.
-      const looked: { sk: string; entry?: IndexEntry }[] = [];
+      // The chunk's entries, each with the position just after it, as far as the bounds go.
+      const flat: { after: string; entry?: IndexEntry }[] = [];
+      for (const stored of out.Items ?? []) {
+        const sk = String(unmarshall(stored).sk);
+        const { entries: list, pack } = entriesOf(stored, nowSeconds);
+        storedRead += 1;
+        entriesRead += list.length;
+        const from = pack && sk === bound.sk ? (bound.skip ?? 0) : 0;
+        if (from >= list.length) flat.push({ after: sk });
+        for (let i = from; i < list.length; i++)
+          flat.push({ after: pack && i + 1 < list.length ? `${sk}\u0000${i + 1}` : sk, entry: list[i] });
+      }
+      // The chunk's candidates, as far as the entry and record budgets go.
+      const looked: { after: string; entry?: IndexEntry }[] = [];
       const wanted: string[] = [];
       let cut = false;
-      for (const stored of chunk) {
-        const sk = String(unmarshall(stored).sk);
-        const entry = parseEntry(stored, nowSeconds);
+      for (const one of flat) {
+        if (entries >= MAX_ENTRIES) {
+          cut = true;
+          break;
+        }
+        entries += 1;
+        const { entry } = one;
         if (entry && matchesEntry(entry, filters)) {
           const ids = pendingIds(entry);
           if (keysRead + wanted.length + ids.length > MAX_RECORD_KEYS && looked.length > 0) {
@@ -224,15 +281,15 @@ export class AlertReader {
             break;
           }
           wanted.push(...ids);
-          looked.push({ sk, entry });
+          looked.push(one);
         } else {
-          looked.push({ sk });
+          looked.push({ after: one.after });
         }
       }
       keysRead += wanted.length;
       const records = wanted.length ? await this.records(wanted) : new Map<string, DeliveryRecord>();
-      for (const { sk, entry } of looked) {
-        below = sk;
+      for (const { after, entry } of looked) {
+        below = after;
         if (!entry) continue;
         const deliveries = deliveriesOf(entry, records);
         if (!deliveries) continue;
@@ -240,9 +297,8 @@ export class AlertReader {
         items.push({ entry, deliveries });
         if (items.length >= PAGE_ITEMS) break;
       }
-      // Full, or out of record reads: the next page goes on below the last entry looked at.
-      if (items.length >= PAGE_ITEMS || cut)
-        return { items, next: { month: months[at] as string, below: below as string } };
+      // Full, or out of record reads or entries: the next page goes on after the last one looked at.
+      if (items.length >= PAGE_ITEMS || cut) return { items, next: position() };
       if (!out.LastEvaluatedKey) {
         at += 1;
         below = undefined;
@@ -263,9 +319,14 @@ export class AlertReader {
       ConsistentRead: true,
     });
     for (const found of stored) {
-      const entry = parseEntry(found, nowSeconds);
+      const { sk, itemJson, pack, expiresAt } = unmarshall(found);
+      if (!isLive(expiresAt, nowSeconds)) continue;
+      // The entry: in the list pack the detail names, or (written before the packs) beside the item.
+      const entry =
+        typeof pack === 'string'
+          ? await this.entryInPack(pack, key, String(sk), nowSeconds)
+          : entriesOf(found, nowSeconds).entries[0];
       if (!entry || entry.key !== key) continue;
-      const { itemJson } = unmarshall(found);
       const records = await this.records(pendingIds(entry));
       // The detail shows the item whatever a later entry did; its records are as they are now.
       const deliveries = deliveriesOf(entry, records) ?? [...records.values()].map(fromRecord);
@@ -274,27 +335,58 @@ export class AlertReader {
     return undefined;
   }
 
+  /** The entry of `key` (of `kind`) in the list pack `sk`; none when the pack is not there (yet). */
+  private async entryInPack(
+    sk: string,
+    key: string,
+    kind: string,
+    nowSeconds: number,
+  ): Promise<IndexEntry | undefined> {
+    const [pack] = await queryAll(
+      this.io,
+      {
+        KeyConditionExpression: 'pk = :pk AND sk = :sk',
+        ExpressionAttributeValues: marshall({ ':pk': entryPk(monthOfSk(sk)), ':sk': sk }),
+        ConsistentRead: true,
+      },
+      1,
+    );
+    if (!pack) return undefined;
+    return entriesOf(pack, nowSeconds).entries.find((e) => e.key === key && e.kind === kind);
+  }
+
   /** The entries of the last `days` days, newest first, at most `max` (a silence's dry run). */
   async recent(days: number, max: number): Promise<IndexEntry[]> {
     const now = this.io.clock.now();
     const nowSeconds = Math.floor(now / 1000);
     const since = new Date(now - days * 86_400_000).toISOString();
     const out: IndexEntry[] = [];
+    let storedRead = 0;
+    let entriesRead = 0;
     for (const month of liveMonths(now)) {
       if (month < monthOf(since) || out.length >= max) break;
-      const stored = await queryAll(
-        this.io,
-        {
-          KeyConditionExpression: 'pk = :pk AND sk >= :since',
-          ExpressionAttributeValues: marshall({ ':pk': `${MONTH_PREFIX}${month}`, ':since': since }),
-          ScanIndexForward: false,
-        },
-        max - out.length,
-      );
-      for (const s of stored) {
-        const entry = parseEntry(s, nowSeconds);
-        if (entry) out.push(entry);
-      }
+      // A pack's entries share their recording time, and its sort key starts with it.
+      let start: StoredItem | undefined;
+      do {
+        this.io.onRequest?.('Query');
+        const page = await this.io.client.send(
+          new QueryCommand({
+            TableName: this.io.tableName,
+            KeyConditionExpression: 'pk = :pk AND sk >= :since',
+            ExpressionAttributeValues: marshall({ ':pk': `${MONTH_PREFIX}${month}`, ':since': since }),
+            ScanIndexForward: false,
+            ExclusiveStartKey: start,
+            Limit: queryLimit(max - out.length, storedRead ? entriesRead / storedRead : PACK_GUESS),
+          }),
+        );
+        for (const stored of page.Items ?? []) {
+          const { entries } = entriesOf(stored, nowSeconds);
+          storedRead += 1;
+          entriesRead += entries.length;
+          out.push(...entries.slice(0, max - out.length));
+        }
+        start = page.LastEvaluatedKey;
+      } while (start && out.length < max);
     }
     return out;
   }

@@ -3,40 +3,46 @@
  * written once per item when the poll first creates the item's delivery records.
  *
  * Why an index. Delivery records are one per (destination, kind, key), many are packed (packs.ts)
- * and a sent one drops its item: listing alerts from them would take a Scan. So each new item gets
- * two small items of its own, written in the same batch writes as records (BatchWriteItem, 25 a
- * request):
+ * and a sent one drops its item: listing alerts from them would take a Scan. So the index keeps:
  *
- * - the **entry**, `alerts#<yyyy-mm>` / `<recordedAt>#<matchedAt>#<kind>#<key>`: what the list shows
- *   and filters on (kind, severity, title or login, tenant, matchedAt, the identity verdict), each
- *   destination with how its record began, and the fields a silence matcher reads (dry runs). A
- *   month a partition, read newest first: 91 days of entries lie in at most 4 partitions, so a page
- *   needs at most a few Queries whatever the filters (state/alert-list.ts says how many);
- * - the **item**, `alert#<key>` / `<kind>`: the entry again and the item as the password policy left
- *   it (fitItem keeps it within a record's size), for the detail, even once its records were packed
- *   or dropped their item.
+ * - **list packs**, `alerts#<yyyy-mm>` / `<sort key of its newest entry>#<random>`: the entries of
+ *   the items one write indexes that were recorded at one time (`at`), newest first, 100 at most a
+ *   pack. An entry is what the list shows and filters on (kind, severity, title or login, tenant,
+ *   matchedAt, the identity verdict), each destination with how its record began, and the fields a
+ *   silence matcher reads (dry runs); its own sort key is `<recordedAt>#<matchedAt>#<kind>#<key>`.
+ *   A month a partition, read newest first: 91 days lie in at most 4 partitions, so a page needs
+ *   at most a few Queries whatever the filters (state/alert-list.ts says how many);
+ * - the **detail**, `alert#<key>` / `<kind>`, one per item: the item as the password policy left
+ *   it (fitItem keeps it within a record's size) and the sort key of its list pack, for the detail,
+ *   even once its records were packed or dropped their item.
  *
- * Cost, in the poll's hot path: two puts per new item (about 1 WCU for the entry, and the item's
- * own size for the item), in BatchWriteItem requests of 25: 0.08 requests an item, written after
- * the item's records so a failure never lists an item twice (at worst, a crash between the two
- * leaves an item out of the list). A baseline item (the first walk's record of what already was)
- * is not an alert and gets none; neither does an item with no destination (it has no records).
+ * Cost, in the poll's hot path: one put per new item (its detail, written in the same
+ * BatchWriteItem requests as the item's records: 0.04 requests an item) and one list pack per page
+ * (a put of about 400 bytes an entry). A list pack is written after the records it lists, so a
+ * failure never lists an item twice: a crash between the two leaves the item out of the list and
+ * its detail pointing at no pack (a 404), as the re-read page finds its records and indexes
+ * nothing. A detail written again for the same item is the same item, overwritten. Entries used to
+ * be one stored item each, two puts an item with the detail: the reader still takes those
+ * (`entry`), written before the packs, until they expire.
+ *
+ * A baseline item (the first walk's record of what already was) is not an alert and gets none;
+ * neither does an item with no destination (it has no records).
  *
  * How each delivery began, in the entry: `pending` (its record, stored alone, is read for its
  * state now), `silenced` (final: held by a silence), or `sent` with its time (final: sent inline
  * during the poll, and maybe packed, so the entry is then all there is of it). Entries of items
  * with inline deliveries are written when the last of those records is (`inserted`), so they know
  * the outcome (a failed inline send is `pending`: its record is read); index-plan.ts decides which
- * items and when, this module what their entries hold.
+ * items and when, this module what their entries hold and how they are stored.
  *
  * An item counts as new only when every record it calls for on the page is created now: a
  * destination added to an item after its first recording is not in its entry. Entries live as long
  * as the records (`expiresAt`, 90 days); items recorded before the index existed have none.
  */
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { eventSeverity, type ItemKind } from '../../model.ts';
 import { tenantOfStream } from '../../poll/ids.ts';
 import type { Credential, EventItem } from '../../upstream/schemas.ts';
+import type { StoredItem } from '../io.ts';
 import { fitKey, PARTITION_KEY_BYTES, SORT_KEY_BYTES } from '../limits.ts';
 import { marshall } from '../marshall.ts';
 import type { DeliveryRecord } from './record.ts';
@@ -162,22 +168,81 @@ export function entryOf(records: readonly DeliveryRecord[]): IndexEntry {
   };
 }
 
-/** The two stored items of an entry: the list's, and the detail's (with the item). */
-export function storedEntry(
-  entry: IndexEntry,
-  item: unknown,
-  expiresAt: number | undefined,
-): Record<string, AttributeValue>[] {
-  const json = JSON.stringify(entry);
+/** Entries in one list pack at most; and their JSON, in characters (DynamoDB items hold 400 KB). */
+export const LIST_PACK_ENTRIES = 100;
+export const LIST_PACK_CHARS = 100_000;
+
+/** A new item to index: its entry and the item itself, as recorded. */
+export interface Indexed {
+  entry: IndexEntry;
+  item: unknown;
+}
+
+/** What indexing some items writes: details (with their records) and list packs (after them). */
+export interface IndexWrites {
+  details: StoredItem[];
+  lists: StoredItem[];
+}
+
+/** The month partition a list pack (or an entry) of sort key `sk` lives in. */
+export function monthOfSk(sk: string): string {
+  return sk.slice(0, 7);
+}
+
+const randomSuffix = () =>
+  Math.floor(Math.random() * 0x1_0000_0000)
+    .toString(16)
+    .padStart(8, '0');
+
+/**
+ * The stored items of `items`: list packs of the entries recorded at one time, newest first, and
+ * each item's detail naming its pack.
+ */
+export function indexWrites(items: readonly Indexed[], expiresAt: number | undefined): IndexWrites {
+  const out: IndexWrites = { details: [], lists: [] };
+  if (items.length === 0) return out;
   const expiry = expiresAt === undefined ? {} : { expiresAt };
-  return [
-    marshall({ pk: entryPk(monthOf(entry.at)), sk: entrySk(entry), entry: json, ...expiry }),
-    marshall({
-      pk: itemPk(entry.key),
-      sk: entry.kind,
-      entry: json,
-      itemJson: JSON.stringify(item),
-      ...expiry,
-    }),
-  ];
+  const byTime = new Map<string, { sk: string; json: string; indexed: Indexed }[]>();
+  for (const indexed of items) {
+    const list = byTime.get(indexed.entry.at) ?? [];
+    list.push({ sk: entrySk(indexed.entry), json: JSON.stringify(indexed.entry), indexed });
+    byTime.set(indexed.entry.at, list);
+  }
+  for (const [at, entries] of byTime) {
+    entries.sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0));
+    let pack: typeof entries = [];
+    let chars = 0;
+    const flush = () => {
+      if (pack.length === 0) return;
+      const sk = fitKey(`${(pack[0] as (typeof pack)[number]).sk}#${randomSuffix()}`, SORT_KEY_BYTES);
+      out.lists.push(
+        marshall({
+          pk: entryPk(monthOf(at)),
+          sk,
+          entries: `[${pack.map((e) => e.json).join(',')}]`,
+          ...expiry,
+        }),
+      );
+      for (const { indexed } of pack)
+        out.details.push(
+          marshall({
+            pk: itemPk(indexed.entry.key),
+            sk: indexed.entry.kind,
+            pack: sk,
+            itemJson: JSON.stringify(indexed.item),
+            ...expiry,
+          }),
+        );
+      pack = [];
+      chars = 0;
+    };
+    for (const e of entries) {
+      if (pack.length >= LIST_PACK_ENTRIES || (pack.length > 0 && chars + e.json.length > LIST_PACK_CHARS))
+        flush();
+      pack.push(e);
+      chars += e.json.length + 1;
+    }
+    flush();
+  }
+  return out;
 }

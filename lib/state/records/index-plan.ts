@@ -5,7 +5,7 @@
  * (DeliveryRecords), so a worker's start need not carry them.
  */
 import { batchPut, type TableIo } from '../io.ts';
-import { entryOf, storedEntry } from './alert-index.ts';
+import { entryOf, type IndexWrites, indexWrites } from './alert-index.ts';
 import type { DeliveryRecord } from './record.ts';
 
 const itemId = (r: Pick<DeliveryRecord, 'kind' | 'key'>) => `${r.kind}\u0000${r.key}`;
@@ -83,7 +83,10 @@ export class IndexPlan {
   }
 }
 
-/** Writes the entries of new items, once their records are: what DeliveryRecords calls. */
+/**
+ * The index items of new items, once their records are: what DeliveryRecords writes, the details
+ * beside the records and the list packs after them (alert-index.ts says why in that order).
+ */
 export class AlertIndexer {
   private readonly plan: IndexPlan;
 
@@ -95,28 +98,30 @@ export class AlertIndexer {
     this.plan = new IndexPlan(() => io.clock.now());
   }
 
-  /** A page's records were created (`absent` of them now; `inline`, to send first). */
+  /** A page's records are being created (`absent` of them now; `inline`, to send first). */
   recorded(
     records: readonly DeliveryRecord[],
     absent: ReadonlySet<DeliveryRecord>,
     inline: ReadonlySet<DeliveryRecord> = new Set(),
-  ): Promise<void> {
-    return this.write(this.plan.fresh(records, absent, inline));
+  ): IndexWrites {
+    return this.writes(this.plan.fresh(records, absent, inline));
   }
 
-  /** Records were written (after their inline send, with the outcome). */
-  inserted(records: readonly DeliveryRecord[]): Promise<void> {
-    return this.write(this.plan.inserted(records));
+  /** Records are being written after their inline send, with the outcome. */
+  inserted(records: readonly DeliveryRecord[]): IndexWrites {
+    return this.writes(this.plan.inserted(records));
   }
 
-  private async write(items: DeliveryRecord[][]): Promise<void> {
-    if (items.length === 0) return;
-    const expiresAt = this.expiresAt();
-    await batchPut(
-      this.io,
-      items.flatMap((records) =>
-        storedEntry(entryOf(records), (records[0] as DeliveryRecord).item, expiresAt),
-      ),
+  /** Writes `writes` alone, for records already written: details, then list packs. */
+  async write(writes: IndexWrites): Promise<void> {
+    await batchPut(this.io, writes.details);
+    await batchPut(this.io, writes.lists);
+  }
+
+  private writes(items: DeliveryRecord[][]): IndexWrites {
+    return indexWrites(
+      items.map((records) => ({ entry: entryOf(records), item: (records[0] as DeliveryRecord).item })),
+      this.expiresAt(),
     );
   }
 }

@@ -18,14 +18,16 @@
  * The order is what keeps this true through a crash: claim, then records, then the stream's
  * cursor. A claim whose records were never written only makes later pages check more.
  *
- * 4. **Index** the new items (alert-index.ts), once their records are written: what the console
- *    lists. Off with `alertIndex: false`.
+ * 4. **Index** the new items (alert-index.ts): what the console lists. Each item's detail goes in
+ *    the same batch writes as its records, the list packs once the records are written. Off with
+ *    `alertIndex: false`.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../../clock.ts';
 import type { ItemKind } from '../../model.ts';
 import { batchGet, batchPut, type TableIo } from '../io.ts';
 import { unmarshall } from '../marshall.ts';
+import type { IndexWrites } from './alert-index.ts';
 import type { AlertIndexer } from './index-plan.ts';
 import { createRecordsOnce } from './once.ts';
 import { ClaimWindow, PackStore, packable } from './packs.ts';
@@ -139,15 +141,20 @@ export class DeliveryRecords {
     const existing = records.length - absent.length;
     if (!context.exclusive) {
       const created = await this.createOnce(absent);
-      await (await this.index())?.recorded(records, new Set(created));
+      const index = await this.index();
+      // Only now is it known which records this run created: their items' index comes after.
+      if (index) await index.write(index.recorded(records, new Set(created)));
       return { created, sendInline: [], existing: existing + absent.length - created.length };
     }
     const sendInline = context.inline
       ? absent.filter((r) => r.status === 'pending' && context.inline?.(r))
       : [];
     const inline = new Set(sendInline);
-    await this.insert(absent.filter((r) => !inline.has(r)));
-    await (await this.index())?.recorded(records, new Set(absent), inline);
+    const index = (await this.index())?.recorded(records, new Set(absent), inline);
+    await this.write(
+      absent.filter((r) => !inline.has(r)),
+      index,
+    );
     return { created: absent, sendInline, existing };
   }
 
@@ -162,9 +169,18 @@ export class DeliveryRecords {
 
   /**
    * Batch-writes records that a caller created exclusively (recordPage's `sendInline`, after the
-   * send), whatever their status: final ones with positions as packs, the rest one item each.
+   * send), whatever their status: final ones with positions as packs, the rest one item each; with
+   * them, the index of the items whose inline deliveries are all written now (with the outcomes).
    */
   async insert(records: readonly DeliveryRecord[]): Promise<void> {
+    await this.write(records, (await this.indexer)?.inserted(records));
+  }
+
+  /**
+   * Writes `records` and, in the same batch writes, the details of `index`; then its list packs,
+   * which must only ever list items whose records exist (alert-index.ts).
+   */
+  private async write(records: readonly DeliveryRecord[], index: IndexWrites | undefined): Promise<void> {
     const single: DeliveryRecord[] = [];
     const packs = new Map<string, DeliveryRecord[]>();
     for (const r of records) {
@@ -178,16 +194,15 @@ export class DeliveryRecords {
       packs.set(group, list);
     }
     await Promise.all([
-      batchPut(
-        this.io,
-        single.map((r) => toStored(r, this.queue.keepsItems(r.destination))),
-      ),
+      batchPut(this.io, [
+        ...single.map((r) => toStored(r, this.queue.keepsItems(r.destination))),
+        ...(index?.details ?? []),
+      ]),
       ...[...packs.values()].map((pack) =>
         this.packs.write(pack, this.queue.expiresFor((pack[0] as DeliveryRecord).status) as number),
       ),
     ]);
-    // Items whose inline deliveries are all written now get their entries, with the outcomes.
-    await (await this.indexer)?.inserted(records);
+    if (index?.lists.length) await batchPut(this.io, index.lists);
   }
 
   /** One record per distinct id, with its times and expiry. */
