@@ -190,10 +190,20 @@ export class WalkState {
 
   /** Folds in a page whose records are written. */
   pageWritten(page: StreamPage, counts: PageCounts, end: boolean): void {
+    // Each time parsed once (a page holds up to thousands), the two bests once a page.
+    let newestMs = this.newest ? Date.parse(this.newest) : Number.NaN;
+    let seenMs = this.seenNewest ? Date.parse(this.seenNewest) : Number.NaN;
     for (const item of page.items) {
       const t = this.spec.itemTime(item);
-      if (!this.newest || Date.parse(t) > Date.parse(this.newest)) this.newest = t;
-      if (!this.seenNewest || Date.parse(t) > Date.parse(this.seenNewest)) this.seenNewest = t;
+      const ms = Date.parse(t);
+      if (!this.newest || ms > newestMs) {
+        this.newest = t;
+        newestMs = ms;
+      }
+      if (!this.seenNewest || ms > seenMs) {
+        this.seenNewest = t;
+        seenMs = ms;
+      }
     }
     const moved = page.next !== null && page.next !== this.from;
     if (moved) this.from = page.next as string;

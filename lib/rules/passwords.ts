@@ -52,8 +52,24 @@ const ABOUT_WORDS = new Set(['id', 'type', 'at', 'date', 'time', 'count', 'lengt
  */
 type Zone = 'none' | 'list' | 'all';
 
+/**
+ * Zones of the field names met so far: an upstream item has the same few dozen names, read for
+ * every credential of every page. Bounded, as the names come from the wild.
+ */
+const zones = new Map<string, Zone>();
+const ZONES_KEPT = 1_000;
+
 /** What a field of this name holds, by the rule in the header. */
 export function passwordZone(name: string): Zone {
+  let zone = zones.get(name);
+  if (zone === undefined) {
+    zone = zoneOf(name);
+    if (zones.size < ZONES_KEPT) zones.set(name, zone);
+  }
+  return zone;
+}
+
+function zoneOf(name: string): Zone {
   const words = name
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .toLowerCase()
