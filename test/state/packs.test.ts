@@ -75,8 +75,9 @@ describe('packs', () => {
       { exclusive: true },
     );
     expect(first.created).toHaveLength(100);
-    // Never claimed before: everything is checked (one BatchGet, one Query of the packs).
-    expect(take()).toEqual({ UpdateItem: 1, BatchGetItem: 1, Query: 1, PutItem: 2 });
+    // Never claimed before: everything is checked (one BatchGet, one Query of the packs); both
+    // packs go in one batch write.
+    expect(take()).toEqual({ UpdateItem: 1, BatchGetItem: 1, Query: 1, BatchWriteItem: 1 });
     // One pack per status, and the claim mark: three items for a hundred records.
     expect(await items()).toHaveLength(3);
 
@@ -86,7 +87,7 @@ describe('packs', () => {
       { exclusive: true },
     );
     expect(second.created).toHaveLength(100);
-    expect(take()).toEqual({ UpdateItem: 1, PutItem: 1 });
+    expect(take()).toEqual({ UpdateItem: 1, BatchWriteItem: 1 });
 
     // Both pages again, as after a lost cursor: every one found, nothing written.
     const again = await store.recordPage(
@@ -94,7 +95,7 @@ describe('packs', () => {
       { exclusive: true },
     );
     expect(again).toEqual({ created: [], sendInline: [], existing: 200 });
-    expect(take().PutItem ?? 0).toBe(0);
+    expect(take().BatchWriteItem ?? 0).toBe(0);
 
     // Another stream that shares these items (not exclusive) finds them in the packs too.
     const shared = await store.recordPage([credential(150, 'pending'), credential(201, 'pending')], {
@@ -176,10 +177,10 @@ describe('packs', () => {
     expect(take()).toMatchObject({ UpdateItem: 1, BatchGetItem: 1 });
     // Later pages of the cycle: no claim, and nothing read above what earlier pages held...
     expect(await page(range(11, 20).map((id) => credential(id, 'baseline')))).toHaveLength(10);
-    expect(take()).toEqual({ PutItem: 1 });
+    expect(take()).toEqual({ BatchWriteItem: 1 });
     // ...but an item shown again, at or below that, is read and found.
     expect(await page([credential(20, 'baseline'), credential(21, 'baseline')])).toEqual(['21']);
-    expect(take()).toMatchObject({ BatchGetItem: 1, Query: 1, PutItem: 1 });
+    expect(take()).toMatchObject({ BatchGetItem: 1, Query: 1, BatchWriteItem: 1 });
 
     // A credential stamped after the claim: claimed again before its record is written.
     const late = new Date(clock.now() + 3_600_000).toISOString();

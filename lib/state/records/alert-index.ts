@@ -5,9 +5,9 @@
  * Why an index. Delivery records are one per (destination, kind, key), many are packed (packs.ts)
  * and a sent one drops its item: listing alerts from them would take a Scan. So the index keeps:
  *
- * - **list packs**, `alerts#<yyyy-mm>` / `<sort key of its newest entry>#<random>`: the entries of
- *   the items one write indexes that were recorded at one time (`at`), newest first, 100 at most a
- *   pack. An entry is what the list shows and filters on (kind, severity, title or login, tenant,
+ * - **list packs**, `alerts#<yyyy-mm>` / `<recordedAt>#<matchedAt of its newest entry>#<random>`:
+ *   the entries of the items one write indexes that were recorded at one time (`at`), newest first,
+ *   100 at most a pack. An entry is what the list shows and filters on (kind, severity, title or login, tenant,
  *   matchedAt, the identity verdict), each destination with how its record began, and the fields a
  *   silence matcher reads (dry runs); its own sort key is `<recordedAt>#<matchedAt>#<kind>#<key>`.
  *   A month a partition, read newest first: 91 days lie in at most 4 partitions, so a page needs
@@ -214,7 +214,9 @@ export function indexWrites(items: readonly Indexed[], expiresAt: number | undef
     let chars = 0;
     const flush = () => {
       if (pack.length === 0) return;
-      const sk = fitKey(`${(pack[0] as (typeof pack)[number]).sk}#${randomSuffix()}`, SORT_KEY_BYTES);
+      // Sorted as its newest entry (recorded at `at`, then matched), short: every detail repeats it.
+      const newest = (pack[0] as (typeof pack)[number]).indexed.entry;
+      const sk = fitKey(`${at}#${newest.matchedAt}#${randomSuffix()}`, SORT_KEY_BYTES);
       out.lists.push(
         marshall({
           pk: entryPk(monthOf(at)),

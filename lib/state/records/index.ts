@@ -177,8 +177,9 @@ export class DeliveryRecords {
   }
 
   /**
-   * Writes `records` and, in the same batch writes, the details of `index`; then its list packs,
-   * which must only ever list items whose records exist (alert-index.ts).
+   * Writes `records` (packs and records of their own) and, in the same batch writes, the details
+   * of `index`; then its list packs, which must only ever list items whose records exist
+   * (alert-index.ts).
    */
   private async write(records: readonly DeliveryRecord[], index: IndexWrites | undefined): Promise<void> {
     const single: DeliveryRecord[] = [];
@@ -193,14 +194,12 @@ export class DeliveryRecords {
       list.push(r);
       packs.set(group, list);
     }
-    await Promise.all([
-      batchPut(this.io, [
-        ...single.map((r) => toStored(r, this.queue.keepsItems(r.destination))),
-        ...(index?.details ?? []),
-      ]),
-      ...[...packs.values()].map((pack) =>
-        this.packs.write(pack, this.queue.expiresFor((pack[0] as DeliveryRecord).status) as number),
+    await batchPut(this.io, [
+      ...[...packs.values()].flatMap((pack) =>
+        this.packs.items(pack, this.queue.expiresFor((pack[0] as DeliveryRecord).status) as number),
       ),
+      ...single.map((r) => toStored(r, this.queue.keepsItems(r.destination))),
+      ...(index?.details ?? []),
     ]);
     if (index?.lists.length) await batchPut(this.io, index.lists);
   }

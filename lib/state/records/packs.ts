@@ -27,10 +27,10 @@
  */
 
 import type { ItemKind } from '../../model.ts';
-import { queryAll, type TableIo } from '../io.ts';
+import { queryAll, type StoredItem, type TableIo } from '../io.ts';
 import { nameInKey } from '../limits.ts';
 import { marshall, unmarshall } from '../marshall.ts';
-import { ConditionalCheckFailedException, PutItemCommand, UpdateItemCommand } from '../sdk.ts';
+import { ConditionalCheckFailedException, UpdateItemCommand } from '../sdk.ts';
 import { type DeliveryRecord, type DeliveryStatus, FINAL_STATUSES, isLive } from './record.ts';
 
 /** Where an item sorts in its feed, or undefined when its time cannot be read. */
@@ -160,10 +160,11 @@ export class PackStore {
   }
 
   /**
-   * Writes `records` (final, with positions, one destination, kind, status and source) as packs:
-   * one, or more when they would not fit in PACK_MAX_CHARS (a page may hold 10,000 credentials).
+   * The stored packs of `records` (final, with positions, one destination, kind, status and
+   * source): one, or more when they would not fit in PACK_MAX_CHARS (a page may hold 10,000
+   * credentials). Unconditional puts, written with the page's other records (records/index.ts).
    */
-  async write(records: readonly DeliveryRecord[], expiresAt: number): Promise<void> {
+  items(records: readonly DeliveryRecord[], expiresAt: number): StoredItem[] {
     const sorted = [...records].sort((a, b) => ((a.position as string) < (b.position as string) ? -1 : 1));
     const packs: { records: DeliveryRecord[]; entries: Entry[]; chars: number }[] = [];
     for (const r of sorted) {
@@ -178,31 +179,25 @@ export class PackStore {
       last.entries.push(entry);
       last.chars += chars;
     }
-    await Promise.all(packs.map((pack) => this.put(pack.records, pack.entries, expiresAt)));
+    return packs.map((pack) => this.item(pack.records, pack.entries, expiresAt));
   }
 
-  private async put(records: DeliveryRecord[], entries: Entry[], expiresAt: number): Promise<void> {
+  private item(records: DeliveryRecord[], entries: Entry[], expiresAt: number): StoredItem {
     const first = records[0] as DeliveryRecord;
     const random = Math.floor(Math.random() * 0x1_0000_0000)
       .toString(16)
       .padStart(8, '0');
-    this.io.onRequest?.('PutItem');
-    await this.io.client.send(
-      new PutItemCommand({
-        TableName: this.io.tableName,
-        Item: marshall({
-          pk: packPk(first.destination, first.kind),
-          sk: `${(records[records.length - 1] as DeliveryRecord).position}~${random}`,
-          lo: first.position,
-          status: first.status,
-          source: first.source,
-          at: first.sentAt ?? first.updatedAt,
-          createdAt: first.createdAt,
-          expiresAt,
-          entries: JSON.stringify(entries),
-        }),
-      }),
-    );
+    return marshall({
+      pk: packPk(first.destination, first.kind),
+      sk: `${(records[records.length - 1] as DeliveryRecord).position}~${random}`,
+      lo: first.position,
+      status: first.status,
+      source: first.source,
+      at: first.sentAt ?? first.updatedAt,
+      createdAt: first.createdAt,
+      expiresAt,
+      entries: JSON.stringify(entries),
+    });
   }
 
   /** Keys held by live packs of `destination` and `kind` that can hold positions `from..to`. */
