@@ -1,7 +1,7 @@
 /**
  * Headless Chromium for the console's tests, from the npm registry alone: @sparticuz/chromium packs
  * the browser inside its npm package and puppeteer-core drives it, so `npm ci && npm test` needs
- * nothing else on a fresh machine (environment.md).
+ * nothing else on a fresh machine.
  *
  * The package unpacks the browser into the temp folder on first use, and a second process that
  * finds the folder half-written would launch a broken binary; test files run in parallel. So it is
