@@ -218,19 +218,37 @@ export async function startEmulatorProcess(options: {
 }
 
 /**
- * Lambda runs a function in a sandbox whose memory limit is the function's memory, and Node sizes
- * its heap from that limit (on this 24 GB machine it would size it for 24 GB, and let garbage pile
- * up far longer). So every process that stands for one of our functions runs in a memory cgroup of
- * the function's memory (cgroup v1 or v2, made once and reused), with no NODE_OPTIONS (the default
- * deployment's).
- * Where no cgroup can be made (not root, no memory controller), processes run unlimited and the
- * figures say so.
+ * Lambda runs a function in a sandbox whose memory limit is the function's memory, and its Node.js
+ * runtime starts node with heap flags from that memory (lambdaNodeFlags). So every process that
+ * stands for one of our functions runs in a memory cgroup of the function's memory, one cgroup
+ * per process as one sandbox per function (a worker beside it, of this bench or of another run on
+ * the machine, must not eat into its memory), with those flags and no NODE_OPTIONS (the default
+ * deployment's). Where no cgroup can be made (not root, no memory controller), processes run
+ * unlimited and the figures say so.
  */
 const cgroups = new Map<number, string | undefined>();
+/** The per-process cgroups made by this run, removed at its end. */
+const made: string[] = [];
+let spawned = 0;
 
-function makeMemoryCgroup(memorySize: number): string | undefined {
+/**
+ * The flags Lambda's Node.js runtime (its bootstrap script) starts node with for a function of
+ * `memorySize` MB: a tenth of the memory for the young generation (half of it a semi-space), the
+ * rest for the old one; gc exposed; 80 KB of HTTP headers.
+ */
+export function lambdaNodeFlags(memorySize: number): string[] {
+  const newSpace = Math.floor(memorySize / 10);
+  return [
+    '--expose-gc',
+    '--max-http-header-size=81920',
+    `--max-semi-space-size=${Math.floor(newSpace / 2)}`,
+    `--max-old-space-size=${memorySize - newSpace}`,
+  ];
+}
+
+function makeMemoryCgroup(memorySize: number, suffix = ''): string | undefined {
   const bytes = String(memorySize * 1024 * 1024);
-  const name = `exposure-alerts-bench-${memorySize}m`;
+  const name = `exposure-alerts-bench-${memorySize}m${suffix}`;
   const v1 = '/sys/fs/cgroup/memory';
   const v2 = '/sys/fs/cgroup';
   try {
@@ -261,18 +279,22 @@ export function memoryLimited(memorySize: number): boolean {
  * its memory cgroup (a shell joins it, then becomes node, keeping stdio and the IPC channel).
  */
 export function asLambda(memorySize: number, nodeArgs: string[]): { command: string; args: string[] } {
-  const procs = memoryLimited(memorySize) ? cgroups.get(memorySize) : undefined;
+  const procs = memoryLimited(memorySize)
+    ? makeMemoryCgroup(memorySize, `-${process.pid}-${++spawned}`)
+    : undefined;
+  if (procs) made.push(procs);
+  const args = [...lambdaNodeFlags(memorySize), ...nodeArgs];
   return procs
     ? {
         command: '/bin/sh',
-        args: ['-c', 'echo $$ > "$0" && exec "$@"', procs, process.execPath, ...nodeArgs],
+        args: ['-c', 'echo $$ > "$0" && exec "$@"', procs, process.execPath, ...args],
       }
-    : { command: process.execPath, args: nodeArgs };
+    : { command: process.execPath, args };
 }
 
 /** Removes the cgroups made by this run (only empty ones can go; the rest stay for the next run). */
 export function removeCgroups(): void {
-  for (const procs of cgroups.values()) {
+  for (const procs of [...cgroups.values(), ...made.splice(0)]) {
     if (!procs) continue;
     try {
       rmdirSync(dirname(procs));
