@@ -41,6 +41,8 @@ export interface KindRun {
   /** DynamoDB requests by command, counted at the client. */
   requests: Record<string, number>;
   exitCode: number;
+  /** Share of the time the worker's event loop was busy (1: the worker's own CPU was the limit). */
+  busy?: number;
 }
 
 export interface DrainRun {
@@ -103,7 +105,9 @@ export async function drainProduct(setup: DrainSetup, table: string, kinds: Poll
     for (const kind of kinds) {
       dynamo.reset();
       const t0 = performance.now();
+      const elu = performance.eventLoopUtilization();
       const summary = await runPollCycle(runtime.cycle, kind, { deadline: Date.now() + DEADLINE_MS });
+      const busy = performance.eventLoopUtilization(elu).utilization;
       runs.push({
         kind,
         ms: performance.now() - t0,
@@ -118,6 +122,7 @@ export async function drainProduct(setup: DrainSetup, table: string, kinds: Poll
         })),
         requests: { ...dynamo.counts },
         exitCode: summary.exitCode,
+        busy,
       });
     }
     const totalMs = performance.now() - started;

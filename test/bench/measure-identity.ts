@@ -282,7 +282,7 @@ export async function measureIdentity(
         label: `… time added ÷ the lookups' floor (Graph requests × ${LOOKUP_MS} ms ÷ ${CONCURRENCY} in flight)`,
         value: round(median(overFloor)),
         unit: 'x',
-        budget: { max: MAX_OVER_FLOOR },
+        budget: { max: MAX_OVER_FLOOR, holds: 'ratio' },
         detail: `floor ${round(floorMs / 1000)} s for ${graphRequests} requests; rounds ${overFloor.map((r) => round(r)).join(', ')}`,
       }),
       figure({
@@ -291,7 +291,7 @@ export async function measureIdentity(
         label: '… Entra requests in the first cycle: lookups, mail searches, token',
         value: providerRequests,
         unit: '',
-        budget: { max: PEOPLE + 1 + fallbacks },
+        budget: { max: PEOPLE + 1 + fallbacks, holds: 'count' },
         detail: `${warmup.with.entra.graphUser} by UPN (one a login), ${warmup.with.entra.graphUsers} mail searches after a 404 (${byMail} found by mail, ${fallbacks - byMail} no account), ${tokens(warmup.with)} token request${tokens(warmup.with) === 1 ? '' : 's'}; later cycles keep the token: ${graph(rounds[0]?.with as Round)}`,
       }),
       figure({
@@ -307,7 +307,7 @@ export async function measureIdentity(
         label: '… with the provider (answers and verdicts kept in the table)',
         value: round(perCredential('with'), 3),
         unit: '',
-        budget: { max: 0.25 },
+        budget: { max: 0.25, holds: 'count' },
         detail: 'every credential once, with the _identity of its account',
       }),
     ];

@@ -91,7 +91,7 @@ export async function measureSiem(): Promise<{ figures: Figure[]; raw: unknown }
         label: '… the largest request',
         value: bytes,
         unit: 'bytes',
-        budget: { max: MB },
+        budget: { max: MB, holds: 'count' },
       }),
     ];
     return {

@@ -103,7 +103,7 @@ export async function measureSlackApp(
           label: '… most chat.postMessage calls within any 1 s (one channel)',
           value: maxPerSecond,
           unit: '',
-          budget: { max: 1 },
+          budget: { max: 1, holds: 'count' },
         }),
         figure({
           section: 'slackapp',

@@ -9,6 +9,15 @@ import { dirname } from 'node:path';
 export interface Budget {
   /** The value must be at most this. */
   max: number;
+  /**
+   * Why the budget holds on a busy host as on a quiet one (docs/performance.md lists them all):
+   * - `ratio`: the value is a time divided by a baseline measured in the same run, interleaved with
+   *   it (bare paging, a bare HTTP round trip, a floor of waits), so what slows both cancels;
+   * - `median`: a time, the median of several runs, so one slow run does not break it;
+   * - `count`: no time at all (requests, messages, bytes, items, MB): the host's speed does not
+   *   change it.
+   */
+  holds?: 'ratio' | 'median' | 'count';
 }
 
 export interface Figure {
@@ -73,7 +82,7 @@ export function formatTable(figures: readonly Figure[], title: string): string {
   const rows = figures.map((f) => [
     f.label,
     formatValue(f.value, f.unit),
-    f.budget ? `<= ${formatValue(f.budget.max, f.unit)}` : '',
+    f.budget ? `<= ${formatValue(f.budget.max, f.unit)}${f.budget.holds ? ` (${f.budget.holds})` : ''}` : '',
     f.budget ? (f.pass ? 'pass' : 'FAIL') : '',
     f.detail ?? '',
   ]);
