@@ -85,4 +85,17 @@ describe('lib/', () => {
       .filter((f) => f.lines > MAX_LINES);
     expect(over).toEqual([]);
   });
+
+  it('has no unit test that mocks a module or a global (the unit files share their modules)', () => {
+    const TEST = resolve(import.meta.dirname);
+    const integration = /\.int\.test\.ts$|^(cli|docs|infra|functions|bench)\//;
+    const unit = files(TEST)
+      .map((path) => relative(TEST, path))
+      .filter((path) => path.endsWith('.test.ts') && !integration.test(path));
+    expect(unit.length).toBeGreaterThan(50);
+    const mocking = unit.filter((path) =>
+      /\bvi\.(mock|doMock|stubGlobal|unstubAllGlobals)\(/.test(readFileSync(join(TEST, path), 'utf8')),
+    );
+    expect(mocking).toEqual([]);
+  });
 });

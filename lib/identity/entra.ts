@@ -87,12 +87,16 @@ export const ENTRA_NEEDS: Record<AccountAction, string> = {
     'grant the app User.EnableDisableAccount.All (and, for an administrator, the Privileged Authentication Administrator role)',
 };
 
-/** The next moment an Identity Protection request may go, per Entra tenant (this process's). */
+/**
+ * The next moment an Identity Protection request may go, per Entra tenant (this process's), the
+ * tenant named with its sign-in address as the token cache names it: two stand-ins in one process
+ * (tests) never share a spacing.
+ */
 const protectionNext = new Map<string, number>();
 
-async function protectionTurn(tenantId: string, now: () => number): Promise<void> {
-  const at = Math.max(now(), protectionNext.get(tenantId) ?? 0);
-  protectionNext.set(tenantId, at + 1_000);
+async function protectionTurn(tenant: string, now: () => number): Promise<void> {
+  const at = Math.max(now(), protectionNext.get(tenant) ?? 0);
+  protectionNext.set(tenant, at + 1_000);
   const wait = at - now();
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 }
@@ -170,7 +174,8 @@ export function entraClient(name: string, config: EntraConfig, clientSecret: str
     async act(action, account, ctx) {
       const request = ENTRA_REQUESTS[action](account.id);
       // Identity Protection takes 1 request a second per tenant, and its 429 says not when to retry.
-      if (action === 'confirmCompromised') await protectionTurn(config.tenantId, ctx.now);
+      if (action === 'confirmCompromised')
+        await protectionTurn(`${config.loginUrl} ${config.tenantId}`, ctx.now);
       let got: { res: Response; text: string } | LookupResult;
       try {
         got = await call(ctx, request.path, request);
