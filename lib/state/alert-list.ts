@@ -74,9 +74,9 @@ export interface ListPosition {
 function boundOf(below: string | undefined): { sk?: string; skip?: number } {
   if (below === undefined) return {};
   const cut = below.lastIndexOf('\u0000');
-  if (cut < 0) return { sk: below };
-  const skip = Number(below.slice(cut + 1));
-  return Number.isInteger(skip) && skip > 0 ? { sk: below.slice(0, cut), skip } : { sk: below.slice(0, cut) };
+  const skip = cut < 0 ? Number.NaN : Number(below.slice(cut + 1));
+  // Anything else is a sort key as it stands (an entry stored alone may hold any character).
+  return Number.isInteger(skip) && skip > 0 ? { sk: below.slice(0, cut), skip } : { sk: below };
 }
 
 export const PAGE_ITEMS = 50;
