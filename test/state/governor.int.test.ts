@@ -136,10 +136,17 @@ describe('the shared rate governor', () => {
     const busy = governor(table, rates);
     const short = governor(table, rates);
     try {
-      // Fill the search lane two slots ahead (2/s at 90%: 556 ms apart).
-      const filling = Array.from({ length: 3 }, () => busy.g.take('search', {}));
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const before = (await lanes(table)).searchAt as number;
+      // Fill the search lane four slots ahead (2/s at 90%: 556 ms apart), and wait until the
+      // lane shows every booking (on a busy host that takes more than a moment).
+      const interval = 1000 / (2 * PACE_SHARE);
+      const start = Date.now();
+      const filling = Array.from({ length: 5 }, () => busy.g.take('search', {}));
+      let before = 0;
+      for (let i = 0; i < 200 && !(before >= start + 4 * interval - 1); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        before = ((await lanes(table)).searchAt as number | undefined) ?? 0;
+      }
+      expect(before).toBeGreaterThanOrEqual(start + 4 * interval - 1);
       for (let i = 0; i < 10; i++) {
         const refused = await short.g.take('search', { deadline: Date.now() + 200 }).catch((e: unknown) => e);
         expect(refused).toBeInstanceOf(UpstreamError);
@@ -148,7 +155,6 @@ describe('the shared rate governor', () => {
       }
       expect((await lanes(table)).searchAt).toBe(before);
       // The next turn is the one right after the lane's last booked slot, not ten slots later.
-      const interval = 1000 / (2 * PACE_SHARE);
       await short.g.take('search', {});
       expect((await lanes(table)).searchAt).toBeCloseTo(before + interval, 2);
       await Promise.all(filling);
