@@ -18,7 +18,7 @@ import {
   LIST_PACK_ENTRIES,
   monthOf,
 } from '../../lib/state/records/alert-index.ts';
-import { DeliveryRecords, type NewDelivery } from '../../lib/state/records/index.ts';
+import { DeliveryRecords, itemPosition, type NewDelivery } from '../../lib/state/records/index.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 
 const db = useDynalite();
@@ -99,6 +99,34 @@ describe('the alert index', () => {
     expect(String(holding?.entries)).toContain('"key":"leak/paste/123"');
     expect(JSON.parse(String(detail.itemJson))).toMatchObject({ metadata: { uid: 'u123' } });
     expect(detail.entry).toBeUndefined();
+  });
+
+  it('writes a page of 100 packed records and their index in 5 batch writes: 4 full, then the last detail with the list pack', async () => {
+    const requests: string[] = [];
+    const table = await io();
+    const records = new DeliveryRecords(table.client, table.tableName, systemClock, {
+      onRequest: (op) => requests.push(op),
+    });
+    const at = new Date().toISOString();
+    const page: NewDelivery[] = Array.from({ length: 100 }, (_, i) => ({
+      destination: 'hook',
+      kind: 'credential',
+      key: String(1_000 + i),
+      source: 'credentials:acme.test',
+      routes: ['all'],
+      status: 'silenced',
+      note: 'quiet',
+      position: itemPosition(at, String(1_000 + i)),
+      item: { id: 1_000 + i, identity_name: `u${i}@acme.test`, imported_at: at },
+    }));
+    expect((await records.recordPage(page, { exclusive: true })).created).toHaveLength(100);
+    expect(requests.filter((r) => r === 'BatchWriteItem')).toHaveLength(5);
+    // All there: 100 details, one pack of records, one list pack.
+    const reader = new AlertReader(table);
+    expect((await reader.page({}, undefined)).items).toHaveLength(PAGE_ITEMS);
+    expect((await reader.item('1099'))?.entry.deliveries).toEqual({
+      hook: { status: 'silenced', note: 'quiet' },
+    });
   });
 
   it('pages through packs (stopping inside one), packs of one moment that interleave, and entries stored alone: each once', async () => {

@@ -17,11 +17,13 @@
  *   even once its records were packed or dropped their item.
  *
  * Cost, in the poll's hot path: one put per new item (its detail, written in the same
- * BatchWriteItem requests as the item's records: 0.04 requests an item) and one list pack per page
- * (a put of about 400 bytes an entry). A list pack is written after the records it lists, so a
- * failure never lists an item twice: a crash between the two leaves the item out of the list and
- * its detail pointing at no pack (a 404), as the re-read page finds its records and indexes
- * nothing. A detail written again for the same item is the same item, overwritten. Entries used to
+ * BatchWriteItem requests as the item's records or its list pack, whichever fills them: 0.04
+ * requests an item) and one list pack per page (about 400 bytes an entry). A list pack is written
+ * after the records it lists, so a failure never lists an item twice: a crash between the two
+ * leaves the item out of the list and its detail pointing at no pack (a 404), as the re-read page
+ * finds its records and indexes nothing. A detail written again for the same item is the same
+ * item, overwritten; one written beside its list pack may be missing while the pack is there,
+ * after a crash in the middle of that write (listed, its detail a 404). Entries used to
  * be one stored item each, two puts an item with the detail: the reader still takes those
  * (`entry`), written before the packs, until they expire.
  *

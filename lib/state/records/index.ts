@@ -43,6 +43,10 @@ import {
 } from './record.ts';
 
 export { ClaimWindow, itemPosition, PackStore } from './packs.ts';
+
+/** Puts in one BatchWriteItem request (DynamoDB's limit; io.ts's batchPut chunks by it). */
+const BATCH_WRITE_ITEMS = 25;
+
 export { DeliveryQueue } from './queue.ts';
 export * from './record.ts';
 
@@ -177,9 +181,8 @@ export class DeliveryRecords {
   }
 
   /**
-   * Writes `records` (packs and records of their own) and, in the same batch writes, the details
-   * of `index`; then its list packs, which must only ever list items whose records exist
-   * (alert-index.ts).
+   * Writes `records` (packs and records of their own) and the details of `index`; then its list
+   * packs, which must only ever list items whose records exist (alert-index.ts).
    */
   private async write(records: readonly DeliveryRecord[], index: IndexWrites | undefined): Promise<void> {
     const single: DeliveryRecord[] = [];
@@ -194,14 +197,20 @@ export class DeliveryRecords {
       list.push(r);
       packs.set(group, list);
     }
-    await batchPut(this.io, [
+    const stored = [
       ...[...packs.values()].flatMap((pack) =>
         this.packs.items(pack, this.queue.expiresFor((pack[0] as DeliveryRecord).status) as number),
       ),
       ...single.map((r) => toStored(r, this.queue.keepsItems(r.destination))),
-      ...(index?.details ?? []),
-    ]);
-    if (index?.lists.length) await batchPut(this.io, index.lists);
+    ];
+    // A detail may go with its records or with its list pack: those that would start one more
+    // batch write after the records' go with the list packs (a page of 100 credentials: 5 requests, not 6).
+    const details = index?.details ?? [];
+    const later = Math.min(details.length, (stored.length + details.length) % BATCH_WRITE_ITEMS);
+    await batchPut(this.io, [...stored, ...details.slice(0, details.length - later)]);
+    if (index?.lists.length)
+      await batchPut(this.io, [...details.slice(details.length - later), ...index.lists]);
+    else if (later) await batchPut(this.io, details.slice(details.length - later));
   }
 
   /** One record per distinct id, with its times and expiry. */
