@@ -2,13 +2,23 @@
  * The HTTP API as a bench worker serves it: the app built by createApiDeps + createApiApp (as
  * functions/api.ts and `serve` build it), on a local port, with each request's time inside the app
  * recorded: the whole of `app.fetch`, and the part of it spent waiting for the upstream's answer.
+ *
+ * Beside it, on the same server, a bare Hono app with one trivial route (BARE_PATH, answering
+ * `ok`): the baseline of a round trip through this kind of process (HTTP, the adaptor, Hono, the
+ * event loop) on this host at this moment. measure-api.ts asks it of a second worker of this kind,
+ * between toggles, so the API's own work (a toggle's writes after its answer) never delays it. Its
+ * requests are not recorded with the API's.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { Hono } from 'hono';
 import { createApiApp } from '../../lib/api/app.ts';
 import { createApiDeps } from '../../lib/api/deps.ts';
 import { readEnvironment } from '../../lib/env.ts';
 import { listen, type RunningServer } from '../../lib/http-server.ts';
 import { createLogger } from '../../lib/log.ts';
+
+/** The bare app's one route. */
+export const BARE_PATH = '/__bench/bare';
 
 export interface ApiSetup {
   apiUrl: string;
@@ -61,7 +71,9 @@ export async function startApiServer(setup: ApiSetup): Promise<ApiServer> {
     },
   });
   let timings: ApiTimings = { server: [], upstream: [], statuses: {} };
+  const bare = new Hono().get(BARE_PATH, (c) => c.text('ok'));
   const server: RunningServer = await listen(async (request) => {
+    if (request.url.endsWith(BARE_PATH)) return bare.fetch(request);
     const store = { upstream: 0 };
     const t0 = performance.now();
     const response = await waits.run(store, () => app.fetch(request));
