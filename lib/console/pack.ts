@@ -35,6 +35,8 @@ const hash = (body: Uint8Array) => createHash('sha256').update(body).digest('hex
 async function bundle(entry: string): Promise<Buffer> {
   const result = await build({
     entryPoints: [join(PAGE_DIR, entry)],
+    // Resolved from the page's folder, never the caller's (which may be gone, or another tree).
+    absWorkingDir: PAGE_DIR,
     bundle: true,
     minify: true,
     format: 'esm',
