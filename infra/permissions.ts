@@ -11,9 +11,9 @@ import type { AlertsFunction } from './function.ts';
 
 /**
  * DynamoDB actions of the workers: leases, cursors and the claim mark (UpdateItem), delivery
- * records, packs (PutItem, and Query to find a pack again), quarantine, the streams' last-polled
- * times (BatchGetItem), and the items of the shared rate governor and of the quota (GetItem,
- * UpdateItem).
+ * records, packs and the alert index (BatchWriteItem; Query to find a pack again), quarantine, the
+ * streams' last-polled times (BatchGetItem), and the items of the shared rate governor and of the
+ * quota (GetItem, UpdateItem).
  */
 export const POLLER_TABLE_ACTIONS = [
   'dynamodb:BatchGetItem',
