@@ -230,7 +230,7 @@ export function latencyFigures(
       value,
       unit,
       ...(detail ? { detail } : {}),
-      ...(max !== undefined ? { budget: { max } } : {}),
+      ...(max !== undefined ? { budget: { max, holds: 'percentile' as const } } : {}),
     });
   // The fan-out if the Basic tier alone bounded it: a request a job, at the governor's pace.
   const sources = Object.entries(steady.bySource)

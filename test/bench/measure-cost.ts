@@ -512,7 +512,7 @@ export async function measureCost(
       label: '  cost per stream / the committed baseline',
       value: round(ratio, 3),
       unit: 'x',
-      budget: { max: 1.1 },
+      budget: { max: 1.1, holds: 'ratio' },
       detail:
         baseline && !baselineBill
           ? `the baseline of ${baseline.date} lacks figures this model bills: BENCH_COST_BASELINE=write npm run bench -- --only cost, then commit it`
@@ -526,7 +526,7 @@ export async function measureCost(
       label: '  idle visits that published a metric of their stream',
       value: idleWithStreamMetrics.length,
       unit: '',
-      budget: { max: 0 },
+      budget: { max: 0, holds: 'count' },
       detail: `${idleWithStreamMetrics.length ? `${idleWithStreamMetrics[0]?.metrics.filter(ofStream).join(', ')} at an idle visit; ` : ''}of ${phases.idle.jobs.length}; the trickle: ${trickleStreamMetrics} (${names.join(', ')}) at ${publishing.length} visits, ${publishing.filter((j) => j.newItems > 0).length} of them finding items, for ${trickleItems} items; billed per item, each in its own hour: ${round(k.events.streamMetricsPerItem, 1)} / ${round(k.credentials.streamMetricsPerItem, 1)} (event / credential)`,
     }),
     figure({
@@ -539,7 +539,7 @@ export async function measureCost(
         phases.trickle.check.unexpected +
         phases.trickle.check.duplicates,
       unit: '',
-      budget: { max: 0 },
+      budget: { max: 0, holds: 'count' },
       detail: `${notDone.length ? `${notDone.slice(0, 3).join(', ')} not done; ` : ''}${phases.trickle.added} items added, ${phases.trickle.delivered.events} events and ${phases.trickle.delivered.credentials} credentials delivered: one more item ${round(k.events.item.writeUnits, 1)} / ${round(k.credentials.item.writeUnits, 1)} write units, ${round(k.events.item.lambdaMs)} / ${round(k.credentials.item.lambdaMs)} ms (event / credential)`,
     }),
   ];

@@ -506,7 +506,7 @@ export async function measureScale(
         label: '  sweep / physical minimum',
         value: round(sweepMs / minimumMs, 3),
         unit: 'x',
-        budget: { max: 1.15 },
+        budget: { max: 1.15, holds: 'ratio' },
         detail: `pacing at ${PACE_SHARE * 100}% alone gives ${round(1 / PACE_SHARE, 3)}; search tier idle beyond pacing ${round(timeline.searchIdleMs / 1000, 1)} s (${round(timeline.searchIdleWhileEventsMs / 1000, 1)} s while event streams were polled, to ${round(timeline.eventsEndMs / 1000, 1)} s); first search at ${round(timeline.firstSearchMs / 1000, 2)} s, last at ${round(timeline.lastSearchMs / 1000, 1)} s`,
       }),
       figure({
@@ -518,7 +518,7 @@ export async function measureScale(
           [...visitedOnce.values()].filter((n) => n !== 1).length +
           (streamCount - visitedOnce.size),
         unit: '',
-        budget: { max: 0 },
+        budget: { max: 0, holds: 'count' },
         detail: notDone.length
           ? notDone
               .slice(0, 3)
@@ -532,7 +532,7 @@ export async function measureScale(
         label: `  most requests in any sliding 1 s, Basic (both phases)`,
         value: o?.basic.maxAdmittedPerWindow ?? 0,
         unit: '',
-        budget: { max: basic },
+        budget: { max: basic, holds: 'count' },
         detail: `arrivals ${o?.basic.maxArrivalsPerWindow ?? 0}; sweep alone ${org(sweepRate)?.basic.maxAdmittedPerWindow ?? 0}`,
       }),
       figure({
@@ -541,7 +541,7 @@ export async function measureScale(
         label: `  most requests in any sliding 1 s, Search (both phases)`,
         value: o?.search.maxAdmittedPerWindow ?? 0,
         unit: '',
-        budget: { max: search },
+        budget: { max: search, holds: 'count' },
         detail: `arrivals ${o?.search.maxArrivalsPerWindow ?? 0}; sweep alone ${org(sweepRate)?.search.maxAdmittedPerWindow ?? 0}`,
       }),
       figure({
@@ -550,7 +550,7 @@ export async function measureScale(
         label: '  429s received (both phases)',
         value: rate.refused,
         unit: '',
-        budget: { max: 0 },
+        budget: { max: 0, holds: 'count' },
         detail: [...refusedNotes, machineNote].join('; '),
       }),
       figure({
@@ -559,7 +559,7 @@ export async function measureScale(
         label: '  items delivered more than once (both phases)',
         value: sweep.delivery.duplicates + turns.delivery.duplicates,
         unit: '',
-        budget: { max: 0 },
+        budget: { max: 0, holds: 'count' },
         detail: `each phase ${expected.size} items (${tenant.events.length} events, ${expected.size - tenant.events.length} credentials) to one webhook`,
       }),
       figure({
@@ -568,7 +568,7 @@ export async function measureScale(
         label: '  items missing or unexpected at the receiver (both phases)',
         value: offDelivery(sweep) + offDelivery(turns),
         unit: '',
-        budget: { max: 0 },
+        budget: { max: 0, holds: 'count' },
         detail: `received ${sweep.delivery.received} then ${turns.delivery.received} distinct; a last pass sent what the jobs' passes left (${sweep.flushPasses} and ${turns.flushPasses} passes)`,
       }),
       figure({
@@ -577,7 +577,7 @@ export async function measureScale(
         label: `  runs until every stream was visited, budget ${BUDGET_SHARE * 100}% of a sweep (${round(budgetMs / 1000, 1)} s)`,
         value: waited,
         unit: '',
-        budget: { max: bound },
+        budget: { max: bound, holds: 'count' },
         detail: `bound ceil(sweep / budget) + 1; streams visited per run ${perRun.map((r) => r.visited).join(', ')}`,
       }),
       figure({

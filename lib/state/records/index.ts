@@ -1,4 +1,7 @@
 /**
+ * Longer than 300 lines because the dedupe step reads best whole: claim, read and write, in the
+ * order that keeps it true through a crash.
+ *
  * Creating delivery records, the dedupe step of an alert's way: `recordPage` takes what one page of
  * a stream calls for and creates, once, the records that do not exist yet. Everything dedupe needs
  * happens behind that one call:
