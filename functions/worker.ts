@@ -35,6 +35,7 @@ import { readEnvironment } from '../lib/env.ts';
 import { type InvocationContext, withInvocation } from '../lib/invocation.ts';
 import { createLogger, startFailure } from '../lib/log.ts';
 import { EmfMetrics } from '../lib/metrics.ts';
+import type { CycleSummary } from '../lib/poll/cycle.ts';
 import { workStreams } from '../lib/poll/dispatch.ts';
 import type { PollKind } from '../lib/poll/streams.ts';
 import type { StreamStatus } from '../lib/poll/types.ts';
@@ -264,21 +265,9 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
     );
     const failed = new Set(summary.streams.filter((s) => FAILED_STATUSES.has(s.status)).map((s) => s.stream));
     const polledHere = new Set(summary.streams.map((s) => s.stream));
-    logger.info(`${service} streams polled`, {
-      exitCode: summary.exitCode,
-      streams: summary.streams.map((s) => ({
-        stream: s.stream,
-        status: s.status,
-        items: s.items,
-        newItems: s.newItems,
-      })),
-      alreadyPolled: messages.length - todo.length,
-      // Not in the config any more (changed since the dispatch), or not reached within the budget.
-      notPolled: streams.filter((s) => !polledHere.has(s)),
-      sent: summary.delivery.sent,
-      retrying: summary.delivery.retrying,
-      dead: summary.delivery.dead,
-    });
+    // Not in the config any more (changed since the dispatch), or not reached within the budget.
+    const notPolled = streams.filter((s) => !polledHere.has(s));
+    logger.info(`${service} streams polled`, polledFields(summary, messages.length - todo.length, notPolled));
     const firstError = summary.streams.find((s) => s.error && FAILED_STATUSES.has(s.status))?.error;
     // Each job of a dispatch ends here, once, well or not (before anything below throws).
     await beat.ended(
@@ -308,4 +297,22 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
     return { batchItemFailures: failures };
   };
   return withInvocation(invoke, [metrics]);
+}
+
+/** What a worker logs after an invocation's streams (the bench writes the same line, for its size). */
+export function polledFields(summary: CycleSummary, alreadyPolled: number, notPolled: readonly string[]) {
+  return {
+    exitCode: summary.exitCode,
+    streams: summary.streams.map((s) => ({
+      stream: s.stream,
+      status: s.status,
+      items: s.items,
+      newItems: s.newItems,
+    })),
+    alreadyPolled,
+    notPolled,
+    sent: summary.delivery.sent,
+    retrying: summary.delivery.retrying,
+    dead: summary.delivery.dead,
+  };
 }

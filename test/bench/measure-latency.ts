@@ -44,18 +44,28 @@ import { POLLER_MEMORY_MB } from '../../infra/function.ts';
 import { pollerTiming } from '../../infra/schedule.ts';
 import { SETTLE_MARGIN_MS } from '../../lib/deliver/pass.ts';
 import { DEFAULT_SEND_TIMEOUT_MS } from '../../lib/deliver/send-context.ts';
-import { Dataset } from '../../lib/emulator/dataset.ts';
 import { createRandom } from '../../lib/emulator/random.ts';
 import type { PollKind } from '../../lib/poll/streams.ts';
 import type { StreamJob } from '../../lib/poll/turn.ts';
 import type { LatencyJobResult, LatencySetup, RecordTimes } from './latency.ts';
 import { type Job, latencyFigures, type PhaseSummary, summarizePhase } from './latency-figures.ts';
-import { BASIC, DOMAINS, domainPlan, EVENTS, GROUPS, KINDS, SEARCH, SEED, WORKERS } from './measure-scale.ts';
+import {
+  BASIC,
+  DOMAINS,
+  domainPlan,
+  EVENTS,
+  GROUPS,
+  KINDS,
+  SEARCH,
+  SEED,
+  scaleTenant,
+  startScaleEmulator,
+  WORKERS,
+} from './measure-scale.ts';
 import {
   createTable,
   type EmulatorProcess,
   startDynaliteProcess,
-  startEmulatorProcess,
   startWorker,
   type Worker,
 } from './procs.ts';
@@ -207,28 +217,17 @@ export async function measureLatency(
     throw new Error('latency: BENCH_LATENCY_X must be a whole number, 1 or more');
   const plan = domainPlan(DOMAINS);
   const db = await startDynaliteProcess();
-  const emu = await startEmulatorProcess({
-    seed: SEED,
+  const emu = await startScaleEmulator({
+    basic: BASIC * X,
+    search: SEARCH * X,
     events: EVENTS,
-    lateMatches: 0,
-    credentials: 0,
     groups: GROUPS,
-    quota: 10_000_000,
-    latencyMs: 10,
-    rateLimits: { basicPerSecond: BASIC * X, searchPerSecond: SEARCH * X },
   });
   const hook = await startBenchReceiver('webhook');
   const slack = await startBenchReceiver('slack');
   const workers: Worker[] = [];
   try {
-    const world = new Dataset({
-      seed: SEED,
-      eventsPerTenant: EVENTS,
-      lateMatchesPerTenant: 0,
-      credentials: 0,
-      groupsPerTenant: GROUPS,
-    });
-    const tenant = world.tenant('acme');
+    const tenant = scaleTenant(EVENTS, GROUPS);
     const initialEvents = new Set(tenant.events.map((e) => `event:${e.item.metadata.uid}`));
     const backlog = new Set(initialEvents);
     for (const { domain, credentials } of plan)

@@ -113,6 +113,36 @@ function check(condition: boolean, message: string): void {
   if (!condition) throw new Error(`scale: ${message}`);
 }
 
+/** The scale world's emulator: its own process, 10 ms added to every answer, the tiers given. */
+export function startScaleEmulator(world: {
+  basic: number;
+  search: number;
+  events: number;
+  groups: number;
+}): Promise<EmulatorProcess> {
+  return startEmulatorProcess({
+    seed: SEED,
+    events: world.events,
+    lateMatches: 0,
+    credentials: 0,
+    groups: world.groups,
+    quota: 10_000_000,
+    latencyMs: 10,
+    rateLimits: { basicPerSecond: world.basic, searchPerSecond: world.search },
+  });
+}
+
+/** The scale world's tenant as the emulator holds it (its events and identifier groups). */
+export function scaleTenant(events: number, groups: number) {
+  return new Dataset({
+    seed: SEED,
+    eventsPerTenant: events,
+    lateMatchesPerTenant: 0,
+    credentials: 0,
+    groupsPerTenant: groups,
+  }).tenant('acme');
+}
+
 /** The credential domains: every tenth with a backlog, a third of the rest with a few, the others none. */
 export function domainPlan(count: number): { domain: string; credentials: number }[] {
   return Array.from({ length: count }, (_, i) => ({
@@ -299,29 +329,13 @@ export async function measureScale(
   const events = Math.max(10, Math.round(EVENTS * options.load));
   const plan = domainPlan(domainCount);
   const db = await startDynaliteProcess();
-  const emu: EmulatorProcess = await startEmulatorProcess({
-    seed: SEED,
-    events,
-    lateMatches: 0,
-    credentials: 0,
-    groups,
-    quota: 10_000_000,
-    latencyMs: 10,
-    rateLimits: { basicPerSecond: basic, searchPerSecond: search },
-  });
+  const emu: EmulatorProcess = await startScaleEmulator({ basic, search, events, groups });
   const hook = await startBenchReceiver('webhook');
   const workers: Worker[] = [];
   try {
     // What the receiver must get: every event of the tenant's feed (the tenant stream reads it
     // all; the groups' searches return some of the same, delivered once), every credential added.
-    const world = new Dataset({
-      seed: SEED,
-      eventsPerTenant: events,
-      lateMatchesPerTenant: 0,
-      credentials: 0,
-      groupsPerTenant: groups,
-    });
-    const tenant = world.tenant('acme');
+    const tenant = scaleTenant(events, groups);
     const expected = new Set(tenant.events.map((e) => `event:${e.item.metadata.uid}`));
     for (const { domain, credentials } of plan) {
       if (credentials === 0) continue;

@@ -13,6 +13,7 @@
  * metrics those lines publish. Each kind's runtime runs one job at a time, so a job's usage is the
  * difference of its runtime's counters around it.
  */
+import { polledFields } from '../../functions/worker.ts';
 import { lastSendStart, runDeliveryPass } from '../../lib/deliver/pass.ts';
 import type { DeliveryPassOptions } from '../../lib/deliver/types.ts';
 import { workStreams } from '../../lib/poll/dispatch.ts';
@@ -216,20 +217,10 @@ export async function scaleWork(job: StreamJob, deadline: number): Promise<Scale
   const endedAt = Date.now();
   const result = summary.streams.find((s) => s.stream === job.stream);
   // The line functions/worker.ts writes after each invocation's streams, for the log's size.
-  runtime.logger.info(`poll-${job.kind} streams polled`, {
-    exitCode: summary.exitCode,
-    streams: summary.streams.map((s) => ({
-      stream: s.stream,
-      status: s.status,
-      items: s.items,
-      newItems: s.newItems,
-    })),
-    alreadyPolled: 0,
-    notPolled: result ? [] : [job.stream],
-    sent: summary.delivery.sent,
-    retrying: summary.delivery.retrying,
-    dead: summary.delivery.dead,
-  });
+  runtime.logger.info(
+    `poll-${job.kind} streams polled`,
+    polledFields(summary, 0, result ? [] : [job.stream]),
+  );
   return {
     stream: job.stream,
     ...(result ? { status: result.status } : {}),
