@@ -230,7 +230,10 @@ export function latencyFigures(
       value,
       unit,
       ...(detail ? { detail } : {}),
-      ...(max !== undefined ? { budget: { max, holds: 'percentile' as const } } : {}),
+      // The p99's budget is a wait made mostly of the schedule; the others (0) count items.
+      ...(max !== undefined
+        ? { budget: { max, holds: max > 0 ? ('percentile' as const) : ('count' as const) } }
+        : {}),
     });
   // The fan-out if the Basic tier alone bounded it: a request a job, at the governor's pace.
   const sources = Object.entries(steady.bySource)
