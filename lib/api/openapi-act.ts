@@ -8,11 +8,10 @@ import {
   errors,
   IDEMPOTENCY_KEY_PARAMETER,
   json,
+  jsonBody,
   READ_ERRORS,
-  schemaOf,
   WRITE_ERRORS,
 } from './openapi-parts.ts';
-import { MAX_BODY_BYTES } from './schemas.ts';
 
 export function actPaths(): Record<string, unknown> {
   return {
@@ -26,11 +25,7 @@ export function actPaths(): Record<string, unknown> {
         security: [{ bearer: ['events:act'] }],
         'x-scopes': ['events:act'],
         parameters: [IDEMPOTENCY_KEY_PARAMETER],
-        requestBody: {
-          required: true,
-          description: `At most ${MAX_BODY_BYTES} bytes.`,
-          content: { 'application/json': { schema: schemaOf(eventActionBodySchema, 'input') } },
-        },
+        requestBody: jsonBody(eventActionBodySchema),
         responses: {
           '200': json('What the upstream said of each uid', eventActionResultsSchema),
           ...errors(

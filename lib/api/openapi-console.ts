@@ -21,11 +21,10 @@ import {
   errors,
   IDEMPOTENCY_KEY_PARAMETER,
   json,
+  jsonBody,
   READ_ERRORS,
-  schemaOf,
   WRITE_ERRORS,
 } from './openapi-parts.ts';
-import { MAX_BODY_BYTES } from './schemas.ts';
 
 const described = <T extends z.core.$ZodType>(schema: T, description: string): T => {
   z.globalRegistry.add(schema, { description });
@@ -230,11 +229,7 @@ export function consolePaths(): Record<string, unknown> {
         security: [{ bearer: ['destinations:write'] }],
         'x-scopes': ['destinations:write'],
         parameters: [IDEMPOTENCY_KEY_PARAMETER],
-        requestBody: {
-          required: true,
-          description: `At most ${MAX_BODY_BYTES} bytes.`,
-          content: { 'application/json': { schema: schemaOf(retryRequestSchema, 'input') } },
-        },
+        requestBody: jsonBody(retryRequestSchema),
         responses: {
           '200': json('What was re-queued', retryAnswerSchema),
           ...errors(...WRITE_ERRORS),

@@ -13,11 +13,11 @@ import {
   errors,
   IDEMPOTENCY_KEY_PARAMETER,
   json,
+  jsonBody,
   READ_ERRORS,
   schemaOf,
   WRITE_ERRORS,
 } from './openapi-parts.ts';
-import { MAX_BODY_BYTES } from './schemas.ts';
 
 export function identityPaths(): Record<string, unknown> {
   return {
@@ -31,11 +31,7 @@ export function identityPaths(): Record<string, unknown> {
         security: [{ bearer: ['identity:act'] }, { bearer: ['identity:disable'] }],
         'x-scopes': ['identity:act', 'identity:disable'],
         parameters: [IDEMPOTENCY_KEY_PARAMETER],
-        requestBody: {
-          required: true,
-          description: `At most ${MAX_BODY_BYTES} bytes.`,
-          content: { 'application/json': { schema: schemaOf(accountActionBodySchema, 'input') } },
-        },
+        requestBody: jsonBody(accountActionBodySchema),
         responses: {
           '200': json('What each login’s provider answered (taken here)', accountActionResultsSchema),
           '202': json(

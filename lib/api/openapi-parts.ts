@@ -5,6 +5,7 @@
  */
 import * as z from 'zod/mini';
 import { STATUS_OF } from './errors.ts';
+import { MAX_BODY_BYTES } from './schemas.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -45,6 +46,15 @@ export function errors(...codes: (keyof typeof STATUS_OF)[]): Record<string, unk
 
 export function json(description: string, schema: z.core.$ZodType): Record<string, unknown> {
   return { description, content: { 'application/json': { schema: schemaOf(schema) } } };
+}
+
+/** A required JSON request body of `schema`, within the API's body bound. */
+export function jsonBody(schema: z.core.$ZodType): Record<string, unknown> {
+  return {
+    required: true,
+    description: `At most ${MAX_BODY_BYTES} bytes.`,
+    content: { 'application/json': { schema: schemaOf(schema, 'input') } },
+  };
 }
 
 /** The `Idempotency-Key` header every POST that acts takes (idempotency.ts). */

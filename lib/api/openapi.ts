@@ -16,6 +16,7 @@ import {
   errors,
   IDEMPOTENCY_KEY_PARAMETER,
   json,
+  jsonBody,
   READ_ERRORS,
   schemaOf,
   WRITE_ERRORS,
@@ -93,11 +94,7 @@ export function openApiDocument(): Record<string, unknown> {
           security: [{ bearer: ['assets:write'] }],
           'x-scopes': ['assets:write'],
           parameters: [assetIdParameter, IDEMPOTENCY_KEY_PARAMETER],
-          requestBody: {
-            required: true,
-            description: `At most ${MAX_BODY_BYTES} bytes.`,
-            content: { 'application/json': { schema: schemaOf(toggleBodySchema, 'input') } },
-          },
+          requestBody: jsonBody(toggleBodySchema),
           responses: {
             '200': json('The asset as the upstream reports it after the toggle', toggleResponseSchema),
             ...errors(
