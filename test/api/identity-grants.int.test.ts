@@ -8,8 +8,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,6 +26,7 @@ import { IdentityStore } from '../../lib/identity/store.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { CatalogStore } from '../../lib/state/catalog.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
+import { dynamoProxy } from '../helpers/dynamo-proxy.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { logicalId, statementsOf, template } from '../infra/harness.ts';
 
@@ -38,15 +37,6 @@ const db = useDynalite();
 interface Seen {
   action: string;
   keys: string[];
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 type Item = Record<string, { S?: string }>;
@@ -68,32 +58,10 @@ function keysOf(body: string): string[] {
 /** A proxy in front of dynalite that notes each request. */
 async function recordingProxy(target: string) {
   const seen: Seen[] = [];
-  const server = createServer(async (req, res) => {
-    const body = await readBody(req);
-    seen.push({
-      action: `dynamodb:${String(req.headers['x-amz-target'] ?? '').replace(/^DynamoDB_\d+\./, '')}`,
-      keys: keysOf(body),
-    });
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers))
-      if (typeof v === 'string' && !['host', 'content-length', 'connection'].includes(k)) headers[k] = v;
-    const answer = await fetch(`${target}${req.url ?? '/'}`, { method: req.method, headers, body });
-    const out: Record<string, string> = {};
-    answer.headers.forEach((v, k) => {
-      if (!['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(k)) out[k] = v;
-    });
-    res.writeHead(answer.status, out).end(Buffer.from(await answer.arrayBuffer()));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    seen,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  const proxy = await dynamoProxy(target, (amzTarget, body) =>
+    seen.push({ action: `dynamodb:${amzTarget.replace(/^DynamoDB_\d+\./, '')}`, keys: keysOf(body) }),
+  );
+  return { ...proxy, seen };
 }
 
 let proxy: Awaited<ReturnType<typeof recordingProxy>>;

@@ -9,8 +9,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -44,6 +42,7 @@ import {
   withEnvironment,
 } from '../functions/lambda.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
+import { dynamoProxy } from '../helpers/dynamo-proxy.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 
@@ -82,15 +81,6 @@ interface Input {
  */
 const LOCAL_ONLY = new Set(['dynamodb:DescribeTable', 'dynamodb:CreateTable']);
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
 /** What one DynamoDB request (JSON protocol: the action in X-Amz-Target) names. */
 function describeRequest(target: string, body: string): Request {
   const input = JSON.parse(body || '{}') as Input;
@@ -116,35 +106,17 @@ function describeRequest(target: string, body: string): Request {
   };
 }
 
-/** An HTTP proxy in front of dynalite that records each request it passes on. */
+/** A proxy in front of dynalite that records each request it passes on. */
 async function recordingProxy(targetUrl: string) {
   const log: Request[] = [];
-  const server = createServer(async (req, res) => {
-    const body = await readBody(req);
-    log.push(describeRequest(String(req.headers['x-amz-target'] ?? ''), body.toString('utf8')));
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers))
-      if (typeof v === 'string' && !['host', 'content-length', 'connection'].includes(k)) headers[k] = v;
-    const answer = await fetch(`${targetUrl}${req.url ?? '/'}`, { method: req.method, headers, body });
-    const out: Record<string, string> = {};
-    answer.headers.forEach((v, k) => {
-      if (!['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(k)) out[k] = v;
-    });
-    res.writeHead(answer.status, out).end(Buffer.from(await answer.arrayBuffer()));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const proxy = await dynamoProxy(targetUrl, (amzTarget, body) => log.push(describeRequest(amzTarget, body)));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    ...proxy,
     log,
     /** The requests so far, without the local-only table setup, and forgets them. */
     take(): Request[] {
       return log.splice(0).filter((r) => !LOCAL_ONLY.has(r.action));
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
   };
 }
 
