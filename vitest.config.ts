@@ -36,11 +36,12 @@ export default defineConfig({
           /**
            * The unit files share their worker's module cache instead of a fresh process each: the
            * process and imports took half the project's CPU (about 60 s against 30 s on 2 cores).
-           * Safe because a unit test mocks no module and sets no variable, each file still gets
-           * its own folder and clean environment (setupFiles run per file), and what a module of
+           * Safe because a unit test mocks no module, each file still gets its own folder and an
+           * environment cleared of the product's variables (setupFiles run per file), and what a module of
            * the product keeps (token and spacing per Entra sign-in address, caches of pure results)
            * is keyed by the stand-in a test started on its own port. A test that needs a module
-           * to itself belongs in the integration project (test/shape.test.ts finds a mocking one).
+           * to itself, or starts esbuild, belongs in the integration project (test/shape.test.ts
+           * finds one that does not).
            */
           isolate: false,
           include: ['test/**/*.test.ts'],

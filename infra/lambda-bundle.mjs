@@ -7,6 +7,7 @@
 // `index.mjs` is the handler; `chunk-*.mjs` beside it.
 //
 //   node infra/lambda-bundle.mjs <entry.ts> <outdir>
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 /** Some bundled CommonJS dependencies call `require`; ESM output has none, so each file defines one. */
@@ -18,6 +19,8 @@ export function lambdaBuildOptions(entry, outdir) {
   return {
     entryPoints: { index: entry },
     outdir,
+    // Paths resolve from this repository, never from the caller's folder.
+    absWorkingDir: fileURLToPath(new URL('..', import.meta.url)),
     bundle: true,
     splitting: true,
     platform: 'node',

@@ -10,7 +10,7 @@
  *   revalidated) names the current ones.
  * - Each file is kept gzipped (level 9), as base64: the packed size is what a browser downloads.
  *
- * test/console/page.test.ts checks that page-packed.ts is what this builds from the page as it is
+ * test/console/page.int.test.ts checks that page-packed.ts is what this builds from the page as it is
  * (else: npm run console), and the size budget.
  */
 import { createHash } from 'node:crypto';
