@@ -106,6 +106,11 @@ export interface Optimisations {
   inline?: boolean;
   /** Pages written while the next is fetched (poll/stream.ts); off means one page at a time. */
   pipeline?: boolean;
+  /**
+   * The console's alert index (state/records/alert-index.ts). A feature, not an optimisation: off
+   * only in the bench, to show what its writes cost a drain.
+   */
+  alertIndex?: boolean;
 }
 
 export interface RuntimeOptions {
@@ -286,6 +291,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     tenants: (config.tenants ?? []).map((t) => t.id),
     packs: tuning.packs,
     claimMark: tuning.claimMark,
+    alertIndex: tuning.alertIndex,
   });
   const deliveries = records.queue;
   const io = { client: dynamo, tableName: env.tableName, clock, onRequest: options.onDynamoRequest };

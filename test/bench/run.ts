@@ -32,8 +32,11 @@ import { memoryLimited, ROOT, removeCgroups, WORKER_BUNDLE } from './procs.ts';
 import { type Figure, formatTable, machine, type Report, writeReport } from './report.ts';
 import { round } from './stats.ts';
 
-/** The optimisations `--without` can turn off (lib/runtime.ts Optimisations), to measure each one's worth. */
-const SWITCHES = ['packs', 'claimMark', 'inline', 'pipeline'] as const;
+/**
+ * What `--without` can turn off (lib/runtime.ts Optimisations), to measure each one's worth; and
+ * the console's alert index, to measure its cost.
+ */
+const SWITCHES = ['packs', 'claimMark', 'inline', 'pipeline', 'alertIndex'] as const;
 let without: Optimisations = {};
 let scale: ScaleOptions = { multiplier: 10, load: 1 };
 
@@ -81,7 +84,7 @@ async function main(): Promise<number> {
   scale = { multiplier, load };
   for (const name of values.without?.split(',').map((s) => s.trim()) ?? []) {
     if (!(SWITCHES as readonly string[]).includes(name))
-      usage(`unknown optimisation ${JSON.stringify(name)}`);
+      usage(`unknown --without switch ${JSON.stringify(name)}`);
     without = { ...without, [name]: false };
   }
   const only = values.only?.split(',').map((s) => s.trim()) ?? Object.keys(SECTIONS);

@@ -3,6 +3,7 @@
  * sent once; records of inline webhook deliveries read back whole through `deliveries list`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AlertReader } from '../../lib/state/alert-list.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
@@ -74,9 +75,10 @@ describe('pipelined pages', () => {
   });
 });
 
-describe('each optimisation off (the bench switches)', () => {
-  // Turning one off must change the cost, never the outcome: every item once, nothing lost.
-  it.each([['packs'], ['claimMark'], ['inline'], ['pipeline']] as const)(
+describe('each optimisation off, and the alert index (the bench switches)', () => {
+  // Turning one off must change the cost, never the outcome: every item once, nothing lost. The
+  // alert index off leaves the console's list empty, and only that.
+  it.each([['packs'], ['claimMark'], ['inline'], ['pipeline'], ['alertIndex']] as const)(
     'without %s, every event and credential is sent once, and a second cycle sends nothing',
     async (name) => {
       hook.requests.length = 0;
@@ -111,6 +113,11 @@ describe('each optimisation off (the bench switches)', () => {
       await world.cycle('events');
       await world.cycle('credentials');
       expect(keys()).toHaveLength(first.length);
+      const { runtime } = world;
+      const io = { client: runtime.dynamo, tableName: runtime.env.tableName, clock: runtime.poll.clock };
+      const listed = (await new AlertReader(io).page({}, undefined)).items.length;
+      if (name === 'alertIndex') expect(listed).toBe(0);
+      else expect(listed).toBeGreaterThan(0);
     },
   );
 });
