@@ -53,6 +53,7 @@
  *   concurrency.
  * - EventBridge Scheduler: one invocation per dispatch.
  */
+import { REAL_RATE_LIMITS } from '../../lib/emulator/limits.ts';
 import { PACE_SHARE } from '../../lib/state/governor.ts';
 import { PRICES, tiered } from './prices.ts';
 
@@ -85,9 +86,8 @@ export const LINE_CONTEXT_BYTES = JSON.stringify({
 export const ITEM_DAYS_KEPT = 90;
 /** DynamoDB counts 100 bytes of overhead per item, in the table and in each index that holds it. */
 export const ITEM_OVERHEAD_BYTES = 100;
-/** The real tiers (the emulator's REAL_RATE_LIMITS). */
-export const BASIC_PER_S = 4;
-export const SEARCH_PER_S = 1;
+/** The real tiers. */
+const { basicPerSecond: BASIC_PER_S, searchPerSecond: SEARCH_PER_S } = REAL_RATE_LIMITS;
 
 /** What one use (a visit that found nothing new, or one more item delivered) cost, on average. */
 export interface Use {

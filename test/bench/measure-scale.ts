@@ -44,7 +44,7 @@
 import { readFileSync } from 'node:fs';
 import { POLLER_MEMORY_MB } from '../../infra/function.ts';
 import { Dataset } from '../../lib/emulator/dataset.ts';
-import type { RateStats } from '../../lib/emulator/limits.ts';
+import { type RateStats, REAL_RATE_LIMITS } from '../../lib/emulator/limits.ts';
 import type { PollKind } from '../../lib/poll/streams.ts';
 import type { StreamJob } from '../../lib/poll/turn.ts';
 import { PACE_SHARE } from '../../lib/state/governor.ts';
@@ -94,8 +94,9 @@ export interface ScaleWorld {
   stats(): Promise<ScaleStats[]>;
 }
 
-export const BASIC = 4;
-export const SEARCH = 1;
+/** The real tiers, requests a second. */
+export const BASIC = REAL_RATE_LIMITS.basicPerSecond;
+export const SEARCH = REAL_RATE_LIMITS.searchPerSecond;
 export const SEED = 42;
 export const DOMAINS = 300;
 export const GROUPS = 100;
