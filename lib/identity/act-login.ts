@@ -141,6 +141,7 @@ export async function actOnLogin(
   if ('ok' in answer) return { login, ok: true };
   if ('refused' in answer) return { ...fail(answer.refused), refused: true };
   if ('failed' in answer) return fail(answer.failed);
+  if ('rateLimited' in answer) return fail(answer.rateLimited);
   deps.logger.warn('an account action got no answer; tried once more within 5 minutes', {
     action: record.id,
     provider: client.name,

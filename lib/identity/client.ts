@@ -30,8 +30,13 @@ export type ActResult =
   | { ok: true }
   /** The provider refused for lack of a permission, a role or a licence (named): nothing changed. */
   | { refused: string }
-  /** The provider answered that it was not done (a 4xx, a 5xx, a 429 with when to try again). */
-  | { failed: string; retryAt?: number }
+  /** The provider answered that it was not done (a 4xx, a 5xx). */
+  | { failed: string }
+  /**
+   * The provider refused for rate (a 429, or its lane paused past the caller's time): it did
+   * nothing, so the same call may be made again at `retryAt` (section 12: not a failure).
+   */
+  | { rateLimited: string; retryAt: number }
   /** No answer (a timeout, a dropped connection): it may have happened. */
   | { noAnswer: string };
 
@@ -56,6 +61,24 @@ export interface ProviderClient {
   ): Promise<ActResult>;
   /** Why this provider cannot take `action` at all (Okta without `userRisk`); undefined when it can. */
   cannot(action: AccountAction): string | undefined;
+}
+
+/** How long a lane waits after a 429 that named no time. */
+export const RATE_PAUSE_MS = 10_000;
+
+/** An action's answer that is not a 2xx: a 429 is a refusal for rate, the rest as `notDone`. */
+export function actNotDone(
+  label: string,
+  res: Pick<Response, 'status'>,
+  text: string,
+  hints: RefusalHints,
+  retryAt: number | undefined,
+  now: number,
+): ActResult | undefined {
+  if (res.status === 429)
+    return { rateLimited: `${label}: HTTP 429`, retryAt: retryAt ?? now + RATE_PAUSE_MS };
+  const bad = notDone(label, res, text, hints, retryAt, now);
+  return bad && 'failed' in bad ? { failed: bad.failed } : bad;
 }
 
 /** A wait the provider asked for, from `Retry-After` (seconds or an HTTP date); capped at 10 minutes. */

@@ -8,6 +8,7 @@
 import type { HttpPost } from '../deliver/post.ts';
 import { entraToken, forgetEntraToken } from '../entra-token.ts';
 import {
+  actNotDone,
   errorCode,
   type LookupContext,
   type LookupResult,
@@ -187,7 +188,7 @@ export function entraClient(name: string, config: EntraConfig, clientSecret: str
       const { res, text } = got;
       const now = ctx.now();
       const retryAt = retryAfterMs(res.headers.get('retry-after'), now);
-      return notDone(label, res, text, { 403: ENTRA_NEEDS[action] }, retryAt, now) ?? { ok: true };
+      return actNotDone(label, res, text, { 403: ENTRA_NEEDS[action] }, retryAt, now) ?? { ok: true };
     },
     async lookup(login, ctx) {
       try {

@@ -5,6 +5,7 @@
  * much of its rate is left on every answer: at 0 the lookups wait for its reset.
  */
 import {
+  actNotDone,
   errorCode,
   type LookupContext,
   type LookupResult,
@@ -125,7 +126,7 @@ export function oktaClient(name: string, config: OktaConfig, token: string): Pro
         };
       // A 403 other than E0000006 (E0000038: the user's status does not allow it) is no refusal.
       const hints = { 401: TOKEN_REFUSED, 403: code === 'E0000006' ? OKTA_NEEDS[action] : undefined };
-      return notDone(label, res, text, hints, resetAt(res.headers, now), now) ?? { ok: true };
+      return actNotDone(label, res, text, hints, resetAt(res.headers, now), now) ?? { ok: true };
     },
     async lookup(login, ctx): Promise<LookupResult> {
       const path = login.includes('/')
