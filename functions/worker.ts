@@ -128,7 +128,6 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
 
   const slackSettings = runtime.config.actions?.slack;
   const workDeps: SlackWorkDeps = {
-    act: runtime.act,
     // Account actions, where the config has identity (this worker reads the providers' secrets).
     ...(runtime.identityAct ? { identityAct: runtime.identityAct } : {}),
     // As the tenant the request named (the Slack channel's, or `tenant`), with its own token.
@@ -157,7 +156,9 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
         continue;
       }
       const { runSlackWork } = await import('../lib/actions/slack-work.ts');
-      await runSlackWork(workDeps, w).catch((error: unknown) =>
+      // Acting on events is loaded with the first piece of work that needs it.
+      const deps = w.kind === 'identity-action' ? workDeps : { ...workDeps, act: await runtime.act() };
+      await runSlackWork(deps, w).catch((error: unknown) =>
         logger.error(`${service}: Slack work failed`, { kind: w.kind, error }),
       );
     }

@@ -25,7 +25,7 @@
  */
 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { type ActDeps, actDeps, finishActions } from './actions/events.ts';
+import type { ActDeps } from './actions/events.ts';
 import { type Clock, systemClock } from './clock.ts';
 import {
   dryRunDestinations,
@@ -62,6 +62,7 @@ import { describeSkew, syncedClock } from './state/clock-sync.ts';
 import { DestinationStateStore } from './state/destinations.ts';
 import { DynamoRateGovernor, type UpstreamRates } from './state/governor.ts';
 import { runOwner } from './state/lease.ts';
+import { anyUnfinished, EVENT_ACTIONS_OPEN, STALE_ACTION_MS } from './state/open-actions.ts';
 import { QuarantineStore } from './state/quarantine.ts';
 import { QuotaStore } from './state/quota.ts';
 import { type DeliveryQueue, DeliveryRecords } from './state/records/index.ts';
@@ -192,8 +193,11 @@ export interface Runtime {
   poll: PollDeps;
   deliver: DeliverDeps;
   cycle: CycleDeps;
-  /** What acting on events needs (actions/events.ts): the upstream, the records, the follow-ups. */
-  act: ActDeps;
+  /**
+   * What acting on events needs (actions/events.ts): the upstream, the records, the follow-ups;
+   * built, with the code, at the first call.
+   */
+  act(): Promise<ActDeps>;
   /** Acting on accounts (lib/identity/act.ts), when the config has `identity`. */
   identityAct?: AccountDeps;
   /** The shared rate governor every upstream request of this run takes its turn from. */
@@ -341,14 +345,20 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     reported: new Set(),
   };
   const tenantIds = (config.tenants ?? []).map((t) => t.id);
-  const act = actDeps({
-    upstream,
-    tenants: { ids: async () => tenantIds, upstreamFor: (id) => upstreamFor(tenantRef(config, id)) },
-    io,
-    records,
-    logger,
-    targets: followUpTargets(destinations.values()),
-  });
+  // Acting on events (actions/events.ts) is loaded when first needed: a worker's pass that finds
+  // no action left open, and a run that acts on nothing, never load it.
+  let acting: Promise<ActDeps> | undefined;
+  const act = () =>
+    (acting ??= import('./actions/events.ts').then(({ actDeps }) =>
+      actDeps({
+        upstream,
+        tenants: { ids: async () => tenantIds, upstreamFor: (id) => upstreamFor(tenantRef(config, id)) },
+        io,
+        records,
+        logger,
+        targets: followUpTargets(destinations.values()),
+      }),
+    ));
   const deliver: DeliverDeps = {
     deliveries,
     destinationState,
@@ -370,7 +380,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     silences: silenceSource(config.silences, silences),
     threads: new ThreadStore(io),
     // An action a crash interrupted is finished by the next pass (actions/events.ts).
-    finishActions: () => finishActions(act),
+    finishActions: async () => {
+      if (!(await anyUnfinished(io, EVENT_ACTIONS_OPEN, clock.now() - STALE_ACTION_MS))) return 0;
+      const { finishActions } = await import('./actions/events.ts');
+      return finishActions(await act());
+    },
   };
   let identityAct: AccountDeps | undefined;
   // Loaded only when some scope has `identity`: the lookup code is not in anyone else's start.
@@ -401,7 +415,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     identityAct = accountActions({
       io,
       lookups,
-      followUp: act.followUp,
+      followUp: async (change) => (await act()).followUp(change),
       logger,
       deliver,
       fetch: options.identity?.fetch ?? options.fetch,

@@ -36,6 +36,7 @@ import {
   type UidResult,
 } from '../state/actions.ts';
 import type { TableIo } from '../state/io.ts';
+import { STALE_ACTION_MS } from '../state/open-actions.ts';
 import type { DeliveryRecord } from '../state/records/record.ts';
 import type { UpstreamError } from '../upstream/errors.ts';
 import {
@@ -58,8 +59,8 @@ export const EVENT_ACTION_TYPES: readonly EventActionType[] = [
 export const MAX_ACTION_UIDS = 100;
 /** Interrupted actions one delivery pass finishes at most; the rest, the next passes. */
 export const FINISH_PER_PASS = 10;
-/** An action open this long is taken to be interrupted (a live one takes seconds); a hold lasts as long. */
-export const STALE_ACTION_MS = 60_000;
+// An action open this long is taken to be interrupted (a live one takes seconds); a hold lasts as long.
+export { STALE_ACTION_MS };
 /** How long a call with an action's id waits for the call working on it before it gives up. */
 export const WAIT_FOR_HOLDER_MS = 5_000;
 

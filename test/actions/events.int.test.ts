@@ -113,7 +113,7 @@ describe('events ignore through the real CLI', () => {
     expect(r.out).toMatch(/action [0-9a-f-]{36}: 1 of 1 events ignored; 2 follow-ups/);
     expect(events()[0]?.isIgnored).toBe(true);
     expect(control().calls('eventActions')).toHaveLength(1);
-    const trail = await world.runtime.act.actions.auditTrail();
+    const trail = await (await world.runtime.act()).actions.auditTrail();
     expect(trail).toHaveLength(1);
     expect(trail[0]).toMatchObject({ type: 'ignore', uids: [uid], reason: 'test account', changed: [uid] });
     expect(trail[0]?.by).toMatch(/^cli:/);
@@ -147,7 +147,7 @@ describe('events ignore through the real CLI', () => {
     expect(control().calls('eventActions')).toHaveLength(3);
     expect(events()[1]?.isRemediated).toBe(true);
     expect(await seen(uid)).toMatchObject({ edits: 1, replies: 1, resolves: 1 });
-    const [entry] = await world.runtime.act.actions.auditTrail();
+    const [entry] = await (await world.runtime.act()).actions.auditTrail();
     expect(entry?.results).toEqual([
       { uid: 'no/such/event', ok: false, error: expect.stringMatching(/^not_found: .*no\/such\/event/) },
       { uid, ok: true },
@@ -159,9 +159,9 @@ describe('events ignore through the real CLI', () => {
     const uid = uidAt(2);
     const r = await cli(['events', 'ignore', uid]);
     expect(r.code).toBe(3);
-    expect(await world.runtime.act.actions.auditTrail()).toHaveLength(0);
+    expect(await (await world.runtime.act()).actions.auditTrail()).toHaveLength(0);
     expect(events()[2]?.isIgnored).toBe(false);
-    const act = world.runtime.act;
+    const act = await world.runtime.act();
     control().addFault({ endpoint: 'eventActions', status: 401 });
     const first = await actOnEvents(act, { type: 'ignore', uids: [uid], by: 'api:soar', id: 'k-1' });
     expect(first.unanswered?.code).toBe('unauthorized');
@@ -171,7 +171,7 @@ describe('events ignore through the real CLI', () => {
 
   it('the same action id twice is one action: the second answers as the first and does nothing', async () => {
     const uid = uidAt(3);
-    const act = world.runtime.act;
+    const act = await world.runtime.act();
     const request = {
       type: 'remediate' as const,
       uids: [uid],
@@ -191,7 +191,7 @@ describe('events ignore through the real CLI', () => {
 describe('an interrupted action the upstream does not answer', () => {
   it('stays open, pass after pass, and is finished once the upstream answers', async () => {
     const uid = uidAt(6);
-    const act = world.runtime.act;
+    const act = await world.runtime.act();
     // The run dies once the action is recorded, before the upstream hears of it.
     const upstream = {
       eventActions: () => {
@@ -257,7 +257,7 @@ describe('a crash at every step boundary of an action', () => {
     ['after-follow-ups', 0],
   ])('%s: the next delivery pass finishes it; each effect once', async (step, index) => {
     const uid = uidAt(index);
-    const act = world.runtime.act;
+    const act = await world.runtime.act();
     await expect(
       actOnEvents(crashing(act, step), { type: 'ignore', uids: [uid], by: 'cli:ana', id: `crash-${step}` }),
     ).rejects.toThrow(`crash ${step}`);

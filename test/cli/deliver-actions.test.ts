@@ -50,7 +50,7 @@ async function interrupted(uid: string, id: string) {
   await writeFile(join(dir, 'alerts.config.json'), JSON.stringify(config));
   await writeFile(join(dir, 'secrets.json'), JSON.stringify({ bot: slack.token }));
   // The run died once the action was recorded, before the upstream heard of it (its hold lapsed).
-  const act = world.runtime.act;
+  const act = await world.runtime.act();
   const dying: ActDeps = {
     ...act,
     clock: { now: () => Date.now() - 120_000, sleep: act.clock.sleep },

@@ -44,7 +44,7 @@ function eventsCommand(type: EventActionType): Command {
       const problem = actionProblem({ type, uids, reason });
       if (problem) throw new UsageError(problem);
       const runtime = await runtimeFor(ctx);
-      const outcome = await actOnEvents(runtime.act, {
+      const outcome = await actOnEvents(await runtime.act(), {
         type,
         uids,
         by: cliClientName(),
