@@ -17,6 +17,8 @@ export interface Environment {
   alertsConfig?: string;
   secretId?: string;
   secretsFile?: string;
+  /** The identity providers' own secret, which only the workers read (lib/identity/secrets.ts). */
+  identitySecretId?: string;
   tableName: string;
   dynamodbEndpoint?: string;
   port: number;
@@ -95,6 +97,7 @@ export function readEnvironment(env: Env = process.env): Environment {
     alertsConfig: nonEmpty(env, 'ALERTS_CONFIG'),
     secretId: nonEmpty(env, 'SECRET_ID'),
     secretsFile: nonEmpty(env, 'SECRETS_FILE'),
+    identitySecretId: nonEmpty(env, 'IDENTITY_SECRET_ID'),
     tableName: nonEmpty(env, 'TABLE_NAME') ?? 'exposure-alerts',
     dynamodbEndpoint: dynamodbEndpoint ? httpUrl('DYNAMODB_ENDPOINT', dynamodbEndpoint) : undefined,
     port: port === undefined ? 8787 : integer('PORT', port, 0, 65535),

@@ -389,15 +389,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   let identityAct: AccountDeps | undefined;
   // Loaded only when some scope has `identity`: the lookup code is not in anyone else's start.
   if (config.identity !== undefined || (config.tenants ?? []).some((t) => t.identity !== undefined)) {
-    const { identityRun, identityLabels, accountActions, finishAccountActions } = await import(
-      './identity/index.ts'
-    );
+    const { identityRun, identityLabels, accountActions, finishAccountActions, identitySecrets } =
+      await import('./identity/index.ts');
     identityLabel = identityLabels(config);
     const problems: string[] = [];
     const lookups = identityRun(
       {
         config,
-        secrets,
+        // On AWS the providers' credentials have a secret of their own (identity/secrets.ts).
+        secrets: await identitySecrets(env, secrets, config, warn),
         io,
         fetch: options.identity?.fetch ?? options.fetch,
         logger,

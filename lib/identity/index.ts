@@ -24,6 +24,7 @@ import { PROVIDER_LABELS } from './words.ts';
 
 export * from './act.ts';
 export { IdentityCycle, IdentityLookups } from './lookup.ts';
+export { identitySecrets } from './secrets.ts';
 export { IdentityStore } from './store.ts';
 
 /** Whether any scope of the config has identity providers. */

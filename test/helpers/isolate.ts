@@ -16,7 +16,7 @@ import { afterAll } from 'vitest';
 
 /** The variables the product (or the AWS SDK under it) reads; never inherited by a test. */
 export const PRODUCT_VARIABLE =
-  /^(ALERTS_CONFIG|API_AUTH|COLUMNS|DYNAMODB_ENDPOINT|LOG_LEVEL|NO_COLOR|PORT|SECRET_ID|SECRETS_FILE|STREAM_QUEUE_URL|TABLE_NAME|WORK_QUEUE_URL|(AWS|EXPOSURE|SLACK)_.*)$/;
+  /^(ALERTS_CONFIG|API_AUTH|COLUMNS|DYNAMODB_ENDPOINT|IDENTITY_SECRET_ID|LOG_LEVEL|NO_COLOR|PORT|SECRET_ID|SECRETS_FILE|STREAM_QUEUE_URL|TABLE_NAME|WORK_QUEUE_URL|(AWS|EXPOSURE|SLACK)_.*)$/;
 
 for (const name of Object.keys(process.env)) if (PRODUCT_VARIABLE.test(name)) delete process.env[name];
 

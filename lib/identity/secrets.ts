@@ -1,0 +1,96 @@
+/**
+ * Where the identity providers' credentials are read: they can disable accounts, so on AWS they
+ * live in a secret of their own (IDENTITY_SECRET_ID) that only the workers may read, while the API's
+ * function reads the main secret (SECRET_ID) only. Locally one SECRETS_FILE holds both.
+ *
+ * An upgrade must never stop lookups or alerts: a provider's name not yet moved to the identity
+ * secret is still read from the main secret, and each cold start says so once per name (the name,
+ * never its value), pointing at the move (docs/deploy.md). `config validate --secrets` uses
+ * {@link providerSecretRefs} to say which name belongs in which secret.
+ */
+import { ConfigError } from '../errors.ts';
+import { loadSecrets, type SecretObject } from '../secrets.ts';
+
+/** Where docs/deploy.md says how a deployment moves its providers' credentials to their own secret. */
+export const TWO_SECRETS_DOC = 'docs/deploy.md#moving-to-two-secrets';
+
+type Ref = { secret: string };
+type Providers = Record<string, { type: string; clientSecret?: Ref; token?: Ref }>;
+/** The parts of a config that name the providers' secrets (structural: a parsed or a raw config). */
+export interface ProviderScopes {
+  identity?: { providers: Providers } | undefined;
+  tenants?: { identity?: { providers: Providers } | undefined }[] | undefined;
+}
+
+/** One `{ "secret": NAME }` of a provider, with its path as `config validate` names it. */
+export interface ProviderSecretRef {
+  path: string;
+  name: string;
+}
+
+/**
+ * Every provider's secret reference, the top level's first, then each tenant's.
+ *
+ * @example
+ * providerSecretRefs(config) // [{ path: 'identity.providers.corp.clientSecret', name: 'corpSecret' }]
+ */
+export function providerSecretRefs(config: ProviderScopes): ProviderSecretRef[] {
+  const refs = (at: string, providers: Providers = {}) =>
+    Object.entries(providers).flatMap(([name, p]) => {
+      const key = p.type === 'entra' ? 'clientSecret' : 'token';
+      const ref = p[key];
+      return typeof ref?.secret === 'string'
+        ? [{ path: `${at}identity.providers.${name}.${key}`, name: ref.secret }]
+        : [];
+    });
+  return [
+    ...refs('', config.identity?.providers),
+    ...(config.tenants ?? []).flatMap((t, i) => refs(`tenants[${i}].`, t.identity?.providers)),
+  ];
+}
+
+/** The names the identity secret holds for this config, sorted, once each. */
+export function identitySecretNames(config: ProviderScopes): string[] {
+  return [...new Set(providerSecretRefs(config).map((r) => r.name))].sort();
+}
+
+const usable = (value: unknown) => typeof value === 'string' && value !== '';
+
+/**
+ * The secret object to build the providers' clients from: with IDENTITY_SECRET_ID, each provider's
+ * name from the identity secret, else (not yet moved) from `main` with a warning; without it,
+ * `main` as it is. An identity secret that cannot be read stops the start only when a provider's
+ * name is found nowhere else.
+ *
+ * @example
+ * const secrets = await identitySecrets(env, await loadSecrets(env), config, warn);
+ */
+export async function identitySecrets(
+  source: { identitySecretId?: string },
+  main: SecretObject,
+  config: ProviderScopes,
+  warn: (text: string) => void,
+  options: { fetchSecret?: (id: string) => Promise<string> } = {},
+): Promise<SecretObject> {
+  const id = source.identitySecretId;
+  const names = identitySecretNames(config);
+  if (!id || !names.length) return main;
+  let own: SecretObject = {};
+  try {
+    own = await loadSecrets({ secretId: id }, options);
+  } catch (error) {
+    const why = `IDENTITY_SECRET_ID ${id} cannot be read (${(error as Error).name}: ${(error as Error).message})`;
+    if (!names.every((name) => usable(main[name])))
+      throw new ConfigError(`${why}: it holds the identity providers' credentials`);
+    warn(`${why}; the identity providers' credentials are read from the main secret (SECRET_ID) instead`);
+  }
+  const out = { ...main };
+  for (const name of names) {
+    if (usable(own[name])) out[name] = own[name];
+    else if (usable(main[name]))
+      warn(
+        `identity provider secret "${name}" is not in the identity secret (IDENTITY_SECRET_ID) yet: read from the main secret (SECRET_ID), which the API's function can read too. Move it: ${TWO_SECRETS_DOC}`,
+      );
+  }
+  return out;
+}
