@@ -13,15 +13,18 @@
  * `--single-process`, which a desktop Chromium does not need.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser } from 'puppeteer-core';
 
-const PACKAGE = resolve(import.meta.dirname, '../../node_modules/@sparticuz/chromium/build/index.js');
-const VERSION = '153.0.0';
+const PACKAGE_DIR = resolve(import.meta.dirname, '../../node_modules/@sparticuz/chromium');
+const PACKAGE = join(PACKAGE_DIR, 'build/esm/index.js');
+/** The unpacked browser's folder is named by the package's version, read from the package itself. */
+const VERSION = (JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string })
+  .version;
 const DROPPED = new Set([
   '--single-process',
   '--disable-web-security',
