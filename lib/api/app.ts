@@ -288,12 +288,13 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
   app.post('/silences', need('silences:write'), async (c) => {
     const text = await readJsonText(c.req.raw, MAX_BODY_BYTES);
     const body = parseJson(text, '{"match": {...}, "until": "PT4H", "reason": "..."}');
-    return answerOnce(c, deps, 'POST /silences', body, async () => ({
+    return answerOnce(c, deps, 'POST /silences', body, async (id, startedAt) => ({
       status: 201,
       body: await addSilence(deps, {
         client: c.get('client') as string,
         requestId: c.get('requestId'),
         body,
+        ...(id ? { once: { id, at: startedAt } } : {}),
       }),
     }));
   });

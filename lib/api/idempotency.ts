@@ -11,8 +11,10 @@
  *   silence) frees its key, so the same key tries again.
  *
  * The route's work gets a stable id made of the client, the key and the request (each part
- * encoded, so no client name can make it another client's): the same request again, even one
- * taking over from a process that died, is the same action.
+ * encoded, so no client name can make it another client's), and when the key's first attempt
+ * started: the same request again, even one taking over from a process that died or from an
+ * attempt whose write's answer was lost, is the same action, and what it makes can be named by
+ * the two (a silence's id) so that it is made once.
  *
  * @example
  * return answerOnce(c, deps, 'POST /silences', body, async () => ({ status: 201, body: made }));
@@ -64,15 +66,18 @@ export function fingerprintOf(path: string, body: unknown): string {
 }
 
 /**
- * Runs `work` once per Idempotency-Key (see the module comment) and answers as JSON. `work` gets
- * the stable id of this client's key and request, or undefined when no key was sent.
+ * What a route's work is given: the stable id of this client's key and request (undefined when no
+ * key was sent), and when the key's first attempt started (ms; now without a key or a table).
  */
+export type Work = (id: string | undefined, startedAt: number) => Promise<Answer>;
+
+/** Runs `work` once per Idempotency-Key (see the module comment) and answers as JSON. */
 export async function answerOnce(
   c: Context<Vars>,
   deps: IdempotencyDeps,
   route: string,
   body: unknown,
-  work: (id: string | undefined) => Promise<Answer>,
+  work: Work,
 ): Promise<Response> {
   const answer = await once(c, deps, route, body, work);
   return c.json(answer.body as object, answer.status as 200);
@@ -83,23 +88,23 @@ async function once(
   deps: IdempotencyDeps,
   route: string,
   body: unknown,
-  work: (id: string | undefined) => Promise<Answer>,
+  work: Work,
 ): Promise<Answer> {
   const key = c.req.header('idempotency-key');
-  if (key === undefined) return work(undefined);
+  if (key === undefined) return work(undefined, deps.now());
   if (!IDEMPOTENCY_KEY.test(key))
     throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
   const client = c.get('client') as string;
   const fingerprint = fingerprintOf(c.req.path, body);
   const id = `${encodeURIComponent(client)}:${encodeURIComponent(key)}:${fingerprint.slice(0, 16)}`;
   const store = deps.idempotency;
-  if (!store) return work(id);
+  if (!store) return work(id, deps.now());
   const scope: IdempotencyScope = { client, route, key };
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const deadline = deps.now() + IN_PROGRESS_WAIT_MS;
   for (;;) {
     const claimed = await store.claim(scope, fingerprint);
-    if ('token' in claimed) return run(deps, scope, claimed.token, () => work(id));
+    if ('token' in claimed) return run(deps, scope, claimed.token, () => work(id, claimed.startedAt));
     const first = claimed.existing;
     if (first.fingerprint !== fingerprint) {
       await deps.refusals

@@ -12,7 +12,7 @@
 import type { Logger } from '../log.ts';
 import { checkSilenceRequest, SILENCE_ID, type Silence } from '../rules/silences.ts';
 import type { SilenceAuditEntry, SilenceAuditStore } from '../state/audit.ts';
-import { newSilenceId, type SilenceStore } from '../state/silences.ts';
+import { newSilenceId, type SilenceStore, silenceIdFor } from '../state/silences.ts';
 import { issuesToText } from '../upstream/validate.ts';
 import { ApiError } from './errors.ts';
 
@@ -101,8 +101,13 @@ export async function addSilence(
   deps: SilenceDeps,
   request: SilenceChange & {
     body: unknown;
-    /** The silence's id when the request names one (state/silences.ts silenceIdFor): made once. */
-    id?: string;
+    /**
+     * The request's own id and time when it has them (an Idempotency-Key and when its first
+     * attempt started, a Slack click and its `action_ts`): the silence is named by the two
+     * (state/silences.ts silenceIdFor), so the same request again, after a crash at any point,
+     * finds the silence instead of making a second one.
+     */
+    once?: { id: string; at: number };
   },
 ): Promise<{ silence: Silence; warnings: string[] }> {
   const now = deps.now();
@@ -111,7 +116,7 @@ export async function addSilence(
     throw new ApiError('invalid_request', `the silence is invalid: ${issuesToText(checked.issues)}`);
   }
   const silence: Silence = {
-    id: request.id ?? newSilenceId(now),
+    id: request.once ? silenceIdFor(request.once.id, request.once.at) : newSilenceId(now),
     ...checked.value,
     createdBy: request.client,
     createdAt: new Date(now).toISOString(),

@@ -7,12 +7,15 @@
  * without them is refused, since it would silence every event of the type.
  *
  * The silence is named by the click (its team, user and `action_ts`): the same request again
- * (Slack's retry, a replay) finds the silence it made instead of making a second one.
+ * (Slack's retry, a replay) finds the silence it made instead of making a second one, however
+ * long after, since the silence is kept (expired ones too). A click further from now than its
+ * longest silence (and a day for clocks) could name no silence that still lives, and is no new
+ * click either (Slack sends one within seconds): it is refused, so no id is made with a time far
+ * outside the window the active silences are read from (state/silences.ts).
  */
 import type { ActDeps } from '../actions/events.ts';
 import { BLOCK_PREFIX } from '../destinations/slack/buttons.ts';
 import { splitKey } from '../poll/ids.ts';
-import { silenceIdFor } from '../state/silences.ts';
 import { ApiError } from './errors.ts';
 import { addSilence, type SilenceDeps } from './silences.ts';
 
@@ -42,8 +45,11 @@ function actionTime(ts: string | undefined): number | undefined {
   return Math.floor(Number(ts) * 1000);
 }
 
-/** Ids sort by when they were made: a click time further from now than this does not name one. */
-const NAMED_WITHIN_MS = 86_400_000;
+const DAY_MS = 86_400_000;
+/** How old a click may be: its longest silence (P7D), and a day for clocks that disagree. */
+const CLICK_PAST_MS = 8 * DAY_MS;
+/** How far ahead of this clock a click's time may be. */
+const CLICK_AHEAD_MS = DAY_MS;
 
 /**
  * Makes the silence a verified, allowed click asks for (once per click), and says what it did in
@@ -68,11 +74,13 @@ export async function silenceSimilar(
   const tenants = (await deps.act?.tenants?.ids()) ?? [];
   const { tenant } = splitKey(similar.key, tenants);
   const at = actionTime(click.action_ts);
-  const named = at !== undefined && Math.abs(at - deps.now()) <= NAMED_WITHIN_MS;
+  const now = deps.now();
+  if (at !== undefined && (at < now - CLICK_PAST_MS || at > now + CLICK_AHEAD_MS))
+    return `Not silenced: that click is from ${new Date(at).toISOString()}, too far from now to be a new one. Choose again from the message.`;
   const { silence } = await addSilence(deps, {
     client: click.by,
     requestId: click.requestId,
-    ...(named ? { id: silenceIdFor(click.requestId, at) } : {}),
+    ...(at !== undefined ? { once: { id: click.requestId, at } } : {}),
     body: {
       match: {
         kind: 'event',

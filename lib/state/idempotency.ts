@@ -4,8 +4,11 @@
  *
  * - `claim` creates the record (`running`, under a lease) with a conditional put; when one exists,
  *   it returns that instead. A record past its expiry counts as absent (the table's TTL deletes it
- *   some time later, and a local table never does), and so does a `running` one whose lease ran
- *   out with the same fingerprint: its process died, and the same request again takes it over.
+ *   some time later, and a local table never does). A `released` one, and a `running` one whose
+ *   lease ran out with the same fingerprint (its process died), are taken over with a conditional
+ *   update that keeps the record's `startedAt`: the claim answers it, so the work can name what it
+ *   makes by the key and that time (a silence's id), and a retry after a crash at any point finds
+ *   what the first attempt made instead of making it again.
  * - `complete` keeps the answer; `release` marks the record `released` (the request changed
  *   nothing, so the same key may try again: a released record counts as absent). Both only for
  *   the claim's holder (its token). Nothing deletes: the API's role may delete no item.
@@ -50,11 +53,15 @@ const keyOf = (scope: IdempotencyScope) => ({
 export class IdempotencyStore {
   constructor(private readonly io: TableIo) {}
 
-  /** Claims the key for a request with this fingerprint, or returns the record that holds it. */
+  /**
+   * Claims the key for a request with this fingerprint, or returns the record that holds it. A
+   * claim answers when the key's first attempt started (`startedAt`, ms): now for a new record, the
+   * record's own for one taken over.
+   */
   async claim(
     scope: IdempotencyScope,
     fingerprint: string,
-  ): Promise<{ token: string } | { existing: IdempotencyRecord }> {
+  ): Promise<{ token: string; startedAt: number } | { existing: IdempotencyRecord }> {
     for (let attempt = 0; ; attempt++) {
       const now = this.io.clock.now();
       const token = randomUUID();
@@ -67,34 +74,73 @@ export class IdempotencyStore {
               fingerprint,
               state: 'running',
               token,
+              startedAt: now,
               leaseUntil: now + IDEMPOTENCY_LEASE_MS,
               expiresAt: Math.ceil((now + IDEMPOTENCY_KEEP_MS) / 1000),
             }),
-            ConditionExpression:
-              'attribute_not_exists(pk) OR #expires <= :now OR #state = :released OR (#state = :running AND #lease <= :nowMs AND #fp = :fp)',
-            ExpressionAttributeNames: {
-              '#state': 'state',
-              '#expires': 'expiresAt',
-              '#lease': 'leaseUntil',
-              '#fp': 'fingerprint',
-            },
-            ExpressionAttributeValues: marshall({
-              ':now': Math.floor(now / 1000),
-              ':nowMs': now,
-              ':running': 'running',
-              ':released': 'released',
-              ':fp': fingerprint,
-            }),
+            ConditionExpression: 'attribute_not_exists(pk) OR #expires <= :now',
+            ExpressionAttributeNames: { '#expires': 'expiresAt' },
+            ExpressionAttributeValues: marshall({ ':now': Math.floor(now / 1000) }),
           }),
         );
-        return { token };
+        return { token, startedAt: now };
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
       }
+      const taken = await this.takeOver(scope, fingerprint, token, now);
+      if (taken !== undefined) return { token, startedAt: taken };
       const existing = await this.get(scope);
       if (existing) return { existing };
-      // Gone between the two requests (released, or expired): claim again, a few times at most.
+      // Gone between the requests (expired): claim again, a few times at most.
       if (attempt >= 3) throw new Error('the Idempotency-Key record kept changing; retry');
+    }
+  }
+
+  /**
+   * Takes a live record that nobody holds: released, or running with the same fingerprint and its
+   * lease run out. Answers its `startedAt`, or undefined when it is not such a record.
+   */
+  private async takeOver(
+    scope: IdempotencyScope,
+    fingerprint: string,
+    token: string,
+    now: number,
+  ): Promise<number | undefined> {
+    try {
+      const out = await this.io.client.send(
+        new UpdateItemCommand({
+          TableName: this.io.tableName,
+          Key: marshall(keyOf(scope)),
+          UpdateExpression: 'SET #state = :running, #token = :token, #lease = :lease, #fp = :fp',
+          ConditionExpression:
+            '#expires > :now AND (#state = :released OR (#state = :running AND #lease <= :nowMs AND #fp = :fp))',
+          ExpressionAttributeNames: {
+            '#state': 'state',
+            '#token': 'token',
+            '#expires': 'expiresAt',
+            '#lease': 'leaseUntil',
+            '#fp': 'fingerprint',
+          },
+          ExpressionAttributeValues: marshall({
+            ':now': Math.floor(now / 1000),
+            ':nowMs': now,
+            ':running': 'running',
+            ':released': 'released',
+            ':token': token,
+            ':lease': now + IDEMPOTENCY_LEASE_MS,
+            ':fp': fingerprint,
+          }),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      const item = unmarshall(out.Attributes ?? {});
+      // A record written before `startedAt` was kept: its expiry, less the keep, to the second.
+      return typeof item.startedAt === 'number'
+        ? item.startedAt
+        : Number(item.expiresAt) * 1000 - IDEMPOTENCY_KEEP_MS;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
     }
   }
 

@@ -39,8 +39,10 @@ export function newSilenceId(now: number): string {
 
 /**
  * The id of the silence one request makes, the same each time the request comes again (a Slack
- * request Slack retries, or someone replays): made at `at`, the request's own time, and named by a
- * digest of its id, so the second `create` finds the first's silence instead of making another.
+ * click Slack retries or someone replays, an API retry with its Idempotency-Key after a crash or a
+ * lost answer): made at `at`, the request's own time (the click's, the key's first attempt's), and
+ * named by a digest of its id, so the second `create` finds the first's silence instead of making
+ * another.
  */
 export function silenceIdFor(requestId: string, at: number): string {
   return `s-${timePart(at)}-${createHash('sha256').update(requestId).digest('hex').slice(0, 6)}`;

@@ -77,8 +77,11 @@ async function setUp(config: Record<string, unknown>, options: { apiKey?: string
     { logger: memoryLogger('info'), checkApiClients: false, slackActions },
   );
   const pending: Promise<void>[] = [];
+  // How far the API's clock is ahead of this one: a replay a day later, without waiting a day.
+  const later = { ms: 0 };
   const app = createApiApp({
     ...deps,
+    now: () => deps.now() + later.ms,
     handOff: async (work) => {
       pending.push(
         runSlackWork({ act: deps.act, responseUrlPrefix: `${answers.url}/`, logger: deps.logger }, work),
@@ -86,7 +89,8 @@ async function setUp(config: Record<string, unknown>, options: { apiKey?: string
     },
   });
   const post = async (path: string, body: string) => {
-    const res = await app.request(path, { method: 'POST', headers: slackSigned(body, SECRET), body });
+    const at = Math.floor((Date.now() + later.ms) / 1000);
+    const res = await app.request(path, { method: 'POST', headers: slackSigned(body, SECRET, at), body });
     while (pending.length) await Promise.all(pending.splice(0));
     return res;
   };
@@ -108,7 +112,7 @@ async function setUp(config: Record<string, unknown>, options: { apiKey?: string
       }),
     )}`;
   const said = () => answers.requests.map((r) => (r.json() as { text: string }).text);
-  return { world, deps, post, select, said };
+  return { world, deps, post, select, said, later };
 }
 
 describe('Silence similar', () => {
@@ -190,6 +194,27 @@ describe('Silence similar', () => {
       select(item.metadata.uid, `P1D|${item.metadata.type}|${ids}`, nowTs(4)),
     );
     expect(await deps.silences.active()).toHaveLength(2);
+  });
+
+  it('the same request replayed days later, while its silence lives: no second silence', async () => {
+    const { deps, post, select, said, later } = await setUp({
+      sources: { tenantEvents: { lookback: 'P30D' } },
+    });
+    const item = dataset().tenant('acme').events[1]?.item as unknown as EventItem;
+    const ids = (item.identifiers ?? []).map((i) => i.id).join(',');
+    const body = select(item.metadata.uid, `P7D|${item.metadata.type}|${ids}`, nowTs(6));
+    expect((await post('/slack/interactions', body)).status).toBe(200);
+    const [silence] = await deps.silences.active();
+    // Signed afresh two days on, the click's action_ts unchanged.
+    later.ms = 2 * 86_400_000;
+    expect((await post('/slack/interactions', body)).status).toBe(200);
+    expect(await deps.silences.active()).toEqual([silence]);
+    expect(said().at(-1)).toContain(silence?.id);
+    // Past its 7 days and a day, the click names no silence that lives: refused, nothing made.
+    later.ms = 8 * 86_400_000 + 60_000;
+    expect((await post('/slack/interactions', body)).status).toBe(200);
+    expect(said().at(-1)).toMatch(/^Not silenced: that click is from /);
+    expect(await deps.silences.all()).toHaveLength(1);
   });
 
   it('silence add toplevel=true in the CLI, as amtool users type it', async () => {
