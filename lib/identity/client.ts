@@ -112,6 +112,30 @@ export function errorCode(text: string): string | undefined {
   }
 }
 
+/**
+ * An answer the product cannot read as the provider documents it (not JSON, a 200 without the user
+ * or the list it must hold, a field of the wrong type): a failed lookup, never "no such login"
+ * (section 12, "Unreadable is unknown"). `what` names the part, never the login.
+ */
+export const unreadable = (label: string, what: string) => ({
+  failed: `${label}: an answer it cannot read (${what})`,
+});
+
+/** A JSON object (not null, not a list), or undefined. */
+export const objectOf = (value: unknown): Record<string, unknown> | undefined =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+
+/**
+ * A date field as a provider documents it: an ISO 8601 string; null when absent or null (never
+ * set); undefined when it is anything else, which the account cannot be read with.
+ */
+export function dateField(value: unknown): string | null | undefined {
+  if (value === undefined || value === null || value === '') return null;
+  return typeof value === 'string' && Number.isFinite(Date.parse(value)) ? value : undefined;
+}
+
 /** A network failure or an abort, said without the URL (it holds the login). */
 export function networkText(provider: string, error: unknown, signal: AbortSignal): string {
   if (signal.aborted) return `${provider}: no answer in time`;

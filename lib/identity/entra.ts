@@ -9,14 +9,17 @@ import type { HttpPost } from '../deliver/post.ts';
 import { entraToken, forgetEntraToken } from '../entra-token.ts';
 import {
   actNotDone,
+  dateField,
   errorCode,
   type LookupContext,
   type LookupResult,
   networkText,
   notDone,
+  objectOf,
   type ProviderClient,
   refusalText,
   retryAfterMs,
+  unreadable,
 } from './client.ts';
 import type { EntraConfig } from './schema.ts';
 import type { Account } from './verdict.ts';
@@ -26,24 +29,26 @@ export const GRAPH_SCOPE = 'https://graph.microsoft.com/.default';
 export const USER_SELECT =
   'id,displayName,userPrincipalName,mail,accountEnabled,lastPasswordChangeDateTime,onPremisesSyncEnabled';
 
-interface GraphUser {
-  id?: unknown;
-  displayName?: unknown;
-  accountEnabled?: unknown;
-  lastPasswordChangeDateTime?: unknown;
-  onPremisesSyncEnabled?: unknown;
-}
-
-/** The account a Graph user is; undefined when Graph left out what decides a verdict. */
-export function accountOfGraphUser(user: GraphUser): Account | undefined {
-  if (typeof user.id !== 'string' || typeof user.accountEnabled !== 'boolean') return undefined;
-  const changed = user.lastPasswordChangeDateTime;
+/**
+ * The account a Graph user is, read as Graph documents it (user.md); undefined when it cannot be
+ * read so: not an object, no `id` or `accountEnabled`, or a field of the wrong type. The caller
+ * makes that a failed lookup (`unreadable`), never "no account".
+ */
+export function accountOfGraphUser(value: unknown): Account | undefined {
+  const user = objectOf(value);
+  if (!user || typeof user.id !== 'string' || !user.id || typeof user.accountEnabled !== 'boolean')
+    return undefined;
+  const changed = dateField(user.lastPasswordChangeDateTime);
+  const synced = user.onPremisesSyncEnabled ?? null;
+  const name = user.displayName ?? null;
+  if (changed === undefined || (synced !== null && typeof synced !== 'boolean')) return undefined;
+  if (name !== null && typeof name !== 'string') return undefined;
   return {
     id: user.id,
-    ...(typeof user.displayName === 'string' && user.displayName ? { displayName: user.displayName } : {}),
+    ...(name ? { displayName: name } : {}),
     enabled: user.accountEnabled,
-    passwordChangedAt: typeof changed === 'string' && changed ? changed : null,
-    unmanaged: user.onPremisesSyncEnabled === true,
+    passwordChangedAt: changed,
+    unmanaged: synced === true,
   };
 }
 
@@ -197,10 +202,8 @@ export function entraClient(name: string, config: EntraConfig, clientSecret: str
         if (byUpn.res.status !== 404) {
           const bad = answerOf(byUpn.res, byUpn.text, ctx.now());
           if (bad) return bad;
-          const account = accountOfGraphUser(JSON.parse(byUpn.text) as GraphUser);
-          return account
-            ? { answer: { found: true, account } }
-            : { failed: `${label}: the user came back without accountEnabled` };
+          const account = accountOfGraphUser(JSON.parse(byUpn.text));
+          return account ? { answer: { found: true, account } } : unreadable(label, 'the user');
         }
         // Not a UPN: perhaps a mail address of someone whose UPN differs.
         const filter = encodeURIComponent(`mail eq ${odataString(login)}`);
@@ -208,17 +211,17 @@ export function entraClient(name: string, config: EntraConfig, clientSecret: str
         if (!('res' in byMail)) return byMail;
         const bad = answerOf(byMail.res, byMail.text, ctx.now());
         if (bad) return bad;
-        const users = (JSON.parse(byMail.text) as { value?: GraphUser[] }).value ?? [];
+        // Only `{"value": []}` says there is no one; a body without its list says nothing.
+        const users = objectOf(JSON.parse(byMail.text))?.value;
+        if (!Array.isArray(users)) return unreadable(label, 'the search without its value list');
         if (!users.length) return { answer: { found: false } };
-        const account = accountOfGraphUser(users[0] as GraphUser);
-        return account
-          ? { answer: { found: true, account } }
-          : { failed: `${label}: the user came back without accountEnabled` };
+        const account = accountOfGraphUser(users[0]);
+        return account ? { answer: { found: true, account } } : unreadable(label, 'the user');
       } catch (error) {
         return {
           failed:
             error instanceof SyntaxError
-              ? `${label}: an answer that is not JSON`
+              ? unreadable(label, 'not JSON').failed
               : networkText(label, error, ctx.signal),
         };
       }

@@ -6,13 +6,16 @@
  */
 import {
   actNotDone,
+  dateField,
   errorCode,
   type LookupContext,
   type LookupResult,
   networkText,
   notDone,
+  objectOf,
   type ProviderClient,
   refusalText,
+  unreadable,
 } from './client.ts';
 import type { OktaConfig } from './schema.ts';
 import type { Account } from './verdict.ts';
@@ -21,17 +24,30 @@ import type { AccountAction } from './words.ts';
 /** Statuses in which an account cannot sign in; every other one can, with its password. */
 const CANNOT_SIGN_IN = new Set(['STAGED', 'PROVISIONED', 'SUSPENDED', 'DEPROVISIONED']);
 
-interface OktaUser {
-  id?: unknown;
-  status?: unknown;
-  passwordChanged?: unknown;
-  profile?: { firstName?: unknown; lastName?: unknown; displayName?: unknown; login?: unknown };
-  credentials?: { provider?: { type?: unknown } };
-}
+/** Okta's user statuses (its spec's enum): a status outside them is an answer the product cannot read. */
+const STATUSES = new Set([
+  'ACTIVE',
+  'PASSWORD_EXPIRED',
+  'LOCKED_OUT',
+  'RECOVERY',
+  'STAGED',
+  'PROVISIONED',
+  'SUSPENDED',
+  'DEPROVISIONED',
+]);
 
-export function accountOfOktaUser(user: OktaUser): Account | undefined {
-  if (typeof user.id !== 'string' || typeof user.status !== 'string') return undefined;
-  const p = user.profile ?? {};
+/**
+ * The account an Okta user is, read as Okta documents it; undefined when it cannot be read so (not
+ * an object, no `id`, a status Okta does not have, a `passwordChanged` that is not a date). The
+ * caller makes that a failed lookup (`unreadable`), never "no account".
+ */
+export function accountOfOktaUser(value: unknown): Account | undefined {
+  const user = objectOf(value);
+  if (!user || typeof user.id !== 'string' || !user.id) return undefined;
+  if (typeof user.status !== 'string' || !STATUSES.has(user.status)) return undefined;
+  const changed = dateField(user.passwordChanged);
+  if (changed === undefined) return undefined;
+  const p = objectOf(user.profile) ?? {};
   const named =
     typeof p.displayName === 'string' && p.displayName
       ? p.displayName
@@ -40,9 +56,9 @@ export function accountOfOktaUser(user: OktaUser): Account | undefined {
     id: user.id,
     ...(named ? { displayName: named } : {}),
     enabled: !CANNOT_SIGN_IN.has(user.status),
-    passwordChangedAt:
-      typeof user.passwordChanged === 'string' && user.passwordChanged ? user.passwordChanged : null,
-    unmanaged: user.credentials?.provider?.type !== 'OKTA',
+    passwordChangedAt: changed,
+    // Okta vouches for the password only when it holds it; no provider named is no vouching.
+    unmanaged: objectOf(objectOf(user.credentials)?.provider)?.type !== 'OKTA',
   };
 }
 
@@ -129,32 +145,37 @@ export function oktaClient(name: string, config: OktaConfig, token: string): Pro
       return actNotDone(label, res, text, hints, resetAt(res.headers, now), now) ?? { ok: true };
     },
     async lookup(login, ctx): Promise<LookupResult> {
-      const path = login.includes('/')
+      const searched = login.includes('/');
+      const path = searched
         ? `users?filter=${encodeURIComponent(`profile.login eq "${login.replace(/["\\]/g, '\\$&')}"`)}&limit=1`
         : `users/${encodeURIComponent(login)}`;
       try {
         const { res, text } = await send(ctx, 'GET', path);
-        if (res.status === 404) return { answer: { found: false } };
+        // Only Okta's own "not found" says there is no such login; another 404 (a wrong orgUrl, a
+        // proxy's page) says nothing of it.
+        if (res.status === 404 && !searched && errorCode(text) === 'E0000007')
+          return { answer: { found: false } };
         const now = ctx.now();
         const hints = { 401: TOKEN_REFUSED, 403: "the API token's owner needs a role that may read users" };
         const bad = notDone(label, res, text, hints, resetAt(res.headers, now), now);
         if (bad) return bad;
-        const body = JSON.parse(text) as OktaUser | OktaUser[];
-        const user = Array.isArray(body) ? body[0] : body;
+        // The read answers the user; the search a list of them, `[]` when there is none.
+        const body: unknown = JSON.parse(text);
+        if (searched ? !Array.isArray(body) : !objectOf(body))
+          return unreadable(label, searched ? 'the search without its list' : 'the user');
         // Okta says how much of its rate is left on every answer: at 0, wait for its reset.
         const spent =
           res.headers.get('x-rate-limit-remaining') === '0' ? resetAt(res.headers, ctx.now()) : undefined;
         const pause = spent === undefined ? {} : { pauseUntil: spent };
-        if (!user) return { answer: { found: false }, ...pause };
+        const user: unknown = Array.isArray(body) ? body[0] : body;
+        if (user === undefined) return { answer: { found: false }, ...pause };
         const account = accountOfOktaUser(user);
-        return account
-          ? { answer: { found: true, account }, ...pause }
-          : { failed: `${label}: a user without id or status` };
+        return account ? { answer: { found: true, account }, ...pause } : unreadable(label, 'the user');
       } catch (error) {
         return {
           failed:
             error instanceof SyntaxError
-              ? `${label}: an answer that is not JSON`
+              ? unreadable(label, 'not JSON').failed
               : networkText(label, error, ctx.signal),
         };
       }

@@ -41,6 +41,8 @@ export interface IdentityFault {
   /** `Retry-After` to send with the status. */
   retryAfter?: number | string;
   body?: unknown;
+  /** Answer with this text as it is (a body that is not JSON), with `status` (default 200). */
+  raw?: string;
   /** Never answer: the client has to give up (the stand-in's close releases it). */
   hang?: true;
   /** Wait this long first, then answer (with `status`, or normally). */
@@ -117,8 +119,8 @@ export class IdentityControl {
   constructor(readonly now: () => number = Date.now) {}
 
   addFault(fault: IdentityFault): void {
-    if (fault.status === undefined && !fault.hang && fault.delayMs === undefined)
-      throw new RangeError('a fault needs a status, hang: true or delayMs');
+    if (fault.status === undefined && !fault.hang && fault.delayMs === undefined && fault.raw === undefined)
+      throw new RangeError('a fault needs a status, raw, hang: true or delayMs');
     this.faults.push({ ...fault, times: fault.times ?? 1 });
   }
 
@@ -171,19 +173,21 @@ export class IdentityControl {
         else {
           if (fault?.delayMs) await sleep(fault.delayMs);
           response =
-            fault?.status !== undefined
-              ? fault.body !== undefined
-                ? c.json(fault.body as object, fault.status as 400, retryHeader(fault.retryAfter))
-                : face.errorAnswer(
-                    c,
-                    new ProviderError(
-                      fault.status,
-                      undefined,
-                      `injected ${fault.status}`,
-                      retryHeader(fault.retryAfter),
-                    ),
-                  )
-              : await handler(c, body);
+            fault?.raw !== undefined
+              ? c.body(fault.raw, (fault.status ?? 200) as 200, retryHeader(fault.retryAfter))
+              : fault?.status !== undefined
+                ? fault.body !== undefined
+                  ? c.json(fault.body as object, fault.status as 400, retryHeader(fault.retryAfter))
+                  : face.errorAnswer(
+                      c,
+                      new ProviderError(
+                        fault.status,
+                        undefined,
+                        `injected ${fault.status}`,
+                        retryHeader(fault.retryAfter),
+                      ),
+                    )
+                : await handler(c, body);
         }
       } catch (error) {
         response = face.errorAnswer(
