@@ -33,11 +33,13 @@ export function checkReferences(input: unknown, errors: string[]): void {
       tenant === undefined ? id : id.replace(/^(tenant|group|credentials)/, `$1:${tenant}`);
     const on = sources.tenantEvents !== undefined && objectAt(sources.tenantEvents).enabled !== false;
     if (on) streams.add(tenant === undefined ? 'tenant' : `tenant:${tenant}`);
-    const groupIds = listAt(sources.identifierGroups).map((g) => objectAt(g).id);
-    groupIds.forEach((id, i) => {
+    // A set, not indexOf in the loop: a config may list tens of thousands of groups.
+    const groupIds = new Set<number>();
+    listAt(sources.identifierGroups).forEach((g, i) => {
+      const id = objectAt(g).id;
       if (typeof id !== 'number') return;
-      if (groupIds.indexOf(id) !== i)
-        errors.push(`${path}.identifierGroups[${i}].id: group ${id} is listed twice`);
+      if (groupIds.has(id)) errors.push(`${path}.identifierGroups[${i}].id: group ${id} is listed twice`);
+      groupIds.add(id);
       streams.add(at(`group:${id}`));
     });
     for (const d of listAt(objectAt(sources.credentials).domains))
