@@ -128,23 +128,29 @@ export const API_GOVERNOR_ACTIONS = ['dynamodb:GetItem', 'dynamodb:UpdateItem'] 
 /** The partition key of the shared rate governor's item. */
 export const GOVERNOR_KEY = 'governor';
 
-/** What the grants need of the stack: its table, and the ARN its secret is granted on. */
+/** What the grants need of the stack: its table, and the ARNs its secrets are granted on. */
 export interface GrantTargets {
   table: ITable;
   /** Exact for a created secret or a complete ARN, `name-??????` for a name. */
   secretPolicyArn: string;
+  /** The identity providers' secret, when there is one: the workers' only, never the API's. */
+  identitySecretPolicyArn?: string;
 }
 
-function grantSecretRead(fn: AlertsFunction, on: GrantTargets): void {
+function grantSecretRead(fn: AlertsFunction, policyArn: string): void {
   // GetSecretValue only (grantRead would add DescribeSecret, which the code never calls).
   fn.role.addToPrincipalPolicy(
-    new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [on.secretPolicyArn] }),
+    new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [policyArn] }),
   );
 }
 
-/** A worker: the secret, its records and cursors, the index of due deliveries, its stream queue. */
+/**
+ * A worker: the secrets (the identity providers' too: only the workers act on accounts), its
+ * records and cursors, the index of due deliveries, its stream queue.
+ */
 export function grantWorkerAccess(fn: AlertsFunction, on: GrantTargets, queue: IQueue): void {
-  grantSecretRead(fn, on);
+  grantSecretRead(fn, on.secretPolicyArn);
+  if (on.identitySecretPolicyArn) grantSecretRead(fn, on.identitySecretPolicyArn);
   fn.role.addToPrincipalPolicy(
     new PolicyStatement({ actions: [...POLLER_TABLE_ACTIONS], resources: [on.table.tableArn] }),
   );
@@ -183,9 +189,12 @@ export function grantDispatcherAccess(fn: AlertsFunction, on: GrantTargets, queu
   );
 }
 
-/** The API: the secret, and in the table only the partitions each of its routes works on. */
+/**
+ * The API: the main secret (never the identity providers': it hands account actions to a worker),
+ * and in the table only the partitions each of its routes works on.
+ */
 export function grantApiAccess(fn: AlertsFunction, on: GrantTargets): void {
-  grantSecretRead(fn, on);
+  grantSecretRead(fn, on.secretPolicyArn);
   fn.role.addToPrincipalPolicy(
     new PolicyStatement({
       actions: [...API_TABLE_ACTIONS],

@@ -28,6 +28,8 @@ export interface PollingProps {
   settings: Settings;
   logRetention: RetentionDays;
   upstreamEnvironment: Record<string, string>;
+  /** IDENTITY_SECRET_ID of the workers (never of a dispatcher or the API), with identity providers. */
+  identitySecretId?: string;
   configLayer: ILayerVersion;
   alarmAction: IAlarmAction;
   grants: GrantTargets;
@@ -81,7 +83,11 @@ export function addPolling(
     memorySize: POLLER_MEMORY_MB,
     logRetention,
     sourceMapTraces: settings.sourceMapTraces,
-    environment: { ...upstreamEnvironment, ALERTS_CONFIG: CONFIG_PATH_IN_LAMBDA },
+    environment: {
+      ...upstreamEnvironment,
+      ...(props.identitySecretId ? { IDENTITY_SECRET_ID: props.identitySecretId } : {}),
+      ALERTS_CONFIG: CONFIG_PATH_IN_LAMBDA,
+    },
     layers: [configLayer],
     // None by default: the event source's maximum concurrency bounds the workers, and
     // settings.ts refuses a reservation below it.

@@ -39,6 +39,11 @@ export interface Settings {
   apiAuth: ApiAuth;
   /** Name or complete ARN of an existing secret; a new (empty) secret is created when unset. */
   existingSecret?: string;
+  /**
+   * Name or complete ARN of an existing secret for the identity providers' credentials, which only
+   * the workers read; unset, one is created (empty) when the alert config has identity providers.
+   */
+  existingIdentitySecret?: string;
   logRetentionDays: number;
   eventsLagAlarmSeconds: number;
   credentialsLagAlarmSeconds: number;
@@ -71,6 +76,7 @@ export const CONTEXT_DEFAULTS = {
   alarmEmail: '',
   apiAuth: 'NONE',
   existingSecretName: '',
+  existingIdentitySecretName: '',
   logRetentionDays: 30,
   eventsLagAlarmSeconds: 900,
   credentialsLagAlarmSeconds: 7200,
@@ -189,6 +195,27 @@ export function checkContextKeys(context: Record<string, unknown>): void {
   }
 }
 
+const SECRET_ARN =
+  /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:([A-Za-z0-9/_+=.@-]+)-[A-Za-z0-9]{6}$/;
+
+/** A secret named by name or complete ARN (the 6-character suffix included), or unset. */
+function secretSetting(
+  node: Node,
+  key: 'existingSecretName' | 'existingIdentitySecretName',
+): string | undefined {
+  const value = text(node, key);
+  if (value !== undefined && !SECRET_ARN.test(value) && !/^[A-Za-z0-9/_+=.@-]{1,512}$/.test(value)) {
+    throw new SettingsError(
+      key,
+      `context ${key} must be a secret name or a complete secret ARN (ending in the 6-character suffix), got ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
+}
+
+/** The secret's name, from a name or a complete ARN. */
+const secretNameOf = (value: string) => SECRET_ARN.exec(value)?.[1] ?? value;
+
 export function readSettings(node: Node): Settings {
   checkContextKeys(node.getAllContext() as Record<string, unknown>);
   const eventsIntervalSeconds = parseRate('eventsRate', text(node, 'eventsRate') ?? '');
@@ -210,17 +237,17 @@ export function readSettings(node: Node): Settings {
     );
   }
 
-  const existingSecret = text(node, 'existingSecretName');
+  const existingSecret = secretSetting(node, 'existingSecretName');
+  const existingIdentitySecret = secretSetting(node, 'existingIdentitySecretName');
+  // One secret for both would let the API's function read the providers' credentials again.
   if (
     existingSecret !== undefined &&
-    !/^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/.test(
-      existingSecret,
-    ) &&
-    !/^[A-Za-z0-9/_+=.@-]{1,512}$/.test(existingSecret)
+    existingIdentitySecret !== undefined &&
+    secretNameOf(existingSecret) === secretNameOf(existingIdentitySecret)
   ) {
     throw new SettingsError(
-      'existingSecretName',
-      `context existingSecretName must be a secret name or a complete secret ARN (ending in the 6-character suffix), got ${JSON.stringify(existingSecret)}`,
+      'existingIdentitySecretName',
+      `context existingIdentitySecretName must name another secret than existingSecretName (${JSON.stringify(existingSecret)}): the API's function reads that one, and must not read the identity providers' credentials`,
     );
   }
 
@@ -303,6 +330,7 @@ export function readSettings(node: Node): Settings {
     ...(alarmEmail ? { alarmEmail } : {}),
     apiAuth,
     ...(existingSecret ? { existingSecret } : {}),
+    ...(existingIdentitySecret ? { existingIdentitySecret } : {}),
     logRetentionDays,
     eventsLagAlarmSeconds,
     credentialsLagAlarmSeconds,

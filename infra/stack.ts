@@ -1,5 +1,6 @@
 /**
- * The whole deployment, one stack: the DynamoDB table, the secret, polling fanned out per kind
+ * The whole deployment, one stack: the DynamoDB table, the secrets (the main one, and with identity
+ * providers their own, which only the workers read), polling fanned out per kind
  * (events, credentials), the HTTP API behind a Function URL, the alarms with their SNS topic, and
  * a dashboard (dashboard.ts).
  * `defineApp` is what `cdk synth` runs (infra/app.ts) and what the tests run, cdk-nag included,
@@ -30,6 +31,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import type { Construct } from 'constructs';
+import { secretPlaces } from '../lib/identity/secrets.ts';
 import { identityProvidersOf } from '../lib/state/catalog.ts';
 import { TABLE_KEYS } from '../lib/state/table.ts';
 import { addIdentityAlarm, addMetricAlarms, quotaAlarmThreshold } from './alarms.ts';
@@ -55,6 +57,8 @@ export class ExposureAlertsStack extends Stack {
   readonly secret: ISecret;
   /** The ARN to grant on: exact for a created secret or a complete ARN, `name-??????` for a name. */
   readonly secretPolicyArn: string;
+  /** The identity providers' credentials, which only the workers read (with identity, or when named). */
+  readonly identitySecret?: ISecret;
   readonly alarmTopic: Topic;
   readonly dispatchers: Record<PollerKind, AlertsFunction>;
   readonly workers: Record<PollerKind, AlertsFunction>;
@@ -85,9 +89,22 @@ export class ExposureAlertsStack extends Stack {
       projectionType: ProjectionType.ALL,
     });
 
-    const secret = this.createSecret(settings.existingSecret, alerts.secretNames);
+    // A name a provider shares with a destination or Slack is in both.
+    const { main: mainNames, identity: identityNames } = secretPlaces(alerts.config);
+    const secret = this.createSecret('Secret', settings.existingSecret, [
+      'apiToken|apiKey',
+      'apiClients',
+      ...mainNames,
+    ]);
     this.secret = secret.secret;
     this.secretPolicyArn = secret.policyArn;
+    // The providers' credentials can disable accounts: the API's function must not read them
+    // (section 12, least privilege), so they have a secret of their own, granted to the workers only.
+    const identity =
+      identityNames.length || settings.existingIdentitySecret
+        ? this.createSecret('IdentitySecret', settings.existingIdentitySecret, identityNames)
+        : undefined;
+    this.identitySecret = identity?.secret;
 
     this.alarmTopic = new Topic(this, 'AlarmTopic', {
       displayName: 'exposure-alerts alarms',
@@ -123,8 +140,20 @@ export class ExposureAlertsStack extends Stack {
       removalPolicy: RemovalPolicy.DESTROY,
     });
 
-    const grants = { table: this.table, secretPolicyArn: this.secretPolicyArn };
-    const polling = { settings, logRetention, upstreamEnvironment, configLayer, alarmAction, grants };
+    const grants = {
+      table: this.table,
+      secretPolicyArn: this.secretPolicyArn,
+      ...(identity ? { identitySecretPolicyArn: identity.policyArn } : {}),
+    };
+    const polling = {
+      settings,
+      logRetention,
+      upstreamEnvironment,
+      ...(identity ? { identitySecretId: identity.secretId } : {}),
+      configLayer,
+      alarmAction,
+      grants,
+    };
     const events = addPolling(this, 'events', settings.eventsIntervalSeconds, polling);
     const credentials = addPolling(this, 'credentials', settings.credentialsIntervalSeconds, polling);
     this.dispatchers = { events: events.dispatcher, credentials: credentials.dispatcher };
@@ -205,9 +234,19 @@ export class ExposureAlertsStack extends Stack {
       description: 'Put the secret object here (see the README, Deploying to AWS)',
     });
     new CfnOutput(this, 'SecretKeys', {
-      value: ['apiToken or apiKey', 'apiClients', ...alerts.secretNames].join(', '),
+      value: ['apiToken or apiKey', 'apiClients', ...mainNames].join(', '),
       description: 'Keys the secret object must hold for this alert config',
     });
+    if (identity) {
+      new CfnOutput(this, 'IdentitySecretArn', {
+        value: identity.secret.secretArn,
+        description:
+          `Put the identity providers' credentials here, read by the workers only${identityNames.length ? ` (${identityNames.join(', ')})` : ''}; see docs/deploy.md, The secret`.slice(
+            0,
+            1024,
+          ),
+      });
+    }
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn });
     this.dashboard = addDashboard(this, alerts.config);
     new CfnOutput(this, 'DashboardName', {
@@ -235,26 +274,28 @@ export class ExposureAlertsStack extends Stack {
     }
   }
 
+  /** The main secret (`Secret`) or the identity providers' (`IdentitySecret`): existing, or created empty. */
   private createSecret(
+    id: 'Secret' | 'IdentitySecret',
     existing: string | undefined,
-    names: string[],
+    keys: string[],
   ): { secret: ISecret; secretId: string; policyArn: string } {
     if (existing?.startsWith('arn:')) {
       // A complete ARN pins the exact secret.
-      const secret = Secret.fromSecretCompleteArn(this, 'Secret', existing);
+      const secret = Secret.fromSecretCompleteArn(this, id, existing);
       return { secret, secretId: existing, policyArn: existing };
     }
     if (existing) {
       // A name: the functions look it up by name, and IAM matches its random 6-character suffix.
-      const secret = Secret.fromSecretNameV2(this, 'Secret', existing);
+      const secret = Secret.fromSecretNameV2(this, id, existing);
       return { secret, secretId: existing, policyArn: `${secret.secretArn}-??????` };
     }
-    const keys = ['apiToken|apiKey', 'apiClients', ...names].join(', ');
-    const secret = new Secret(this, 'Secret', {
-      description: `exposure-alerts secret object (JSON): ${keys}. See the README, Deploying to AWS.`.slice(
-        0,
-        2048,
-      ),
+    const what =
+      id === 'Secret'
+        ? 'exposure-alerts secret object'
+        : "exposure-alerts identity providers' credentials, read by the workers only";
+    const secret = new Secret(this, id, {
+      description: `${what} (JSON): ${keys.join(', ')}. See the README, Deploying to AWS.`.slice(0, 2048),
       // Created as an empty object: ops put the real values in. CloudFormation writes a new value
       // only when this template value changes, and it never does, so later deploys keep theirs.
       secretStringValue: SecretValue.unsafePlainText('{}'),
@@ -264,7 +305,9 @@ export class ExposureAlertsStack extends Stack {
     Validations.of(secret).acknowledge({
       id: 'AwsSolutions::AwsSolutions-SMG4',
       reason:
-        'The values are tokens and webhook URLs issued by other systems (the upstream API, Slack, mail providers); no rotation Lambda can re-issue them. They are replaced by hand when their issuer rotates them.',
+        id === 'Secret'
+          ? 'The values are tokens and webhook URLs issued by other systems (the upstream API, Slack, mail providers); no rotation Lambda can re-issue them. They are replaced by hand when their issuer rotates them.'
+          : 'The values are credentials issued by the identity providers (an Entra application client secret, an Okta API token); no rotation Lambda can re-issue them. They are replaced by hand when they are rotated at the provider.',
     });
     return { secret, secretId: secret.secretArn, policyArn: secret.secretArn };
   }

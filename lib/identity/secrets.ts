@@ -54,6 +54,32 @@ export function identitySecretNames(config: ProviderScopes): string[] {
   return [...new Set(providerSecretRefs(config).map((r) => r.name))].sort();
 }
 
+/** Every `{ "secret": NAME }` of a config with its path, in the order of the config. */
+function secretRefs(value: unknown, path: string, out: ProviderSecretRef[] = []): ProviderSecretRef[] {
+  if (Array.isArray(value)) for (const [i, v] of value.entries()) secretRefs(v, `${path}[${i}]`, out);
+  else if (value && typeof value === 'object') {
+    const entries = Object.entries(value);
+    const [only] = entries;
+    if (entries.length === 1 && only?.[0] === 'secret' && typeof only[1] === 'string')
+      out.push({ path, name: only[1] });
+    else for (const [key, v] of entries) secretRefs(v, path ? `${path}.${key}` : key, out);
+  }
+  return out;
+}
+
+/**
+ * Which secret each name of a config belongs in: the providers' in the identity secret, every
+ * other in the main one (a name a provider shares with a destination, in both). Sorted, once each.
+ *
+ * @example
+ * secretPlaces(config) // { main: ['socSlackWebhook'], identity: ['corpSecret', 'shopToken'] }
+ */
+export function secretPlaces(config: ProviderScopes): { main: string[]; identity: string[] } {
+  const providers = new Set(providerSecretRefs(config).map((r) => r.path));
+  const main = secretRefs(config, '').filter((r) => !providers.has(r.path));
+  return { main: [...new Set(main.map((r) => r.name))].sort(), identity: identitySecretNames(config) };
+}
+
 const usable = (value: unknown) => typeof value === 'string' && value !== '';
 
 /**

@@ -5,6 +5,10 @@
  * watches what the code emits: the credentials worker runs for real (functions/worker.ts, the
  * emulator, dynalite) against an Okta stand-in that refuses its token, and its EMF lines must
  * publish the alarm's exact (metric, dimensions).
+ *
+ * The providers' credentials have a secret of their own: the workers read it (IDENTITY_SECRET_ID),
+ * the API's role has no GetSecretValue on it nor on any pattern that matches it, whether the stack
+ * creates both secrets or is given them by name or ARN (`existingIdentitySecretName`).
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,7 +22,7 @@ import { context, lambdaVariables, sqsRecord, withEnvironment } from '../functio
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { standIn } from '../helpers/stand-in.ts';
-import { logicalId, statementsOf, template } from './harness.ts';
+import { actionsOf, logicalId, statementsOf, template } from './harness.ts';
 
 const emu = useEmulator({ eventsPerTenant: 5, credentials: 30 });
 const db = useDynalite();
@@ -45,11 +49,12 @@ const config = (oktaUrl = 'https://acme.okta.com') => ({
 });
 
 let withIdentity: ReturnType<typeof template>;
+let configPath: string;
 beforeAll(async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ea-infra-identity-'));
-  const path = join(dir, 'alerts.config.json');
-  await writeFile(path, JSON.stringify(config()));
-  withIdentity = template({ alertsConfig: path });
+  configPath = join(dir, 'alerts.config.json');
+  await writeFile(configPath, JSON.stringify(config()));
+  withIdentity = template({ alertsConfig: configPath });
 }, 60_000);
 
 type Alarm = { MetricName?: string; Namespace?: string; Dimensions?: { Name: string; Value: unknown }[] };
@@ -157,4 +162,107 @@ describe('the alarm watches what the worker emits', () => {
     expect(published).toContain('IdentityVerdicts service=poll-credentials,verdict=unknown');
     expect(lines.join('\n')).not.toContain('okta-token-under-test');
   }, 60_000);
+});
+
+const WORKERS = ['EventsWorker', 'CredentialsWorker'] as const;
+const ACCOUNT = { 'AWS::Partition': 'aws', 'AWS::Region': 'eu-west-1', 'AWS::AccountId': '123456789012' };
+
+/** A policy's resource as IAM sees it in one account, or `<Ref id>` for a resource of the stack. */
+function rendered(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const v = value as { Ref?: string; 'Fn::Join'?: [string, unknown[]] };
+  if (v.Ref) return ACCOUNT[v.Ref as keyof typeof ACCOUNT] ?? `<Ref ${v.Ref}>`;
+  if (v['Fn::Join']) return v['Fn::Join'][1].map(rendered).join(v['Fn::Join'][0]);
+  return `<${JSON.stringify(value)}>`;
+}
+/** IAM's wildcards: `*` any run of characters, `?` one. */
+const globMatches = (pattern: string, value: string) =>
+  new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\/]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  ).test(value);
+
+/** The resources of `role`'s statements that allow secretsmanager:GetSecretValue, however written. */
+function secretReads(t: ReturnType<typeof template>, role: string): string[] {
+  return statementsOf(t, `${role}Role`)
+    .filter(
+      (s) =>
+        s.Effect === 'Allow' && actionsOf(s).some((a) => globMatches(a, 'secretsmanager:GetSecretValue')),
+    )
+    .flatMap((s) => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]).map(rendered));
+}
+const functionEnv = (t: ReturnType<typeof template>, prefix: string) =>
+  (t.toJSON().Resources[logicalId(t, 'AWS::Lambda::Function', `${prefix}Function`)].Properties.Environment
+    .Variables ?? {}) as Record<string, unknown>;
+
+describe("the identity providers' own secret", () => {
+  it('is created empty and kept on teardown, read by each worker beside the main secret, and never by the API', () => {
+    const t = withIdentity;
+    const identity = logicalId(t, 'AWS::SecretsManager::Secret', 'IdentitySecret');
+    const main = logicalId(t, 'AWS::SecretsManager::Secret', 'Secret');
+    const resource = t.toJSON().Resources[identity];
+    expect(resource.Properties.SecretString).toBe('{}');
+    expect(resource.DeletionPolicy).toBe('Retain');
+    expect(resource.UpdateReplacePolicy).toBe('Retain');
+    expect(resource.Properties.Description).toContain('corpSecret, shopToken');
+    for (const worker of WORKERS) {
+      expect(secretReads(t, worker).sort()).toEqual([`<Ref ${identity}>`, `<Ref ${main}>`].sort());
+      expect(functionEnv(t, worker).IDENTITY_SECRET_ID).toEqual({ Ref: identity });
+    }
+    expect(secretReads(t, 'Api')).toEqual([`<Ref ${main}>`]);
+    for (const role of ['Api', 'EventsDispatcher', 'CredentialsDispatcher']) {
+      expect(JSON.stringify(statementsOf(t, `${role}Role`))).not.toContain(identity);
+      expect(functionEnv(t, role).IDENTITY_SECRET_ID).toBeUndefined();
+    }
+  });
+
+  it('outputs IdentitySecretArn, naming its keys; SecretKeys no longer lists them', () => {
+    const outputs = withIdentity.toJSON().Outputs as Record<string, { Value: unknown; Description?: string }>;
+    expect(outputs.IdentitySecretArn?.Value).toEqual({
+      Ref: logicalId(withIdentity, 'AWS::SecretsManager::Secret', 'IdentitySecret'),
+    });
+    expect(outputs.IdentitySecretArn?.Description).toContain('corpSecret, shopToken');
+    expect(outputs.SecretKeys?.Value).toBe('apiToken or apiKey, apiClients');
+  });
+
+  it('existing secrets by name: the API may read no ARN the identity secret can have; each worker reads both', () => {
+    const t = template({
+      alertsConfig: configPath,
+      existingSecretName: 'ops/exposure-alerts',
+      existingIdentitySecretName: 'ops/exposure-alerts-identity',
+    });
+    t.resourceCountIs('AWS::SecretsManager::Secret', 0);
+    const arn = (name: string) => `arn:aws:secretsmanager:eu-west-1:123456789012:secret:${name}-AbCdEf`;
+    const identityArn = arn('ops/exposure-alerts-identity');
+    expect(secretReads(t, 'Api').length).toBe(1);
+    expect(secretReads(t, 'Api').filter((r) => globMatches(r, identityArn))).toEqual([]);
+    expect(secretReads(t, 'Api').some((r) => globMatches(r, arn('ops/exposure-alerts')))).toBe(true);
+    for (const worker of WORKERS) {
+      expect(secretReads(t, worker).some((r) => globMatches(r, identityArn))).toBe(true);
+      expect(secretReads(t, worker).some((r) => globMatches(r, arn('ops/exposure-alerts')))).toBe(true);
+      expect(functionEnv(t, worker).IDENTITY_SECRET_ID).toBe('ops/exposure-alerts-identity');
+    }
+    expect(functionEnv(t, 'Api').IDENTITY_SECRET_ID).toBeUndefined();
+    const outputs = t.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(rendered(outputs.IdentitySecretArn?.Value)).toBe(
+      'arn:aws:secretsmanager:eu-west-1:123456789012:secret:ops/exposure-alerts-identity',
+    );
+  });
+
+  it('an existing identity secret by complete ARN is granted exactly, to the workers only', () => {
+    const identityArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:idp-creds-Zy12Xw';
+    const t = template({ alertsConfig: configPath, existingIdentitySecretName: identityArn });
+    for (const worker of WORKERS) expect(secretReads(t, worker)).toContain(identityArn);
+    expect(secretReads(t, 'Api').filter((r) => globMatches(r, identityArn))).toEqual([]);
+    expect(JSON.stringify(statementsOf(t, 'ApiRole'))).not.toContain('idp-creds');
+  });
+
+  it('without identity providers and unnamed, there is none (and no IDENTITY_SECRET_ID, no output)', () => {
+    const t = template();
+    expect(Object.keys(t.findResources('AWS::SecretsManager::Secret'))).toHaveLength(1);
+    expect(Object.keys(t.toJSON().Outputs)).not.toContain('IdentitySecretArn');
+    for (const worker of WORKERS) expect(functionEnv(t, worker).IDENTITY_SECRET_ID).toBeUndefined();
+  });
 });

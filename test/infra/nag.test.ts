@@ -4,11 +4,15 @@
  * a written reason, and a new finding does fail synth, even one acknowledged by its short id.
  */
 
+import { readFileSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { build, type NagReport, nagReport } from './harness.ts';
+import { build, EXAMPLE_CONFIG, type NagReport, nagReport } from './harness.ts';
 
 const FUNCTIONS = ['EventsDispatcher', 'EventsWorker', 'CredentialsDispatcher', 'CredentialsWorker', 'Api'];
 
@@ -52,6 +56,33 @@ describe('cdk-nag', () => {
       ].sort(),
     );
   });
+
+  it('with identity providers, their own secret is acknowledged as the main one is, and nothing else is new', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ea-nag-identity-'));
+    const alertsConfig = join(dir, 'alerts.config.json');
+    const example = JSON.parse(readFileSync(EXAMPLE_CONFIG, 'utf8')) as Record<string, unknown>;
+    const okta = { type: 'okta', orgUrl: 'https://acme.okta.com', token: { secret: 'oktaApiToken' } };
+    await writeFile(
+      alertsConfig,
+      JSON.stringify({ ...example, identity: { providers: { shop: { ...okta, domains: ['acme.io'] } } } }),
+    );
+    const built = build({ alertsConfig });
+    Template.fromStack(built.stack);
+    const identity = nagReport(built.outdir);
+    expect(identity.pluginReports.map((p) => [p.pluginName, p.conclusion, p.violations])).toEqual([
+      ['AwsSolutions', 'success', []],
+      ['Serverless', 'success', []],
+    ]);
+    const secrets = identity.pluginReports.flatMap((p) =>
+      p.suppressedViolations
+        .filter((v) => v.violatingConstructs.some((c) => /Secret\//.test(c.constructPath)))
+        .map((v) => `${v.acknowledgedId} @ ${v.violatingConstructs.map((c) => c.constructPath).join(', ')}`),
+    );
+    expect(secrets.sort()).toEqual([
+      'AwsSolutions::AwsSolutions-SMG4 @ ExposureAlerts/IdentitySecret/Resource',
+      'AwsSolutions::AwsSolutions-SMG4 @ ExposureAlerts/Secret/Resource',
+    ]);
+  }, 60_000);
 
   it('fails synth on a new finding', () => {
     const { stack } = build();

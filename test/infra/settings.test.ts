@@ -87,6 +87,18 @@ describe('context validation', () => {
       { existingSecretName: 'arn:aws:secretsmanager:eu-west-1:1:secret:x' },
       /context existingSecretName must be a secret name or a complete secret ARN/,
     ],
+    [
+      { existingIdentitySecretName: 'ops secrets' },
+      /context existingIdentitySecretName must be a secret name or a complete secret ARN/,
+    ],
+    // One secret for both: the API's function would read the identity providers' credentials.
+    [
+      {
+        existingIdentitySecretName: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:ops/ea-AbC123',
+        existingSecretName: 'ops/ea',
+      },
+      /context existingIdentitySecretName must name another secret than existingSecretName/,
+    ],
     [{ apiUrl: 'ftp://x' }, /context apiUrl must be an http\(s\) URL/],
     [{ sourceMapTraces: 'yes' }, /context sourceMapTraces must be on or off, got "yes"/],
     [{ apiCoreSegment: 'a/b' }, /context apiCoreSegment must be one URL path segment/],
