@@ -11,6 +11,9 @@
  *   Queries sized to what is left of the page's entries: at most MAX_ENTRIES entries looked at and
  *   MAX_QUERIES Queries a page (eventually consistent: 200 entries of about 400 bytes are about 10
  *   read units; a pack is read whole, so a page may read one pack's worth more);
+ * - the details of the entries a shared stream wrote (records/shared-index.ts), by BatchGet, at
+ *   most one per entry looked at: the detail holds every destination's delivery, whichever stream
+ *   recorded it, and names the one entry of the item that is listed (the filters see both);
  * - the state of each delivery that began `pending` (the others are final in the entry), by
  *   BatchGet of its record, consistent: at most MAX_RECORD_KEYS records a page (3 BatchGets).
  * A page stops when it holds 50 items or a bound is reached, and then carries a cursor: the
@@ -23,12 +26,20 @@
  * What a packed record gives: nothing of its own. A delivery sent inline and packed is `sent` with
  * the time and attempts its entry kept. An entry whose pending records were all created after it
  * (the item came back after its records expired, or a crash between records and index) is one that
- * a later entry replaced: it is left out.
+ * a later entry replaced: it is left out; so is a shared entry whose detail names another pack.
  */
 import { RECORD_RETENTION_DAYS } from '../model.ts';
 import { batchGet, queryAll, type StoredItem, type TableIo } from './io.ts';
 import { marshall, unmarshall } from './marshall.ts';
-import { entryPk, type IndexEntry, itemPk, MONTH_PREFIX, monthOf, monthOfSk } from './records/alert-index.ts';
+import {
+  entryPk,
+  type IndexEntry,
+  type IndexedDelivery,
+  itemPk,
+  MONTH_PREFIX,
+  monthOf,
+  monthOfSk,
+} from './records/alert-index.ts';
 import { type DeliveryRecord, deliveryId, fromStored, isLive, keyOfId } from './records/record.ts';
 import { QueryCommand } from './sdk.ts';
 
@@ -120,6 +131,31 @@ function queryLimit(entriesLeft: number, perItem: number): number {
   return Math.max(1, Math.min(CHUNK, Math.ceil(entriesLeft / perItem)));
 }
 
+/** What a shared entry's detail adds (records/shared-index.ts): the pack it lists, every delivery. */
+interface SharedDetail {
+  pack?: string;
+  deliveries: Record<string, IndexedDelivery>;
+}
+
+function sharedDetail(stored: StoredItem, nowSeconds: number): SharedDetail | undefined {
+  const { pack, dests, expiresAt } = unmarshall(stored);
+  if (!isLive(expiresAt, nowSeconds)) return undefined;
+  const deliveries: Record<string, IndexedDelivery> = {};
+  for (const one of Array.isArray(dests) ? dests : []) {
+    const [destination, began] = JSON.parse(String(one)) as [string, IndexedDelivery];
+    // Two for one destination (its record made again after it expired): the record tells.
+    deliveries[destination] = destination in deliveries ? { status: 'pending' } : began;
+  }
+  return { ...(typeof pack === 'string' ? { pack } : {}), deliveries };
+}
+
+/** `entry` with every destination its detail holds. */
+function withDetail(entry: IndexEntry, detail: SharedDetail | undefined): IndexEntry {
+  return detail ? { ...entry, deliveries: { ...entry.deliveries, ...detail.deliveries } } : entry;
+}
+
+const detailKey = (entry: Pick<IndexEntry, 'key' | 'kind'>) => `${entry.kind}\u0000${entry.key}`;
+
 function matchesEntry(entry: IndexEntry, f: AlertFilters): boolean {
   if (f.kind !== undefined && entry.kind !== f.kind) return false;
   if (f.severity !== undefined && entry.severity !== f.severity) return false;
@@ -182,11 +218,31 @@ export function deliveriesOf(
       out.push(fromRecord(record));
     }
   }
-  return read > 0 && current === 0 ? undefined : out;
+  // A shared entry's detail says whether it is listed (records/shared-index.ts).
+  return !entry.shared && read > 0 && current === 0 ? undefined : out;
 }
 
 export class AlertReader {
   constructor(private readonly io: TableIo) {}
+
+  /** The details of shared `entries`, by kind and key: what other streams recorded of them. */
+  private async details(
+    entries: readonly IndexEntry[],
+    nowSeconds: number,
+  ): Promise<Map<string, SharedDetail>> {
+    const found = new Map<string, SharedDetail>();
+    if (entries.length === 0) return found;
+    const keys = new Map(entries.map((e) => [detailKey(e), marshall({ pk: itemPk(e.key), sk: e.kind })]));
+    for (const stored of await batchGet(this.io, [...keys.values()], {
+      projection: 'pk, sk, pack, dests, expiresAt',
+    })) {
+      const { pk, sk } = unmarshall(stored);
+      const detail = sharedDetail(stored, nowSeconds);
+      const entry = entries.find((e) => e.kind === sk && itemPk(e.key) === pk);
+      if (detail && entry) found.set(detailKey(entry), detail);
+    }
+    return found;
+  }
 
   private async records(ids: readonly string[]): Promise<Map<string, DeliveryRecord>> {
     const keys = [...new Set(ids)].flatMap((id) => {
@@ -252,7 +308,7 @@ export class AlertReader {
         }),
       );
       // The chunk's entries, each with the position just after it, as far as the bounds go.
-      const flat: { after: string; entry?: IndexEntry }[] = [];
+      const flat: { after: string; entry?: IndexEntry; pack?: string }[] = [];
       for (const stored of out.Items ?? []) {
         const sk = String(unmarshall(stored).sk);
         const { entries: list, pack } = entriesOf(stored, nowSeconds);
@@ -261,7 +317,25 @@ export class AlertReader {
         const from = pack && sk === bound.sk ? (bound.skip ?? 0) : 0;
         if (from >= list.length) flat.push({ after: sk });
         for (let i = from; i < list.length; i++)
-          flat.push({ after: pack && i + 1 < list.length ? `${sk}\u0000${i + 1}` : sk, entry: list[i] });
+          flat.push({
+            after: pack && i + 1 < list.length ? `${sk}\u0000${i + 1}` : sk,
+            entry: list[i],
+            ...(pack ? { pack: sk } : {}),
+          });
+      }
+      // Shared entries that may be listed, as far as the entry budget goes: their details say
+      // which is the item's row and hold every destination's delivery (the destination filter's too).
+      const { destination: _d, ...others } = filters;
+      const shared = flat
+        .slice(0, MAX_ENTRIES - entries)
+        .flatMap(({ entry }) => (entry?.shared && matchesEntry(entry, others) ? [entry] : []));
+      const details = await this.details(shared, nowSeconds);
+      for (const one of flat) {
+        if (!one.entry?.shared) continue;
+        const detail = details.get(detailKey(one.entry));
+        // Another entry of the item is its row (an item recorded again after its detail expired).
+        if (detail?.pack !== undefined && detail.pack !== one.pack) one.entry = undefined;
+        else one.entry = withDetail(one.entry, detail);
       }
       // The chunk's candidates, as far as the entry and record budgets go.
       const looked: { after: string; entry?: IndexEntry }[] = [];
@@ -319,13 +393,15 @@ export class AlertReader {
       ConsistentRead: true,
     });
     for (const found of stored) {
-      const { sk, itemJson, pack, expiresAt } = unmarshall(found);
+      const { sk, itemJson, pack, expiresAt, entry: own } = unmarshall(found);
       if (!isLive(expiresAt, nowSeconds)) continue;
-      // The entry: in the list pack the detail names, or (written before the packs) beside the item.
-      const entry =
-        typeof pack === 'string'
+      // The entry: beside the item (a shared stream's, or one written before the packs), or in the
+      // list pack the detail names; with every destination a shared detail holds.
+      const listed =
+        typeof pack === 'string' && typeof own !== 'string'
           ? await this.entryInPack(pack, key, String(sk), nowSeconds)
           : entriesOf(found, nowSeconds).entries[0];
+      const entry = listed?.shared ? withDetail(listed, sharedDetail(found, nowSeconds)) : listed;
       if (!entry || entry.key !== key) continue;
       const records = await this.records(pendingIds(entry));
       // The detail shows the item whatever a later entry did; its records are as they are now.

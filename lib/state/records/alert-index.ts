@@ -1,6 +1,8 @@
 /**
  * The alert index: what the console's list of alerts (`GET /alerts`) and an alert's detail read,
- * written once per item when the poll first creates the item's delivery records.
+ * written once per item when the poll first creates the item's delivery records. A shared stream
+ * (whose items another stream can record too) writes through the item's detail instead, which
+ * every stream adds its destinations to and which names the one entry listed (shared-index.ts).
  *
  * Why an index. Delivery records are one per (destination, kind, key), many are packed (packs.ts)
  * and a sent one drops its item: listing alerts from them would take a Scan. So the index keeps:
@@ -37,8 +39,9 @@
  * the outcome (a failed inline send is `pending`: its record is read); index-plan.ts decides which
  * items and when, this module what their entries hold and how they are stored.
  *
- * An item counts as new only when every record it calls for on the page is created now: a
- * destination added to an item after its first recording is not in its entry. Entries live as long
+ * For an exclusive stream, an item counts as new only when every record it calls for on the page
+ * is created now: a destination added to an item after its first recording (a route added) is not
+ * in its entry; a shared stream adds it to the detail. Entries live as long
  * as the records (`expiresAt`, 90 days); items recorded before the index existed have none.
  */
 import { eventSeverity, type ItemKind } from '../../model.ts';
@@ -76,6 +79,11 @@ export interface IndexEntry {
   deliveries: Record<string, IndexedDelivery>;
   /** What a silence's matcher reads of the item (rules/match.ts), for dry runs. */
   match: Record<string, unknown>;
+  /**
+   * Recorded by a stream that shares its items with others (shared-index.ts): the item's detail
+   * holds every destination's delivery and names the pack of its one listed entry.
+   */
+  shared?: true;
 }
 
 export const MONTH_PREFIX = 'alerts#';
@@ -196,14 +204,51 @@ const randomSuffix = () =>
     .toString(16)
     .padStart(8, '0');
 
+/** A list pack before it is stored: its sort key and its entries, newest first. */
+export interface PackLayout {
+  sk: string;
+  entries: Indexed[];
+  /** Each entry's JSON, as the pack stores it. */
+  json: string[];
+}
+
+/** The list pack holding `json` (its entries' JSON, newest first) under `sk`. */
+export function listPackItem(sk: string, json: readonly string[], expiresAt: number | undefined): StoredItem {
+  return marshall({
+    pk: entryPk(monthOfSk(sk)),
+    sk,
+    entries: `[${json.join(',')}]`,
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+  });
+}
+
 /**
  * The stored items of `items`: list packs of the entries recorded at one time, newest first, and
  * each item's detail naming its pack.
  */
 export function indexWrites(items: readonly Indexed[], expiresAt: number | undefined): IndexWrites {
   const out: IndexWrites = { details: [], lists: [] };
-  if (items.length === 0) return out;
   const expiry = expiresAt === undefined ? {} : { expiresAt };
+  for (const pack of packLayout(items)) {
+    out.lists.push(listPackItem(pack.sk, pack.json, expiresAt));
+    for (const indexed of pack.entries)
+      out.details.push(
+        marshall({
+          pk: itemPk(indexed.entry.key),
+          sk: indexed.entry.kind,
+          pack: pack.sk,
+          itemJson: JSON.stringify(indexed.item),
+          ...expiry,
+        }),
+      );
+  }
+  return out;
+}
+
+/** `items` in list packs: the entries recorded at one time, newest first, 100 at most a pack. */
+export function packLayout(items: readonly Indexed[]): PackLayout[] {
+  const out: PackLayout[] = [];
+  if (items.length === 0) return out;
   const byTime = new Map<string, { sk: string; json: string; indexed: Indexed }[]>();
   for (const indexed of items) {
     const list = byTime.get(indexed.entry.at) ?? [];
@@ -219,24 +264,7 @@ export function indexWrites(items: readonly Indexed[], expiresAt: number | undef
       // Sorted as its newest entry (recorded at `at`, then matched), short: every detail repeats it.
       const newest = (pack[0] as (typeof pack)[number]).indexed.entry;
       const sk = fitKey(`${at}#${newest.matchedAt}#${randomSuffix()}`, SORT_KEY_BYTES);
-      out.lists.push(
-        marshall({
-          pk: entryPk(monthOf(at)),
-          sk,
-          entries: `[${pack.map((e) => e.json).join(',')}]`,
-          ...expiry,
-        }),
-      );
-      for (const { indexed } of pack)
-        out.details.push(
-          marshall({
-            pk: itemPk(indexed.entry.key),
-            sk: indexed.entry.kind,
-            pack: sk,
-            itemJson: JSON.stringify(indexed.item),
-            ...expiry,
-          }),
-        );
+      out.push({ sk, entries: pack.map((e) => e.indexed), json: pack.map((e) => e.json) });
       pack = [];
       chars = 0;
     };

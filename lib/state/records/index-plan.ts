@@ -1,12 +1,14 @@
 /**
  * Which new items the alert index (alert-index.ts) gets an entry for, and when: at once, or (with
- * deliveries sent inline) once the last of those records is written with its outcome. Kept apart
+ * deliveries sent inline) once the last of those records is written with its outcome; a shared
+ * stream's items go through their details (shared-index.ts). Kept apart
  * from what the entries hold (alert-index.ts); both load with the first page that creates records
  * (DeliveryRecords), so a worker's start need not carry them.
  */
-import { batchPut, type TableIo } from '../io.ts';
+import type { TableIo } from '../io.ts';
 import { entryOf, type IndexWrites, indexWrites } from './alert-index.ts';
 import type { DeliveryRecord } from './record.ts';
+import { indexShared } from './shared-index.ts';
 
 const itemId = (r: Pick<DeliveryRecord, 'kind' | 'key'>) => `${r.kind}\u0000${r.key}`;
 
@@ -112,10 +114,19 @@ export class AlertIndexer {
     return this.writes(this.plan.inserted(records));
   }
 
-  /** Writes `writes` alone, for records already written: details, then list packs. */
-  async write(writes: IndexWrites): Promise<void> {
-    await batchPut(this.io, writes.details);
-    await batchPut(this.io, writes.lists);
+  /**
+   * A shared stream created `created` of a page's `records`: indexes each item it created records
+   * of (but baselines) through the item's detail, which every stream adds to (shared-index.ts).
+   */
+  async recordShared(records: readonly DeliveryRecord[], created: readonly DeliveryRecord[]): Promise<void> {
+    const mine = new Set(created);
+    const items = byItem(records).flatMap((group) => {
+      if (group.some((r) => r.status === 'baseline')) return [];
+      const made = group.filter((r) => mine.has(r));
+      if (made.length === 0) return [];
+      return [{ entry: { ...entryOf(made), shared: true as const }, item: (made[0] as DeliveryRecord).item }];
+    });
+    if (items.length) await indexShared(this.io, items, this.expiresAt());
   }
 
   private writes(items: DeliveryRecord[][]): IndexWrites {

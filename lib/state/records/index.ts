@@ -22,8 +22,9 @@
  * cursor. A claim whose records were never written only makes later pages check more.
  *
  * 4. **Index** the new items (alert-index.ts): what the console lists. Each item's detail goes in
- *    the same batch writes as its records, the list packs once the records are written. Off with
- *    `alertIndex: false`.
+ *    the same batch writes as its records, the list packs once the records are written. A shared
+ *    stream adds what it created to the item's detail, one update an item, and lists the item only
+ *    if it is the first to record it (shared-index.ts). Off with `alertIndex: false`.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../../clock.ts';
@@ -150,7 +151,7 @@ export class DeliveryRecords {
       const created = await this.createOnce(absent);
       const index = await this.index();
       // Only now is it known which records this run created: their items' index comes after.
-      if (index) await index.write(index.recorded(records, new Set(created)));
+      if (index) await index.recordShared(records, created);
       return { created, sendInline: [], existing: existing + absent.length - created.length };
     }
     const sendInline = context.inline

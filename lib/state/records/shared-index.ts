@@ -1,0 +1,133 @@
+/**
+ * How a shared stream indexes what it records, so each item is listed once with every
+ * destination's delivery, whichever of the streams that find it (a tenant feed and an identifier
+ * group) created which records.
+ *
+ * The item's detail (`alert#<key>` / `<kind>`, alert-index.ts) is where the streams meet. A stream
+ * that created records of an item updates the detail once, in one UpdateItem that
+ * - adds those destinations' deliveries to the detail's set `dests` (ADD: the set only grows, so
+ *   no stream's destinations are lost to another's write), and
+ * - sets the detail's `pack`, `entry` and item only where it has none (if_not_exists), returning
+ *   the old values: the stream that finds no `pack` is the item's first and only it lists the
+ *   entry, in the pack it named. DynamoDB applies one item's updates one at a time, so of two
+ *   streams recording the item at the same moment exactly one is first.
+ * The entry is marked `shared`: the list reads its detail for the other destinations, and lists it
+ * only while the detail names its pack (state/alert-list.ts).
+ *
+ * What a crash leaves. Between a stream's records and its update: those destinations are in no
+ * index (the re-read page finds the records and creates none), as a single stream's item after
+ * such a crash; another stream's update still lists the item, with its own. Between the first
+ * stream's update and its list pack: the detail holds the item, its entry and its destinations,
+ * and the item is not listed (the pack it names never comes). A detail that expired (the item came
+ * back after its records did) is replaced by the first to record the item again, conditionally.
+ *
+ * Cost: one UpdateItem per item with new records, where an exclusive stream's detail is its share
+ * of a batch write. Only shared streams pay it; they already create each record with a
+ * conditional put. Exclusive streams (the common case, and the bench's drain) write as before.
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { batchPut, mapLimit, type TableIo } from '../io.ts';
+import { marshall } from '../marshall.ts';
+import { ConditionalCheckFailedException, PutItemCommand, UpdateItemCommand } from '../sdk.ts';
+import { type Indexed, itemPk, listPackItem, packLayout } from './alert-index.ts';
+
+/** Concurrent detail updates, as the records' conditional puts (once.ts). */
+const CONCURRENCY = 16;
+
+/** The detail's set element for one destination's delivery: `[destination, how it began]`. */
+export function detailDelivery(destination: string, began: unknown): string {
+  return JSON.stringify([destination, began]);
+}
+
+/**
+ * Indexes `items` (entries marked `shared`, each with the deliveries this run created): updates
+ * each detail, then writes the list packs of the items it was first to record.
+ */
+export async function indexShared(
+  io: TableIo,
+  items: readonly Indexed[],
+  expiresAt: number | undefined,
+): Promise<void> {
+  const packs = packLayout(items);
+  const first = new Set<Indexed>();
+  await mapLimit(
+    packs.flatMap((pack) => pack.entries.map((indexed) => ({ pack: pack.sk, indexed }))),
+    CONCURRENCY,
+    async ({ pack, indexed }) => {
+      if (await updateDetail(io, indexed, pack, expiresAt)) first.add(indexed);
+    },
+  );
+  await batchPut(
+    io,
+    packs.flatMap((pack) => {
+      const json = pack.json.filter((_, i) => first.has(pack.entries[i] as Indexed));
+      return json.length ? [listPackItem(pack.sk, json, expiresAt)] : [];
+    }),
+  );
+}
+
+/** Adds `indexed`'s deliveries to its item's detail; true when it is the item's first (lists it). */
+async function updateDetail(
+  io: TableIo,
+  indexed: Indexed,
+  pack: string,
+  expiresAt: number | undefined,
+): Promise<boolean> {
+  const { entry, item } = indexed;
+  const key = marshall({ pk: itemPk(entry.key), sk: entry.kind });
+  const dests: AttributeValue = {
+    SS: Object.entries(entry.deliveries).map(([d, began]) => detailDelivery(d, began)),
+  };
+  const fields = {
+    pack,
+    entry: JSON.stringify(entry),
+    itemJson: JSON.stringify(item),
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+  };
+  for (let attempt = 0; ; attempt++) {
+    const now = Math.floor(io.clock.now() / 1000);
+    try {
+      io.onRequest?.('UpdateItem');
+      const out = await io.client.send(
+        new UpdateItemCommand({
+          TableName: io.tableName,
+          Key: key,
+          UpdateExpression: `SET ${Object.keys(fields)
+            .map((f) => `#${f} = if_not_exists(#${f}, :${f})`)
+            .join(', ')} ADD #dests :dests`,
+          // A live detail, or none: an expired one is replaced below, not added to.
+          ConditionExpression: 'attribute_not_exists(expiresAt) OR expiresAt > :now',
+          ExpressionAttributeNames: {
+            ...Object.fromEntries(Object.keys(fields).map((f) => [`#${f}`, f])),
+            '#dests': 'dests',
+          },
+          ExpressionAttributeValues: {
+            ...marshall(Object.fromEntries(Object.entries(fields).map(([f, v]) => [`:${f}`, v]))),
+            ':dests': dests,
+            ':now': { N: String(now) },
+          },
+          ReturnValues: 'UPDATED_OLD',
+        }),
+      );
+      // A detail written before the packs holds its entry itself: that one is listed already.
+      return out.Attributes?.pack === undefined && out.Attributes?.entry === undefined;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException) || attempt >= 2) throw error;
+    }
+    try {
+      io.onRequest?.('PutItem');
+      await io.client.send(
+        new PutItemCommand({
+          TableName: io.tableName,
+          Item: { ...key, ...marshall(fields), dests },
+          ConditionExpression: 'expiresAt <= :now',
+          ExpressionAttributeValues: { ':now': { N: String(now) } },
+        }),
+      );
+      return true;
+    } catch (error) {
+      // Replaced meanwhile by another stream: add to that one.
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * Each alert once (docs/console.md): two event streams, the tenant feed and an identifier group,
+ * find the same items and route them to different destinations (`sources: tenant` to `b`,
+ * `group:102` to `a`). `GET /alerts` lists each item once, with both destinations' deliveries, in
+ * its row, under the destination and state filters, and in its detail; also when two workers
+ * record the same items at the same moment (their record writes held until both have made them,
+ * so both reach the index together). On real dynalite, the emulator, the real poll cycle and
+ * delivery pass, and the API app.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../lib/clock.ts';
+import { DeliveryRecords, type NewDelivery } from '../../lib/state/records/index.ts';
+import { createDynamoClient } from '../../lib/state/table.ts';
+import { useDynalite } from '../helpers/dynamo.ts';
+import { useEmulator } from '../helpers/emulator.ts';
+import { makeWorld, type World } from '../helpers/world.ts';
+import { type ApiUnderTest, bearer, buildApi } from './harness.ts';
+
+const emu = useEmulator({ eventsPerTenant: 24, lateMatchesPerTenant: 0, credentials: 0 });
+const db = useDynalite();
+
+interface Row {
+  key: string;
+  deliveries: { id: string; destination: string; status: string }[];
+}
+
+const config = {
+  sources: {
+    tenantEvents: { lookback: 'P30D' },
+    identifierGroups: [{ id: 102, lookback: 'P30D' }],
+  },
+  destinations: { a: { type: 'console' }, b: { type: 'console' } },
+  routes: [
+    { name: 'feed', match: { sources: ['tenant'] }, to: ['b'] },
+    { name: 'group', match: { sources: ['group:102'] }, to: ['a'] },
+  ],
+};
+
+async function get(api: ApiUnderTest, path: string) {
+  const res = await api.app.request(path, { headers: bearer(api.tokens.runbook) });
+  expect(res.status, path).toBe(200);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+async function allRows(api: ApiUnderTest, query = ''): Promise<Row[]> {
+  const rows: Row[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const sep = query && cursor ? '&' : '';
+    const body = await get(api, `/alerts?${query}${cursor ? `${sep}cursor=${cursor}` : ''}`);
+    rows.push(...(body.items as Row[]));
+    cursor = body.cursor as string | undefined;
+    pages += 1;
+  } while (cursor && pages < 20);
+  return rows;
+}
+
+const destinationsOf = (row: { deliveries: { destination: string }[] }) =>
+  row.deliveries.map((d) => d.destination).sort();
+
+describe('two streams record the same items to different destinations', () => {
+  let world: World;
+  let api: ApiUnderTest;
+  /** Item key to the destinations its delivery records name. */
+  const recorded = new Map<string, string[]>();
+
+  beforeAll(async () => {
+    world = await makeWorld(emu, db, config);
+    await world.cycle('events');
+    await world.deliver();
+    for (const r of await world.runtime.deliver.deliveries.list({ limit: 10_000 }))
+      recorded.set(r.key, [...(recorded.get(r.key) ?? []), r.destination].sort());
+    api = buildApi(emu, { table: { client: db.client, name: world.table } });
+  });
+
+  it('lists each item once, with every destination’s delivery, newest recorded first', async () => {
+    const both = [...recorded].filter(([, d]) => d.length === 2).map(([k]) => k);
+    // The group's items are in the tenant feed too: both streams found them.
+    expect(both.length).toBeGreaterThan(3);
+    const rows = await allRows(api);
+    const keys = rows.map((r) => r.key);
+    expect(keys.length - new Set(keys).size, 'rows listed twice').toBe(0);
+    expect(new Set(keys)).toEqual(new Set(recorded.keys()));
+    for (const row of rows) expect(destinationsOf(row), row.key).toEqual(recorded.get(row.key));
+    for (const row of rows.filter((r) => both.includes(r.key)))
+      expect(row.deliveries.map((d) => d.status)).toEqual(['sent', 'sent']);
+  });
+
+  it('finds an item under either destination and under the state of either delivery', async () => {
+    const both = [...recorded].filter(([, d]) => d.length === 2).map(([k]) => k);
+    const toA = (await allRows(api, 'destination=a')).map((r) => r.key);
+    const toB = (await allRows(api, 'destination=b')).map((r) => r.key);
+    const sent = (await allRows(api, 'state=sent')).map((r) => r.key);
+    const times = (keys: string[], key: string) => keys.filter((k) => k === key).length;
+    for (const key of both)
+      expect([times(toA, key), times(toB, key), times(sent, key)], key).toEqual([1, 1, 1]);
+    expect(toA.length).toBe([...recorded.values()].filter((d) => d.includes('a')).length);
+    expect(toB.length).toBe([...recorded.values()].filter((d) => d.includes('b')).length);
+  });
+
+  it('shows both destinations’ deliveries in the detail', async () => {
+    const both = [...recorded].filter(([, d]) => d.length === 2).map(([k]) => k);
+    for (const key of both.slice(0, 4)) {
+      const detail = await get(api, `/alerts/${encodeURIComponent(key)}`);
+      const deliveries = detail.deliveries as Row['deliveries'];
+      expect(destinationsOf({ deliveries }), key).toEqual(['a', 'b']);
+      expect(deliveries.every((d) => d.status === 'sent')).toBe(true);
+      expect((detail.audit as { what: string; target: string }[]).at(-1)).toMatchObject({
+        what: 'recorded',
+        target: expect.stringMatching(/^(a, b|b, a)$/),
+      });
+    }
+  });
+});
+
+/** Resolves each caller once `parties` callers have come (or after 3 s, so a failure is not a hang). */
+function barrier(parties: number): () => Promise<void> {
+  let count = 0;
+  let open: () => void = () => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return async () => {
+    count += 1;
+    if (count >= parties) open();
+    await Promise.race([opened, new Promise((resolve) => setTimeout(resolve, 3_000))]);
+  };
+}
+
+/**
+ * A client that holds its first write after the records' conditional puts (the index's) until
+ * every worker has come that far: both have their records and reach the index at the same moment.
+ */
+function heldClient(endpoint: string, arrive: () => Promise<void>): DynamoDBClient {
+  const client = createDynamoClient({ endpoint });
+  const send = client.send.bind(client) as (command: object) => Promise<unknown>;
+  let putSeen = false;
+  let held = false;
+  (client as unknown as { send: typeof send }).send = async (command) => {
+    const name = command.constructor.name;
+    if (name === 'PutItemCommand') putSeen = true;
+    else if (putSeen && !held && !/^(BatchGetItem|Query|GetItem)Command$/.test(name)) {
+      held = true;
+      await arrive();
+    }
+    return send(command);
+  };
+  return client;
+}
+
+describe('two workers record the same items at the same moment', () => {
+  it('lists each once with both destinations, in the row, the filters and the detail', async () => {
+    const table = await db.table();
+    const arrive = barrier(2);
+    const now = Date.now();
+    const items = Array.from({ length: 20 }, (_, i) => ({
+      key: `leak/paste/${String(i).padStart(3, '0')}`,
+      item: {
+        metadata: {
+          uid: `leak/paste/${i}`,
+          type: 'leak',
+          severity: 'high',
+          matched_at: new Date(now - i * 1000).toISOString(),
+          estimated_created_at: new Date(now - i * 1000).toISOString(),
+        },
+      },
+    }));
+    const page = (destination: string, source: string): NewDelivery[] =>
+      items.map(({ key, item }) => ({
+        destination,
+        kind: 'event',
+        key,
+        source,
+        routes: [source],
+        status: 'pending',
+        item,
+      }));
+    const worker = () => new DeliveryRecords(heldClient(db.endpoint, arrive), table, systemClock);
+    await Promise.all([
+      worker().recordPage(page('b', 'tenant'), { exclusive: false }),
+      worker().recordPage(page('a', 'group:102'), { exclusive: false }),
+    ]);
+    const api = buildApi(emu, { table: { client: db.client, name: table } });
+    const rows = await allRows(api);
+    expect(rows.map((r) => r.key).sort()).toEqual(items.map((i) => i.key).sort());
+    for (const row of rows) {
+      expect(destinationsOf(row), row.key).toEqual(['a', 'b']);
+      expect(row.deliveries.map((d) => d.status)).toEqual(['pending', 'pending']);
+    }
+    expect(await allRows(api, 'destination=a')).toHaveLength(items.length);
+    expect(await allRows(api, 'destination=b')).toHaveLength(items.length);
+    expect(await allRows(api, 'state=pending')).toHaveLength(items.length);
+    const detail = await get(api, `/alerts/${encodeURIComponent(items[7]?.key as string)}`);
+    expect(destinationsOf(detail as unknown as Row)).toEqual(['a', 'b']);
+  });
+});
