@@ -315,7 +315,7 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
   // Acting on a leaked login's account (identity-routes.ts).
   addIdentityRoutes(app, deps, { need, forbid });
   // The console's page and GET /whoami (console/routes.ts).
-  addConsoleRoutes(app, need);
+  addConsoleRoutes(app, need, deps);
 
   app.notFound((c) =>
     sendError(c, new ApiError('not_found', `no route for ${c.req.method} ${shortPath(c.req.path)}`)),

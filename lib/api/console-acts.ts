@@ -92,17 +92,22 @@ const retryBodySchema = z.union([
 ]);
 export const retryRequestSchema = retryBodySchema;
 
-/** `POST /deliveries/retry`. */
-export async function retryDeliveries(
-  deps: { io: TableIo; tenants(): Promise<readonly TenantName[]> },
-  body: unknown,
-): Promise<{ requeued: number; skipped: number }> {
+/** The body of `POST /deliveries/retry`, checked (400 naming what is wrong). */
+export function retryRequest(body: unknown): z.infer<typeof retryBodySchema> {
   const parsed = retryBodySchema.safeParse(body);
   if (!parsed.success)
     bad(
       `give {"ids": [1 to ${MAX_REQUEUE} delivery ids]} or {"destination": "<name>", "status": "dead"}: ${issuesToText(describeIssues(parsed.error.issues, body))}`,
     );
-  const request = parsed.data;
+  return parsed.data;
+}
+
+/** `POST /deliveries/retry`. */
+export async function retryDeliveries(
+  deps: { io: TableIo; tenants(): Promise<readonly TenantName[]> },
+  body: unknown,
+): Promise<{ requeued: number; skipped: number }> {
+  const request = retryRequest(body);
   const ids =
     'ids' in request
       ? request.ids

@@ -103,7 +103,9 @@ export function addConsoleApiRoutes(app: Hono<Vars>, deps: ConsoleRouteDeps, gua
 
   app.post('/deliveries/retry', guard.need('destinations:write'), async (c) => {
     const body = parseJson(await readJsonText(c.req.raw, MAX_BODY_BYTES), '{"ids": [...]}');
-    const { retryDeliveries } = await import('./console-acts.ts');
+    const { retryDeliveries, retryRequest } = await import('./console-acts.ts');
+    // Checked before answerOnce, which a dry run stops at (dry-run.ts): a bad body is still a 400.
+    retryRequest(body);
     return answerOnce(c, deps, 'POST /deliveries/retry', body, async () => ({
       status: 200,
       body: await retryDeliveries(setUp(deps), body),

@@ -88,6 +88,8 @@ export interface ApiDepsOptions {
    * with its config layer) reads the config and resolves them when first asked.
    */
   destinations?: () => Promise<TestableDestinations>;
+  /** `start --dry-run`: the routes that would act outside answer 409 `dry_run` (dry-run.ts). */
+  dryRun?: boolean;
 }
 
 export interface ApiRuntime extends ApiDeps {
@@ -204,6 +206,7 @@ export async function createApiDeps(
     },
   };
   return {
+    ...(options.dryRun ? { dryRun: true } : {}),
     ...(slack ? { slack, metrics: new EmfMetrics({ service: 'api' }) } : {}),
     // On AWS: what a Slack request leaves for after its answer, and account actions, go to a worker.
     ...(env.workQueueUrl ? { handOff: queueHandOff(env.workQueueUrl) } : {}),

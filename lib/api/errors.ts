@@ -18,6 +18,8 @@ export type ApiErrorCode =
   | 'idempotency_key_in_progress'
   /** This Idempotency-Key came with another request before. */
   | 'idempotency_key_reused'
+  /** Under `start --dry-run`, a route that would act outside does nothing (dry-run.ts). */
+  | 'dry_run'
   /** Too soon: a destination's test message, at most one a minute (`Retry-After` says when). */
   | 'rate_limited'
   | 'upstream_error'
@@ -36,6 +38,7 @@ export const STATUS_OF: Record<ApiErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_in_progress: 409,
+  dry_run: 409,
   idempotency_key_reused: 422,
   rate_limited: 429,
   internal_error: 500,

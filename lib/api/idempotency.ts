@@ -8,7 +8,9 @@
  * - while the first is still running, a repeat waits up to 5 seconds for its answer, then 409
  *   `idempotency_key_in_progress`;
  * - only a success is kept: a request that failed (an upstream that did not answer, a bad
- *   silence) frees its key, so the same key tries again.
+ *   silence) frees its key, so the same key tries again;
+ * - under `start --dry-run`, a route that acts outside is refused (409 `dry_run`, dry-run.ts) once
+ *   the key is checked and before it is claimed.
  *
  * The route's work gets a stable id made of the client, the key and the request (each part
  * encoded, so no client name can make it another client's), and when the key's first attempt
@@ -25,6 +27,7 @@ import type { Logger } from '../log.ts';
 import type { RefusalAuditStore } from '../state/audit.ts';
 import type { IdempotencyScope, IdempotencyStore } from '../state/idempotency.ts';
 import type { Vars } from './context.ts';
+import { type DryRunFlag, refuseInDryRun } from './dry-run.ts';
 import { ApiError } from './errors.ts';
 
 /** How long a repeat waits for the first request's answer. */
@@ -34,7 +37,7 @@ const POLL_MS = 200;
 /** What an Idempotency-Key may hold: 1 to 255 visible ASCII characters. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
-export interface IdempotencyDeps {
+export interface IdempotencyDeps extends DryRunFlag {
   /** Where keys are kept; without it, a key only names the work (tests without a table). */
   idempotency?: IdempotencyStore;
   refusals?: RefusalAuditStore;
@@ -91,9 +94,11 @@ async function once(
   work: Work,
 ): Promise<Answer> {
   const key = c.req.header('idempotency-key');
-  if (key === undefined) return work(undefined, deps.now());
-  if (!IDEMPOTENCY_KEY.test(key))
+  if (key !== undefined && !IDEMPOTENCY_KEY.test(key))
     throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
+  // Every check of the request is behind it: a dry run refuses here, before any key is claimed.
+  refuseInDryRun(deps, route);
+  if (key === undefined) return work(undefined, deps.now());
   const client = c.get('client') as string;
   const fingerprint = fingerprintOf(c.req.path, body);
   const id = `${encodeURIComponent(client)}:${encodeURIComponent(key)}:${fingerprint.slice(0, 16)}`;

@@ -4,6 +4,7 @@
  * only, never by the API at run time.
  */
 import * as z from 'zod/mini';
+import { ACTS_OUTSIDE } from './dry-run.ts';
 import { STATUS_OF } from './errors.ts';
 import { MAX_BODY_BYTES } from './schemas.ts';
 
@@ -84,3 +85,22 @@ export const WRITE_ERRORS = [
   'idempotency_key_in_progress',
   'idempotency_key_reused',
 ] as const;
+
+/**
+ * The document with 409 `dry_run` on every operation that acts outside (dry-run.ts's one list,
+ * the one the API refuses by), beside any other 409 it answers.
+ */
+export function withDryRunRefusals<D extends { paths: Record<string, Record<string, unknown>> }>(doc: D): D {
+  for (const route of ACTS_OUTSIDE) {
+    const [method = '', path = ''] = route.split(' ');
+    const operation = doc.paths[path]?.[method.toLowerCase()] as
+      | { responses: Record<string, { description: string }> }
+      | undefined;
+    if (!operation) throw new Error(`dry-run.ts names ${route}, which the document does not have`);
+    const refusal = errors('dry_run')['409'] as { description: string };
+    const existing = operation.responses['409'];
+    if (existing) existing.description += ` or \`dry_run\` (under \`start --dry-run\`)`;
+    else operation.responses['409'] = { ...refusal, description: '`dry_run` (under `start --dry-run`)' };
+  }
+  return doc;
+}

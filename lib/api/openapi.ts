@@ -20,6 +20,7 @@ import {
   READ_ERRORS,
   schemaOf,
   WRITE_ERRORS,
+  withDryRunRefusals,
 } from './openapi-parts.ts';
 import {
   allQuerySchema,
@@ -47,7 +48,7 @@ export function openApiDocument(): Record<string, unknown> {
     required: true,
     schema: schemaOf(assetIdParamSchema, 'input'),
   };
-  return {
+  return withDryRunRefusals({
     openapi: '3.1.0',
     info: {
       title: 'exposure-alerts API',
@@ -209,7 +210,7 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
     },
-  };
+  });
 }
 
 /** The module that carries the document into the API: gzipped JSON, as base64. */

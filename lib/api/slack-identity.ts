@@ -12,7 +12,8 @@
  * - Done elsewhere: the action is recorded (lib/identity/act.ts) and its id handed off as
  *   `identity-action` work, which a worker with the providers' secrets finishes and answers at the
  *   click's `response_url`. Nothing here calls a provider (the API on AWS has none of their secrets),
- *   and Slack has its empty 200 at once.
+ *   and Slack has its empty 200 at once. In a dry run, once the click is checked, the clicker
+ *   hears that nothing was done, and nothing is recorded.
  *
  * The action's id, and why two clicks at once act once. Every click has its own `action_ts`, so
  * an id made of it (as an event's button makes its id) would make a double click two actions, and
@@ -46,6 +47,7 @@ import type { Scope } from '../identity/store.ts';
 import { ACTION_WORDS, type AccountAction, ADMIN_ACTIONS } from '../identity/words.ts';
 import type { Logger } from '../log.ts';
 import { slackText } from '../render/escape.ts';
+import { DRY_RUN_SLACK, type DryRunFlag } from './dry-run.ts';
 import { ApiError } from './errors.ts';
 
 /** Clicks of one person on one action for one account this close together are one action. */
@@ -56,7 +58,7 @@ export const MAX_REPEATS = 20;
 /** What acting on accounts from Slack needs: the action module's table parts, no provider. */
 export type SlackAccounts = Pick<AccountDeps, 'actions' | 'store' | 'clock'>;
 
-export interface IdentityClickDeps {
+export interface IdentityClickDeps extends DryRunFlag {
   /** The action module's dependencies (made when first asked for); absent without `identity`. */
   identity?: { accounts(): Promise<SlackAccounts> };
   handOff(work: SlackWork): Promise<void>;
@@ -213,6 +215,8 @@ export async function identityClick(
     );
     return;
   }
+  // A dry run calls no provider and records nothing (dry-run.ts).
+  if (deps.dryRun) return answers.reply(DRY_RUN_SLACK);
   const { login, scope } = target;
   const placed = await place(
     accounts,

@@ -18,6 +18,8 @@
  *   nothing more); the upstream call and the follow-ups, and a lookup's answer (posted to the
  *   request's `response_url`, only when it starts with `responseUrlPrefix`), run after the answer
  *   (`background`).
+ * - In a dry run (dry-run.ts), a button or menu that would act answers in words that nothing was
+ *   done; `Silence similar` (the table only) and lookups work as usual.
  */
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -30,6 +32,7 @@ import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { ActionAuditEntry, EventActionType } from '../state/actions.ts';
 import { readBounded } from './body.ts';
+import { DRY_RUN_SLACK, type DryRunFlag } from './dry-run.ts';
 import { ApiError } from './errors.ts';
 import type { SilenceDeps } from './silences.ts';
 import type { SlackAccounts } from './slack-identity.ts';
@@ -50,7 +53,7 @@ export interface SlackSettings {
   responseUrlPrefix: string;
 }
 
-export interface SlackDeps extends SilenceDeps {
+export interface SlackDeps extends SilenceDeps, DryRunFlag {
   slack: SlackSettings;
   act?: ActDeps;
   /** Acting on accounts (section 12, slack-identity.ts): the action module, made when first asked for. */
@@ -267,6 +270,11 @@ export async function slackInteraction(deps: SlackDeps, form: URLSearchParams): 
   if (type) {
     const uid = click.value ?? '';
     if (!deps.act || !uid) throw new ApiError('invalid_request', 'the button names no event');
+    // A dry run acts on nothing upstream and records nothing: the clicker hears so.
+    if (deps.dryRun) {
+      await reply(DRY_RUN_SLACK);
+      return;
+    }
     const act = deps.act;
     // The click's own id: the same click again (a replay within Slack's window) is the same action.
     const id = `slack:${team}:${user}:${click.action_ts ?? ''}`;

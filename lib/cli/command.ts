@@ -42,6 +42,11 @@ export interface CommandContext {
    * (cli/local.ts): it also stands in for the demo config's identity providers.
    */
   localEmulatorUrl?: string;
+  /**
+   * Run as a dry run: `start --dry-run` holds the folder (cli/local.ts besideDryRun). Its runtime
+   * sends nothing and acts on nothing outside (`runtimeFor`).
+   */
+  dryRun?: boolean;
 }
 
 export interface Command {
@@ -70,6 +75,11 @@ export interface Command {
    * otherwise, it uses that local deployment (cli/local.ts).
    */
   uses?: { table?: boolean; upstream?: boolean };
+  /**
+   * Beside a running `start --dry-run` in the folder (cli/local.ts besideDryRun): `refuse`, it
+   * would act outside (exit 2, nothing done); `dry`, it runs as a dry run on the dry run's table.
+   */
+  beside?: 'refuse' | 'dry';
   /** Positional arguments after the command words: [min, max]. */
   positionals?: [number, number];
   /** Returns the exit code (0 when omitted). */

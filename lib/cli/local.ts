@@ -11,6 +11,11 @@
  * The upstream follows the same rule with EXPOSURE_API_URL, EXPOSURE_API_TOKEN and
  * EXPOSURE_API_KEY: when none is set, a command talks to the local emulator.
  *
+ * While `start --dry-run` holds the folder, whatever the variables say, a command that would act
+ * outside is refused (exit 2), and `poll` and `deliver` run as dry runs on its table
+ * ({@link besideDryRun}): trying a config against production from one terminal must not act from
+ * the next.
+ *
  * `npm start` itself also stands its emulator in for the demo's identity providers: the built-in
  * demo config names them (rules/demo-config.ts, from `Environment.localEmulatorUrl`) and
  * {@link withLocalSecrets} supplies their secrets.
@@ -30,6 +35,7 @@ import { dirname, join, resolve } from 'node:path';
 import { type Dataset, MSSP_API_KEY, type Tenant } from '../emulator/dataset.ts';
 import { DEMO_IDENTITY_SECRETS, startEmulator } from '../emulator/index.ts';
 import { type Environment, readEnvironment } from '../env.ts';
+import { UsageError } from '../errors.ts';
 import { redactor } from '../log.ts';
 import { loadAlertsConfig } from '../rules/source.ts';
 import { startDynalite } from '../state/local.ts';
@@ -51,6 +57,8 @@ export interface LocalDeployment {
   upstream?: { url: string; token?: string; apiKey?: string };
   /** The HTTP API, and the demo bearer token made for this run when no apiClients are configured. */
   api?: { url: string; token?: string };
+  /** `start --dry-run`: the folder's other commands act on nothing outside ({@link besideDryRun}). */
+  dryRun?: boolean;
 }
 
 /**
@@ -153,6 +161,37 @@ export function runningLocal(dir: string): LocalDeployment | undefined {
 }
 
 const set = (env: Env, name: string) => (env[name]?.trim() ?? '') !== '';
+
+/**
+ * What a command may do while `start --dry-run` holds the folder (see the module comment): undefined
+ * when no dry run does; `{ dryRun: true }` for one that runs as a dry run (`beside: 'dry'`) on the
+ * dry run's table, said in one line. Throws a UsageError (exit 2) saying why for one that would act
+ * outside, and for a dry-run command pointed at another table, where a dry run's records do not
+ * belong.
+ */
+export function besideDryRun(
+  command: { path: string[]; beside?: 'refuse' | 'dry' },
+  env: Env,
+  say: (line: string) => void,
+  cwd: string = process.cwd(),
+): { dryRun: true } | undefined {
+  if (!command.beside) return undefined;
+  const running = runningLocal(resolve(cwd, DATA_DIR));
+  if (!running?.dryRun) return undefined;
+  const name = command.path.join(' ');
+  const held = `a dry run (npm start -- --dry-run, pid ${running.pid}) holds ${DATA_DIR}/ here`;
+  if (command.beside === 'refuse')
+    throw new UsageError(
+      `${held}: ${name} would act outside, so nothing was done; stop the dry run (or run ${name} from another folder) to act`,
+    );
+  const given = TABLE_VARIABLES.filter((n) => set(env, n));
+  if (given.length)
+    throw new UsageError(
+      `${held}: ${name} runs here only as a dry run on its table, but ${given.join(' and ')} point${given.length > 1 ? '' : 's'} it at another; unset ${given.length > 1 ? 'them' : 'it'}, or run ${name} from another folder`,
+    );
+  say(`${held}: ${name} runs as a dry run on its table, sending nothing and acting on nothing outside\n`);
+  return { dryRun: true };
+}
 
 /** Set, any of these says "not the local DynamoDB": the command then goes to AWS's. */
 const TABLE_VARIABLES = ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'AWS_REGION'] as const;

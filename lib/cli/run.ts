@@ -12,7 +12,7 @@ import { UpstreamError } from '../upstream/errors.ts';
 import { type Command, credentialsRejected, type Io, untilAborted } from './command.ts';
 import { commands } from './commands/index.ts';
 import { commandHelp, groupHelp, groupMembers, helpText, version } from './help.ts';
-import { localHint, useLocalDeployment } from './local.ts';
+import { besideDryRun, localHint, useLocalDeployment } from './local.ts';
 import { terminalSafe } from './terminal.ts';
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, unauthorized: 3 } as const;
@@ -170,6 +170,8 @@ export async function runCli(
     if (parsed.positionals.length < min || parsed.positionals.length > max) {
       throw new UsageError(`usage: exposure-alerts ${command.usage}`);
     }
+    // Before the folder's deployment is opened: a command refused beside a dry run opens nothing.
+    const dry = besideDryRun(command, io.env, io.stderr);
     const local = await useLocalDeployment(io.env, command.uses ?? {}, io.stderr);
     // The local deployment gave this command its upstream: the folder's emulator.
     const emulator = local?.env.EXPOSURE_API_URL;
@@ -182,6 +184,7 @@ export async function runCli(
         warn,
         signal,
         ...(emulator && emulator !== io.env.EXPOSURE_API_URL ? { localEmulatorUrl: emulator } : {}),
+        ...dry,
       });
       // A command without safe points of its own is stopped where it stands: what it left undone
       // is what a crash would leave, which every action and record is built to survive.

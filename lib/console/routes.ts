@@ -1,7 +1,8 @@
 /**
  * The console's routes on the API app (docs/console.md): the page at `GET /console`, its
  * files at `GET /console/<name>`, and `GET /whoami`, which tells a token's holder its client and
- * scopes (any scope will do), so the page offers only what the token may do.
+ * scopes (any scope will do), so the page offers only what the token may do, and whether this is a
+ * dry run (`start --dry-run`), so the page says so.
  *
  * The page needs no auth: it holds no data, and reads everything through the bearer API. Its bytes
  * (page-packed.ts, built by pack.ts) and the code that answers with them (page.ts) load with the
@@ -20,10 +21,16 @@ import type { Vars } from '../api/context.ts';
 export function addConsoleRoutes(
   app: Hono<Vars>,
   need: (...scopes: Scope[]) => MiddlewareHandler<Vars>,
+  api: { dryRun?: boolean } = {},
 ): void {
   app.get('/whoami', need(...SCOPES), (c) => {
     const scopes = c.get('scopes');
-    return c.json({ client: c.get('client') as string, scopes: SCOPES.filter((s) => scopes?.has(s)) });
+    return c.json({
+      client: c.get('client') as string,
+      scopes: SCOPES.filter((s) => scopes?.has(s)),
+      // The page says so in a banner (api/dry-run.ts: what acts outside answers 409 dry_run).
+      ...(api.dryRun ? { dryRun: true } : {}),
+    });
   });
   app.get('/console', async (c) => (await import('./page.ts')).pageFile(c.req.raw, 'index.html'));
   app.get('/console/:file', async (c) =>

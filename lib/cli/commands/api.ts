@@ -108,15 +108,19 @@ export const serveCommand: Command = {
   example: 'PORT=8080 exposure-alerts serve',
   optionHelp: { host: 'the address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)' },
   uses: { table: true, upstream: true },
+  // Beside `start --dry-run`, its API refuses what would act outside, as the dry run's does.
+  beside: 'dry',
   service: true,
   usage: 'serve [--host ADDRESS]',
   summary: 'the HTTP API alone, on PORT (default 8787; loopback unless --host says otherwise)',
   options: { host: { type: 'string' } },
-  async run({ values, io, logger, signal }) {
+  async run({ values, io, logger, signal, dryRun }) {
     const env = readEnvironment(io.env);
     const secrets = await loadSecrets(env);
     const knowledge = await configKnowledge(env, secrets, (text) => logger.warn(`config: ${text}`));
-    const deps = withLocalSlackWork(await createApiDeps(env, secrets, { logger, ...knowledge }));
+    const deps = withLocalSlackWork(
+      await createApiDeps(env, secrets, { logger, ...knowledge, ...(dryRun ? { dryRun } : {}) }),
+    );
     const hostname = typeof values.host === 'string' ? values.host : '127.0.0.1';
     let server: Awaited<ReturnType<typeof listen>>;
     try {
@@ -165,6 +169,7 @@ export const assetsToggleCommand: Command = {
     json: 'print the asset as the upstream answered it, as JSON',
   },
   uses: { table: true, upstream: true },
+  beside: 'refuse',
   usage: 'assets toggle <asset_id> --disable|--enable [--json]',
   summary: 'stop or resume monitoring an asset upstream, recorded in its audit trail as the HTTP API does',
   options: { disable: { type: 'boolean' }, enable: { type: 'boolean' }, json: { type: 'boolean' } },

@@ -23,6 +23,7 @@ export const destinationsTestCommand: Command = {
   example: 'SECRETS_FILE=secrets.json exposure-alerts destinations test soc',
   usage: 'destinations test [name]',
   summary: 'send a clearly marked test message to each (or one) destination',
+  beside: 'refuse',
   positionals: [0, 1],
   async run({ positionals, io, warn }) {
     const env = readEnvironment(io.env);

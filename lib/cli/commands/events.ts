@@ -32,6 +32,7 @@ function eventsCommand(type: EventActionType): Command {
       reason: 'why, kept in the audit trail and shown in the follow-ups',
     },
     uses: { table: true, upstream: true },
+    beside: 'refuse',
     stopsSafely:
       'each action taken is recorded; the follow-ups not yet sent go out on the next delivery pass',
     usage: `events ${type} <uid>... [--reason TEXT]`,

@@ -149,6 +149,7 @@ function identityActCommand(action: AccountAction): Command {
     },
     // The folder's npm start: its table, and its emulator standing in for the demo's providers.
     uses: { table: true, upstream: true },
+    beside: 'refuse',
     positionals: [1, Number.POSITIVE_INFINITY],
     run: (ctx) => act(action, ctx),
   };

@@ -38,6 +38,8 @@ export async function runtimeFor(ctx: CommandContext, polls = true): Promise<Run
     write: (text) => ctx.io.stdout(text.endsWith('\n') ? text : `${text}\n`),
     color: useColor(ctx.io),
     ...(ctx.io.clock ? { clock: ctx.io.clock } : {}),
+    // Beside `start --dry-run` (cli/local.ts): sends nothing, acts on nothing.
+    ...(ctx.dryRun ? { dryRun: true } : {}),
   });
 }
 
@@ -92,6 +94,7 @@ function pollCommand(kind: PollKind): Command {
       json: 'print the summary as JSON',
     },
     uses: { table: true, upstream: true },
+    beside: 'dry',
     stopsSafely:
       'the pages read are recorded, and what they queued is left for the next delivery pass; the next run resumes each stream from its cursor',
     usage: `poll ${kind} --once [--max-seconds N] [--json]`,
@@ -148,6 +151,7 @@ export const deliverCommand: Command = {
   },
   // The upstream only to finish an action a crash interrupted (actions/events.ts finishActions).
   uses: { table: true, upstream: true },
+  beside: 'dry',
   stopsSafely: 'every send started was recorded; what is left goes out on the next delivery pass',
   usage: 'deliver --once [--max-seconds N]',
   summary: 'one delivery pass over pending deliveries whose retry time has come',
@@ -263,6 +267,7 @@ export const deliveriesRetryCommand: Command = {
   example: 'exposure-alerts deliveries retry --all-dead',
   optionHelp: { 'all-dead': 're-queue every dead delivery instead of one id' },
   uses: { table: true },
+  beside: 'refuse',
   usage: 'deliveries retry <id> | --all-dead',
   summary: 're-queue a dead delivery (or every dead one) to be sent on the next pass',
   options: { 'all-dead': { type: 'boolean' } },

@@ -191,8 +191,6 @@ export const startCommand: Command = {
           readSecrets: async () => (demoToken ? fixedSecrets : withLocalSecrets(env, await loadSecrets(env))),
           // What the config says of the API's work (actions.slack, tenants, who hears of actions).
           ...apiKnowledge(runtime.config, runtime.destinations.values()),
-          // Account actions with the run's providers. A dry run takes no automatic response, but an
-          // action a person asks for is still theirs to take (only what is sent is printed instead).
           ...(runtime.identityAct ? { identity: runtime.identityAct } : {}),
           // The console's test messages go out through the run's own destinations.
           destinations: async () => ({
@@ -200,6 +198,7 @@ export const startCommand: Command = {
             appUrl: env.appUrl,
             digest: runtime.config.digest,
           }),
+          dryRun, // what would act outside answers 409 dry_run (api/dry-run.ts)
         }),
       );
       const server = await listenApi(createApiApp(api).fetch, env.port).catch((error: unknown) => {
@@ -236,13 +235,14 @@ export const startCommand: Command = {
             }
           : {}),
         api: { url: server.url, ...(demoToken ? { token: demoToken } : {}) },
+        ...(dryRun ? { dryRun: true } : {}), // the folder's other commands follow (cli/local.ts)
       };
       const forget = recordLocal(data, deployment);
       cleanup.unshift(async () => forget());
       lines.push(`  Alert config:         ${runtime.configSource}`);
       if (dryRun)
         lines.push(
-          `  Dry run:              nothing is sent: each destination's alerts are printed here instead (records in table ${env.tableName})`,
+          `  Dry run:              nothing is sent: each destination's alerts are printed here instead (records in table ${env.tableName}); nothing is done outside: the API and this folder's commands refuse to act`,
         );
       lines.push(
         `  Pollers:              events every ${SCHEDULE.events / 1000} s, credentials every ${SCHEDULE.credentials / 60_000} min`,

@@ -1,8 +1,9 @@
 /**
- * The console's entry: asks for a token once (sign-in.ts), learns what it may do (`GET /whoami`),
- * then shows one view at a time, chosen by the address's fragment (`#/alerts`, `#/alerts/<key>`,
- * `#/silences`, `#/destinations`, `#/streams`, `#/audit`), so Back, bookmarks and a reload work and
- * the token never appears in an address.
+ * The console's entry: asks for a token once (sign-in.ts), learns what it may do (`GET /whoami`)
+ * and whether the API runs as a dry run (a banner then says so), then shows one view at a time,
+ * chosen by the address's fragment (`#/alerts`, `#/alerts/<key>`, `#/silences`, `#/destinations`,
+ * `#/streams`, `#/audit`), so Back, bookmarks and a reload work and the token never appears in an
+ * address.
  *
  * Each view draws into an element of its own: a slow answer for a view the person already left
  * lands in a detached element, never over the view they are looking at.
@@ -29,6 +30,7 @@ const VIEWS: [name: string, label: string, draw: (view: View) => Promise<void> |
 const main = document.getElementById('main') as HTMLElement;
 const nav = document.getElementById('nav') as HTMLElement;
 const whoBox = document.getElementById('who') as HTMLElement;
+const dryRunBox = document.getElementById('dry-run') as HTMLElement;
 let who: WhoAmI | undefined;
 
 function parseHash(): { name: string; path: string[]; params: URLSearchParams } {
@@ -63,7 +65,16 @@ function drawNav(current: string): void {
   nav.hidden = false;
 }
 
+/** In a dry run, a banner above every view: its actions are refused, and the person should know before trying. */
+function drawDryRun(me: WhoAmI | undefined): void {
+  dryRunBox.hidden = !me?.dryRun;
+  dryRunBox.textContent = me?.dryRun
+    ? 'Dry run (npm start -- --dry-run): nothing is sent and nothing is done outside. Alerts, silences and lookups work; acting on events, accounts or assets, test messages and re-queueing are refused.'
+    : '';
+}
+
 function drawWho(me: WhoAmI): void {
+  drawDryRun(me);
   fill(
     whoBox,
     h('span', {}, 'Signed in as ', h('strong', {}, me.client)),
@@ -124,6 +135,7 @@ function showSignIn(why?: string): void {
   who = undefined;
   nav.hidden = true;
   whoBox.replaceChildren();
+  drawDryRun(undefined);
   main.replaceChildren(
     signIn(why, (me) => {
       who = me;

@@ -13,6 +13,8 @@ export { SCOPES, type Scope } from '../../api/scopes.ts';
 export interface WhoAmI {
   client: string;
   scopes: Scope[];
+  /** The API runs under `start --dry-run`: what would act outside answers 409 `dry_run`. */
+  dryRun?: boolean;
 }
 
 export interface Tenant {
