@@ -1,15 +1,17 @@
 /**
  * Destinations with their secrets resolved: every `{ "secret": "NAME" }` in the config looked up
  * in the secret object once, at start, so a missing secret fails there, naming the destination
- * and the secret, and never mid-delivery. Every resolved URL and key is registered with the log
- * redactor (a Slack webhook URL is itself a credential). Each kind resolves its own
- * (lib/destinations/<kind>/index.ts).
+ * and the secret, and never mid-delivery. A destination's `url` held as a secret is checked there
+ * too, as the schema checks one written in the config: an absolute http(s) URL. Every resolved URL
+ * and key is registered with the log redactor (a Slack webhook URL is itself a credential). Each
+ * kind resolves its own (lib/destinations/<kind>/index.ts).
  */
 import { standInFor } from '../destinations/console/index.ts';
 import { kindOf, type ResolvedDestination, resolveWith } from '../destinations/kinds.ts';
 import { ConfigError } from '../errors.ts';
 import { redactor } from '../log.ts';
 import type { AlertsConfig, DestinationConfig, SecretRef } from '../rules/config.ts';
+import { isHttpUrl, notUrlProblem } from '../rules/schema-parts.ts';
 import type { SecretObject } from '../secrets.ts';
 
 export type { ResolvedDestination } from '../destinations/kinds.ts';
@@ -32,15 +34,24 @@ export function resolveValue(
   return found;
 }
 
+/**
+ * The destination with its secrets looked up: a missing one added to `problems`, a `url` secret
+ * that is not a URL to `notUrls` (every kind names its URL `url`).
+ */
 export function resolveDestination(
   name: string,
   config: DestinationConfig,
   secrets: SecretObject,
   problems: string[],
+  notUrls: string[] = problems,
 ): ResolvedDestination {
-  return resolveWith(name, config, (value, key) =>
-    resolveValue(value, secrets, `destinations.${name}.${key}`, problems),
-  );
+  return resolveWith(name, config, (value, key) => {
+    const path = `destinations.${name}.${key}`;
+    const found = resolveValue(value, secrets, path, problems);
+    if (key === 'url' && typeof value !== 'string' && found && !isHttpUrl(found))
+      notUrls.push(notUrlProblem(path, value.secret));
+    return found;
+  });
 }
 
 /**
@@ -70,23 +81,30 @@ export function dryRunDestinations(config: AlertsConfig): Map<string, ResolvedDe
   return new Map(Object.entries(config.destinations).map(([name, d]) => [name, standInFor(name, d.type)]));
 }
 
-/** Every destination of the config, resolved; a ConfigError lists each missing secret. */
+/** Every destination of the config, resolved; a ConfigError lists each missing or malformed secret. */
 export function resolveDestinations(
   config: AlertsConfig,
   secrets: SecretObject,
 ): Map<string, ResolvedDestination> {
   const problems: string[] = [];
+  const notUrls: string[] = [];
   const out = new Map<string, ResolvedDestination>();
   for (const [name, destination] of Object.entries(config.destinations)) {
-    out.set(name, resolveDestination(name, destination, secrets, problems));
+    out.set(name, resolveDestination(name, destination, secrets, problems, notUrls));
   }
   countSharing(out);
-  if (problems.length)
+  const all = [...problems, ...notUrls];
+  const what = problems.length ? (notUrls.length ? 'missing or not a URL' : 'missing') : 'not a URL';
+  if (all.length)
     throw new ConfigError(
-      `${problems.length === 1 ? 'a destination secret is' : `${problems.length} destination secrets are`} missing`,
+      `${all.length === 1 ? 'a destination secret is' : `${all.length} destination secrets are`} ${what}`,
       [
-        ...problems,
-        'to send for real, put the secrets in a JSON file and set SECRETS_FILE=<that file> (SECRET_ID on AWS); to try this config locally with nothing sent, run npm start -- --dry-run',
+        ...all,
+        ...(problems.length
+          ? [
+              'to send for real, put the secrets in a JSON file and set SECRETS_FILE=<that file> (SECRET_ID on AWS); to try this config locally with nothing sent, run npm start -- --dry-run',
+            ]
+          : []),
       ],
     );
   return out;

@@ -4,7 +4,7 @@
  * any shape error; and warnings for what is allowed but probably not meant. Each names its path.
  * The `identity` key's checks are in config-identity.ts: its errors run here, its warnings only
  * where a person reads them (`config validate`, synth), so the workers do not carry them.
- * `missingSecrets` is what `config validate --secrets` adds.
+ * `missingSecrets` and `urlSecretProblems` are what `config validate --secrets` adds.
  */
 import { kindOf } from '../destinations/kinds.ts';
 import { RECORD_RETENTION_DAYS } from '../model.ts';
@@ -12,6 +12,7 @@ import { checkIdentityReferences } from './config-identity.ts';
 import { parseDuration } from './duration.ts';
 import { SOURCE_REF } from './match-schema.ts';
 import type { AlertsConfig, Match } from './schema.ts';
+import { isHttpUrl, notUrlProblem } from './schema-parts.ts';
 
 type Json = Record<string, unknown>;
 const objectAt = (value: unknown): Json =>
@@ -133,6 +134,23 @@ export function missingSecrets(config: unknown, secrets: Record<string, unknown>
     for (const [key, v] of entries) walk(v, path ? `${path}.${key}` : key);
   };
   walk(config, '');
+  return problems;
+}
+
+/**
+ * Each destination `url` held as a secret whose value is not an absolute http(s) URL, as start
+ * finds it (deliver/destinations.ts): by path and secret name, never the value. A missing one is
+ * missingSecrets' to name.
+ */
+export function urlSecretProblems(config: AlertsConfig, secrets: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  for (const [name, destination] of Object.entries(config.destinations)) {
+    const url = (destination as { url?: unknown }).url;
+    const secret = typeof url === 'object' && url !== null ? (url as { secret?: unknown }).secret : undefined;
+    const found = typeof secret === 'string' ? secrets[secret] : undefined;
+    if (typeof found === 'string' && found !== '' && !isHttpUrl(found))
+      problems.push(notUrlProblem(`destinations.${name}.url`, secret as string));
+  }
   return problems;
 }
 

@@ -7,9 +7,17 @@ export const secretRefSchema = z.strictObject({ secret: nonEmpty });
 export type SecretRef = z.infer<typeof secretRefSchema>;
 export const secretOr = (schema: z.ZodMiniType<string>) => z.union([schema, secretRefSchema]);
 
-export const httpUrl = z
-  .string()
-  .check(z.refine((s) => /^https?:\/\/[^\s/]+/i.test(s) && URL.canParse(s), 'expected an http(s) URL'));
+/** An absolute http(s) URL: what `httpUrl` takes, and what a URL held as a secret must be at start. */
+export const isHttpUrl = (s: string): boolean => /^https?:\/\/[^\s/]+/i.test(s) && URL.canParse(s);
+
+export const httpUrl = z.string().check(z.refine(isHttpUrl, 'expected an http(s) URL'));
+
+/**
+ * What start and `config validate --secrets` say of a URL held as a secret that is not one: the
+ * path and the secret's name, never its value.
+ */
+export const notUrlProblem = (path: string, secret: string): string =>
+  `${path}: secret ${JSON.stringify(secret)} is not an absolute http(s) URL (its value is not shown)`;
 
 /**
  * `actions.slack.responseUrlPrefix`, where Slack's answers may be POSTed: an `https://` origin,

@@ -18,7 +18,7 @@ import { UsageError } from '../../errors.ts';
 import { checkRendering } from '../../render/check.ts';
 import { projectFile } from '../../root.ts';
 import { checkConfig, listedProblems } from '../../rules/config.ts';
-import { missingSecrets } from '../../rules/config-checks.ts';
+import { missingSecrets, urlSecretProblems } from '../../rules/config-checks.ts';
 import { withKindDocs } from '../../rules/config-docs.ts';
 import { checkIdentityWarnings } from '../../rules/config-identity.ts';
 import { configReference, documentedJsonSchema } from '../../rules/config-reference.ts';
@@ -78,7 +78,10 @@ export const configValidateCommand: Command = {
       // Only EXPOSURE_APP_URL matters here; a bad unrelated variable must not fail validation.
       const appUrl = readEnvironment({ EXPOSURE_APP_URL: io.env.EXPOSURE_APP_URL }).appUrl;
       errors.push(...(await checkRendering(check.config, { appUrl, now })));
-      if (values.secrets) errors.push(...missingSecrets(check.config, await loadSecrets(secretSource)));
+      if (values.secrets) {
+        const secrets = await loadSecrets(secretSource);
+        errors.push(...missingSecrets(check.config, secrets), ...urlSecretProblems(check.config, secrets));
+      }
     }
     for (const warning of check.warnings) io.stderr(`warning: ${warning}\n`);
     if (errors.length) {
