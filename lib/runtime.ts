@@ -423,8 +423,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const account = identityAct;
     // The pass finishes interrupted account actions too, after the event actions.
     const finishEvents = deliver.finishActions;
-    deliver.finishActions = async () =>
-      ((await finishEvents?.()) ?? 0) + (await finishAccountActions(account));
+    deliver.finishActions = async (deadline) =>
+      ((await finishEvents?.()) ?? 0) + (await finishAccountActions(account, { deadline }));
     // A dry run needs no secret: without the providers', it looks nothing up and says so.
     for (const problem of problems)
       warn(`identity lookups are off for this provider in this dry run: ${problem}`);

@@ -86,7 +86,7 @@ export async function runDeliveryPass(
   const names = [...deps.destinations.keys()].filter((n) => !options.only || options.only.includes(n));
   // An action a crash interrupted is finished first: its follow-ups are due in this pass.
   if (deps.finishActions && !options.only)
-    await deps.finishActions().catch((error: unknown) => {
+    await deps.finishActions(options.deadline).catch((error: unknown) => {
       deps.logger.warn('could not finish interrupted actions; the next pass tries again', { error });
     });
   // Once, at the start: a silence made or ended during the pass counts from the next one.

@@ -49,9 +49,10 @@ export interface DeliverDeps {
   threads: ThreadStore;
   /**
    * Finishes the actions on events a crash left open, so their follow-ups go in this pass
-   * (actions/events.ts); absent where nothing acts.
+   * (actions/events.ts), and the account actions that are due; absent where nothing acts. No wait
+   * for a provider's rate ends after `deadline` (the pass's).
    */
-  finishActions?(): Promise<number>;
+  finishActions?(deadline?: number): Promise<number>;
   /** Test hook: after Slack accepted a message of a thread, before it is written down. */
   threadCheckpoint?(step: 'parent-posted' | 'reply-posted'): void | Promise<void>;
 }

@@ -1,14 +1,22 @@
 /**
  * One login's step of an account action (act.ts): find the account its stored verdict named,
  * apply the rule for a call that got no answer before (once more within RESUME_WINDOW_MS, else
- * `unknown`), write the call down, then make it. With the shapes both files use (the record, a
- * login's progress and result, the deps), so act.ts, which keeps the record, imports this one.
+ * `unknown`), wait for the provider's rate, write the call down while the action's hold is ours,
+ * make it, and write its answer down. With the shapes both files use (the record, a login's
+ * progress and result, the deps), so act.ts, which keeps the record, imports this one.
+ *
+ * A refusal for rate (`rateLimited`: a 429, or the provider's lane paused past our time) means the
+ * provider did nothing: the call is not counted, the provider's next turn is kept in `run.waits`
+ * (the action's later logins of that provider wait for it too), and the same call is made again
+ * when it comes, if the run lasts that long; else the step says `park`. Refused for rate until an
+ * hour after the action was asked, it fails: reported to ops, like every failure of `auto`.
  */
 import type { Clock } from '../clock.ts';
 import type { ItemChange } from '../deliver/follow-up.ts';
 import type { Logger } from '../log.ts';
-import type { ActionRecordBase, ActionStore, UidResult } from '../state/actions.ts';
+import type { ActionRecordBase, ActionStore, NoteCondition, UidResult } from '../state/actions.ts';
 import type { DeliveryRecord } from '../state/records/record.ts';
+import type { AutoResponse } from './auto.ts';
 import type { ProviderClient } from './client.ts';
 import type { IdentityStore, LoginItem, Scope } from './store.ts';
 import { ACTION_WORDS, type AccountAction } from './words.ts';
@@ -17,6 +25,8 @@ import { ACTION_WORDS, type AccountAction } from './words.ts';
 export const RESUME_WINDOW_MS = 5 * 60_000;
 /** A provider's answer to one action, at most. */
 export const CALL_TIMEOUT_MS = 10_000;
+/** Refused for rate this long after it was asked, an action fails. */
+export const RATE_GIVE_UP_MS = 3_600_000;
 
 /** Where a login's action stands. */
 export interface LoginProgress {
@@ -34,6 +44,8 @@ export interface LoginResult {
   outcome?: 'unknown';
   /** The provider refused our credentials, a permission, a role or a licence (named in `error`). */
   refused?: true;
+  /** The provider refused for rate until an hour after the action was asked. */
+  rateLimited?: true;
 }
 
 export interface AccountActionRecord extends ActionRecordBase {
@@ -58,8 +70,10 @@ export interface AccountDeps {
   logger: Logger;
   /** deliver/follow-up.ts `followUp`, bound to the runtime's records and destinations. */
   followUp(change: ItemChange): Promise<DeliveryRecord[]>;
-  /** Tells ops of a login whose outcome is unknown. */
+  /** Tells ops of a login whose outcome is unknown, and of a failure nobody waits for. */
   report?(title: string, text: string): Promise<void>;
+  /** Where the automatic response's markers are: a failed `auto` action frees its account. */
+  auto?: Pick<AutoResponse, 'failed'>;
   waitMs?: number;
   callTimeoutMs?: number;
 }
@@ -70,82 +84,210 @@ function accountOf(items: readonly LoginItem[]): LoginItem | undefined {
   return withId.at(-1) ?? items.at(-1);
 }
 
+/** The action's work in one run (act.ts): who holds it, until when it may wait, the providers' turns. */
+export interface LoginRun {
+  holder: string;
+  /** Aborts when the holder lost the action: it stops. */
+  signal: AbortSignal;
+  /** The clock's time after which no wait for rate ends in this run. */
+  deadline: number;
+  /** Per provider's name: the clock's time of its next turn (after a refusal for rate). */
+  waits: Map<string, number>;
+  /** The hold was renewed at this time (by the note before a call). */
+  renewed(at: number): void;
+  /** How long a hold lasts. */
+  holdMs: number;
+}
+
 /**
- * One login's action: its result, or undefined when the provider did not answer (the login stays
- * open for a later pass, within the rules of the module comment).
+ * What one login's step came to: its result (written down), undefined when the provider did not
+ * answer (the login stays open), `park` when the provider's next turn is past the run, `lost`
+ * when the action is no longer this holder's (nothing written: it stops).
  */
+export type LoginStep = LoginResult | undefined | { park: number } | 'lost';
+
+/** One login's step (see the module comment). */
 export async function actOnLogin(
   deps: AccountDeps,
   record: AccountActionRecord,
   login: string,
   step: LoginProgress,
-): Promise<LoginResult | undefined> {
-  const fail = (error: string): LoginResult => ({ login, ok: false, error });
+  run: LoginRun,
+): Promise<LoginStep> {
   const items = await deps.store.loginItems(record.scope, login);
   const found = accountOf(items);
+  const decided = await decide(deps, record, login, step, run, found);
+  if (!decided || decided === 'lost' || 'park' in decided) return decided;
+  const { result, calls } = decided;
+  // An answer to our own call is written while that call is still the last one made (the hold may
+  // have lapsed meanwhile: the taker then finds it, instead of calling again); anything else
+  // only while the hold is ours.
+  const only: NoteCondition =
+    calls === undefined
+      ? { holder: run.holder, unset: 'result' }
+      : { same: { field: 'calls', value: calls }, unset: 'result' };
+  const progress = { ...step, ...(calls === undefined ? {} : { calls }), result };
+  if (!(await deps.actions.note(record.id, 'progress', login, progress, only))) return 'lost';
+  if (!result.ok && !result.outcome) await failed(deps, record, result, found);
+  return result;
+}
+
+/** A failure nobody waits for (refused for rate to the end, or `auto`'s): ops hear it; auto's account is freed. */
+async function failed(
+  deps: AccountDeps,
+  record: AccountActionRecord,
+  result: LoginResult,
+  found: LoginItem | undefined,
+): Promise<void> {
+  if (!result.rateLimited && record.by !== 'auto') return;
+  deps.logger.error('an account action failed', {
+    action: record.id,
+    type: record.type,
+    error: result.error,
+  });
+  await deps
+    .report?.(
+      `identity action ${record.id}: failed`,
+      `${ACTION_WORDS[record.type]} (by ${record.by}) failed for ${result.login}: ${result.error}`,
+    )
+    .catch(() => undefined);
+  const account = found?.verdict.userId;
+  if (record.by === 'auto' && account)
+    await deps.auto?.failed(record.scope, found.verdict.provider, account, record.id);
+}
+
+type Decided = { result: LoginResult; calls?: number } | undefined | { park: number } | 'lost';
+
+async function decide(
+  deps: AccountDeps,
+  record: AccountActionRecord,
+  login: string,
+  step: LoginProgress,
+  run: LoginRun,
+  found: LoginItem | undefined,
+): Promise<Decided> {
+  const fail = (error: string) => ({ result: { login, ok: false, error } });
   if (!found) return fail('never leaked in this tenant: no stored verdict names this login');
   const client = deps.providers?.get(record.scope)?.find((c) => c.name === found.provider);
   if (!client) return fail(`the identity provider ${found.provider} is no longer configured for this tenant`);
   const cannot = client.cannot(record.type);
   if (cannot) return fail(cannot);
   if (found.verdict.verdict === 'no_account') return fail(`${client.name} has no such account`);
-  const now = deps.clock.now();
   if (step.calls > 0) {
     // A call made before got no answer: once more within the window, else a person looks.
-    const late = now - (step.lastCallAt ?? 0) > RESUME_WINDOW_MS;
-    if (step.calls >= 2 || late) {
-      const result: LoginResult = {
-        login,
-        ok: false,
-        outcome: 'unknown',
-        error: `outcome unknown: ${client.name} did not answer ${ACTION_WORDS[record.type]} for this account (${step.calls} call${step.calls > 1 ? 's' : ''}); check the account in the provider`,
-      };
-      deps.logger.error('an account action’s outcome is unknown; left to a person', {
-        action: record.id,
-        type: record.type,
-        provider: client.name,
-      });
-      await deps
-        .report?.(
-          `identity action ${record.id}: outcome unknown`,
-          `${ACTION_WORDS[record.type]} (by ${record.by}) got no answer from ${client.name} for ${login} after ${step.calls} call${step.calls > 1 ? 's' : ''}. It is not tried again: check the account in ${client.name}.`,
-        )
-        .catch(() => undefined);
-      return result;
-    }
+    const late = deps.clock.now() - (step.lastCallAt ?? 0) > RESUME_WINDOW_MS;
+    if (step.calls >= 2 || late) return unknown(deps, record, login, step, client.name);
   }
+  const timeout = deps.callTimeoutMs ?? CALL_TIMEOUT_MS;
+  const giveUpAt = Date.parse(record.at) + RATE_GIVE_UP_MS;
+  // The provider's next turn, on our clock (its times are real time).
+  const turn = (retryAt: number) => {
+    // At least a second: a provider that names no wait (or none) is not asked again at once.
+    const at = deps.clock.now() + Math.max(1_000, retryAt - Date.now());
+    run.waits.set(client.name, Math.max(run.waits.get(client.name) ?? 0, at));
+  };
+  let refusal = 'HTTP 429';
   let accountId = found.verdict.userId;
-  if (!accountId) {
-    const looked = await client.lookup(login, {
-      fetch: deps.fetch,
-      now: () => Date.now(),
-      signal: AbortSignal.timeout(deps.callTimeoutMs ?? CALL_TIMEOUT_MS),
+  for (;;) {
+    const due = run.waits.get(client.name) ?? 0;
+    if (due > deps.clock.now()) {
+      if (due > giveUpAt)
+        return {
+          result: {
+            login,
+            ok: false,
+            rateLimited: true,
+            error: `${client.name} refused for rate from when the action was asked until an hour later (${refusal}): not done; try again`,
+          },
+        };
+      if (due + timeout > run.deadline) return { park: due };
+      await deps.clock.sleep(due - deps.clock.now(), run.signal).catch(() => undefined);
+      if (run.signal.aborted) return 'lost';
+    }
+    const ctx = { fetch: deps.fetch, now: () => Date.now(), signal: AbortSignal.timeout(timeout) };
+    if (!accountId) {
+      const looked = await client.lookup(login, ctx);
+      if ('failed' in looked && looked.retryAt !== undefined) {
+        // A lookup refused for rate: safe to repeat, at the provider's next turn.
+        refusal = looked.failed;
+        turn(looked.retryAt);
+        continue;
+      }
+      if (!('answer' in looked))
+        return 'refused' in looked
+          ? { result: { login, ok: false, error: looked.refused, refused: true } }
+          : fail(looked.failed);
+      if (!looked.answer.found) return fail(`${client.name} has no such account`);
+      accountId = looked.answer.account.id;
+    }
+    const now = deps.clock.now();
+    const calls = step.calls + 1;
+    // Written before the call, while the hold is ours (and renewed): a crash after it leaves a
+    // trace that it may have happened; a holder that lost the action makes no call.
+    const noted = await deps.actions.note(
+      record.id,
+      'progress',
+      login,
+      { calls, lastCallAt: now },
+      { holder: run.holder, until: now + run.holdMs, unset: 'result' },
+    );
+    if (!noted) return 'lost';
+    run.renewed(now);
+    const answer = await client.act(
+      record.type,
+      { id: accountId, login },
+      { ...ctx, ...(record.reason ? { reason: record.reason } : {}) },
+    );
+    if ('ok' in answer) return { result: { login, ok: true }, calls };
+    if ('refused' in answer)
+      return { result: { login, ok: false, error: answer.refused, refused: true }, calls };
+    if ('failed' in answer) return { result: { login, ok: false, error: answer.failed }, calls };
+    if ('rateLimited' in answer) {
+      // The provider did nothing: the call is not counted, and it is made again at its turn.
+      const back = await deps.actions.note(record.id, 'progress', login, step, {
+        holder: run.holder,
+        unset: 'result',
+      });
+      if (!back) return 'lost';
+      refusal = answer.rateLimited;
+      turn(answer.retryAt);
+      continue;
+    }
+    deps.logger.warn('an account action got no answer; tried once more within 5 minutes', {
+      action: record.id,
+      provider: client.name,
+      error: answer.noAnswer,
     });
-    if (!('answer' in looked))
-      return 'refused' in looked ? { ...fail(looked.refused), refused: true } : fail(looked.failed);
-    if (!looked.answer.found) return fail(`${client.name} has no such account`);
-    accountId = looked.answer.account.id;
+    return undefined;
   }
-  // Written before the call: a crash after it leaves a trace that it may have happened.
-  await deps.actions.note(record.id, 'progress', login, { calls: step.calls + 1, lastCallAt: now });
-  const answer = await client.act(
-    record.type,
-    { id: accountId, login },
-    {
-      fetch: deps.fetch,
-      now: () => Date.now(),
-      signal: AbortSignal.timeout(deps.callTimeoutMs ?? CALL_TIMEOUT_MS),
-      ...(record.reason ? { reason: record.reason } : {}),
-    },
-  );
-  if ('ok' in answer) return { login, ok: true };
-  if ('refused' in answer) return { ...fail(answer.refused), refused: true };
-  if ('failed' in answer) return fail(answer.failed);
-  if ('rateLimited' in answer) return fail(answer.rateLimited);
-  deps.logger.warn('an account action got no answer; tried once more within 5 minutes', {
+}
+
+/** A login whose call got no answer and is not made again: a person looks. */
+async function unknown(
+  deps: AccountDeps,
+  record: AccountActionRecord,
+  login: string,
+  step: LoginProgress,
+  provider: string,
+): Promise<Decided> {
+  const calls = `${step.calls} call${step.calls > 1 ? 's' : ''}`;
+  deps.logger.error('an account action’s outcome is unknown; left to a person', {
     action: record.id,
-    provider: client.name,
-    error: answer.noAnswer,
+    type: record.type,
+    provider,
   });
-  return undefined;
+  await deps
+    .report?.(
+      `identity action ${record.id}: outcome unknown`,
+      `${ACTION_WORDS[record.type]} (by ${record.by}) got no answer from ${provider} for ${login} after ${calls}. It is not tried again: check the account in ${provider}.`,
+    )
+    .catch(() => undefined);
+  return {
+    result: {
+      login,
+      ok: false,
+      outcome: 'unknown',
+      error: `outcome unknown: ${provider} did not answer ${ACTION_WORDS[record.type]} for this account (${calls}); check the account in the provider`,
+    },
+  };
 }

@@ -9,7 +9,9 @@
  * would be sent), never for a login matching `exclude`, never in a dry run (the caller does not
  * ask). In the table:
  * - `idauto#<scope>#<provider>#<account id>` / `idauto`: the account's first automatic response, put
- *   once (a conditional put): a later leak of the same account, or another run, takes none.
+ *   once (a conditional put): a later leak of the same account, or another run, takes none. A
+ *   response that failed (act.ts: an hour of refusals for rate, or any failure) marks it `failed`:
+ *   the next leak of the account responds again, as round n + 1, with action ids of that round.
  * - `idautohour#<scope>#<hour>` / `idautohour`: the responses begun in that hour, counted with a
  *   conditional increment that stops at `maxPerHour`, across every run.
  * The order: the hour's count first (a paused account stays free for a later leak), then the
@@ -21,7 +23,7 @@
  */
 import { RECORD_RETENTION_DAYS } from '../model.ts';
 import { batchGet, type TableIo } from '../state/io.ts';
-import { marshall } from '../state/marshall.ts';
+import { marshall, unmarshall } from '../state/marshall.ts';
 import { PutItemCommand, UpdateItemCommand } from '../state/sdk.ts';
 import type { IdentityConfig } from './schema.ts';
 import type { Scope } from './store.ts';
@@ -45,8 +47,15 @@ export function excluded(patterns: readonly string[] | undefined, login: string)
 }
 
 /** The action id of an account's automatic response: the same for every run that decides it. */
-export const autoActionId = (scope: Scope, provider: string, account: string) =>
-  `auto-${enc(scope)}-${enc(provider)}-${enc(account)}`.slice(0, 200);
+export const autoActionId = (scope: Scope, provider: string, account: string, round = 0) => {
+  const id = `auto-${enc(scope)}-${enc(provider)}-${enc(account)}`;
+  return round ? `${id.slice(0, 190)}-r${round}` : id.slice(0, 200);
+};
+
+const markerKey = (scope: Scope, provider: string, account: string) => ({
+  pk: `idauto#${enc(scope)}#${enc(provider)}#${enc(account)}`,
+  sk: 'idauto',
+});
 
 export class AutoResponse {
   constructor(private readonly io: TableIo) {}
@@ -73,10 +82,12 @@ export class AutoResponse {
     if (excluded(auto.exclude, login)) return undefined;
     const now = this.io.clock.now();
     const hour = Math.floor(now / HOUR) * HOUR;
-    const id = autoActionId(scope, verdict.provider, verdict.userId);
+    // Already taken for this account: no count spent. After one that failed, the next round.
+    const marker = await this.marker(scope, verdict.provider, verdict.userId);
+    if (marker && !marker.failed) return undefined;
+    const round = marker ? (marker.round ?? 0) + 1 : 0;
+    const id = autoActionId(scope, verdict.provider, verdict.userId, round);
     const expiresAt = Math.floor((now + RECORD_RETENTION_DAYS * 86_400_000) / 1000);
-    // Already taken for this account: no count spent.
-    if (await this.taken(scope, verdict.provider, verdict.userId)) return undefined;
     if (!(await this.countHour(scope, hour, auto.maxPerHour)))
       return { paused: true, until: new Date(hour + HOUR).toISOString(), maxPerHour: auto.maxPerHour };
     // Recorded before the account is marked taken: a crash between the two loses no response (a
@@ -90,13 +101,15 @@ export class AutoResponse {
         new PutItemCommand({
           TableName: this.io.tableName,
           Item: marshall({
-            pk: `idauto#${enc(scope)}#${enc(verdict.provider)}#${enc(verdict.userId)}`,
-            sk: 'idauto',
+            ...markerKey(scope, verdict.provider, verdict.userId),
             id,
             at: new Date(now).toISOString(),
             expiresAt,
+            ...(round ? { round } : {}),
           }),
-          ConditionExpression: 'attribute_not_exists(pk)',
+          // Over the failed round read above only: of two runs at once, one takes the next round.
+          ConditionExpression: marker ? 'failed = :t AND id = :prev' : 'attribute_not_exists(pk)',
+          ...(marker ? { ExpressionAttributeValues: marshall({ ':t': true, ':prev': marker.id }) } : {}),
         }),
       );
     } catch (error) {
@@ -107,11 +120,34 @@ export class AutoResponse {
     return note;
   }
 
-  private async taken(scope: Scope, provider: string, account: string): Promise<boolean> {
-    const found = await batchGet(this.io, [
-      marshall({ pk: `idauto#${enc(scope)}#${enc(provider)}#${enc(account)}`, sk: 'idauto' }),
-    ]);
-    return found.length > 0;
+  /**
+   * The response `actionId` (act.ts, `<note id>~<action>`) failed: the account's next leak may
+   * respond again. Only while the marker still names that response.
+   */
+  async failed(scope: Scope, provider: string, account: string, actionId: string): Promise<void> {
+    try {
+      this.io.onRequest?.('UpdateItem');
+      await this.io.client.send(
+        new UpdateItemCommand({
+          TableName: this.io.tableName,
+          Key: marshall(markerKey(scope, provider, account)),
+          UpdateExpression: 'SET failed = :t',
+          ConditionExpression: 'id = :id',
+          ExpressionAttributeValues: marshall({ ':t': true, ':id': actionId.replace(/~[^~]*$/, '') }),
+        }),
+      );
+    } catch (error) {
+      if ((error as { name?: string })?.name !== 'ConditionalCheckFailedException') throw error;
+    }
+  }
+
+  private async marker(
+    scope: Scope,
+    provider: string,
+    account: string,
+  ): Promise<{ id: string; failed?: boolean; round?: number } | undefined> {
+    const [found] = await batchGet(this.io, [marshall(markerKey(scope, provider, account))]);
+    return found ? (unmarshall(found) as { id: string; failed?: boolean; round?: number }) : undefined;
   }
 
   /** Counts one response in the hour; false when the hour already has `max`. */

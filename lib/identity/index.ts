@@ -195,6 +195,8 @@ export function accountActions(parts: {
     logger,
     followUp: parts.followUp,
     report: (title, text) => notifyOps(parts.deliver, { kind: 'ops', title, text }, logger),
+    // A failed automatic response frees its account for a later leak.
+    auto: new AutoResponse(parts.io),
   };
   parts.lookups.deps.runAuto = async (ids) => {
     for (const id of ids) await finishAccountAction(deps, id);

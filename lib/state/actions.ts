@@ -6,7 +6,10 @@
  * - `hold` is the record's lease: only the call holding it works on the action (asks the upstream,
  *   follows up), so the same id from many calls at once asks the upstream once; the others wait
  *   for the record to be done and answer from it. A hold lapses (a crashed holder), and then the
- *   next call, or a delivery pass, takes the action up.
+ *   next call, or a delivery pass, takes the action up. A holder whose work outlasts a hold keeps it
+ *   with `renew` (false: another took it, and the holder stops); `note` can be made conditional on
+ *   the hold, so a holder that lost it writes no progress; `park` sets an action aside until a
+ *   later time and gives the hold back.
  * - `answered` keeps the upstream's answer per uid and which uids it changed, in one write, before
  *   anything else moves: a crash after it finishes from the record, not from a second look.
  * - `done` marks it finished: out of the index the delivery pass reads to finish what a crash
@@ -100,6 +103,20 @@ export interface ActionRecordBase {
   status: ActionRecord['status'];
   holder?: string;
   heldUntil?: number;
+  /** Set by `park`: what the action waits for (a provider's rate), and until when (ms). */
+  waits?: Record<string, number>;
+}
+
+/** The conditions of a `note` (all those given must hold), and the hold it renews. */
+export interface NoteCondition {
+  /** The holder that must still hold the action. */
+  holder?: string;
+  /** With `holder`: its hold is renewed to this (ms). */
+  until?: number;
+  /** A field of the entry that must still be unset (`result`: no answer recorded yet). */
+  unset?: string;
+  /** A field of the entry that must still have this value (`calls`: no other call made since). */
+  same?: { field: string; value: unknown };
 }
 
 /**
@@ -196,6 +213,27 @@ export class ActionStore<R extends ActionRecordBase = ActionRecord> {
     }
   }
 
+  /**
+   * Keeps `holder`'s hold until `until` (ms) while it works; false when it holds it no more (another
+   * took the action up after the hold lapsed, or it is done): the holder must stop.
+   */
+  async renew(id: string, holder: string, until: number): Promise<boolean> {
+    return this.conditional(id, 'SET heldUntil = :until', 'holder = :h', { ':h': holder, ':until': until });
+  }
+
+  /**
+   * Sets the action aside, with what it `waits` for, until a pass may take it up: `listedAt` (ms) is
+   * its new place in the open index that `unfinished` reads. Gives the hold back; false when
+   * `holder` had lost it.
+   */
+  async park(id: string, holder: string, listedAt: number, waits: Record<string, number>): Promise<boolean> {
+    return this.conditional(id, 'SET gsi1sk = :sk, waits = :w REMOVE holder, heldUntil', 'holder = :h', {
+      ':h': holder,
+      ':sk': `${new Date(listedAt).toISOString()}#${id}`,
+      ':w': waits,
+    });
+  }
+
   /** Gives a hold back (its work failed): the next call may take the action up at once. */
   async release(id: string, holder: string): Promise<void> {
     try {
@@ -213,26 +251,66 @@ export class ActionStore<R extends ActionRecordBase = ActionRecord> {
     }
   }
 
-  /** Keeps the upstream's answer and what it changed (still open: follow-ups to come). */
-  async answered(id: string, results: UidResult[], changed: string[]): Promise<void> {
-    await this.update(id, 'SET #status = :s, results = :r, changed = :c', {
-      ':s': 'answered',
-      ':r': results,
-      ':c': changed,
-    });
+  /**
+   * Keeps the upstream's answer and what it changed (still open: follow-ups to come). With `holder`,
+   * only while it holds the action: false when not written.
+   */
+  async answered(id: string, results: UidResult[], changed: string[], holder?: string): Promise<boolean> {
+    const values = { ':s': 'answered', ':r': results, ':c': changed };
+    const set = 'SET #status = :s, results = :r, changed = :c';
+    if (holder) return this.conditional(id, set, 'holder = :h', { ...values, ':h': holder });
+    await this.update(id, set, values);
+    return true;
   }
 
-  /** Sets one entry of a map field of the record (`progress.<login>` of an account action). */
-  async note(id: string, field: string, key: string, value: unknown): Promise<void> {
-    await this.io.client.send(
-      new UpdateItemCommand({
-        TableName: this.io.tableName,
-        Key: marshall(this.key(id)),
-        UpdateExpression: 'SET #f.#k = :v',
-        ExpressionAttributeNames: { '#f': field, '#k': key },
-        ExpressionAttributeValues: marshall({ ':v': value }),
-      }),
-    );
+  /**
+   * Sets one entry of a map field of the record (`progress.<login>` of an account action); with
+   * `only`, when all its conditions hold (false when not written).
+   */
+  async note(
+    id: string,
+    field: string,
+    key: string,
+    value: unknown,
+    only: NoteCondition = {},
+  ): Promise<boolean> {
+    const names: Record<string, string> = { '#f': field, '#k': key };
+    const values: Record<string, unknown> = { ':v': value };
+    const conditions: string[] = [];
+    let set = 'SET #f.#k = :v';
+    if (only.holder) {
+      conditions.push('holder = :h');
+      values[':h'] = only.holder;
+      if (only.until !== undefined) {
+        set += ', heldUntil = :until';
+        values[':until'] = only.until;
+      }
+    }
+    if (only.unset) {
+      conditions.push('attribute_not_exists(#f.#k.#u)');
+      names['#u'] = only.unset;
+    }
+    if (only.same) {
+      conditions.push('#f.#k.#s = :same');
+      names['#s'] = only.same.field;
+      values[':same'] = only.same.value;
+    }
+    try {
+      await this.io.client.send(
+        new UpdateItemCommand({
+          TableName: this.io.tableName,
+          Key: marshall(this.key(id)),
+          UpdateExpression: set,
+          ...(conditions.length ? { ConditionExpression: conditions.join(' AND ') } : {}),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: marshall(values),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
   }
 
   /** Finished: out of the open index. */
@@ -252,7 +330,10 @@ export class ActionStore<R extends ActionRecordBase = ActionRecord> {
     });
   }
 
-  /** Open actions begun before `before` (ms): those a crash may have interrupted, oldest first. */
+  /**
+   * Open actions begun before `before` (ms): those a crash may have interrupted, oldest first (a
+   * parked one is listed at its `park` time instead).
+   */
   async unfinished(before: number, limit = 100): Promise<R[]> {
     const items = await queryAll(
       this.io,
@@ -324,8 +405,9 @@ export class ActionStore<R extends ActionRecordBase = ActionRecord> {
       holder: _h,
       heldUntil: _u,
       unanswered: _n,
+      waits: _w,
       ...entry
-    } = record as unknown as ActionRecord;
+    } = record as unknown as ActionRecord & Pick<ActionRecordBase, 'waits'>;
     await this.io.client.send(
       new PutItemCommand({
         TableName: this.io.tableName,
@@ -352,6 +434,31 @@ export class ActionStore<R extends ActionRecordBase = ActionRecord> {
       const { pk: _pk, sk: _sk, ...entry } = unmarshall(item);
       return entry as unknown as ActionAuditEntry;
     });
+  }
+
+  /** An update made only when `condition` holds: false when it did not. */
+  private async conditional(
+    id: string,
+    expression: string,
+    condition: string,
+    values: Record<string, unknown>,
+  ): Promise<boolean> {
+    try {
+      await this.io.client.send(
+        new UpdateItemCommand({
+          TableName: this.io.tableName,
+          Key: marshall(this.key(id)),
+          UpdateExpression: expression,
+          ConditionExpression: condition,
+          ...(expression.includes('#status') ? { ExpressionAttributeNames: { '#status': 'status' } } : {}),
+          ExpressionAttributeValues: marshall(values),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
   }
 
   private async update(id: string, expression: string, values: Record<string, unknown>): Promise<void> {

@@ -8,11 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../lib/clock.ts';
 import { ALL_ENTRA_ROLES } from '../../lib/emulator/identity/index.ts';
 import { readEnvironment } from '../../lib/env.ts';
+import { type AccountDeps, finishAccountActions, RATE_GIVE_UP_MS } from '../../lib/identity/act.ts';
 import { AutoResponse } from '../../lib/identity/auto.ts';
 import type { IdentityVerdict } from '../../lib/identity/words.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { runPollCycle } from '../../lib/poll/cycle.ts';
 import { createRuntime } from '../../lib/runtime.ts';
+import { ActionStore } from '../../lib/state/actions.ts';
+import { fakeClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
@@ -33,6 +36,7 @@ beforeAll(async () => {
     })),
     { userPrincipalName: 'admin-root@auto.test', lastPasswordChangeDateTime: LONG_AGO },
     { userPrincipalName: 'quiet@auto.test', lastPasswordChangeDateTime: LONG_AGO },
+    { userPrincipalName: 'late@auto.test', lastPasswordChangeDateTime: LONG_AGO, id: 'u-late' },
     {
       userPrincipalName: 'fresh@auto.test',
       lastPasswordChangeDateTime: new Date(Date.now() + 86_400_000).toISOString(),
@@ -194,6 +198,53 @@ describe('identity.auto', () => {
     expect(
       await response.decide('top', auto, verdict, 'nine@auto.test', ['revokeSessions'], async () => {}),
     ).toBeUndefined();
+  });
+
+  it('refused for rate for an hour: the response fails, is reported and audited, and a later leak of the account takes a response again', async () => {
+    const table = await db.table();
+    const late = () => revoked().filter((l) => l === 'late@auto.test').length;
+    // Graph refuses the revocation for rate twice: now, and an hour later.
+    idp.stand.control.addFault({
+      provider: 'entra',
+      path: 'u-late/revokeSignInSessions',
+      status: 429,
+      retryAfter: 600,
+      times: 2,
+    });
+    emu.running.emulator.dataset.appendCredentials(1, { logins: ['late@auto.test'] });
+    const rt = await runtime(20, table);
+    await runPollCycle(rt.cycle, 'credentials', { deadline: Date.now() + 60_000 });
+    expect(late()).toBe(0);
+    // Parked for the provider's turn; the pass an hour later is refused again: it fails.
+    const reports: string[] = [];
+    const later = {
+      ...(rt.identityAct as AccountDeps),
+      clock: fakeClock(Date.now() + RATE_GIVE_UP_MS + 1_000),
+      report: async (title: string) => {
+        reports.push(title);
+      },
+    };
+    await finishAccountActions(later);
+    expect(reports).toEqual([expect.stringMatching(/^identity action auto-.*: failed$/)]);
+    const trail = await new ActionStore({
+      client: db.client,
+      tableName: table,
+      clock: systemClock,
+    }).auditTrail();
+    const entry = trail.find((e) => e.uids.includes('late@auto.test'));
+    expect(entry).toMatchObject({ by: 'auto', type: 'revokeSessions' });
+    expect(entry?.results?.[0]).toMatchObject({ ok: false, error: expect.stringContaining('rate') });
+    expect(late()).toBe(0);
+    // The next leak of the account takes a response of its own (its turn comes when the
+    // provider's rate allows: the shared lane stays paused for the 600 s Graph asked).
+    hook.requests.length = 0;
+    emu.running.emulator.dataset.appendCredentials(1, { logins: ['late@auto.test'] });
+    await runPollCycle(rt.cycle, 'credentials', { deadline: Date.now() + 60_000 });
+    const note = received().find((i) => i.identity_name === 'late@auto.test')?._identity?.auto;
+    expect(note).toEqual({ actions: ['revokeSessions'], id: expect.stringMatching(/-r1$/) });
+    const again = await later.actions.get(`${(note as { id: string }).id}~revokeSessions`);
+    expect(again).toMatchObject({ by: 'auto', uids: ['late@auto.test'] });
+    hook.requests.length = 0;
   });
 
   it('does nothing in a dry run', async () => {
