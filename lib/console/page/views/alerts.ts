@@ -132,10 +132,10 @@ export async function alertsView(v: View): Promise<void> {
         ? filtered
           ? 'No alerts match these filters.'
           : 'No alerts yet.'
-        : `${page.items.length} alert${page.items.length === 1 ? '' : 's'} on this page, newest first${value('cursor') ? ' (an older page)' : ''}.`,
+        : `${page.items.length} alert${page.items.length === 1 ? '' : 's'} on this page, newest recorded first${value('cursor') ? ' (an older page)' : ''}.`,
     ),
     table(
-      'Alerts, newest first',
+      'Alerts, newest recorded first',
       ['Kind', 'Severity', 'Title or login', 'Tenant', 'Matched', 'Identity', 'Deliveries'],
       rows,
       '',
