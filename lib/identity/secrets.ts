@@ -120,3 +120,56 @@ export async function identitySecrets(
   }
   return out;
 }
+
+/** The config without its providers' secret references: what the main secret must hold. */
+export function withoutProviderSecrets<C extends ProviderScopes>(config: C): C {
+  const strip = (identity: { providers: Providers } | undefined) =>
+    identity && {
+      ...identity,
+      providers: Object.fromEntries(
+        Object.entries(identity.providers).map(([name, { clientSecret: _c, token: _t, ...rest }]) => [
+          name,
+          rest,
+        ]),
+      ),
+    };
+  return {
+    ...config,
+    ...(config.identity ? { identity: strip(config.identity) } : {}),
+    ...(config.tenants
+      ? { tenants: config.tenants.map((t) => ({ ...t, identity: strip(t.identity) })) }
+      : {}),
+  };
+}
+
+/**
+ * What `config validate --secrets` says of each provider's name with IDENTITY_SECRET_ID set: an
+ * error when neither secret holds it; a warning when the main secret still does (the workers read
+ * it from there until it moves, and the API's function can read it as long as it is there).
+ */
+export function identitySecretProblems(
+  config: ProviderScopes,
+  main: SecretObject,
+  identity: SecretObject,
+): { errors: string[]; warnings: string[] } {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  // A name a destination uses too must stay in the main secret as well.
+  const shared = new Set(secretPlaces(config).main);
+  for (const { path, name } of providerSecretRefs(config)) {
+    const here = usable(identity[name]);
+    if (!here && !usable(main[name]))
+      errors.push(
+        `${path}: secret "${name}" is not a non-empty string in the identity secret (IDENTITY_SECRET_ID), nor in the main one (SECRET_ID)`,
+      );
+    else if (!here)
+      warnings.push(
+        `${path}: secret "${name}" is not in the identity secret (IDENTITY_SECRET_ID) yet: the workers read it from the main secret (SECRET_ID), which the API's function can read too. Move it: ${TWO_SECRETS_DOC}`,
+      );
+    else if (usable(main[name]) && !shared.has(name))
+      warnings.push(
+        `${path}: secret "${name}" is in the identity secret and still in the main one (SECRET_ID), which the API's function can read: remove it from there (${TWO_SECRETS_DOC})`,
+      );
+  }
+  return { errors, warnings };
+}

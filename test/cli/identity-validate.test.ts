@@ -1,13 +1,17 @@
 /**
  * `config validate` on a config with identity providers, through the real CLI as a process: the
  * warnings for overlapping providers and an unreachable identity route, an automatic action refused
- * by path (exit 2), and `--secrets`: each missing provider secret named, no value ever printed.
+ * by path (exit 2), and `--secrets`: each missing provider secret named, no value ever printed,
+ * and which name belongs in which secret; with IDENTITY_SECRET_ID (Secrets Manager's stand-in), both
+ * secrets read: a provider's name not yet moved, or still in the main secret, is a warning; in
+ * neither, an error; a destination's name only in the identity secret is missing where the API reads.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCliProcess } from '../helpers/cli-process.ts';
+import { secretsManager } from '../helpers/secrets-manager.ts';
 
 const corp = {
   type: 'entra',
@@ -85,7 +89,13 @@ describe('config validate with identity', () => {
     });
     expect(ok.code).toBe(0);
     expect(ok.out).toBe(
-      'config OK: 2 routes, 1 destination, 2 identity providers; every secret it names is in the secret object\n',
+      [
+        'config OK: 2 routes, 1 destination, 2 identity providers; every secret it names is in the secret object',
+        'secrets on AWS (here SECRETS_FILE holds both), see docs/deploy.md#moving-to-two-secrets:',
+        '  the main secret (SECRET_ID): none of its names',
+        '  the identity secret (IDENTITY_SECRET_ID, read by the workers only): corpSecret, shopToken',
+        '',
+      ].join('\n'),
     );
     expect(`${ok.out}${ok.err}`).not.toMatch(/a-value|another-value/);
     const none = await runCliProcess(['config', 'validate', path, '--secrets']);
@@ -93,5 +103,80 @@ describe('config validate with identity', () => {
     expect(none.err).toBe(
       'exposure-alerts: --secrets reads the secret object: set SECRETS_FILE (or SECRET_ID on AWS)\n',
     );
+  });
+});
+
+describe('config validate --secrets with the identity secret (IDENTITY_SECRET_ID)', () => {
+  const VALUES = {
+    corp: 'entra-client-secret-value-456',
+    shop: 'okta-api-token-value-789',
+    hook: 'https://hooks.example/x',
+  };
+  const withHook = {
+    ...config,
+    destinations: { ...config.destinations, hook: { type: 'webhook', url: { secret: 'hookUrl' } } },
+    routes: [...config.routes, { name: 'hooked', to: ['hook'] }],
+  };
+  const validate = async (secrets: Record<string, unknown>, name: string, content: unknown = withHook) => {
+    const sm = await secretsManager(secrets);
+    const r = await runCliProcess(['config', 'validate', await file(name, content), '--secrets'], {
+      env: { ...sm.env, SECRET_ID: 'main', IDENTITY_SECRET_ID: 'identity' },
+    });
+    expect(sm.read.sort()).toEqual(['identity', 'main']);
+    expect(`${r.out}${r.err}`).not.toMatch(
+      new RegExp(Object.values(VALUES).join('|').replace(/[.?/]/g, '\\$&')),
+    );
+    return r;
+  };
+  const PLACES = [
+    'secrets on AWS, see docs/deploy.md#moving-to-two-secrets:',
+    '  the main secret (SECRET_ID): hookUrl',
+    '  the identity secret (IDENTITY_SECRET_ID, read by the workers only): corpSecret, shopToken',
+    '',
+  ].join('\n');
+
+  it('moved: OK, no warning, and which name belongs in which secret', async () => {
+    const r = await validate(
+      { main: { hookUrl: VALUES.hook }, identity: { corpSecret: VALUES.corp, shopToken: VALUES.shop } },
+      'moved.json',
+    );
+    expect(r.code).toBe(0);
+    expect(r.err).not.toContain('IDENTITY_SECRET_ID');
+    expect(r.out).toBe(
+      `config OK: 3 routes, 2 destinations, 2 identity providers; every secret it names is in the secret object\n${PLACES}`,
+    );
+  });
+
+  it('not moved, or moved and still in the main secret: OK, with a warning for each naming the move', async () => {
+    const r = await validate(
+      {
+        main: { hookUrl: VALUES.hook, corpSecret: VALUES.corp, shopToken: VALUES.shop },
+        identity: { shopToken: VALUES.shop },
+      },
+      'unmoved.json',
+    );
+    expect(r.code).toBe(0);
+    expect(r.err).toContain(
+      'warning: identity.providers.corp.clientSecret: secret "corpSecret" is not in the identity secret (IDENTITY_SECRET_ID) yet: the workers read it from the main secret (SECRET_ID), which the API\'s function can read too. Move it: docs/deploy.md#moving-to-two-secrets\n',
+    );
+    expect(r.err).toContain(
+      'warning: identity.providers.shop.token: secret "shopToken" is in the identity secret and still in the main one (SECRET_ID), which the API\'s function can read: remove it from there (docs/deploy.md#moving-to-two-secrets)\n',
+    );
+    expect(r.out).toContain(PLACES);
+  });
+
+  it("in neither secret, or a destination's name only in the identity secret: an error naming its path (exit 2)", async () => {
+    const r = await validate(
+      { main: { corpSecret: VALUES.corp }, identity: { hookUrl: VALUES.hook } },
+      'missing.json',
+    );
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(
+      '  identity.providers.shop.token: secret "shopToken" is not a non-empty string in the identity secret (IDENTITY_SECRET_ID), nor in the main one (SECRET_ID)\n',
+    );
+    expect(r.err).toContain(
+      '  destinations.hook.url: secret "hookUrl" is not a non-empty string in the secret object (SECRET_ID / SECRETS_FILE)\n',
+    );
+    expect(r.out).toBe(PLACES);
   });
 });

@@ -6,7 +6,10 @@
  * built-in samples rendered through every destination (no sending, no secrets), so a renderer
  * failure or a Slack-limit breach shows up here, named by destination, and not at run time. With
  * `--secrets` it also reads the secret object and names each secret the config refers to that is
- * not there (names only: a value is never printed); without it, no secret is needed.
+ * not there (names only: a value is never printed); without it, no secret is needed. With identity
+ * providers it says which names belong in the identity secret (IDENTITY_SECRET_ID, which only the
+ * workers read) and which in the main one; with IDENTITY_SECRET_ID set it reads both, and warns of a
+ * provider's name still in the main secret (lib/identity/secrets.ts).
  * schema: the JSON Schema of the config, for editors, every key described (rules/config-docs.ts).
  * reference: the same descriptions as the Markdown reference, docs/config.md.
  */
@@ -15,6 +18,12 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
+import {
+  identitySecretProblems,
+  secretPlaces,
+  TWO_SECRETS_DOC,
+  withoutProviderSecrets,
+} from '../../identity/secrets.ts';
 import { checkRendering } from '../../render/check.ts';
 import { projectFile } from '../../root.ts';
 import { checkConfig, listedProblems } from '../../rules/config.ts';
@@ -49,12 +58,13 @@ export const configValidateCommand: Command = {
   options: { secrets: { type: 'boolean' } },
   optionHelp: {
     secrets:
-      'also check that every secret the config names (destinations, heartbeat, Slack, identity providers) is in the secret object of SECRETS_FILE or SECRET_ID; values are never printed',
+      "also check that every secret the config names (destinations, heartbeat, Slack, identity providers) is in the secret object of SECRETS_FILE or SECRET_ID (the providers' in IDENTITY_SECRET_ID when set), and say which name belongs in which secret; values are never printed",
   },
   positionals: [0, 1],
   async run({ positionals, values, io }) {
     const file = configFileFor(positionals[0], io.env);
     const secretSource = { secretId: io.env.SECRET_ID?.trim(), secretsFile: io.env.SECRETS_FILE?.trim() };
+    const identitySecretId = io.env.IDENTITY_SECRET_ID?.trim() || undefined;
     if (values.secrets && !secretSource.secretId && !secretSource.secretsFile)
       throw new UsageError('--secrets reads the secret object: set SECRETS_FILE (or SECRET_ID on AWS)');
     let text: string;
@@ -80,10 +90,18 @@ export const configValidateCommand: Command = {
       errors.push(...(await checkRendering(check.config, { appUrl, now })));
       if (values.secrets) {
         const secrets = await loadSecrets(secretSource);
-        errors.push(...missingSecrets(check.config, secrets), ...urlSecretProblems(check.config, secrets));
+        // With the identity secret, the providers' names are looked for there (and warned of in the main one).
+        const identity = identitySecretId ? await loadSecrets({ secretId: identitySecretId }) : undefined;
+        const placed = identity && identitySecretProblems(check.config, secrets, identity);
+        const mainConfig = placed ? withoutProviderSecrets(check.config) : check.config;
+        errors.push(...missingSecrets(mainConfig, secrets), ...urlSecretProblems(check.config, secrets));
+        errors.push(...(placed?.errors ?? []));
+        check.warnings.push(...(placed?.warnings ?? []));
       }
     }
     for (const warning of check.warnings) io.stderr(`warning: ${warning}\n`);
+    const places =
+      values.secrets && check.config ? placesText(check.config, secretSource, identitySecretId) : '';
     if (errors.length) {
       io.stderr(`exposure-alerts: ${file} is invalid (${plural(errors.length, 'error')}):\n`);
       io.stderr(
@@ -91,6 +109,7 @@ export const configValidateCommand: Command = {
           .map((error) => `  ${error}\n`)
           .join(''),
       );
+      io.stdout(places);
       return 2;
     }
     const config = check.config!;
@@ -99,11 +118,31 @@ export const configValidateCommand: Command = {
       0,
     );
     io.stdout(
-      `config OK: ${plural(config.routes.length, 'route')}, ${plural(Object.keys(config.destinations).length, 'destination')}${providers ? `, ${plural(providers, 'identity provider')}` : ''}${values.secrets ? '; every secret it names is in the secret object' : ''}\n`,
+      `config OK: ${plural(config.routes.length, 'route')}, ${plural(Object.keys(config.destinations).length, 'destination')}${providers ? `, ${plural(providers, 'identity provider')}` : ''}${values.secrets ? '; every secret it names is in the secret object' : ''}\n${places}`,
     );
     return 0;
   },
 };
+
+/**
+ * Which of the config's names belong in which secret, when it has identity providers: on AWS the
+ * API's function reads the main secret only, so the providers' credentials have their own.
+ */
+function placesText(
+  config: Parameters<typeof secretPlaces>[0],
+  source: { secretId?: string },
+  identitySecretId: string | undefined,
+): string {
+  const { main, identity } = secretPlaces(config);
+  if (!identity.length) return '';
+  const names = (list: string[]) => (list.length ? list.join(', ') : 'none of its names');
+  const read = identitySecretId
+    ? ''
+    : source.secretId
+      ? ' (set IDENTITY_SECRET_ID too, to check the identity secret)'
+      : ' (here SECRETS_FILE holds both)';
+  return `secrets on AWS${read}, see ${TWO_SECRETS_DOC}:\n  the main secret (SECRET_ID): ${names(main)}\n  the identity secret (IDENTITY_SECRET_ID, read by the workers only): ${names(identity)}\n`;
+}
 
 /** The example config of the deploy guide, shipped with the package. */
 const EXAMPLE_CONFIG = projectFile('infra/alerts.config.example.json');
