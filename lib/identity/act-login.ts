@@ -204,7 +204,17 @@ async function decide(
       await deps.clock.sleep(due - deps.clock.now(), run.signal).catch(() => undefined);
       if (run.signal.aborted) return 'lost';
     }
-    const ctx = { fetch: deps.fetch, now: () => Date.now(), signal: AbortSignal.timeout(timeout) };
+    // A turn of the provider's shared rate (the client's lane) is waited for only while the run
+    // lasts, at most half a call's time; none by then is `rateLimited` with its time, nothing sent.
+    // `deadline` and `answerMs` are real time, as the provider's clock is.
+    const turnMs = Math.min(Math.max(0, run.deadline - deps.clock.now() - timeout), timeout / 2);
+    const ctx = {
+      fetch: deps.fetch,
+      now: () => Date.now(),
+      signal: AbortSignal.timeout(timeout + turnMs),
+      deadline: Date.now() + turnMs,
+      answerMs: timeout,
+    };
     if (!accountId) {
       const looked = await client.lookup(login, ctx);
       if ('failed' in looked && looked.retryAt !== undefined) {
