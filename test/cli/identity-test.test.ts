@@ -3,7 +3,8 @@
  * the identity providers' stand-in (Entra's token endpoint and Graph, Okta's users API, over
  * HTTP): the Entra token's permissions against what each use needs, a login's account and its
  * verdict for a leak dated today, an Okta token's read; refusals exit 3, failures 1, a scope
- * without identity 2; no secret and no token ever printed.
+ * without identity 2; no secret and no token ever printed. With IDENTITY_SECRET_ID, the providers'
+ * secrets are read as a worker reads them (Secrets Manager's stand-in): the identity secret first.
  */
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,12 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tokenRoles } from '../../lib/cli/commands/identity-test.ts';
 import { runCliProcess } from '../helpers/cli-process.ts';
-import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
+import {
+  type IdentityProviders,
+  identityProviders,
+  STAND_IN_SECRET_NAMES,
+} from '../helpers/identity-providers.ts';
+import { secretsManager } from '../helpers/secrets-manager.ts';
 
 let idp: IdentityProviders;
 let dir: string;
@@ -212,5 +218,28 @@ describe('tokenRoles', () => {
     expect(tokenRoles(`${part({})}.${part({ appid: 'x' })}.`)).toEqual([]);
     expect(tokenRoles('opaque-token')).toBeUndefined();
     expect(tokenRoles('a.%%%.c')).toBeUndefined();
+  });
+});
+
+describe('identity test with the identity secret (IDENTITY_SECRET_ID)', () => {
+  it("reads the providers' secrets from it, as a worker does; one not moved yet from the main secret, with a warning", async () => {
+    const sm = await secretsManager({
+      main: { [STAND_IN_SECRET_NAMES.entra]: idp.entra.clientSecret },
+      identity: { [STAND_IN_SECRET_NAMES.okta]: idp.okta.token },
+    });
+    const file = join(dir, 'config-two-secrets.json');
+    await writeFile(file, JSON.stringify(config()));
+    const r = await runCliProcess(['identity', 'test'], {
+      env: { ALERTS_CONFIG: file, ...sm.env, SECRET_ID: 'main', IDENTITY_SECRET_ID: 'identity' },
+    });
+    expect(r.code).toBe(0);
+    expect(sm.read).toEqual(['main', 'identity']);
+    expect(r.out).toContain('Entra ID corp (top level): ok\n');
+    expect(r.out).toMatch(/^Okta shop \(top level\): ok$/m);
+    expect(r.err).toContain(
+      `"${STAND_IN_SECRET_NAMES.entra}" is not in the identity secret (IDENTITY_SECRET_ID) yet`,
+    );
+    expect(r.err).not.toContain(`"${STAND_IN_SECRET_NAMES.okta}"`);
+    for (const value of Object.values(idp.secrets)) expect(`${r.out}${r.err}`).not.toContain(value);
   });
 });

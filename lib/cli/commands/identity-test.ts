@@ -26,6 +26,7 @@ import type { LookupResult, ProviderClient } from '../../identity/client.ts';
 import { entraClient, GRAPH_SCOPE } from '../../identity/entra.ts';
 import { oktaClient } from '../../identity/okta.ts';
 import type { EntraConfig, IdentityConfig, ProviderConfig } from '../../identity/schema.ts';
+import { identitySecrets } from '../../identity/secrets.ts';
 import { decideVerdict, domainOfLogin } from '../../identity/verdict.ts';
 import { PROVIDER_LABELS, verdictWords } from '../../identity/words.ts';
 import { domainWithin } from '../../rules/match.ts';
@@ -269,7 +270,8 @@ export const identityTestCommand: Command = {
     const login = typeof values.login === 'string' ? values.login.trim() : undefined;
     if (login !== undefined && !/^[^\s@]+@[^\s@]+$/.test(login))
       throw new UsageError('--login takes a login as providers know it: name@domain');
-    const secrets = withLocalSecrets(env, await loadSecrets(env));
+    // As a worker reads them: the identity secret first when IDENTITY_SECRET_ID is set.
+    const secrets = await identitySecrets(env, withLocalSecrets(env, await loadSecrets(env)), config, warn);
     const chosen = Object.entries(scope.identity.providers).filter(
       ([name]) => only === undefined || name === only,
     );
