@@ -24,6 +24,7 @@ import { type ResolvedDestination, resolveDestination } from '../../deliver/dest
 import { type Environment, readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import { type FetchHandler, listen } from '../../http-server.ts';
+import { identitySecrets } from '../../identity/secrets.ts';
 import { catalogOf } from '../../poll/catalog.ts';
 import type { AlertsConfig } from '../../rules/schema.ts';
 import { DEFAULT_CONFIG_FILE, loadAlertsConfig } from '../../rules/source.ts';
@@ -92,8 +93,9 @@ async function configKnowledge(
   const destinations = Object.entries(config.destinations).map(([name, d]) =>
     resolveDestination(name, d, secrets, unused),
   );
-  // With identity, account actions are taken here, with the providers' secrets (api/deps.ts).
-  const identity = await configIdentity(config, secrets, warn);
+  // With identity, account actions are taken here, with the providers' secrets (api/deps.ts), read
+  // as a worker reads them (the identity secret first when IDENTITY_SECRET_ID is set).
+  const identity = await configIdentity(config, await identitySecrets(env, secrets, config, warn), warn);
   // The console's test messages, each destination with its secrets (one missing stops only its test).
   const tests = testable(config, secrets, resolveDestination, env.appUrl);
   return {
