@@ -232,14 +232,17 @@ export class AlertReader {
   ): Promise<Map<string, SharedDetail>> {
     const found = new Map<string, SharedDetail>();
     if (entries.length === 0) return found;
-    const keys = new Map(entries.map((e) => [detailKey(e), marshall({ pk: itemPk(e.key), sk: e.kind })]));
-    for (const stored of await batchGet(this.io, [...keys.values()], {
-      projection: 'pk, sk, pack, dests, expiresAt',
-    })) {
+    // By stored key: an item key too long for a key is cut to fit (itemPk), so it is looked up.
+    const wanted = new Map(entries.map((e) => [`${e.kind}\u0000${itemPk(e.key)}`, detailKey(e)]));
+    // Once each: two entries of one item may share a chunk, and a BatchGet takes a key once.
+    const keys = [...new Map(entries.map((e) => [detailKey(e), e])).values()].map((e) =>
+      marshall({ pk: itemPk(e.key), sk: e.kind }),
+    );
+    for (const stored of await batchGet(this.io, keys, { projection: 'pk, sk, pack, dests, expiresAt' })) {
       const { pk, sk } = unmarshall(stored);
       const detail = sharedDetail(stored, nowSeconds);
-      const entry = entries.find((e) => e.kind === sk && itemPk(e.key) === pk);
-      if (detail && entry) found.set(detailKey(entry), detail);
+      const key = wanted.get(`${String(sk)}\u0000${String(pk)}`);
+      if (detail && key) found.set(key, detail);
     }
     return found;
   }
@@ -324,14 +327,25 @@ export class AlertReader {
           });
       }
       // Shared entries that may be listed, as far as the entry budget goes: their details say
-      // which is the item's row and hold every destination's delivery (the destination filter's too).
+      // which is the item's row and hold every destination's delivery (the destination filter's
+      // too). Without a destination or state filter, no more than the page can still take: the
+      // page stops at the first one whose detail was not read.
       const { destination: _d, ...others } = filters;
-      const shared = flat
+      const candidates = flat
         .slice(0, MAX_ENTRIES - entries)
-        .flatMap(({ entry }) => (entry?.shared && matchesEntry(entry, others) ? [entry] : []));
-      const details = await this.details(shared, nowSeconds);
-      for (const one of flat) {
-        if (!one.entry?.shared) continue;
+        .filter(({ entry }) => entry?.shared && matchesEntry(entry, others));
+      const room =
+        filters.destination === undefined && filters.state === undefined
+          ? PAGE_ITEMS - items.length
+          : MAX_ENTRIES;
+      const shared = candidates.slice(0, room);
+      const unread = new Set(candidates.slice(room));
+      const details = await this.details(
+        shared.map((one) => one.entry as IndexEntry),
+        nowSeconds,
+      );
+      for (const one of shared) {
+        if (!one.entry) continue;
         const detail = details.get(detailKey(one.entry));
         // Another entry of the item is its row (an item recorded again after its detail expired).
         if (detail?.pack !== undefined && detail.pack !== one.pack) one.entry = undefined;
@@ -342,7 +356,7 @@ export class AlertReader {
       const wanted: string[] = [];
       let cut = false;
       for (const one of flat) {
-        if (entries >= MAX_ENTRIES) {
+        if (entries >= MAX_ENTRIES || unread.has(one)) {
           cut = true;
           break;
         }

@@ -10,14 +10,15 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../lib/clock.ts';
+import { MAX_QUERIES, PAGE_ITEMS } from '../../lib/state/alert-list.ts';
 import { DeliveryRecords, type NewDelivery } from '../../lib/state/records/index.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
-import { useDynalite } from '../helpers/dynamo.ts';
+import { countingClient, useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 import { type ApiUnderTest, bearer, buildApi } from './harness.ts';
 
-const emu = useEmulator({ eventsPerTenant: 24, lateMatchesPerTenant: 0, credentials: 0 });
+const emu = useEmulator({ eventsPerTenant: 16, lateMatchesPerTenant: 0, credentials: 0 });
 const db = useDynalite();
 
 interface Row {
@@ -187,7 +188,7 @@ describe('two workers record the same items at the same moment', () => {
   it('lists each once with both destinations, in the row, the filters and the detail', async () => {
     const table = await db.table();
     const arrive = barrier(2);
-    const items = leaks(20, 'leak/paste');
+    const items = leaks(12, 'leak/paste');
     const worker = () => new DeliveryRecords(heldClient(db.endpoint, arrive), table, systemClock);
     await Promise.all([
       worker().recordPage(page(items, 'b', 'tenant', 'silenced'), { exclusive: false }),
@@ -273,3 +274,42 @@ describe('a stream that stops between its writes', () => {
     for (const row of rows) expect(destinationsOf(row)).toEqual(['a']);
   });
 });
+
+describe('paging while another stream records', () => {
+  it('never skips or repeats an item, each row gaining the other stream’s destination in place, within its reads', async () => {
+    const table = await db.table();
+    const items = leaks(56, 'leak/paging');
+    const feed = new DeliveryRecords(db.client, table, systemClock);
+    await feed.recordPage(page(items, 'b', 'tenant'), { exclusive: false });
+    const counting = countingClient(db.endpoint);
+    const api = buildApi(emu, { table: { client: counting.client, name: table } });
+    const first = await get(api, '/alerts');
+    const reads = counting.requests.map((r) => r.action);
+    // One Query of the packs; one BatchGet of the details the page can take, one of their records.
+    expect(reads.filter((a) => a === 'Query').length).toBeLessThanOrEqual(MAX_QUERIES);
+    expect(reads.filter((a) => a === 'BatchGetItem')).toHaveLength(2);
+    const firstRows = first.items as Row[];
+    expect(firstRows).toHaveLength(PAGE_ITEMS);
+    // The group records the same items to `a`, and newer ones of its own.
+    const group = new DeliveryRecords(db.client, table, systemClock);
+    const newer = leaks(4, 'leak/paging-newer');
+    await group.recordPage(page([...items, ...newer], 'a', 'group:102'), { exclusive: false });
+    const rest = await allRowsFrom(api, first.cursor as string);
+    const seen = [...firstRows, ...rest].map((r) => r.key);
+    expect(seen).toEqual(items.map((i) => i.key));
+    for (const row of rest) expect(destinationsOf(row), row.key).toEqual(['a', 'b']);
+    const again = (await allRows(api)).map((r) => r.key);
+    expect(again).toEqual([...newer, ...items].map((i) => i.key));
+    counting.client.destroy();
+  });
+});
+
+async function allRowsFrom(api: ApiUnderTest, cursor: string | undefined): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (let pages = 0; cursor && pages < 20; pages++) {
+    const body = await get(api, `/alerts?cursor=${cursor}`);
+    rows.push(...(body.items as Row[]));
+    cursor = body.cursor as string | undefined;
+  }
+  return rows;
+}
