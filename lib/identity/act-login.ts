@@ -10,6 +10,9 @@
  * (the action's later logins of that provider wait for it too), and the same call is made again
  * when it comes, if the run lasts that long; else the step says `park`. Refused for rate until an
  * hour after the action was asked, it fails: reported to ops, like every failure of `auto`.
+ *
+ * A little over 300 lines: one login's rules (once more, unknown, the rate's turns, the notes'
+ * conditions) act on one another and read best in one place.
  */
 import type { Clock } from '../clock.ts';
 import type { ItemChange } from '../deliver/follow-up.ts';
@@ -118,6 +121,7 @@ export async function actOnLogin(
   const found = accountOf(items);
   const decided = await decide(deps, record, login, step, run, found);
   if (!decided || decided === 'lost' || 'park' in decided) return decided;
+  if ('written' in decided) return decided.written;
   const { result, calls } = decided;
   // An answer to our own call is written while that call is still the last one made (the hold may
   // have lapsed meanwhile: the taker then finds it, instead of calling again); anything else
@@ -156,7 +160,13 @@ async function failed(
     await deps.auto?.failed(record.scope, found.verdict.provider, account, record.id);
 }
 
-type Decided = { result: LoginResult; calls?: number } | undefined | { park: number } | 'lost';
+type Decided =
+  | { result: LoginResult; calls?: number }
+  /** Answered by the holder before us, which we took the action over from. */
+  | { written: LoginResult }
+  | undefined
+  | { park: number }
+  | 'lost';
 
 async function decide(
   deps: AccountDeps,
@@ -241,7 +251,7 @@ async function decide(
       { calls, lastCallAt: now },
       { holder: run.holder, until: now + run.holdMs, unset: 'result' },
     );
-    if (!noted) return 'lost';
+    if (!noted) return answeredMeanwhile(deps, record.id, login, run.holder);
     run.renewed(now);
     const answer = await client.act(
       record.type,
@@ -270,6 +280,21 @@ async function decide(
     });
     return undefined;
   }
+}
+
+/**
+ * The note before a call was refused: the holder we took the action over from wrote its call's
+ * answer meanwhile (then it stands), or the action is no longer ours.
+ */
+async function answeredMeanwhile(
+  deps: AccountDeps,
+  id: string,
+  login: string,
+  holder: string,
+): Promise<Decided> {
+  const now = await deps.actions.get(id);
+  const result = now?.holder === holder ? now.progress?.[login]?.result : undefined;
+  return result ? { written: result } : 'lost';
 }
 
 /** A login whose call got no answer and is not made again: a person looks. */
