@@ -379,8 +379,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     write,
     silences: silenceSource(config.silences, silences),
     threads: new ThreadStore(io),
-    // An action a crash interrupted is finished by the next pass (actions/events.ts).
+    // An action a crash interrupted is finished by the next pass (actions/events.ts); never by a
+    // dry run's, which acts on nothing outside, whatever its table holds.
     finishActions: async () => {
+      if (options.dryRun) return 0;
       if (!(await anyUnfinished(io, EVENT_ACTIONS_OPEN, clock.now() - STALE_ACTION_MS))) return 0;
       const { finishActions } = await import('./actions/events.ts');
       return finishActions(await act());
@@ -412,19 +414,23 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     );
     poll.identity = lookups;
     if (problems.length && !options.dryRun) throw new ConfigError(problems.join('; '));
-    identityAct = accountActions({
-      io,
-      lookups,
-      followUp: async (change) => (await act()).followUp(change),
-      logger,
-      deliver,
-      fetch: options.identity?.fetch ?? options.fetch,
-    });
-    const account = identityAct;
-    // The pass finishes interrupted account actions too, after the event actions.
-    const finishEvents = deliver.finishActions;
-    deliver.finishActions = async (deadline) =>
-      ((await finishEvents?.()) ?? 0) + (await finishAccountActions(account, { deadline }));
+    // A dry run acts on no account (section 12): no action module, so nothing takes an automatic
+    // response or finishes an action its table holds; its API refuses account actions (api/dry-run.ts).
+    if (!options.dryRun) {
+      const account = accountActions({
+        io,
+        lookups,
+        followUp: async (change) => (await act()).followUp(change),
+        logger,
+        deliver,
+        fetch: options.identity?.fetch ?? options.fetch,
+      });
+      identityAct = account;
+      // The pass finishes interrupted account actions too, after the event actions.
+      const finishEvents = deliver.finishActions;
+      deliver.finishActions = async (deadline) =>
+        ((await finishEvents?.()) ?? 0) + (await finishAccountActions(account, { deadline }));
+    }
     // A dry run needs no secret: without the providers', it looks nothing up and says so.
     for (const problem of problems)
       warn(`identity lookups are off for this provider in this dry run: ${problem}`);
