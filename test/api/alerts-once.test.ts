@@ -13,6 +13,7 @@ import { systemClock } from '../../lib/clock.ts';
 import { MAX_QUERIES, PAGE_ITEMS } from '../../lib/state/alert-list.ts';
 import { DeliveryRecords, type NewDelivery } from '../../lib/state/records/index.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
+import { fakeClock } from '../helpers/clock.ts';
 import { countingClient, useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
@@ -272,6 +273,31 @@ describe('a stream that stops between its writes', () => {
     expect(rows.map((r) => r.key).sort()).toEqual(items.map((i) => i.key));
     // `b`'s records were made by the stream that stopped: no index knows them (the module says why).
     for (const row of rows) expect(destinationsOf(row)).toEqual(['a']);
+  });
+});
+
+describe('an item that comes back after its records and detail expired', () => {
+  it('is listed again once, by the first stream to record it again, with what was recorded since', async () => {
+    const table = await db.table();
+    const items = leaks(3, 'leak/back');
+    // Recorded 91 days ago (silenced: a final record, which expires), so its detail expired too.
+    const past = new DeliveryRecords(db.client, table, fakeClock(Date.now() - 91 * 86_400_000));
+    await past.recordPage(page(items, 'b', 'tenant', 'silenced'), { exclusive: false });
+    const made: string[] = [];
+    const records = new DeliveryRecords(db.client, table, systemClock, { onRequest: (op) => made.push(op) });
+    await records.recordPage(page(items, 'a', 'group:102'), { exclusive: false });
+    // Each expired detail is found so (its update refused) and replaced with a conditional put.
+    expect(made.filter((op) => op === 'UpdateItem')).toHaveLength(items.length);
+    expect(made.filter((op) => op === 'PutItem')).toHaveLength(2 * items.length);
+    await records.recordPage(page(items, 'b', 'tenant'), { exclusive: false });
+    const api = buildApi(emu, { table: { client: db.client, name: table } });
+    const rows = await allRows(api);
+    expect(rows.map((r) => r.key)).toEqual(items.map((i) => i.key));
+    for (const row of rows)
+      expect(Object.fromEntries(row.deliveries.map((d) => [d.destination, d.status]))).toEqual({
+        a: 'pending',
+        b: 'pending',
+      });
   });
 });
 
