@@ -35,7 +35,10 @@ export interface AccountOutcome {
   results: LoginResult[];
   /** Another call took this action: this is its answer. */
   replayed: boolean;
-  /** Some login got no answer yet: a later pass tries once more, within the 5 minutes. */
+  /**
+   * Some login got no answer yet (a later pass tries once more, within the 5 minutes), or waits
+   * for its provider's rate (a later pass tries again when it is due).
+   */
   open: boolean;
 }
 
