@@ -1,9 +1,9 @@
 /**
  * Which new items the alert index (alert-index.ts) gets an entry for, and when: at once, or (with
  * deliveries sent inline) once the last of those records is written with its outcome; a shared
- * stream's items go through their details (shared-index.ts). Kept apart
- * from what the entries hold (alert-index.ts); both load with the first page that creates records
- * (DeliveryRecords), so a worker's start need not carry them.
+ * stream's items go through their details (shared-index.ts). Kept apart from what the entries hold
+ * (alert-index.ts); all three load with the first page that creates records (DeliveryRecords), so
+ * a worker's start need not carry them.
  */
 import type { TableIo } from '../io.ts';
 import { entryOf, type IndexWrites, indexWrites } from './alert-index.ts';
