@@ -103,7 +103,7 @@ export const startCommand: Command = {
   example: 'exposure-alerts start --dry-run',
   optionHelp: {
     'dry-run':
-      'print what each destination of your config would receive, in this terminal, and send nothing (no destination secrets needed)',
+      'print what each destination of your config would receive, in this terminal, and send nothing (no destination secrets needed); act on nothing outside: the API and this folder’s commands refuse to',
   },
   service: true,
   usage: 'start [--dry-run]',
