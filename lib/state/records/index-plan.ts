@@ -6,9 +6,9 @@
  * a worker's start need not carry them.
  */
 import type { TableIo } from '../io.ts';
-import { entryOf, type IndexWrites, indexWrites } from './alert-index.ts';
+import { entryOf, type Indexed, type IndexWrites, indexWrites } from './alert-index.ts';
 import type { DeliveryRecord } from './record.ts';
-import { indexShared } from './shared-index.ts';
+import { addFound, type Found, indexShared } from './shared-index.ts';
 
 const itemId = (r: Pick<DeliveryRecord, 'kind' | 'key'>) => `${r.kind}\u0000${r.key}`;
 
@@ -116,17 +116,23 @@ export class AlertIndexer {
 
   /**
    * A shared stream created `created` of a page's `records`: indexes each item it created records
-   * of (but baselines) through the item's detail, which every stream adds to (shared-index.ts).
+   * of (but baselines) through the item's detail, which every stream adds to, and adds the others'
+   * destinations to details that lack them (shared-index.ts).
    */
   async recordShared(records: readonly DeliveryRecord[], created: readonly DeliveryRecord[]): Promise<void> {
     const mine = new Set(created);
-    const items = byItem(records).flatMap((group) => {
-      if (group.some((r) => r.status === 'baseline')) return [];
+    const items: Indexed[] = [];
+    const found: Found[] = [];
+    for (const group of byItem(records)) {
+      if (group.some((r) => r.status === 'baseline')) continue;
       const made = group.filter((r) => mine.has(r));
-      if (made.length === 0) return [];
-      return [{ entry: { ...entryOf(made), shared: true as const }, item: (made[0] as DeliveryRecord).item }];
-    });
+      if (made.length) items.push({ entry: { ...entryOf(made), shared: true }, item: made[0]?.item });
+      const first = group[0] as DeliveryRecord;
+      const before = group.filter((r) => !mine.has(r)).map((r) => r.destination);
+      if (before.length) found.push({ key: first.key, kind: first.kind, destinations: before });
+    }
     if (items.length) await indexShared(this.io, items, this.expiresAt());
+    await addFound(this.io, found);
   }
 
   private writes(items: DeliveryRecord[][]): IndexWrites {

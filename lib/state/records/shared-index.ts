@@ -14,22 +14,27 @@
  * The entry is marked `shared`: the list reads its detail for the other destinations, and lists it
  * only while the detail names its pack (state/alert-list.ts).
  *
- * What a crash leaves. Between a stream's records and its update: those destinations are in no
- * index (the re-read page finds the records and creates none), as a single stream's item after
- * such a crash; another stream's update still lists the item, with its own. Between the first
- * stream's update and its list pack: the detail holds the item, its entry and its destinations,
- * and the item is not listed (the pack it names never comes). A detail that expired (the item came
- * back after its records did) is replaced by the first to record the item again, conditionally.
+ * What a crash leaves. Between a stream's records and its update: its re-read page finds the
+ * records made, and adds to the item's detail those destinations it lacks (`addFound`: one
+ * BatchGet of the page's details, an update only where one lacks); if no stream has written the
+ * detail yet, the item is in no index, as a single stream's item after such a crash (another
+ * stream's update still lists it, with its own). Between the first stream's update and its list
+ * pack: the detail holds the item, its entry and its destinations, and the item is not listed (the
+ * pack it names never comes). A detail that expired (the item came back after its records did) is
+ * replaced by the first to record the item again, conditionally.
  *
  * Cost: one UpdateItem per item with new records, where an exclusive stream's detail is its share
- * of a batch write. Only shared streams pay it; they already create each record with a
- * conditional put. Exclusive streams (the common case, and the bench's drain) write as before.
+ * of a batch write, and one BatchGet per 100 items found recorded already. Only shared streams pay
+ * it; they already create each record with a conditional put. Exclusive streams (the common case,
+ * and the bench's drain) write as before.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { batchPut, mapLimit, type TableIo } from '../io.ts';
-import { marshall } from '../marshall.ts';
+import type { ItemKind } from '../../model.ts';
+import { batchGet, batchPut, mapLimit, type TableIo } from '../io.ts';
+import { marshall, unmarshall } from '../marshall.ts';
 import { ConditionalCheckFailedException, PutItemCommand, UpdateItemCommand } from '../sdk.ts';
 import { type Indexed, itemPk, listPackItem, packLayout } from './alert-index.ts';
+import { isLive } from './record.ts';
 
 /** Concurrent detail updates, as the records' conditional puts (once.ts). */
 const CONCURRENCY = 16;
@@ -130,4 +135,55 @@ async function updateDetail(
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
   }
+}
+
+/** An item whose records of `destinations` a page found made already (not by this run). */
+export interface Found {
+  key: string;
+  kind: ItemKind;
+  destinations: string[];
+}
+
+/**
+ * Adds to the details of `found` the destinations they lack, as `pending` (their records are read
+ * for their state): a stream that stopped after its records and before its detail update, met
+ * again on its re-read page. One BatchGet per 100 items; an update only for a detail that lacks
+ * one. Only details a shared stream wrote (they hold `dests`); an item with none is left as it is.
+ */
+export async function addFound(io: TableIo, found: readonly Found[]): Promise<void> {
+  if (found.length === 0) return;
+  const byKey = new Map(found.map((f) => [`${f.kind}\u0000${itemPk(f.key)}`, f]));
+  const now = Math.floor(io.clock.now() / 1000);
+  const lacking: { found: Found; missing: string[] }[] = [];
+  const keys = [...byKey.values()].map((f) => marshall({ pk: itemPk(f.key), sk: f.kind }));
+  for (const stored of await batchGet(io, keys, { projection: 'pk, sk, dests, expiresAt' })) {
+    const { pk, sk, dests, expiresAt } = unmarshall(stored);
+    const one = byKey.get(`${String(sk)}\u0000${String(pk)}`);
+    if (!one || !Array.isArray(dests) || !isLive(expiresAt, now)) continue;
+    const has = new Set(dests.map((d) => (JSON.parse(String(d)) as [string])[0]));
+    const missing = one.destinations.filter((d) => !has.has(d));
+    if (missing.length) lacking.push({ found: one, missing });
+  }
+  await mapLimit(lacking, CONCURRENCY, async ({ found: one, missing }) => {
+    try {
+      io.onRequest?.('UpdateItem');
+      await io.client.send(
+        new UpdateItemCommand({
+          TableName: io.tableName,
+          Key: marshall({ pk: itemPk(one.key), sk: one.kind }),
+          UpdateExpression: 'ADD #dests :dests',
+          ConditionExpression:
+            'attribute_exists(#dests) AND (attribute_not_exists(expiresAt) OR expiresAt > :now)',
+          ExpressionAttributeNames: { '#dests': 'dests' },
+          ExpressionAttributeValues: {
+            ':dests': { SS: missing.map((d) => detailDelivery(d, { status: 'pending' })) },
+            ':now': { N: String(now) },
+          },
+        }),
+      );
+    } catch (error) {
+      // Expired meanwhile: the item's next recording starts a new one.
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  });
 }
