@@ -122,11 +122,6 @@ export function addIdentityRoutes(app: Hono<Vars>, deps: IdentityRouteDeps, guar
     const tenant = await tenantOf(identity, body.tenant);
     const [accounts, act] = await Promise.all([identity.accounts(), import('../identity/act.ts')]);
     const handOff = deps.handOff;
-    if (!accounts.providers && !handOff)
-      throw new ApiError(
-        'internal_error',
-        'this service can neither act on accounts (it has no identity providers’ secrets) nor hand the action to a worker',
-      );
     const never = await act.neverLeaked(accounts, {
       logins: body.logins,
       ...(tenant === undefined ? {} : { tenant }),
@@ -139,6 +134,12 @@ export function addIdentityRoutes(app: Hono<Vars>, deps: IdentityRouteDeps, guar
           .join(', ')}${never.length > NAMED ? ` and ${never.length - NAMED} more` : ''}; nothing was done`,
       );
     return answerOnce(c, deps, 'POST /identity/actions', body, async (key) => {
+      // Here, past every check of the request and a dry run's refusal (which needs neither).
+      if (!accounts.providers && !handOff)
+        throw new ApiError(
+          'internal_error',
+          'this service can neither act on accounts (it has no identity providers’ secrets) nor hand the action to a worker',
+        );
       const request: AccountRequest & { id: string } = {
         action: body.action,
         logins: body.logins,
