@@ -7,23 +7,93 @@ import type { Answer } from './verdict.ts';
 import type { AccountAction, ProviderType } from './words.ts';
 
 export type LookupResult =
-  /**
-   * The provider answered: the account, or that there is none; `pauseUntil` when it also said its
-   * rate is spent until then (Okta's `X-Rate-Limit-Remaining: 0`).
-   */
-  | { answer: Extract<Answer, { found: boolean }>; pauseUntil?: number }
+  /** The provider answered: the account, or that there is none. */
+  | { answer: Extract<Answer, { found: boolean }> }
   /** The provider refuses our credentials or permissions: reported once, an alarm; `unknown` meanwhile. */
   | { refused: string }
-  /** Anything else (a timeout, a 5xx, a 429): `unknown` for 5 minutes. `retryAt` is the provider's word on when to ask again. */
+  /**
+   * Anything else (a timeout, a 5xx, a 429, an answer it cannot read, no turn of the provider's
+   * rate in time): `unknown` for 5 minutes. `retryAt` is when the provider may be asked again.
+   */
   | { failed: string; retryAt?: number };
 
 export interface LookupContext {
   fetch: typeof fetch;
   /** ms since the epoch (real time: rate resets are the provider's clock). */
   now(): number;
-  /** Ends the lookup: its 3 seconds, the cycle's lookup budget, or the run's stop. */
+  /** Ends the lookup or action whatever it is waiting for: the cycle's lookup time, the run's stop. */
   signal: AbortSignal;
+  /**
+   * No turn of the provider's rate is waited for past this (ms since the epoch): a lookup fails
+   * then and an action is `rateLimited`, sending nothing. Default: an action waits ACT_TURN_MS.
+   */
+  deadline?: number;
+  /**
+   * How long the provider may take to answer, counted only while a request is out (a lookup's 3
+   * seconds: the waits for turns count toward the cycle's time, not toward these). None: `signal`.
+   */
+  answerMs?: number;
 }
+
+/** One lane of a provider's rate, shared by every run of the deployment (lanes.ts). */
+export interface Lane {
+  /**
+   * Waits for this run's turn to send one request. Undefined when it came; otherwise none comes
+   * before `deadline` (ms since the epoch), and the answer is when one may (nothing may be sent).
+   */
+  take(options: { deadline?: number; signal?: AbortSignal }): Promise<number | undefined>;
+  /** The provider's rate is spent until `until` (ms since the epoch): no run's turn comes before. */
+  pause(until: number): Promise<void>;
+}
+
+/** A provider's lanes: its directory's (every request but one kind), Identity Protection's (Entra). */
+export interface ProviderLanes {
+  directory: Lane;
+  protection?: Lane;
+}
+
+/** How long an action waits for its turn when its caller set no deadline. */
+export const ACT_TURN_MS = 5_000;
+
+/** A request sent, its answer read; or no turn of the lane before the deadline (nothing sent). */
+export type Sent = { res: Response; text: string } | { noTurn: number };
+
+/**
+ * One request of a lookup or an action, in its turn of `lane` (none: sent at once), answered
+ * within what is left of `ctx.answerMs` (`spent` carries what the lookup's earlier requests took).
+ * A 429, or `X-Rate-Limit-Remaining: 0` (Okta), pauses the lane for every run until `resumeAt`
+ * (the time the provider named), else RATE_PAUSE_MS.
+ */
+export async function send(
+  ctx: LookupContext,
+  lane: Lane | undefined,
+  url: string,
+  init: RequestInit,
+  resumeAt: (headers: Headers, now: number) => number | undefined,
+  spent: { ms: number } = { ms: 0 },
+): Promise<Sent> {
+  const retryAt = await lane?.take({ deadline: ctx.deadline ?? ctx.now() + ACT_TURN_MS, signal: ctx.signal });
+  if (retryAt !== undefined) return { noTurn: retryAt };
+  const started = ctx.now();
+  const signal =
+    ctx.answerMs === undefined
+      ? ctx.signal
+      : AbortSignal.any([ctx.signal, AbortSignal.timeout(Math.max(1, Math.floor(ctx.answerMs - spent.ms)))]);
+  try {
+    const res = await ctx.fetch(url, { ...init, signal });
+    const text = await res.text();
+    if (lane && (res.status === 429 || res.headers.get('x-rate-limit-remaining') === '0')) {
+      const now = ctx.now();
+      await lane.pause(resumeAt(res.headers, now) ?? now + RATE_PAUSE_MS);
+    }
+    return { res, text };
+  } finally {
+    spent.ms += ctx.now() - started;
+  }
+}
+
+/** What came of no turn of a provider's rate before the caller's deadline: nothing was sent. */
+export const noTurnText = (label: string) => `${label}: no turn of its rate in time (nothing sent)`;
 
 /** What came of an action on an account. */
 export type ActResult =
@@ -138,7 +208,8 @@ export function dateField(value: unknown): string | null | undefined {
 
 /** A network failure or an abort, said without the URL (it holds the login). */
 export function networkText(provider: string, error: unknown, signal: AbortSignal): string {
-  if (signal.aborted) return `${provider}: no answer in time`;
+  // The caller's stop, or the answer's own time (send's timer).
+  if (signal.aborted || (error as Error)?.name === 'TimeoutError') return `${provider}: no answer in time`;
   const code = (error as { cause?: { code?: unknown } })?.cause?.code;
   return `${provider}: network error${typeof code === 'string' ? ` (${code})` : ''}`;
 }
@@ -152,7 +223,7 @@ export interface RefusalHints {
 /**
  * A provider's answer that is not a 2xx, as the lookup step and the actions take it: a 401 or
  * 403 with a hint is a refusal naming what to fix; a 429 a failure with when to ask again
- * (`retryAt`, the provider's word, else a second); anything else a failure with its status and
+ * (`retryAt`, the provider's word, else RATE_PAUSE_MS); anything else a failure with its status and
  * error code. Undefined for a 2xx.
  */
 export function notDone(
@@ -167,6 +238,6 @@ export function notDone(
   const code = errorCode(text);
   const hint = res.status === 401 || res.status === 403 ? hints[res.status] : undefined;
   if (hint) return { refused: refusalText(label, res.status, code, hint) };
-  if (res.status === 429) return { failed: `${label}: HTTP 429`, retryAt: retryAt ?? now + 1_000 };
+  if (res.status === 429) return { failed: `${label}: HTTP 429`, retryAt: retryAt ?? now + RATE_PAUSE_MS };
   return { failed: `${label}: HTTP ${res.status}${code ? ` ${code}` : ''}` };
 }

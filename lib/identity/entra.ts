@@ -14,11 +14,15 @@ import {
   type LookupContext,
   type LookupResult,
   networkText,
+  noTurnText,
   notDone,
   objectOf,
   type ProviderClient,
+  type ProviderLanes,
   refusalText,
   retryAfterMs,
+  type Sent,
+  send,
   unreadable,
 } from './client.ts';
 import type { EntraConfig } from './schema.ts';
@@ -93,24 +97,16 @@ export const ENTRA_NEEDS: Record<AccountAction, string> = {
     'grant the app User.EnableDisableAccount.All (and, for an administrator, the Privileged Authentication Administrator role)',
 };
 
-/**
- * The next moment an Identity Protection request may go, per Entra tenant (this process's), the
- * tenant named with its sign-in address as the token cache names it: two stand-ins in one process
- * (tests) never share a spacing.
- */
-const protectionNext = new Map<string, number>();
-
-async function protectionTurn(tenant: string, now: () => number): Promise<void> {
-  const at = Math.max(now(), protectionNext.get(tenant) ?? 0);
-  protectionNext.set(tenant, at + 1_000);
-  const wait = at - now();
-  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-}
-
 /** A value inside an OData string literal: every `'` doubled. */
 export const odataString = (value: string) => `'${value.replace(/'/g, "''")}'`;
 
-export function entraClient(name: string, config: EntraConfig, clientSecret: string): ProviderClient {
+/** `lanes`: the provider's share of the deployment's rate (lanes.ts); none sends at once (`identity test`). */
+export function entraClient(
+  name: string,
+  config: EntraConfig,
+  clientSecret: string,
+  lanes?: ProviderLanes,
+): ProviderClient {
   const app = {
     loginUrl: config.loginUrl,
     tenantId: config.tenantId,
@@ -118,12 +114,16 @@ export function entraClient(name: string, config: EntraConfig, clientSecret: str
     clientSecret,
   };
   const label = `Entra ID ${name}`;
+  const retryAfter = (headers: Headers, now: number) => retryAfterMs(headers.get('retry-after'), now);
+  /** One Graph request in its turn of `lane`; `spent` is the lookup's answer time used so far. */
   const call = async (
     ctx: LookupContext,
     path: string,
     init: { method?: string; body?: unknown } = {},
+    lane = lanes?.directory,
+    spent = { ms: 0 },
     retried = false,
-  ): Promise<{ res: Response; text: string } | LookupResult> => {
+  ): Promise<Sent | LookupResult> => {
     const post: HttpPost = (url, init) => ctx.fetch(url, init);
     const token = await entraToken(app, GRAPH_SCOPE, {
       post,
@@ -144,24 +144,29 @@ export function entraClient(name: string, config: EntraConfig, clientSecret: str
           }
         : { failed: failure.error };
     }
-    const res = await ctx.fetch(`${config.graphUrl}/v1.0/${path}`, {
-      method: init.method ?? 'GET',
-      headers: {
-        Authorization: `Bearer ${token.token}`,
-        Accept: 'application/json',
-        ...(init.body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    const sent = await send(
+      ctx,
+      lane,
+      `${config.graphUrl}/v1.0/${path}`,
+      {
+        method: init.method ?? 'GET',
+        headers: {
+          Authorization: `Bearer ${token.token}`,
+          Accept: 'application/json',
+          ...(init.body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
+        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
       },
-      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-      signal: ctx.signal,
-    });
-    const text = await res.text();
-    if (res.status === 401) {
+      retryAfter,
+      spent,
+    );
+    if ('res' in sent && sent.res.status === 401) {
       // A token Graph no longer takes (revoked, expired early): bought again once.
       forgetEntraToken(app, GRAPH_SCOPE);
-      if (!retried) return call(ctx, path, init, true);
-      return { refused: refusalText(label, 401, errorCode(text), 'Graph refuses the app’s token') };
+      if (!retried) return call(ctx, path, init, lane, spent, true);
+      return { refused: refusalText(label, 401, errorCode(sent.text), 'Graph refuses the app’s token') };
     }
-    return { res, text };
+    return sent;
   };
   const answerOf = (res: Response, text: string, now: number): LookupResult | undefined =>
     notDone(
@@ -179,25 +184,33 @@ export function entraClient(name: string, config: EntraConfig, clientSecret: str
     cannot: () => undefined,
     async act(action, account, ctx) {
       const request = ENTRA_REQUESTS[action](account.id);
-      // Identity Protection takes 1 request a second per tenant, and its 429 says not when to retry.
-      if (action === 'confirmCompromised')
-        await protectionTurn(`${config.loginUrl} ${config.tenantId}`, ctx.now);
-      let got: { res: Response; text: string } | LookupResult;
+      // Identity Protection has a lane of its own: 1 request a second per directory.
+      const lane = action === 'confirmCompromised' ? lanes?.protection : lanes?.directory;
+      let got: Sent | LookupResult;
       try {
-        got = await call(ctx, request.path, request);
+        got = await call(ctx, request.path, request, lane);
       } catch (error) {
         return { noAnswer: networkText(label, error, ctx.signal) };
       }
+      if ('noTurn' in got) return { rateLimited: noTurnText(label), retryAt: got.noTurn };
       if (!('res' in got))
         return 'refused' in got ? got : { failed: 'failed' in got ? got.failed : `${label}: no token` };
       const { res, text } = got;
       const now = ctx.now();
-      const retryAt = retryAfterMs(res.headers.get('retry-after'), now);
-      return actNotDone(label, res, text, { 403: ENTRA_NEEDS[action] }, retryAt, now) ?? { ok: true };
+      return (
+        actNotDone(label, res, text, { 403: ENTRA_NEEDS[action] }, retryAfter(res.headers, now), now) ?? {
+          ok: true,
+        }
+      );
     },
     async lookup(login, ctx) {
+      const spent = { ms: 0 };
+      const read = async (path: string): Promise<{ res: Response; text: string } | LookupResult> => {
+        const got = await call(ctx, path, {}, lanes?.directory, spent);
+        return 'noTurn' in got ? { failed: noTurnText(label), retryAt: got.noTurn } : got;
+      };
       try {
-        const byUpn = await call(ctx, `users/${encodeURIComponent(login)}?$select=${USER_SELECT}`);
+        const byUpn = await read(`users/${encodeURIComponent(login)}?$select=${USER_SELECT}`);
         if (!('res' in byUpn)) return byUpn;
         if (byUpn.res.status !== 404) {
           const bad = answerOf(byUpn.res, byUpn.text, ctx.now());
@@ -207,7 +220,7 @@ export function entraClient(name: string, config: EntraConfig, clientSecret: str
         }
         // Not a UPN: perhaps a mail address of someone whose UPN differs.
         const filter = encodeURIComponent(`mail eq ${odataString(login)}`);
-        const byMail = await call(ctx, `users?$filter=${filter}&$select=${USER_SELECT}`);
+        const byMail = await read(`users?$filter=${filter}&$select=${USER_SELECT}`);
         if (!('res' in byMail)) return byMail;
         const bad = answerOf(byMail.res, byMail.text, ctx.now());
         if (bad) return bad;

@@ -4,6 +4,7 @@
  * with their secrets, the store, and how a refusing provider is reported (once for the deployment,
  * like a refusing tenant: an error line, the metric, a notice to each ops destination).
  */
+import { systemClock } from '../clock.ts';
 import { notifyOps } from '../deliver/notify.ts';
 import type { DeliverDeps } from '../deliver/types.ts';
 import type { Logger } from '../log.ts';
@@ -16,6 +17,7 @@ import { type AccountDeps, accountStore, finishAccountAction, recordAccountActio
 import { AutoResponse } from './auto.ts';
 import type { ProviderClient } from './client.ts';
 import { entraClient } from './entra.ts';
+import { IdentityLanes } from './lanes.ts';
 import { type IdentityDeps, IdentityLookups } from './lookup.ts';
 import { oktaClient } from './okta.ts';
 import type { IdentityConfig } from './schema.ts';
@@ -48,11 +50,16 @@ export const identityPath = (config: Pick<AlertsConfig, 'tenants'>, scope: Scope
     ? 'identity'
     : `tenants[${(config.tenants ?? []).findIndex((t) => t.id === scope)}].identity`;
 
-/** Each scope's provider clients with their secrets; problems name the missing secrets' paths. */
+/**
+ * Each scope's provider clients with their secrets; problems name the missing secrets' paths.
+ * With `lanes` (a run that has the table), every request takes its turn of the provider's share of
+ * the deployment's rate (lanes.ts).
+ */
 export function providerClients(
   config: Pick<AlertsConfig, 'identity' | 'tenants'>,
   secrets: SecretObject,
   problems: string[],
+  lanes?: IdentityLanes,
 ): Map<Scope, ProviderClient[]> {
   const out = new Map<Scope, ProviderClient[]>();
   for (const [scope, identity] of identityScopes(config)) {
@@ -68,8 +75,11 @@ export function providerClients(
         continue;
       }
       redactor.add(secret);
+      const share = lanes?.of(scope, name, provider);
       clients.push(
-        provider.type === 'entra' ? entraClient(name, provider, secret) : oktaClient(name, provider, secret),
+        provider.type === 'entra'
+          ? entraClient(name, provider, secret, share)
+          : oktaClient(name, provider, secret, share),
       );
     }
     out.set(scope, clients);
@@ -138,10 +148,15 @@ export function identityRun(options: IdentityRunOptions, problems: string[]): Id
   const logger = options.logger.child({ component: 'identity' });
   const deps: IdentityDeps = {
     store,
-    providers: providerClients(options.config, options.secrets, problems),
+    providers: providerClients(
+      options.config,
+      options.secrets,
+      problems,
+      // Real time, whatever clock the run's table writes use: the lanes are shared with other processes.
+      new IdentityLanes(options.io.client, options.io.tableName, systemClock, options.io.onRequest),
+    ),
     fetch: options.fetch ?? fetch,
     now: () => Date.now(),
-    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     logger,
     metrics: options.metrics,
     ...(options.lookupTimeoutMs ? { lookupTimeoutMs: options.lookupTimeoutMs } : {}),

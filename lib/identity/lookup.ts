@@ -13,10 +13,12 @@
  *    (two runs at once may both ask, never more), at most CONCURRENCY at once per provider.
  * 4. The verdicts are decided (verdict.ts) and stored before the items are routed.
  *
- * What bounds it, and what each bound costs: a lookup gets 3 seconds; a cycle gets 30 seconds of
- * lookups (wall time, however many run at once); a provider that asked us to wait (`Retry-After`,
- * Okta's reset) is not asked before then; a provider that refuses our credentials, or failed
- * FAILURES_TO_REST times in a row, is not asked again this cycle. A login not looked up for any of
+ * What bounds it, and what each bound costs: a lookup's answer gets 3 seconds; a cycle gets 30
+ * seconds of lookups (wall time, however many run at once, the waits for turns of a provider's
+ * rate included); each request takes its turn of the provider's lane, shared by every run
+ * (lanes.ts), which a 429 or a spent rate pauses for all until the time the provider named; a
+ * provider that refuses our credentials, or failed FAILURES_TO_REST times in a row, is not asked
+ * again this cycle. A login not looked up for any of
  * these reasons is `unknown` (reason `unavailable`), and its alert goes on: no item is held, lost or
  * sent twice because of a provider. What is excluded for good: a better verdict for that item (it
  * was decided once); the login is looked up again for later items once its 5 minutes pass.
@@ -49,7 +51,6 @@ export interface IdentityDeps {
   fetch: typeof fetch;
   /** Real time, ms: waits, timeouts and providers' resets are real. */
   now(): number;
-  sleep(ms: number): Promise<void>;
   logger: Logger;
   metrics: Metrics;
   /** A provider refuses our credentials: reported once for the deployment (index.ts). */
@@ -115,7 +116,6 @@ const providerId = (scope: Scope, provider: string) => `${scope}#${provider}`;
 /** One per run: lookups in flight, providers' pauses and slots. A cycle takes its budget from `cycle()`. */
 export class IdentityLookups {
   readonly inFlight = new Map<string, Promise<Answer>>();
-  readonly pausedUntil = new Map<string, number>();
   private readonly slots = new Map<string, Slots>();
   readonly acceptedOnce = new Set<string>();
 
@@ -288,24 +288,25 @@ export class IdentityCycle {
     const release = await this.run.slotsOf(id).take();
     try {
       if (this.resting.has(id)) return skip('the provider is not asked again this cycle');
-      const room = () =>
-        Math.min(deps.lookupTimeoutMs ?? LOOKUP_TIMEOUT_MS, this.left(), options.deadline - deps.now());
-      const wait = (this.run.pausedUntil.get(id) ?? 0) - deps.now();
-      if (wait > 0) {
-        if (wait >= room()) return skip('the provider asked us to wait');
-        await deps.sleep(wait);
-      }
-      const ms = room();
+      // The wait for a turn of the provider's rate (the client's lane) counts toward the cycle's
+      // lookup time and the stream's deadline; only the provider's answer has the 3 seconds.
+      // Whole ms: AbortSignal.timeout refuses a fraction (a stream's deadline may have one).
+      const ms = Math.floor(Math.min(this.left(), options.deadline - deps.now()));
       if (ms <= 0) return skip('the cycle’s lookup time is spent');
       if (options.signal?.aborted) return skip('the run is stopping');
       const timeout = AbortSignal.timeout(ms);
       const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
       deps.metrics.count('IdentityLookups', 1, { provider: w.ref.provider });
       this.looked.add(id);
-      const result = await w.client.lookup(w.ref.login, { fetch: deps.fetch, now: deps.now, signal });
+      const result = await w.client.lookup(w.ref.login, {
+        fetch: deps.fetch,
+        now: deps.now,
+        signal,
+        deadline: deps.now() + ms,
+        answerMs: deps.lookupTimeoutMs ?? LOOKUP_TIMEOUT_MS,
+      });
       if ('answer' in result) {
         this.failures.delete(id);
-        if (result.pauseUntil) this.pause(id, result.pauseUntil);
         if (!this.run.acceptedOnce.has(id)) {
           this.run.acceptedOnce.add(id);
           await deps.accepted(w.ref.scope, w.ref.provider).catch(() => {});
@@ -326,7 +327,6 @@ export class IdentityCycle {
         }
         return { answer: { unavailable: result.refused }, attempted: true };
       }
-      if (result.retryAt) this.pause(id, result.retryAt);
       const failures = (this.failures.get(id) ?? 0) + 1;
       this.failures.set(id, failures);
       if (failures >= FAILURES_TO_REST && !this.resting.has(id)) {
@@ -348,10 +348,6 @@ export class IdentityCycle {
     } finally {
       release();
     }
-  }
-
-  private pause(id: string, until: number): void {
-    if (until > (this.run.pausedUntil.get(id) ?? 0)) this.run.pausedUntil.set(id, until);
   }
 
   /** Notes each provider this cycle asked (for `status`); called once, at the cycle's end. */

@@ -2,7 +2,8 @@
  * Okta's Management API with an API token (`Authorization: SSWS …`); an OAuth service app is a
  * later addition (the docs say so). A login is looked up by itself (`/api/v1/users/<login>`); one
  * with a `/` cannot be a path segment there, so it is searched by `profile.login`. Okta says how
- * much of its rate is left on every answer: at 0 the lookups wait for its reset.
+ * much of its rate is left on every answer: at 0 (or a 429) the org's lane pauses until its reset,
+ * for every run (client.ts `send`).
  */
 import {
   actNotDone,
@@ -11,10 +12,14 @@ import {
   type LookupContext,
   type LookupResult,
   networkText,
+  noTurnText,
   notDone,
   objectOf,
   type ProviderClient,
+  type ProviderLanes,
   refusalText,
+  type Sent,
+  send,
   unreadable,
 } from './client.ts';
 import type { OktaConfig } from './schema.ts';
@@ -83,26 +88,31 @@ function resetAt(headers: Headers, now: number): number | undefined {
     : undefined;
 }
 
-export function oktaClient(name: string, config: OktaConfig, token: string): ProviderClient {
+/** `lanes`: the provider's share of the deployment's rate (lanes.ts); none sends at once (`identity test`). */
+export function oktaClient(
+  name: string,
+  config: OktaConfig,
+  token: string,
+  lanes?: ProviderLanes,
+): ProviderClient {
   const label = `Okta ${name}`;
-  const send = async (
-    ctx: LookupContext,
-    method: string,
-    path: string,
-    body?: unknown,
-  ): Promise<{ res: Response; text: string }> => {
-    const res = await ctx.fetch(`${config.orgUrl}/api/v1/${path}`, {
-      method,
-      headers: {
-        Authorization: `SSWS ${token}`,
-        Accept: 'application/json',
-        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+  /** One request in its turn of the org's lane; Okta's reset says when a spent rate comes back. */
+  const call = (ctx: LookupContext, method: string, path: string, body?: unknown): Promise<Sent> =>
+    send(
+      ctx,
+      lanes?.directory,
+      `${config.orgUrl}/api/v1/${path}`,
+      {
+        method,
+        headers: {
+          Authorization: `SSWS ${token}`,
+          Accept: 'application/json',
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: ctx.signal,
-    });
-    return { res, text: await res.text() };
-  };
+      resetAt,
+    );
   return {
     type: 'okta',
     name,
@@ -127,12 +137,13 @@ export function oktaClient(name: string, config: OktaConfig, token: string): Pro
                     `${user}/risk`,
                     { riskLevel: 'HIGH', riskReason: (ctx.reason ?? 'leaked credential').slice(0, 200) },
                   ];
-      let got: { res: Response; text: string };
+      let got: Sent;
       try {
-        got = await send(ctx, ...request);
+        got = await call(ctx, ...request);
       } catch (error) {
         return { noAnswer: networkText(label, error, ctx.signal) };
       }
+      if ('noTurn' in got) return { rateLimited: noTurnText(label), retryAt: got.noTurn };
       const { res, text } = got;
       const now = ctx.now();
       const code = errorCode(text);
@@ -150,7 +161,9 @@ export function oktaClient(name: string, config: OktaConfig, token: string): Pro
         ? `users?filter=${encodeURIComponent(`profile.login eq "${login.replace(/["\\]/g, '\\$&')}"`)}&limit=1`
         : `users/${encodeURIComponent(login)}`;
       try {
-        const { res, text } = await send(ctx, 'GET', path);
+        const got = await call(ctx, 'GET', path);
+        if ('noTurn' in got) return { failed: noTurnText(label), retryAt: got.noTurn };
+        const { res, text } = got;
         // Only Okta's own "not found" says there is no such login; another 404 (a wrong orgUrl, a
         // proxy's page) says nothing of it.
         if (res.status === 404 && !searched && errorCode(text) === 'E0000007')
@@ -163,14 +176,10 @@ export function oktaClient(name: string, config: OktaConfig, token: string): Pro
         const body: unknown = JSON.parse(text);
         if (searched ? !Array.isArray(body) : !objectOf(body))
           return unreadable(label, searched ? 'the search without its list' : 'the user');
-        // Okta says how much of its rate is left on every answer: at 0, wait for its reset.
-        const spent =
-          res.headers.get('x-rate-limit-remaining') === '0' ? resetAt(res.headers, ctx.now()) : undefined;
-        const pause = spent === undefined ? {} : { pauseUntil: spent };
         const user: unknown = Array.isArray(body) ? body[0] : body;
-        if (user === undefined) return { answer: { found: false }, ...pause };
+        if (user === undefined) return { answer: { found: false } };
         const account = accountOfOktaUser(user);
-        return account ? { answer: { found: true, account }, ...pause } : unreadable(label, 'the user');
+        return account ? { answer: { found: true, account } } : unreadable(label, 'the user');
       } catch (error) {
         return {
           failed:

@@ -23,6 +23,12 @@ const baseUrl = httpUrl.check(
 
 const domains = z.array(domainName).check(z.minLength(1));
 
+/**
+ * The provider's share of the deployment's rate: requests a second to its directory (Graph's users,
+ * Okta's users), every run together (lib/identity/lanes.ts).
+ */
+const requestsPerSecond = z._default(z.number().check(z.positive()), 5);
+
 const entraSchema = z.strictObject({
   type: z.literal('entra'),
   /** The directory (tenant) id: a GUID, or a verified domain such as acme.onmicrosoft.com. */
@@ -31,6 +37,7 @@ const entraSchema = z.strictObject({
   /** Only from the secret object. */
   clientSecret: secretRefSchema,
   domains,
+  requestsPerSecond,
   graphUrl: z._default(baseUrl, 'https://graph.microsoft.com'),
   loginUrl: z._default(baseUrl, 'https://login.microsoftonline.com'),
 });
@@ -41,6 +48,7 @@ const oktaSchema = z.strictObject({
   /** An API token (`SSWS`), only from the secret object. */
   token: secretRefSchema,
   domains,
+  requestsPerSecond,
   /** The org has Okta's user-risk API (feature-gated): `confirmCompromised` may use it. */
   userRisk: z._default(z.boolean(), false),
 });

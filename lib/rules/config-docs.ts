@@ -221,6 +221,10 @@ export const CONFIG_DOCS: Record<string, KeyDoc> = {
     text: 'logins under these domains (or their subdomains) are looked up in this provider; a bare login name counts as `<name>@<the credential’s domain>`; a login outside every provider’s domains gets no verdict',
     example: ['acme.com'],
   },
+  'identity.providers.<name>.requestsPerSecond': {
+    text: 'the most requests a second this deployment sends the provider’s directory (Graph’s users, Okta’s users), every run together: lookups and actions take turns of it through the table, and a 429 or Okta’s spent rate pauses it for all until the time the provider named. Entra’s Identity Protection (`confirmCompromised`) keeps its own 1 a second per directory',
+    example: 5,
+  },
   'identity.providers.<name>.graphUrl': {
     text: 'Microsoft Graph’s base URL, without a trailing `/`: another for a national cloud, or a stand-in',
     example: 'https://graph.microsoft.com',

@@ -40,7 +40,13 @@
  * again), so an interactive call (the API, `assets toggle`) waits behind at most one block (at the
  * real tiers, one slot) per running poller.
  *
- * After a 429 the shared rate halves for a minute, for every run (`slowDown`). The rates: pollers
+ * One item, `governor` / `rate`, holds the upstream's lanes; each identity provider's lane is an
+ * item of its own (`key`), booked the same way.
+ *
+ * After a 429 the shared rate halves for a minute, for every run (`slowDown`). A pause (`pause`:
+ * the identity providers' 429s and spent rates, lib/identity/lanes.ts) stops every run's turns in
+ * the item until the time the provider named: a run learns of it from its next booking's answer,
+ * leaves that slot unused, and waits (or refuses a turn its deadline cannot wait for). The rates: pollers
  * write the configured `upstream` rates into the item with every booking; the API and the CLI use
  * the rates stored there, and the defaults before any poller ran.
  *
@@ -87,12 +93,14 @@ export const SLOW_MS = 60_000;
 export const AHEAD_MS = 10_000;
 /** A lane (or a slowdown) further ahead than its bound by this was written on a wrong clock: reclaimed. */
 export const RECLAIM_SLACK_MS = SKEW_SLACK_MS;
+/** The longest pause obeyed (a provider's `Retry-After` is capped there too). */
+export const MAX_PAUSE_MS = 600_000;
 
-const KEY = { pk: 'governor', sk: 'rate' };
 const LANE: Record<RateTier, 'basicAt' | 'searchAt'> = { basic: 'basicAt', search: 'searchAt' };
 
 interface Known {
   slowUntil?: number;
+  pausedUntil?: number;
   rates?: UpstreamRates;
   searching?: boolean;
 }
@@ -105,6 +113,8 @@ export interface GovernorOptions {
    * basic lane leaves the search rate to the search lane. Written with the rates; others read it.
    */
   searching?: boolean;
+  /** The item's sort key: `rate` (the upstream's lanes) unless given. */
+  key?: string;
   /** Counts DynamoDB requests (benchmarks). */
   onRequest?: (operation: string) => void;
 }
@@ -125,6 +135,7 @@ export class DynamoRateGovernor implements RateGovernor {
   readonly stats = { turns: 0, reads: 0, writes: 0, failedWrites: 0, late: 0, reclaimed: 0 };
   /** The run's clock on the table's timeline (see Clocks above). */
   private readonly clock: SyncedClock;
+  private readonly key: ReturnType<typeof marshall>;
 
   /** `clock` is the run's own (real time; deadlines are given on it); the governor corrects it. */
   constructor(
@@ -134,6 +145,7 @@ export class DynamoRateGovernor implements RateGovernor {
     private readonly options: GovernorOptions = {},
   ) {
     this.clock = syncedClock(clock, client);
+    this.key = marshall({ pk: 'governor', sk: options.key ?? 'rate' });
   }
 
   /** The rates in force: a poller's own, else the ones a poller stored, else the defaults. */
@@ -154,6 +166,12 @@ export class DynamoRateGovernor implements RateGovernor {
     for (;;) {
       const now = this.clock.now();
       if (now > deadline) throw tooLate(0);
+      const paused = this.paused(now);
+      if (paused) {
+        if (paused > deadline) throw tooLate(paused - now);
+        await this.clock.sleep(paused - now, options.signal);
+        continue;
+      }
       // Slots of this run's block that went by unused stay unused.
       while (held.length && now - (held[0] as number) > LATE_MS) held.shift();
       // A block being booked in the background: wait for it rather than book another.
@@ -169,6 +187,8 @@ export class DynamoRateGovernor implements RateGovernor {
         held.unshift(slot); // a caller with more time may use it
         throw tooLate(slot - now);
       }
+      // Booked before this run heard of a pause (its answer told): that slot goes unused.
+      if (this.paused(now) > slot) continue;
       // Where blocks are booked (high rates), the next one is booked while this block can still be
       // used (its last slot less than LATE_MS ago), so no request waits for a write.
       const usableUntil = (held.at(-1) ?? slot) + LATE_MS;
@@ -176,7 +196,10 @@ export class DynamoRateGovernor implements RateGovernor {
         this.refill(tier, deadline);
       const wait = slot - this.clock.now();
       if (wait > 0) await this.clock.sleep(wait, options.signal);
-      if (this.clock.now() - slot <= LATE_MS) return;
+      const at = this.clock.now();
+      // A pause heard of while waiting (this run's own 429) holds this slot back too.
+      if (this.paused(at)) continue;
+      if (at - slot <= LATE_MS) return;
       // Too late to keep the margin: that slot goes unused, and this request books another.
       this.stats.late += 1;
     }
@@ -208,10 +231,25 @@ export class DynamoRateGovernor implements RateGovernor {
 
   /** After a 429: every run paces at half the rate for a minute. */
   async slowDown(): Promise<void> {
-    const now = this.clock.now();
-    const until = now + SLOW_MS;
-    this.known.slowUntil = until;
-    // Slots held at the old pace are given up.
+    await this.mark('slowUntil', this.clock.now() + SLOW_MS);
+  }
+
+  /** The provider's rate is spent for `ms` (at most MAX_PAUSE_MS): no run takes a turn here before then. */
+  async pause(ms: number): Promise<void> {
+    await this.mark('pausedUntil', this.clock.now() + Math.min(ms, MAX_PAUSE_MS));
+  }
+
+  /** A pause in force at `now` (when it ends), or 0; one ending absurdly far ahead is ignored. */
+  private paused(now: number): number {
+    const until = this.known.pausedUntil ?? 0;
+    return until > now && until <= now + MAX_PAUSE_MS + RECLAIM_SLACK_MS ? until : 0;
+  }
+
+  /** Sets a slowdown's or a pause's end for every run, unless a later one stands. */
+  private async mark(name: 'slowUntil' | 'pausedUntil', until: number): Promise<void> {
+    if (until <= (this.known[name] ?? 0)) return;
+    this.known[name] = until;
+    // Slots held at the old pace, or before the pause, are given up.
     this.held.basic.length = 0;
     this.held.search.length = 0;
     this.options.onRequest?.('UpdateItem');
@@ -220,10 +258,10 @@ export class DynamoRateGovernor implements RateGovernor {
       .send(
         new UpdateItemCommand({
           TableName: this.tableName,
-          Key: marshall(KEY),
-          UpdateExpression: 'SET slowUntil = :u',
-          // A longer slowdown stands, unless it ends absurdly far ahead (a wrong clock wrote it).
-          ConditionExpression: 'attribute_not_exists(slowUntil) OR slowUntil < :u OR slowUntil > :absurd',
+          Key: this.key,
+          UpdateExpression: `SET ${name} = :u`,
+          // A later one stands, unless it ends absurdly far ahead (a wrong clock wrote it).
+          ConditionExpression: `attribute_not_exists(${name}) OR ${name} < :u OR ${name} > :absurd`,
           ExpressionAttributeValues: marshall({ ':u': until, ':absurd': until + RECLAIM_SLACK_MS }),
         }),
       )
@@ -344,7 +382,7 @@ export class DynamoRateGovernor implements RateGovernor {
       const out = await this.client.send(
         new UpdateItemCommand({
           TableName: this.tableName,
-          Key: marshall(KEY),
+          Key: this.key,
           UpdateExpression: sets.join(', '),
           ConditionExpression: condition,
           ExpressionAttributeValues: marshall(all),
@@ -366,7 +404,7 @@ export class DynamoRateGovernor implements RateGovernor {
     this.options.onRequest?.('GetItem');
     this.stats.reads += 1;
     const out = await this.client.send(
-      new GetItemCommand({ TableName: this.tableName, Key: marshall(KEY), ConsistentRead: true }),
+      new GetItemCommand({ TableName: this.tableName, Key: this.key, ConsistentRead: true }),
     );
     const item = out.Item ? unmarshall(out.Item) : {};
     this.remember(item);
@@ -390,6 +428,8 @@ export class DynamoRateGovernor implements RateGovernor {
     const srps = num(item.srps);
     this.known = {
       slowUntil: num(item.slowUntil),
+      // This run's own pause stands while its write may still be on its way.
+      pausedUntil: Math.max(num(item.pausedUntil) ?? 0, this.known.pausedUntil ?? 0),
       ...(typeof item.searching === 'boolean' ? { searching: item.searching } : {}),
       ...(rps && srps && rps > 0 && srps > 0
         ? { rates: { requestsPerSecond: rps, searchRequestsPerSecond: srps } }

@@ -2,7 +2,8 @@
  * The identity step (lib/identity/lookup.ts) against real dynalite, with provider clients whose
  * answers a test scripts: the bounds (3 s a lookup, 30 s a cycle, waits, rests), one lookup per
  * login per hour across cycles and runs, and a verdict decided once per item. The clients' HTTP
- * is tested against the stand-ins elsewhere (entra/okta tests).
+ * is tested against the stand-ins elsewhere (providers, unreadable), and the providers' rate, shared
+ * by every run, in lanes.int.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import type { LookupResult, ProviderClient } from '../../lib/identity/client.ts';
@@ -56,7 +57,9 @@ function scripted(name = 'corp', domains = ['acme.com']) {
     act: async () => ({ ok: true }),
     lookup: (login, ctx) => {
       calls.push(login);
-      return answer(login, ctx.signal);
+      // As the real clients do: the answer's own time (ctx.answerMs) within the step's signal.
+      const timer = ctx.answerMs === undefined ? [] : [AbortSignal.timeout(ctx.answerMs)];
+      return answer(login, AbortSignal.any([ctx.signal, ...timer]));
     },
   };
   return {
@@ -84,7 +87,6 @@ async function setup(clients: ProviderClient[], over: Partial<IdentityDeps> = {}
     providers: new Map([['top', clients]]),
     fetch,
     now: () => Date.now(),
-    sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
     logger: memoryLogger(),
     metrics,
     refused: async (_scope, provider, message) => {
@@ -247,7 +249,6 @@ describe('the identity step', () => {
       providers: new Map([['top', [b.client]]]),
       fetch,
       now: () => Date.now(),
-      sleep: async () => {},
       logger: memoryLogger(),
       metrics: sb.metrics,
       refused: async () => {},
@@ -320,16 +321,6 @@ describe('the identity step', () => {
     expect(s.refusals[0]).toContain('User.Read.All');
     expect(p.calls.length).toBeLessThanOrEqual(8);
     expect(s.metrics.get('IdentityProviderRefused')).toBe(1);
-  });
-
-  it('a provider that asked us to wait is not asked before then', async () => {
-    const p = scripted();
-    p.answer(async () => ({ failed: 'HTTP 429', retryAt: Date.now() + 60_000 }));
-    const s = await setup([p.client], { concurrency: 1 });
-    const items = Array.from({ length: 5 }, (_, i) => credential(i + 1, `u${i}@acme.com`));
-    const out = await s.run().cycle().verdicts(top, items, opts);
-    expect(p.calls).toHaveLength(1);
-    expect(verdictsOf(out).every((v) => v === 'unknown')).toBe(true);
   });
 
   it('a baseline walk looks nothing up, and a tenant without its own identity has none', async () => {

@@ -65,7 +65,6 @@ async function world() {
       providers: new Map([['top', [entra, okta]]]),
       fetch,
       now: () => Date.now(),
-      sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
       logger: memoryLogger(),
       metrics: new MemoryMetrics(),
       refused: async () => {},

@@ -110,6 +110,12 @@ export type Handler = (c: Context, body: string) => Response | Promise<Response>
 export class IdentityControl {
   /** Added to every request before it is answered. */
   latencyMs = 0;
+  /**
+   * A provider's most requests in any second (its token requests aside): one more is a 429 with
+   * `Retry-After: 1`, so a test or the bench proves the deployment kept to a lane's rate.
+   */
+  ceiling: Partial<Record<IdentityProvider, number>> = {};
+  private readonly arrivals: Record<IdentityProvider, number[]> = { entra: [], okta: [] };
   readonly requests: IdentityRequest[] = [];
   readonly actions: IdentityAction[] = [];
   maxLogEntries = 20_000;
@@ -165,7 +171,7 @@ export class IdentityControl {
       let faultName: string | undefined;
       try {
         if (this.latencyMs > 0) await sleep(this.latencyMs);
-        const refused = face.admit?.(c);
+        const refused = this.overCeiling(face, name, c) ?? face.admit?.(c);
         const fault = refused ? undefined : this.takeFault(face.provider, name, c.req.path);
         if (fault) faultName = JSON.stringify(fault);
         if (refused) response = refused;
@@ -212,6 +218,18 @@ export class IdentityControl {
       });
       return response;
     };
+  }
+
+  /** A 429 for a request over the provider's `ceiling` in the last second; undefined within it. */
+  private overCeiling(face: ProviderFace, name: IdentityEndpoint, c: Context): Response | undefined {
+    const most = this.ceiling[face.provider];
+    if (most === undefined || name === 'entraToken') return undefined;
+    const now = this.now();
+    const times = this.arrivals[face.provider];
+    while (times.length && (times[0] as number) <= now - 1000) times.shift();
+    times.push(now);
+    if (times.length <= most) return undefined;
+    return face.errorAnswer(c, new ProviderError(429, undefined, 'over the ceiling', retryHeader(1)));
   }
 
   private log(entry: IdentityRequest): void {
