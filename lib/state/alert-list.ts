@@ -1,6 +1,7 @@
 /**
  * Longer than 300 lines because a page of the list, the detail and a dry run's read each walk
- * both ways entries are stored (packs, and entries alone from before them) within bounded reads.
+ * both ways entries are stored (packs, and entries alone from before them), and the details of a
+ * shared stream's entries, within bounded reads.
  *
  * Reading the alert index (records/alert-index.ts): the console's list of alerts, newest first and
  * filtered, one alert's detail, and the recent alerts a silence's dry run counts.

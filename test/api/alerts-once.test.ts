@@ -1,11 +1,16 @@
 /**
+ * Longer than 300 lines because each way two streams meet on one item (in turn, at once, one
+ * stopping between its writes, the item coming back after it expired, a reader paging meanwhile)
+ * reads best beside the others.
+ *
  * Each alert once (docs/console.md): two event streams, the tenant feed and an identifier group,
  * find the same items and route them to different destinations (`sources: tenant` to `b`,
  * `group:102` to `a`). `GET /alerts` lists each item once, with both destinations' deliveries, in
  * its row, under the destination and state filters, and in its detail; also when two workers
- * record the same items at the same moment (their record writes held until both have made them,
- * so both reach the index together). On real dynalite, the emulator, the real poll cycle and
- * delivery pass, and the API app.
+ * record the same items at the same moment (each holds its first index write until both have made
+ * their records), when one stops between its writes (a client that fails from a chosen request
+ * on), and while a reader pages. On real dynalite, the emulator, the real poll cycle and delivery
+ * pass, and the API app.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
