@@ -13,8 +13,9 @@
  *   MAX_QUERIES Queries a page (eventually consistent: 200 entries of about 400 bytes are about 10
  *   read units; a pack is read whole, so a page may read one pack's worth more);
  * - the details of the entries a shared stream wrote (records/shared-index.ts), by BatchGet, at
- *   most one per entry looked at: the detail holds every destination's delivery, whichever stream
- *   recorded it, and names the one entry of the item that is listed (the filters see both);
+ *   most MAX_ENTRIES a page (without a destination or state filter, no more than the page can still
+ *   list): the detail holds every destination's delivery, whichever stream recorded it, and names
+ *   the one entry of the item that is listed (the filters see both);
  * - the state of each delivery that began `pending` (the others are final in the entry), by
  *   BatchGet of its record, consistent: at most MAX_RECORD_KEYS records a page (3 BatchGets).
  * A page stops when it holds 50 items or a bound is reached, and then carries a cursor: the
