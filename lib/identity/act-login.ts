@@ -17,7 +17,8 @@
 import type { Clock } from '../clock.ts';
 import type { ItemChange } from '../deliver/follow-up.ts';
 import type { Logger } from '../log.ts';
-import type { ActionRecordBase, ActionStore, NoteCondition, UidResult } from '../state/actions.ts';
+import type { ActionRecordBase, UidResult } from '../state/actions.ts';
+import type { HeldActionStore, NoteCondition } from '../state/held-actions.ts';
 import type { DeliveryRecord } from '../state/records/record.ts';
 import type { AutoResponse } from './auto.ts';
 import type { ProviderClient } from './client.ts';
@@ -64,7 +65,7 @@ export interface AccountActionRecord extends ActionRecordBase {
 }
 
 export interface AccountDeps {
-  actions: ActionStore<AccountActionRecord>;
+  actions: HeldActionStore<AccountActionRecord>;
   store: IdentityStore;
   /** Each scope's providers: absent where the providers' secrets are not (the API on AWS). */
   providers?: ReadonlyMap<Scope, readonly ProviderClient[]>;

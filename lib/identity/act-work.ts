@@ -160,7 +160,7 @@ async function work(deps: AccountDeps, record: AccountActionRecord, run: LoginRu
   const results = record.uids.map((l) => progress[l]?.result as LoginResult);
   const changed = results.filter((r) => r.ok).map((r) => r.login);
   const uidResults = results.map((r) => ({ uid: r.login, ok: r.ok, ...(r.error ? { error: r.error } : {}) }));
-  if (!(await deps.actions.answered(record.id, uidResults, changed, run.holder))) return open();
+  if (!(await deps.actions.answeredWhile(run.holder, record.id, uidResults, changed))) return open();
   const current: AccountActionRecord = { ...record, progress };
   await deps.actions.audit({ ...current, results: uidResults, changed });
   const action = {

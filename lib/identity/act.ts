@@ -20,7 +20,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ActionKind, ActionStore } from '../state/actions.ts';
+import type { ActionKind } from '../state/actions.ts';
+import { HeldActionStore } from '../state/held-actions.ts';
 import type { TableIo } from '../state/io.ts';
 import type { AccountActionRecord, AccountDeps } from './act-login.ts';
 import { type AccountOutcome, held, outcomeOf, STALE_MS } from './act-work.ts';
@@ -65,8 +66,8 @@ export interface AccountRequest {
   id?: string;
 }
 
-export function accountStore(io: TableIo): ActionStore<AccountActionRecord> {
-  return new ActionStore<AccountActionRecord>(io, ACCOUNT_ACTION_KIND);
+export function accountStore(io: TableIo): HeldActionStore<AccountActionRecord> {
+  return new HeldActionStore<AccountActionRecord>(io, ACCOUNT_ACTION_KIND);
 }
 
 /** What is wrong with a request, in words for its door; undefined when it may go. */

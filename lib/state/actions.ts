@@ -6,10 +6,8 @@
  * - `hold` is the record's lease: only the call holding it works on the action (asks the upstream,
  *   follows up), so the same id from many calls at once asks the upstream once; the others wait
  *   for the record to be done and answer from it. A hold lapses (a crashed holder), and then the
- *   next call, or a delivery pass, takes the action up. A holder whose work outlasts a hold keeps it
- *   with `renew` (false: another took it, and the holder stops); `note` can be made conditional on
- *   the hold, so a holder that lost it writes no progress; `park` sets an action aside until a
- *   later time and gives the hold back.
+ *   next call, or a delivery pass, takes the action up. A holder whose work outlasts a hold keeps
+ *   it renewed, and writes its progress only while it holds it: held-actions.ts (account actions).
  * - `answered` keeps the upstream's answer per uid and which uids it changed, in one write, before
  *   anything else moves: a crash after it finishes from the record, not from a second look.
  * - `done` marks it finished: out of the index the delivery pass reads to finish what a crash
@@ -103,20 +101,8 @@ export interface ActionRecordBase {
   status: ActionRecord['status'];
   holder?: string;
   heldUntil?: number;
-  /** Set by `park`: what the action waits for (a provider's rate), and until when (ms). */
+  /** Set by `park` (held-actions.ts): what it waits for (a provider's rate), until when (ms). */
   waits?: Record<string, number>;
-}
-
-/** The conditions of a `note` (all those given must hold), and the hold it renews. */
-export interface NoteCondition {
-  /** The holder that must still hold the action. */
-  holder?: string;
-  /** With `holder`: its hold is renewed to this (ms). */
-  until?: number;
-  /** A field of the entry that must still be unset (`result`: no answer recorded yet). */
-  unset?: string;
-  /** A field of the entry that must still have this value (`calls`: no other call made since). */
-  same?: { field: string; value: unknown };
 }
 
 /**
@@ -132,7 +118,7 @@ export interface ActionKind {
 export const EVENT_ACTIONS: ActionKind = { prefix: 'action', open: 'action#open' };
 
 export class ActionStore<R extends ActionRecordBase = ActionRecord> {
-  private readonly io: TableIo;
+  protected readonly io: TableIo;
   private readonly kind: ActionKind;
 
   constructor(io: TableIo, kind: ActionKind = EVENT_ACTIONS) {
@@ -140,7 +126,7 @@ export class ActionStore<R extends ActionRecordBase = ActionRecord> {
     this.kind = kind;
   }
 
-  private key(id: string) {
+  protected key(id: string) {
     return { pk: `${this.kind.prefix}#${id}`, sk: 'action' };
   }
 
@@ -213,27 +199,6 @@ export class ActionStore<R extends ActionRecordBase = ActionRecord> {
     }
   }
 
-  /**
-   * Keeps `holder`'s hold until `until` (ms) while it works; false when it holds it no more (another
-   * took the action up after the hold lapsed, or it is done): the holder must stop.
-   */
-  async renew(id: string, holder: string, until: number): Promise<boolean> {
-    return this.conditional(id, 'SET heldUntil = :until', 'holder = :h', { ':h': holder, ':until': until });
-  }
-
-  /**
-   * Sets the action aside, with what it `waits` for, until a pass may take it up: `listedAt` (ms) is
-   * its new place in the open index that `unfinished` reads. Gives the hold back; false when
-   * `holder` had lost it.
-   */
-  async park(id: string, holder: string, listedAt: number, waits: Record<string, number>): Promise<boolean> {
-    return this.conditional(id, 'SET gsi1sk = :sk, waits = :w REMOVE holder, heldUntil', 'holder = :h', {
-      ':h': holder,
-      ':sk': `${new Date(listedAt).toISOString()}#${id}`,
-      ':w': waits,
-    });
-  }
-
   /** Gives a hold back (its work failed): the next call may take the action up at once. */
   async release(id: string, holder: string): Promise<void> {
     try {
@@ -251,66 +216,13 @@ export class ActionStore<R extends ActionRecordBase = ActionRecord> {
     }
   }
 
-  /**
-   * Keeps the upstream's answer and what it changed (still open: follow-ups to come). With `holder`,
-   * only while it holds the action: false when not written.
-   */
-  async answered(id: string, results: UidResult[], changed: string[], holder?: string): Promise<boolean> {
-    const values = { ':s': 'answered', ':r': results, ':c': changed };
-    const set = 'SET #status = :s, results = :r, changed = :c';
-    if (holder) return this.conditional(id, set, 'holder = :h', { ...values, ':h': holder });
-    await this.update(id, set, values);
-    return true;
-  }
-
-  /**
-   * Sets one entry of a map field of the record (`progress.<login>` of an account action); with
-   * `only`, when all its conditions hold (false when not written).
-   */
-  async note(
-    id: string,
-    field: string,
-    key: string,
-    value: unknown,
-    only: NoteCondition = {},
-  ): Promise<boolean> {
-    const names: Record<string, string> = { '#f': field, '#k': key };
-    const values: Record<string, unknown> = { ':v': value };
-    const conditions: string[] = [];
-    let set = 'SET #f.#k = :v';
-    if (only.holder) {
-      conditions.push('holder = :h');
-      values[':h'] = only.holder;
-      if (only.until !== undefined) {
-        set += ', heldUntil = :until';
-        values[':until'] = only.until;
-      }
-    }
-    if (only.unset) {
-      conditions.push('attribute_not_exists(#f.#k.#u)');
-      names['#u'] = only.unset;
-    }
-    if (only.same) {
-      conditions.push('#f.#k.#s = :same');
-      names['#s'] = only.same.field;
-      values[':same'] = only.same.value;
-    }
-    try {
-      await this.io.client.send(
-        new UpdateItemCommand({
-          TableName: this.io.tableName,
-          Key: marshall(this.key(id)),
-          UpdateExpression: set,
-          ...(conditions.length ? { ConditionExpression: conditions.join(' AND ') } : {}),
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: marshall(values),
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+  /** Keeps the upstream's answer and what it changed (still open: follow-ups to come). */
+  async answered(id: string, results: UidResult[], changed: string[]): Promise<void> {
+    await this.update(id, 'SET #status = :s, results = :r, changed = :c', {
+      ':s': 'answered',
+      ':r': results,
+      ':c': changed,
+    });
   }
 
   /** Finished: out of the open index. */
@@ -434,31 +346,6 @@ export class ActionStore<R extends ActionRecordBase = ActionRecord> {
       const { pk: _pk, sk: _sk, ...entry } = unmarshall(item);
       return entry as unknown as ActionAuditEntry;
     });
-  }
-
-  /** An update made only when `condition` holds: false when it did not. */
-  private async conditional(
-    id: string,
-    expression: string,
-    condition: string,
-    values: Record<string, unknown>,
-  ): Promise<boolean> {
-    try {
-      await this.io.client.send(
-        new UpdateItemCommand({
-          TableName: this.io.tableName,
-          Key: marshall(this.key(id)),
-          UpdateExpression: expression,
-          ConditionExpression: condition,
-          ...(expression.includes('#status') ? { ExpressionAttributeNames: { '#status': 'status' } } : {}),
-          ExpressionAttributeValues: marshall(values),
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
   }
 
   private async update(id: string, expression: string, values: Record<string, unknown>): Promise<void> {
