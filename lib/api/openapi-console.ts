@@ -33,7 +33,16 @@ const described = <T extends z.core.$ZodType>(schema: T, description: string): T
 
 const tenantSchema = z.object({ id: z.number(), name: z.string() });
 
-const whoAmISchema = z.object({ client: z.string(), scopes: z.array(z.string()) });
+const whoAmISchema = z.object({
+  client: z.string(),
+  scopes: z.array(z.string()),
+  dryRun: z.optional(
+    described(
+      z.literal(true),
+      'Present under `start --dry-run`: every route that would act outside answers 409 `dry_run`.',
+    ),
+  ),
+});
 
 const deliverySchema = described(
   z.object({
