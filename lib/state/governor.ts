@@ -231,12 +231,12 @@ export class DynamoRateGovernor implements RateGovernor {
 
   /** After a 429: every run paces at half the rate for a minute. */
   async slowDown(): Promise<void> {
-    await this.mark('slowUntil', this.clock.now() + SLOW_MS);
+    await this.mark('slowUntil', SLOW_MS);
   }
 
   /** The provider's rate is spent for `ms` (at most MAX_PAUSE_MS): no run takes a turn here before then. */
   async pause(ms: number): Promise<void> {
-    await this.mark('pausedUntil', this.clock.now() + Math.min(ms, MAX_PAUSE_MS));
+    await this.mark('pausedUntil', Math.min(ms, MAX_PAUSE_MS), MAX_PAUSE_MS);
   }
 
   /** A pause in force at `now` (when it ends), or 0; one ending absurdly far ahead is ignored. */
@@ -245,9 +245,16 @@ export class DynamoRateGovernor implements RateGovernor {
     return until > now && until <= now + MAX_PAUSE_MS + RECLAIM_SLACK_MS ? until : 0;
   }
 
-  /** Sets a slowdown's or a pause's end for every run, unless a later one stands. */
-  private async mark(name: 'slowUntil' | 'pausedUntil', until: number): Promise<void> {
-    if (until <= (this.known[name] ?? 0)) return;
+  /**
+   * Sets a slowdown's or a pause's end `ms` from now for every run, unless a later one stands; one
+   * ending further ahead than `longest` can (a wrong clock wrote it) does not stand.
+   */
+  private async mark(name: 'slowUntil' | 'pausedUntil', ms: number, longest = ms): Promise<void> {
+    const now = this.clock.now();
+    const until = now + ms;
+    const absurd = now + longest + RECLAIM_SLACK_MS;
+    const known = this.known[name] ?? 0;
+    if (known >= until && known <= absurd) return;
     this.known[name] = until;
     // Slots held at the old pace, or before the pause, are given up.
     this.held.basic.length = 0;
@@ -260,9 +267,8 @@ export class DynamoRateGovernor implements RateGovernor {
           TableName: this.tableName,
           Key: this.key,
           UpdateExpression: `SET ${name} = :u`,
-          // A later one stands, unless it ends absurdly far ahead (a wrong clock wrote it).
           ConditionExpression: `attribute_not_exists(${name}) OR ${name} < :u OR ${name} > :absurd`,
-          ExpressionAttributeValues: marshall({ ':u': until, ':absurd': until + RECLAIM_SLACK_MS }),
+          ExpressionAttributeValues: marshall({ ':u': until, ':absurd': absurd }),
         }),
       )
       .catch((error: unknown) => {
