@@ -52,7 +52,9 @@ const after = (a: string, b: string) => {
 /** The verdict of `answer` for a leak of `leakDate`, by section 12's five rules in order. */
 export function decideVerdict(provider: string, answer: Answer, leakDate: string): IdentityVerdict {
   if ('unavailable' in answer) return unknown(provider, 'unavailable', leakDate);
-  if (!answer.found) return { provider, verdict: 'no_account', leakDate };
+  if (answer.found === false) return { provider, verdict: 'no_account', leakDate };
+  // Only a clear "none" is no_account: an answer without its account (a kept one that cannot be read) says nothing.
+  if (answer.found !== true || !answer.account) return unknown(provider, 'unavailable', leakDate);
   const { account } = answer;
   const about = {
     provider,

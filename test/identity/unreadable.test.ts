@@ -14,6 +14,7 @@ import { IdentityLookups } from '../../lib/identity/lookup.ts';
 import { oktaClient } from '../../lib/identity/okta.ts';
 import type { EntraConfig, OktaConfig } from '../../lib/identity/schema.ts';
 import { IdentityStore } from '../../lib/identity/store.ts';
+import { type Answer, decideVerdict } from '../../lib/identity/verdict.ts';
 import type { IdentityVerdict } from '../../lib/identity/words.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { MemoryMetrics } from '../../lib/metrics.ts';
@@ -169,6 +170,17 @@ describe('an answer the product cannot read', () => {
       expect(await w.verdict(login)).toMatch(/^at_risk|rotated$/);
     },
   );
+});
+
+describe('a kept answer that cannot be read', () => {
+  it('is unknown/unavailable, not no_account', () => {
+    for (const answer of [{}, { found: true }, { found: 'no' }])
+      expect(decideVerdict('corp', answer as Answer, '2026-11-20T00:00:00Z')).toMatchObject({
+        verdict: 'unknown',
+        reason: 'unavailable',
+      });
+    expect(decideVerdict('corp', { found: false }, '2026-11-20T00:00:00Z').verdict).toBe('no_account');
+  });
 });
 
 describe('a well-formed answer that there is none', () => {
