@@ -1,7 +1,9 @@
 /**
  * What a provider client is (entra.ts, okta.ts): it looks one login up and says what came of it,
- * in the three ways the lookup step (lookup.ts) treats differently. Only the login travels: no
- * password, no hash, no sign-in, ever.
+ * in the three ways the lookup step (lookup.ts) treats differently, and acts on an account. Only
+ * the login travels: no password, no hash, no sign-in, ever. What both clients share lives here:
+ * `send`, each request in its turn of the provider's lane (lanes.ts) with the lane paused after a
+ * refusal for rate, and how an answer is read (a refusal, a failure, one it cannot read).
  */
 import type { Answer } from './verdict.ts';
 import type { AccountAction, ProviderType } from './words.ts';
