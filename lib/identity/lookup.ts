@@ -18,9 +18,8 @@
  * rate included); each request takes its turn of the provider's lane, shared by every run
  * (lanes.ts), which a 429 or a spent rate pauses for all until the time the provider named; a
  * provider that refuses our credentials, or failed FAILURES_TO_REST times in a row, is not asked
- * again this cycle. A login not looked up for any of
- * these reasons is `unknown` (reason `unavailable`), and its alert goes on: no item is held, lost or
- * sent twice because of a provider. What is excluded for good: a better verdict for that item (it
+ * again this cycle. A login not looked up for any of these reasons is `unknown` (reason
+ * `unavailable`), and its alert goes on: no item is held, lost or sent twice because of a provider. What is excluded for good: a better verdict for that item (it
  * was decided once); the login is looked up again for later items once its 5 minutes pass.
  * A baseline walk sends nothing, so it looks nothing up.
  */
@@ -113,7 +112,7 @@ class Slots {
 
 const providerId = (scope: Scope, provider: string) => `${scope}#${provider}`;
 
-/** One per run: lookups in flight, providers' pauses and slots. A cycle takes its budget from `cycle()`. */
+/** One per run: lookups in flight and slots (the providers' pauses are their lanes'). A cycle takes its budget from `cycle()`. */
 export class IdentityLookups {
   readonly inFlight = new Map<string, Promise<Answer>>();
   private readonly slots = new Map<string, Slots>();
