@@ -8,10 +8,10 @@
  *
  * The silence is named by the click (its team, user and `action_ts`): the same request again
  * (Slack's retry, a replay) finds the silence it made instead of making a second one, however
- * long after, since the silence is kept (expired ones too). A click further from now than its
- * longest silence (and a day for clocks) could name no silence that still lives, and is no new
- * click either (Slack sends one within seconds): it is refused, so no id is made with a time far
- * outside the window the active silences are read from (state/silences.ts).
+ * long after, for as long as the silence it made can live: a click time within the longest
+ * silence (and a day for clocks) of now names its silence by that time. A click time outside it
+ * (a clock far off) gets an id of now, as a new silence: an id with a time outside the window the
+ * active silences are read from (state/silences.ts) would never hold anything.
  */
 import type { ActDeps } from '../actions/events.ts';
 import { BLOCK_PREFIX } from '../destinations/slack/buttons.ts';
@@ -46,9 +46,9 @@ function actionTime(ts: string | undefined): number | undefined {
 }
 
 const DAY_MS = 86_400_000;
-/** How old a click may be: its longest silence (P7D), and a day for clocks that disagree. */
+/** How old a click may be to name its silence: the longest silence (P7D), and a day for clocks. */
 const CLICK_PAST_MS = 8 * DAY_MS;
-/** How far ahead of this clock a click's time may be. */
+/** How far ahead of this clock a click's time may be to name its silence. */
 const CLICK_AHEAD_MS = DAY_MS;
 
 /**
@@ -75,12 +75,11 @@ export async function silenceSimilar(
   const { tenant } = splitKey(similar.key, tenants);
   const at = actionTime(click.action_ts);
   const now = deps.now();
-  if (at !== undefined && (at < now - CLICK_PAST_MS || at > now + CLICK_AHEAD_MS))
-    return `Not silenced: that click is from ${new Date(at).toISOString()}, too far from now to be a new one. Choose again from the message.`;
+  const named = at !== undefined && at >= now - CLICK_PAST_MS && at <= now + CLICK_AHEAD_MS;
   const { silence } = await addSilence(deps, {
     client: click.by,
     requestId: click.requestId,
-    ...(at !== undefined ? { once: { id: click.requestId, at } } : {}),
+    ...(named ? { once: { id: click.requestId, at } } : {}),
     body: {
       match: {
         kind: 'event',

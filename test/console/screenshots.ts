@@ -73,7 +73,7 @@ async function main(): Promise<void> {
         }
         // Screenshots without a caret blinking in a field or a focus ring on the heading.
         await page.evaluate('document.activeElement?.blur()');
-        const path = join(OUT, `${name}-${size.width}x${size.height}.png`);
+        const path = join(OUT, `${name}-${size.width}x${size.height}.png`) as `${string}.png`;
         await page.screenshot({ path });
         console.log(`wrote ${path.slice(ROOT.length + 1)}`);
       }
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     await dark.page.goto(`${run.url}/console#/alerts`);
     await settled(dark.page);
     await dark.page.evaluate('document.activeElement?.blur()');
-    await dark.page.screenshot({ path: join(OUT, 'alerts-dark-1280x800.png') });
+    await dark.page.screenshot({ path: join(OUT, 'alerts-dark-1280x800.png') as `${string}.png` });
     console.log('wrote docs/console/alerts-dark-1280x800.png');
     await dark.close();
   } finally {
