@@ -101,9 +101,10 @@ export const IDENTITY_ACTION_KEYS = ['idaction#*'];
 export const API_INDEX_ACTIONS = ['dynamodb:Query'] as const;
 /**
  * The console's reads (lib/state/alert-list.ts, lib/state/acted.ts): the alert index's month
- * partitions, an alert's own item, and what was done to an event or a login. Read only.
+ * partitions, an alert's own item (one by one, or a page's shared details in a BatchGetItem), and
+ * what was done to an event or a login. Read only.
  */
-export const API_CONSOLE_READ_ACTIONS = ['dynamodb:Query'] as const;
+export const API_CONSOLE_READ_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:Query'] as const;
 export const CONSOLE_READ_KEYS = ['alerts#*', 'alert#*', 'acted#*'];
 /**
  * An action taken through the API points each of its targets to it (lib/state/acted.ts), written

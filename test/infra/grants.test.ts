@@ -336,8 +336,9 @@ describe('DynamoDB grants match the code', () => {
     const actions = table.filter(within((k) => /^(action|flags|dlv|fu)#/.test(k)));
     const idempotency = table.filter(within((k) => /^idem#/.test(k)));
     const consoleKeys = table.filter(within((k) => /^(alerts|alert|acted)#/.test(k)));
-    const consoleReads = consoleKeys.filter((r) => r.action === 'dynamodb:Query');
-    const pointers = consoleKeys.filter((r) => r.action !== 'dynamodb:Query');
+    const reading = new Set<string>(API_CONSOLE_READ_ACTIONS);
+    const consoleReads = consoleKeys.filter((r) => reading.has(r.action));
+    const pointers = consoleKeys.filter((r) => !reading.has(r.action));
     const pace = table.filter(within((k) => /^dtest#/.test(k)));
     // Every request is one of these: what the conditions of its grants allow.
     expect(

@@ -211,7 +211,7 @@ describe('API role', () => {
         },
         // The console: the alert index read, actions' pointers written, tests paced, dead ids found.
         {
-          Action: 'dynamodb:Query',
+          Action: ['dynamodb:BatchGetItem', 'dynamodb:Query'],
           Effect: 'Allow',
           Resource: table,
           Condition: {
