@@ -317,12 +317,22 @@ export async function configIdentity(
   config: Pick<AlertsConfig, 'identity' | 'tenants'>,
   secrets: SecretObject,
   warn: (text: string) => void,
+  env: Pick<Environment, 'dynamodbEndpoint' | 'tableName'>,
 ): Promise<ApiDepsOptions['identity']> {
   if (config.identity === undefined && !(config.tenants ?? []).some((t) => t.identity !== undefined))
     return undefined;
-  const { providerClients } = await import('../identity/index.ts');
+  const [{ providerClients }, { IdentityLanes }] = await Promise.all([
+    import('../identity/index.ts'),
+    import('../identity/lanes.ts'),
+  ]);
   const problems: string[] = [];
-  const providers = providerClients(config, secrets, problems);
+  // The providers' calls take their turns in the lanes every run of the deployment shares.
+  const lanes = new IdentityLanes(
+    createDynamoClient({ endpoint: env.dynamodbEndpoint }),
+    env.tableName,
+    systemClock,
+  );
+  const providers = providerClients(config, secrets, problems, lanes);
   for (const problem of problems) warn(`account actions cannot use this provider: ${problem}`);
   return { providers };
 }

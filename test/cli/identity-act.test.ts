@@ -16,6 +16,8 @@ import { systemClock } from '../../lib/clock.ts';
 import { ALL_ENTRA_ROLES } from '../../lib/emulator/identity/index.ts';
 import { accountStore } from '../../lib/identity/act.ts';
 import { IdentityStore } from '../../lib/identity/store.ts';
+import { marshall } from '../../lib/state/marshall.ts';
+import { GetItemCommand } from '../../lib/state/sdk.ts';
 import { runCliProcess, startCliService } from '../helpers/cli-process.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
@@ -199,6 +201,15 @@ describe('serve with identity in its config', () => {
       expect(idp.actions.filter((a) => a.login === 'ann@acme.test').map((a) => a.action)).toEqual([
         'revokeSessions',
       ]);
+      // Its call took a turn in the provider's lane, which every run of the deployment shares.
+      const lane = await db.client.send(
+        new GetItemCommand({
+          TableName: env.TABLE_NAME,
+          Key: marshall({ pk: 'governor', sk: 'idp#top#corp' }),
+          ConsistentRead: true,
+        }),
+      );
+      expect(lane.Item).toBeDefined();
     } finally {
       expect(await service.stop()).toBe(0);
     }

@@ -95,7 +95,7 @@ async function configKnowledge(
   );
   // With identity, account actions are taken here, with the providers' secrets (api/deps.ts), read
   // as a worker reads them (the identity secret first when IDENTITY_SECRET_ID is set).
-  const identity = await configIdentity(config, await identitySecrets(env, secrets, config, warn), warn);
+  const identity = await configIdentity(config, await identitySecrets(env, secrets, config, warn), warn, env);
   // The console's test messages, each destination with its secrets (one missing stops only its test).
   const tests = testable(config, secrets, resolveDestination, env.appUrl);
   return {
