@@ -19,6 +19,7 @@ import {
   objectOf,
   type ProviderClient,
   type ProviderLanes,
+  RATE_PAUSE_MS,
   refusalText,
   retryAfterMs,
   type Sent,
@@ -142,7 +143,11 @@ export function entraClient(
               'check tenantId, clientId and the client secret',
             ),
           }
-        : { failed: failure.error };
+        : // Refused for rate by the sign-in service: nothing was asked of Graph yet.
+          {
+            failed: failure.error,
+            ...(failure.status === 429 ? { retryAt: ctx.now() + RATE_PAUSE_MS } : {}),
+          };
     }
     const sent = await send(
       ctx,
@@ -193,8 +198,14 @@ export function entraClient(
         return { noAnswer: networkText(label, error, ctx.signal) };
       }
       if ('noTurn' in got) return { rateLimited: noTurnText(label), retryAt: got.noTurn };
-      if (!('res' in got))
-        return 'refused' in got ? got : { failed: 'failed' in got ? got.failed : `${label}: no token` };
+      if (!('res' in got)) {
+        if ('refused' in got) return got;
+        if (!('failed' in got)) return { failed: `${label}: no token` };
+        // A token refused for rate: the action was not asked for, so it is asked again later.
+        return got.retryAt === undefined
+          ? { failed: got.failed }
+          : { rateLimited: got.failed, retryAt: got.retryAt };
+      }
       const { res, text } = got;
       const now = ctx.now();
       return (

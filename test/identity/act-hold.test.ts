@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Clock, systemClock } from '../../lib/clock.ts';
 import type { ItemChange } from '../../lib/deliver/follow-up.ts';
 import { ALL_ENTRA_ROLES } from '../../lib/emulator/identity/index.ts';
+import { forgetEntraToken } from '../../lib/entra-token.ts';
 import {
   type AccountDeps,
   accountStore,
@@ -17,6 +18,7 @@ import {
   finishAccountActions,
   RATE_GIVE_UP_MS,
 } from '../../lib/identity/act.ts';
+import { GRAPH_SCOPE } from '../../lib/identity/entra.ts';
 import { providerClients } from '../../lib/identity/index.ts';
 import { IdentityStore } from '../../lib/identity/store.ts';
 import { memoryLogger } from '../../lib/log.ts';
@@ -202,6 +204,40 @@ describe('a refusal for rate is not a failure', () => {
     expect(requestsTo(first, requests)).toBe(2);
     expect(calls(first, actions)).toBe(1);
     expect(clock.skipped()).toBeGreaterThanOrEqual(4_000);
+    expect(a.reports).toEqual([]);
+  });
+
+  it('the sign-in service refusing the token for rate: the action waits and is done, never failed', async () => {
+    const clock = skipClock();
+    const a = await world(clock);
+    const [, , login] = LOGINS as [string, string, string];
+    const actions = idp.actions.length;
+    // The token this process keeps is dropped, so the action must buy one, and is refused once.
+    const corp = idp.providers({ entra: ['hold.test'] }).corp as {
+      loginUrl: string;
+      tenantId: string;
+      clientId: string;
+      clientSecret: { secret: string };
+    };
+    const secret = idp.secrets[corp.clientSecret.secret] as string;
+    forgetEntraToken({ ...corp, clientSecret: secret }, GRAPH_SCOPE);
+    idp.stand.control.addFault({ provider: 'entra', endpoint: 'entraToken', status: 429, times: 1 });
+    const first = await actOnAccounts(a.deps, {
+      action: 'requirePasswordChange',
+      logins: [login],
+      by: 'cli:x',
+      id: 'token-rate-1',
+    });
+    expect(first.results[0]?.outcome).toBeUndefined();
+    if (first.open) {
+      // Parked past the run (the refusal named no time: 10 s): a pass when it is due.
+      await clock.sleep(11_000);
+      await finishAccountActions(a.deps);
+    }
+    const record = await a.deps.actions.get('token-rate-1');
+    expect(record?.status).toBe('done');
+    expect(record?.progress[login]?.result).toEqual({ login, ok: true });
+    expect(calls(login, actions)).toBe(1);
     expect(a.reports).toEqual([]);
   });
 
