@@ -30,6 +30,13 @@ export const demoConfig: AlertsConfig = configSchema.parse(demoConfigInput);
  * The demo config's `identity`: acme.test's logins looked up in the emulator's Entra ID directory,
  * example.com's in its Okta org, at the emulator's origin (known only once it listens).
  */
+/**
+ * The demo providers' rate: the emulator stands in for Graph and Okta on this machine, so its
+ * lanes go at the pace of the emulator's upstream (start.ts LOCAL_RATES), not a real directory's
+ * default of 5 a second, which would hold the first credentials cycle for seconds.
+ */
+const DEMO_IDENTITY_RATE = 40;
+
 export function demoIdentityInput(emulatorUrl: string) {
   const urls = identityUrls(emulatorUrl);
   return {
@@ -42,6 +49,7 @@ export function demoIdentityInput(emulatorUrl: string) {
         domains: [DEMO_ENTRA.domain],
         loginUrl: urls.loginUrl,
         graphUrl: urls.graphUrl,
+        requestsPerSecond: DEMO_IDENTITY_RATE,
       },
       [DEMO_OKTA.name]: {
         type: 'okta',
@@ -49,6 +57,7 @@ export function demoIdentityInput(emulatorUrl: string) {
         token: { secret: DEMO_OKTA.secretName },
         domains: [DEMO_OKTA.domain],
         userRisk: true,
+        requestsPerSecond: DEMO_IDENTITY_RATE,
       },
     },
   } as const;

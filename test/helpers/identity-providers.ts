@@ -21,6 +21,13 @@ import {
 import { identityUrls } from '../../lib/emulator/index.ts';
 import { standIn } from './stand-in.ts';
 
+/**
+ * The rate `providers()` gives each provider's lane: a stand-in on this machine, not a directory
+ * with a real limit, so tests are not held at the default 5 a second (a test of the lanes sets its
+ * own).
+ */
+export const STAND_IN_RATE = 100;
+
 /** The secret object's names the helper's `providers()` refers to. */
 export const STAND_IN_SECRET_NAMES = { entra: 'idpEntraSecret', okta: 'idpOktaToken' } as const;
 
@@ -95,6 +102,7 @@ export async function identityProviders(options: IdentityStandInOptions = {}): P
                 domains: domains.entra,
                 loginUrl: urls.loginUrl,
                 graphUrl: urls.graphUrl,
+                requestsPerSecond: STAND_IN_RATE,
               },
             }
           : {}),
@@ -106,6 +114,7 @@ export async function identityProviders(options: IdentityStandInOptions = {}): P
                 token: { secret: STAND_IN_SECRET_NAMES.okta },
                 domains: domains.okta,
                 userRisk: stand.okta.userRisk,
+                requestsPerSecond: STAND_IN_RATE,
               },
             }
           : {}),
