@@ -11,7 +11,7 @@
  * when it comes, if the run lasts that long; else the step says `park`. Refused for rate until an
  * hour after the action was asked, it fails: reported to ops, like every failure of `auto`.
  *
- * A little over 300 lines: one login's rules (once more, unknown, the rate's turns, the notes'
+ * Longer than 300 lines: one login’s rules (once more, unknown, the rate's turns, the notes'
  * conditions) act on one another and read best in one place.
  */
 import type { Clock } from '../clock.ts';
