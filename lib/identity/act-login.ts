@@ -133,18 +133,22 @@ export async function actOnLogin(
       : { same: { field: 'calls', value: calls }, unset: 'result' };
   const progress = { ...step, ...(calls === undefined ? {} : { calls }), result };
   if (!(await deps.actions.note(record.id, 'progress', login, progress, only))) return 'lost';
-  if (!result.ok && !result.outcome) await failed(deps, record, result, found);
   return result;
 }
 
-/** A failure nobody waits for (refused for rate to the end, or `auto`'s): ops hear it; auto's account is freed. */
-async function failed(
+/**
+ * A failure nobody waits for (refused for rate to the end, or `auto`'s): ops hear it; auto's account
+ * is freed. Called by act-work.ts once every answer is kept, before the action is done, so that a
+ * crash after a login's answer was written and before this leaves it to the pass that finishes the
+ * action (a marker never freed would lose the account's automatic response for good).
+ */
+export async function failed(
   deps: AccountDeps,
   record: AccountActionRecord,
   result: LoginResult,
-  found: LoginItem | undefined,
 ): Promise<void> {
-  if (!result.rateLimited && record.by !== 'auto') return;
+  if (result.ok || result.outcome || (!result.rateLimited && record.by !== 'auto')) return;
+  const found = accountOf(await deps.store.loginItems(record.scope, result.login));
   deps.logger.error('an account action failed', {
     action: record.id,
     type: record.type,
@@ -184,11 +188,11 @@ async function decide(
   const cannot = client.cannot(record.type);
   if (cannot) return fail(cannot);
   if (found.verdict.verdict === 'no_account') return fail(`${client.name} has no such account`);
-  if (step.calls > 0) {
-    // A call made before got no answer: once more within the window, else a person looks.
-    const late = deps.clock.now() - (step.lastCallAt ?? 0) > RESUME_WINDOW_MS;
-    if (step.calls >= 2 || late) return unknown(deps, record, login, step, client.name);
-  }
+  // A call made before got no answer: once more within the window of the first, else a person
+  // looks. Asked again before each call too: a wait for the provider's rate may end past it.
+  const noMore = () =>
+    step.calls >= 2 || (step.calls > 0 && deps.clock.now() - (step.lastCallAt ?? 0) > RESUME_WINDOW_MS);
+  if (noMore()) return unknown(deps, record, login, step, client.name);
   const timeout = deps.callTimeoutMs ?? CALL_TIMEOUT_MS;
   const giveUpAt = Date.parse(record.at) + RATE_GIVE_UP_MS;
   // The provider's next turn, on our clock (its times are real time).
@@ -241,6 +245,7 @@ async function decide(
       if (!looked.answer.found) return fail(`${client.name} has no such account`);
       accountId = looked.answer.account.id;
     }
+    if (noMore()) return unknown(deps, record, login, step, client.name);
     const now = deps.clock.now();
     const calls = step.calls + 1;
     // Written before the call, while the hold is ours (and renewed): a crash after it leaves a

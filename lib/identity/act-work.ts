@@ -1,7 +1,8 @@
 /**
  * The work of an account action while one call holds it (act.ts): its hold kept, its logins in turn
- * (act-login.ts), then, once every login has its answer, the audit, the follow-ups and done; or, when
- * a provider's turn is past the run, the action parked.
+ * (act-login.ts), then, once every login has its answer, ops told of a failure nobody waits for, the
+ * audit, the follow-ups and done (each safe to do again: a pass after a crash does what is left); or,
+ * when a provider's turn is past the run, the action parked.
  *
  * One holder at a time: the hold lasts STALE_MS and is renewed while its holder works, however long
  * the provider takes (by the note before each call, and every half second of real time once a
@@ -19,6 +20,7 @@ import {
   type AccountActionRecord,
   type AccountDeps,
   actOnLogin,
+  failed,
   type LoginResult,
   type LoginRun,
 } from './act-login.ts';
@@ -161,6 +163,8 @@ async function work(deps: AccountDeps, record: AccountActionRecord, run: LoginRu
   const changed = results.filter((r) => r.ok).map((r) => r.login);
   const uidResults = results.map((r) => ({ uid: r.login, ok: r.ok, ...(r.error ? { error: r.error } : {}) }));
   if (!(await deps.actions.answeredWhile(run.holder, record.id, uidResults, changed))) return open();
+  // Here, not with each answer: a pass that finishes the action after a crash does it too.
+  for (const result of results) await failed(deps, record, result);
   const current: AccountActionRecord = { ...record, progress };
   await deps.actions.audit({ ...current, results: uidResults, changed });
   const action = {

@@ -102,14 +102,14 @@ export type ActResult =
   | { ok: true }
   /** The provider refused for lack of a permission, a role or a licence (named): nothing changed. */
   | { refused: string }
-  /** The provider answered that it was not done (a 4xx, a 5xx). */
+  /** The provider answered that it was not done (a 4xx, a 500). */
   | { failed: string }
   /**
    * The provider refused for rate (a 429, or its lane paused past the caller's time): it did
    * nothing, so the same call may be made again at `retryAt` (section 12: not a failure).
    */
   | { rateLimited: string; retryAt: number }
-  /** No answer (a timeout, a dropped connection): it may have happened. */
+  /** No answer (a timeout, a dropped connection, a 502, 503 or 504): it may have happened. */
   | { noAnswer: string };
 
 /** The account an action is taken on: its id in the provider, and its login. */
@@ -138,7 +138,11 @@ export interface ProviderClient {
 /** How long a lane waits after a 429 that named no time. */
 export const RATE_PAUSE_MS = 10_000;
 
-/** An action's answer that is not a 2xx: a 429 is a refusal for rate, the rest as `notDone`. */
+/**
+ * An action's answer that is not a 2xx: a 429 is a refusal for rate; a 502, 503 or 504 no answer
+ * (a gateway's or a busy service's word proves nothing of the action, which may have been done:
+ * section 12's answer unknown, asked at most once more); the rest as `notDone`.
+ */
 export function actNotDone(
   label: string,
   res: Pick<Response, 'status'>,
@@ -149,6 +153,8 @@ export function actNotDone(
 ): ActResult | undefined {
   if (res.status === 429)
     return { rateLimited: `${label}: HTTP 429`, retryAt: retryAt ?? now + RATE_PAUSE_MS };
+  if (res.status === 502 || res.status === 503 || res.status === 504)
+    return { noAnswer: `${label}: HTTP ${res.status}` };
   const bad = notDone(label, res, text, hints, retryAt, now);
   return bad && 'failed' in bad ? { failed: bad.failed } : bad;
 }

@@ -1,0 +1,241 @@
+/**
+ * Account actions attacked as an unlucky operator would meet them (section 12, "Once, and honest
+ * when unsure" and "Under load and faults"), against real dynalite and the providers' stand-in
+ * over HTTP: a provider answering 503 to a call that is not safe to repeat (an answer unknown, not
+ * a failure); a call first left unanswered, taken up again just inside the 5 minutes, and then
+ * refused for rate (no call after the 5 minutes); and a process that dies after each of its writes
+ * in turn while an automatic response fails (a later pass finishes it, the account's marker freed,
+ * the provider asked at most twice).
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ALL_ENTRA_ROLES } from '../../lib/emulator/identity/index.ts';
+import {
+  type AccountDeps,
+  accountStore,
+  actOnAccounts,
+  finishAccountAction,
+  finishAccountActions,
+  RESUME_WINDOW_MS,
+  recordAccountAction,
+} from '../../lib/identity/act.ts';
+import { AutoResponse } from '../../lib/identity/auto.ts';
+import { providerClients } from '../../lib/identity/index.ts';
+import { IdentityStore } from '../../lib/identity/store.ts';
+import { memoryLogger } from '../../lib/log.ts';
+import { marshall, unmarshall } from '../../lib/state/marshall.ts';
+import { GetItemCommand } from '../../lib/state/sdk.ts';
+import { fakeClock } from '../helpers/clock.ts';
+import { useDynalite } from '../helpers/dynamo.ts';
+import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
+import { configFrom } from '../helpers/world.ts';
+
+const db = useDynalite();
+let idp: IdentityProviders;
+const LOGINS = [
+  'gone@attack.test',
+  'late@attack.test',
+  ...Array.from({ length: 16 }, (_, i) => `crash${i}@attack.test`),
+];
+const idOf = (login: string) => `u-${login.split('@')[0]}`;
+
+beforeAll(async () => {
+  idp = await identityProviders({
+    entra: { users: LOGINS.map((l) => ({ userPrincipalName: l, id: idOf(l) })) },
+  });
+  idp.stand.entra.roles = [...ALL_ENTRA_ROLES];
+});
+afterAll(() => idp.close());
+
+class Crash extends Error {}
+const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'BatchWriteItemCommand']);
+
+/** A table client whose process dies right after its `after`-th write (0: never). */
+function dying(after: number) {
+  let writes = 0;
+  let dead = false;
+  const client = new Proxy(db.client, {
+    get(target, prop) {
+      if (prop !== 'send') return Reflect.get(target, prop);
+      return async (command: { constructor: { name: string } }) => {
+        if (dead) throw new Crash('the process had died');
+        const out = await target.send(command as never);
+        if (WRITES.has(command.constructor.name) && ++writes === after) {
+          dead = true;
+          throw new Crash(`died after write ${after}`);
+        }
+        return out;
+      };
+    },
+  }) as DynamoDBClient;
+  return { client, writes: () => writes };
+}
+
+async function world(clock = fakeClock(), table?: string, client: DynamoDBClient = db.client) {
+  const tableName = table ?? (await db.table());
+  const io = { client, tableName, clock };
+  const store = new IdentityStore(io);
+  if (!table)
+    await store.keepVerdicts(
+      LOGINS.map((login, i) => ({
+        key: String(i),
+        scope: 'top' as const,
+        login,
+        verdict: {
+          provider: 'corp',
+          verdict: 'at_risk' as const,
+          userId: idOf(login),
+          enabled: true,
+          leakDate: '2026-11-20T00:00:00Z',
+        },
+      })),
+      true,
+    );
+  const config = configFrom({
+    destinations: { t: { type: 'console' } },
+    identity: { providers: idp.providers({ entra: ['attack.test'] }) },
+  });
+  const reports: string[] = [];
+  const deps: AccountDeps = {
+    actions: accountStore(io),
+    store,
+    providers: providerClients(config, idp.secrets, []),
+    fetch,
+    clock,
+    logger: memoryLogger(),
+    followUp: async () => [],
+    report: async (title) => {
+      reports.push(title);
+    },
+    auto: new AutoResponse(io),
+    callTimeoutMs: 2_000,
+  };
+  return { deps, reports, clock, table: tableName, io };
+}
+
+const actedOn = (login: string, since = 0) =>
+  idp.requests.slice(since).filter((r) => r.path.includes(idOf(login)) && r.method !== 'GET');
+
+describe('account actions under attack', () => {
+  it('a 503 to a call not safe to repeat is an answer unknown: once more within 5 minutes, then outcome unknown, never "not done"', async () => {
+    const w = await world();
+    const login = 'gone@attack.test';
+    idp.stand.control.addFault({ provider: 'entra', path: idOf(login), status: 503, times: 2 });
+    const since = idp.requests.length;
+    const first = await actOnAccounts(w.deps, {
+      action: 'requirePasswordChange',
+      logins: [login],
+      by: 'cli:x',
+    });
+    // Graph may have forced the change before its gateway answered 503: not a failure.
+    expect(first.open).toBe(true);
+    expect(first.results[0]).toMatchObject({ ok: false, error: expect.stringMatching(/under way/) });
+    w.clock.advance(61_000);
+    await finishAccountActions(w.deps);
+    w.clock.advance(61_000);
+    await finishAccountActions(w.deps);
+    const record = await w.deps.actions.get(first.id);
+    expect(record?.status).toBe('done');
+    expect(record?.progress[login]?.result).toMatchObject({ ok: false, outcome: 'unknown' });
+    expect(actedOn(login, since)).toHaveLength(2);
+    expect(w.reports).toEqual([expect.stringMatching(/outcome unknown$/)]);
+  });
+
+  it('a call left unanswered, taken up inside the 5 minutes and refused for rate: no call after the 5 minutes', async () => {
+    const w = await world();
+    const login = 'late@attack.test';
+    idp.stand.control.addFault({ provider: 'entra', path: idOf(login), hang: true, times: 1 });
+    const since = idp.requests.length;
+    const first = await actOnAccounts(w.deps, {
+      action: 'requirePasswordChange',
+      logins: [login],
+      by: 'cli:x',
+    });
+    expect(first.open).toBe(true);
+    // The next pass comes 4 min 58 s after the first call; Graph asks it to wait 10 s.
+    idp.stand.control.addFault({
+      provider: 'entra',
+      path: idOf(login),
+      status: 429,
+      retryAfter: 1,
+      times: 1,
+    });
+    w.clock.advance(RESUME_WINDOW_MS - 2_000);
+    const clock = w.clock;
+    // The wait for Graph's turn moves the clock as a real wait would: 10 s, past the 5 minutes.
+    const deps = {
+      ...w.deps,
+      clock: {
+        now: clock.now,
+        sleep: async (ms: number) => {
+          clock.advance(Math.max(ms, 10_000));
+        },
+      },
+    };
+    await finishAccountActions(deps);
+    const record = await w.deps.actions.get(first.id);
+    expect(record?.progress[login]?.result).toMatchObject({ ok: false, outcome: 'unknown' });
+    // The first call (no answer) and the refused one: none made after the 5 minutes.
+    expect(actedOn(login, since)).toHaveLength(2);
+    expect(idp.actions.filter((a) => a.login === login)).toEqual([]);
+  });
+
+  it('an automatic response that fails, its process dying after each of its writes in turn: a later pass finishes it, its account freed, the provider asked at most twice', async () => {
+    let after = 1;
+    for (const login of LOGINS.filter((l) => l.startsWith('crash'))) {
+      const clock = fakeClock(Date.parse('2026-11-26T12:00:00Z'));
+      const w = await world(clock);
+      const account = idOf(login);
+      // Graph refuses for a missing permission: a failure for good, which frees the account.
+      idp.stand.control.addFault({
+        provider: 'entra',
+        path: `${account}/revokeSignInSessions`,
+        status: 403,
+        times: 5,
+      });
+      const auto = new AutoResponse(w.io);
+      const note = await auto.decide(
+        'top',
+        { atRisk: ['revokeSessions'], maxPerHour: 5 },
+        { provider: 'corp', verdict: 'at_risk', userId: account, leakDate: '2026-11-20T00:00:00Z' },
+        login,
+        ['revokeSessions'],
+        async ({ id, actions }) => {
+          for (const action of actions)
+            await recordAccountAction(w.deps, { id: `${id}~${action}`, action, logins: [login], by: 'auto' });
+        },
+      );
+      const id = `${(note as { id: string }).id}~revokeSessions`;
+      const since = idp.requests.length;
+      const crashing = dying(after);
+      const doomed = await world(clock, w.table, crashing.client);
+      await finishAccountAction(doomed.deps, id).catch((error) => {
+        if (!(error instanceof Crash)) throw error;
+      });
+      const crashed = crashing.writes() === after;
+      // A later pass, once the dead holder's hold has lapsed.
+      for (let pass = 0; pass < 3; pass++) {
+        clock.advance(61_000);
+        await finishAccountActions(w.deps);
+      }
+      const record = await w.deps.actions.get(id);
+      expect(record?.status, `died after write ${after}`).toBe('done');
+      expect(record?.progress[login]?.result, `died after write ${after}`).toMatchObject({
+        ok: false,
+        refused: true,
+      });
+      const marker = await db.client.send(
+        new GetItemCommand({
+          TableName: w.table,
+          Key: marshall({ pk: `idauto#top#corp#${account}`, sk: 'idauto' }),
+        }),
+      );
+      expect(unmarshall(marker.Item ?? {}), `died after write ${after}`).toMatchObject({ failed: true });
+      expect(actedOn(login, since).length, `died after write ${after}`).toBeLessThanOrEqual(2);
+      if (!crashed) break;
+      after += 1;
+    }
+    // The crash came after every write of the action's work, one at a time.
+    expect(after).toBeGreaterThan(4);
+  });
+});
