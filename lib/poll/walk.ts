@@ -137,12 +137,15 @@ export class WalkState {
   from?: string;
   /** The stream's position (walk.ts): the newest item it handled, ever. */
   newest?: string;
-  /** The newest item this run saw, for the lag metric. */
+  /** The newest item this run saw past its walk's catching up, for the lag metric. */
   seenNewest?: string;
 
   /**
-   * The poll lag at `now`: how old the newest item this run saw is (none when it saw no item). The
-   * `PollLagSeconds` metric, and what `status` shows (the stream's release stores it).
+   * The poll lag at `now`: how old the newest item this run saw is, once its walk follows the feed
+   * (none when it saw no such item). A walk catching up (a first walk over its lookback, a restart
+   * re-reading the hour before its position) reads old items on purpose: their age says nothing of
+   * how far behind the poller is, and would show a healthy first walk of credentials as 45 h late.
+   * The `PollLagSeconds` metric, and what `status` shows (the stream's release stores it).
    */
   lagSeconds(now: number): number | undefined {
     return this.seenNewest ? Math.max(0, (now - Date.parse(this.seenNewest)) / 1000) : undefined;
@@ -193,6 +196,7 @@ export class WalkState {
     // Each time parsed once (a page holds up to thousands), the two bests once a page.
     let newestMs = this.newest ? Date.parse(this.newest) : Number.NaN;
     let seenMs = this.seenNewest ? Date.parse(this.seenNewest) : Number.NaN;
+    const following = !this.walk.catchingUp && !this.walk.baselining;
     for (const item of page.items) {
       const t = this.spec.itemTime(item);
       const ms = Date.parse(t);
@@ -200,7 +204,7 @@ export class WalkState {
         this.newest = t;
         newestMs = ms;
       }
-      if (!this.seenNewest || ms > seenMs) {
+      if (following && (!this.seenNewest || ms > seenMs)) {
         this.seenNewest = t;
         seenMs = ms;
       }

@@ -6,7 +6,10 @@
  * receivers.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { restartWalk, resumeWalk } from '../../lib/poll/walk.ts';
+import { memoryLogger } from '../../lib/log.ts';
+import type { StreamPage, StreamSpec } from '../../lib/poll/streams.ts';
+import type { PageCounts } from '../../lib/poll/types.ts';
+import { restartWalk, resumeWalk, WalkState } from '../../lib/poll/walk.ts';
 import type { StreamState } from '../../lib/state/streams.ts';
 import { fakeClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
@@ -78,6 +81,47 @@ describe('walk rules', () => {
     const walk = restartWalk(saved, events, now);
     expect(walk.alertFrom).toBe('2026-11-22T11:30:00.000Z');
     expect(walk.baselining).toBe(true);
+  });
+
+  it('the poll lag counts items seen once the walk follows the feed, not a first walk over its lookback', () => {
+    const spec = {
+      ...events,
+      id: 'tenant',
+      endpoint: 'tenantEvents',
+      exclusive: true,
+      page: async () => ({ items: [], invalid: [], next: null }),
+      itemTime: (item: { at: string }) => item.at,
+    } as unknown as StreamSpec;
+    const counts = { items: 1, newItems: 1, queued: 1, sent: 0, silenced: 0 } as unknown as PageCounts;
+    const page = (at: string, next: string) =>
+      ({ items: [{ at }], invalid: [], next }) as unknown as StreamPage;
+    // A first walk: the newest of its lookback is 20 hours old, which is no lag at all.
+    const first = new WalkState(spec, state(), now, memoryLogger());
+    first.pageWritten(page('2026-11-21T16:00:00.000Z', 'c1'), counts, true);
+    expect(first.lagSeconds(now)).toBeUndefined();
+    // The next run follows the feed: a match of 90 s ago is 90 s of lag.
+    const saved = first.advance();
+    const next = new WalkState(
+      spec,
+      state({
+        fingerprint: saved.fingerprint,
+        since: saved.since,
+        ...(saved.alertFrom ? { alertFrom: saved.alertFrom } : {}),
+        cursor: {
+          next: saved.next as string,
+          fingerprint: saved.fingerprint,
+          since: saved.since,
+          savedAt: '',
+        },
+        ...(saved.newestItemAt ? { newestItemAt: saved.newestItemAt } : {}),
+        catchingUp: saved.catchingUp,
+        baselining: saved.baselining,
+      }),
+      now,
+      memoryLogger(),
+    );
+    next.pageWritten(page('2026-11-22T11:58:30.000Z', 'c2'), counts, true);
+    expect(next.lagSeconds(now)).toBe(90);
   });
 
   it('a lookback longer than time itself starts at the epoch', () => {
