@@ -214,6 +214,21 @@ export function dateField(value: unknown): string | null | undefined {
   return typeof value === 'string' && Number.isFinite(Date.parse(value)) ? value : undefined;
 }
 
+/**
+ * An account's id as a provider gives it: a string of 1 to 256 characters (Graph's are GUIDs,
+ * Okta's 20 characters). A longer one is no id the product can keep: the answer and the verdict
+ * are stored, and a DynamoDB item holds 400 KB.
+ */
+export const idField = (value: unknown): value is string =>
+  typeof value === 'string' && value.length > 0 && value.length <= 256;
+
+/** A display name as kept and shown: at most 256 characters (Graph's own bound), cut beyond. */
+export const nameField = (value: string): string => (value.length > 256 ? `${value.slice(0, 255)}…` : value);
+
+/** Whether `value` (the answer's UPN, mail or Okta login) names `login`: logins ignore case. */
+export const sameLogin = (value: unknown, login: string): boolean =>
+  typeof value === 'string' && value.toLowerCase() === login.toLowerCase();
+
 /** A network failure or an abort, said without the URL (it holds the login). */
 export function networkText(provider: string, error: unknown, signal: AbortSignal): string {
   // The caller's stop, or the answer's own time (send's timer).

@@ -11,8 +11,10 @@ import {
   actNotDone,
   dateField,
   errorCode,
+  idField,
   type LookupContext,
   type LookupResult,
+  nameField,
   networkText,
   noTurnText,
   notDone,
@@ -23,6 +25,7 @@ import {
   refusalText,
   retryAfterMs,
   type Sent,
+  sameLogin,
   send,
   unreadable,
 } from './client.ts';
@@ -41,8 +44,7 @@ export const USER_SELECT =
  */
 export function accountOfGraphUser(value: unknown): Account | undefined {
   const user = objectOf(value);
-  if (!user || typeof user.id !== 'string' || !user.id || typeof user.accountEnabled !== 'boolean')
-    return undefined;
+  if (!user || !idField(user.id) || typeof user.accountEnabled !== 'boolean') return undefined;
   const changed = dateField(user.lastPasswordChangeDateTime);
   const synced = user.onPremisesSyncEnabled ?? null;
   const name = user.displayName ?? null;
@@ -50,7 +52,7 @@ export function accountOfGraphUser(value: unknown): Account | undefined {
   if (name !== null && typeof name !== 'string') return undefined;
   return {
     id: user.id,
-    ...(name ? { displayName: name } : {}),
+    ...(name ? { displayName: nameField(name) } : {}),
     enabled: user.accountEnabled,
     passwordChangedAt: changed,
     unmanaged: synced === true,
@@ -223,10 +225,16 @@ export function entraClient(
       try {
         const byUpn = await read(`users/${encodeURIComponent(login)}?$select=${USER_SELECT}`);
         if (!('res' in byUpn)) return byUpn;
-        if (byUpn.res.status !== 404) {
+        // Only Graph's own "not found" sends the login on to the mail search: another 404 (a
+        // proxy's page, a wrong graphUrl) says nothing of the UPN, and the search's "none" would
+        // then be no_account for an account that exists.
+        if (byUpn.res.status !== 404 || errorCode(byUpn.text) !== 'Request_ResourceNotFound') {
           const bad = answerOf(byUpn.res, byUpn.text, ctx.now());
           if (bad) return bad;
-          const account = accountOfGraphUser(JSON.parse(byUpn.text));
+          const user: unknown = JSON.parse(byUpn.text);
+          if (!sameLogin(objectOf(user)?.userPrincipalName, login))
+            return unreadable(label, 'a user of another UPN');
+          const account = accountOfGraphUser(user);
           return account ? { answer: { found: true, account } } : unreadable(label, 'the user');
         }
         // Not a UPN: perhaps a mail address of someone whose UPN differs.
@@ -239,6 +247,7 @@ export function entraClient(
         const users = objectOf(JSON.parse(byMail.text))?.value;
         if (!Array.isArray(users)) return unreadable(label, 'the search without its value list');
         if (!users.length) return { answer: { found: false } };
+        if (!sameLogin(objectOf(users[0])?.mail, login)) return unreadable(label, 'a user of another mail');
         const account = accountOfGraphUser(users[0]);
         return account ? { answer: { found: true, account } } : unreadable(label, 'the user');
       } catch (error) {

@@ -9,8 +9,10 @@ import {
   actNotDone,
   dateField,
   errorCode,
+  idField,
   type LookupContext,
   type LookupResult,
+  nameField,
   networkText,
   noTurnText,
   notDone,
@@ -19,6 +21,7 @@ import {
   type ProviderLanes,
   refusalText,
   type Sent,
+  sameLogin,
   send,
   unreadable,
 } from './client.ts';
@@ -48,7 +51,7 @@ const STATUSES = new Set([
  */
 export function accountOfOktaUser(value: unknown): Account | undefined {
   const user = objectOf(value);
-  if (!user || typeof user.id !== 'string' || !user.id) return undefined;
+  if (!user || !idField(user.id)) return undefined;
   if (typeof user.status !== 'string' || !STATUSES.has(user.status)) return undefined;
   const changed = dateField(user.passwordChanged);
   if (changed === undefined) return undefined;
@@ -58,8 +61,8 @@ export function accountOfOktaUser(value: unknown): Account | undefined {
       ? p.displayName
       : [p.firstName, p.lastName].filter((s): s is string => typeof s === 'string' && s !== '').join(' ');
   return {
-    id: user.id,
-    ...(named ? { displayName: named } : {}),
+    id: user.id as string,
+    ...(named ? { displayName: nameField(named) } : {}),
     enabled: !CANNOT_SIGN_IN.has(user.status),
     passwordChangedAt: changed,
     // Okta vouches for the password only when it holds it; no provider named is no vouching.
@@ -178,6 +181,9 @@ export function oktaClient(
           return unreadable(label, searched ? 'the search without its list' : 'the user');
         const user: unknown = Array.isArray(body) ? body[0] : body;
         if (user === undefined) return { answer: { found: false } };
+        // Another login's user (a proxy's or a cache's mix-up) says nothing of this one.
+        if (!sameLogin(objectOf(objectOf(user)?.profile)?.login, login))
+          return unreadable(label, 'a user of another login');
         const account = accountOfOktaUser(user);
         return account ? { answer: { found: true, account } } : unreadable(label, 'the user');
       } catch (error) {

@@ -1,0 +1,188 @@
+/**
+ * Malformed provider answers, tried as an adversary would (issue 46's "unreadable is unknown",
+ * attacked): a search that answers a user of another login, a 404 that is not the provider's own
+ * before a search that finds no one, a body larger than any account, fields of the wrong type, a
+ * token endpoint's nonsense. Each is `unknown` (`unavailable`), never `no_account`, never a thrown
+ * error. Real clients over HTTP against the stand-ins, the lookup step's store on dynalite.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IdentityFault } from '../../lib/emulator/identity/index.ts';
+import type { ProviderClient } from '../../lib/identity/client.ts';
+import { entraClient } from '../../lib/identity/entra.ts';
+import { IdentityLookups } from '../../lib/identity/lookup.ts';
+import { oktaClient } from '../../lib/identity/okta.ts';
+import type { EntraConfig, OktaConfig } from '../../lib/identity/schema.ts';
+import { IdentityStore } from '../../lib/identity/store.ts';
+import type { IdentityVerdict } from '../../lib/identity/words.ts';
+import { memoryLogger } from '../../lib/log.ts';
+import { MemoryMetrics } from '../../lib/metrics.ts';
+import type { Credential } from '../../lib/upstream/schemas.ts';
+import { fakeClock } from '../helpers/clock.ts';
+import { useDynalite } from '../helpers/dynamo.ts';
+import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
+
+const db = useDynalite();
+let idp: IdentityProviders;
+let entra: ProviderClient;
+let okta: ProviderClient;
+
+beforeAll(async () => {
+  idp = await identityProviders({
+    entra: {
+      users: [
+        { userPrincipalName: 'kim@acme.com', lastPasswordChangeDateTime: '2026-01-01T00:00:00Z' },
+        // Found by its UPN only: its mail is another address.
+        { userPrincipalName: 'lee@acme.com', mail: 'lee.park@acme.com' },
+      ],
+    },
+    okta: { users: [{ login: 'kim@acme.io' }, { login: 'a/b@acme.io' }] },
+  });
+  const providers = idp.providers({ entra: ['acme.com'], okta: ['acme.io'] }) as {
+    corp: EntraConfig;
+    shop: OktaConfig;
+  };
+  entra = entraClient('corp', providers.corp, idp.entra.clientSecret);
+  okta = oktaClient('shop', providers.shop, idp.okta.token);
+});
+afterAll(() => idp.close());
+
+let nextId = 1;
+const credential = (login: string): Credential =>
+  ({
+    id: nextId++,
+    identity_name: login,
+    domain: login.split('@')[1],
+    hash: 'S*******!',
+    imported_at: '2026-11-25T10:00:00+00:00',
+    source_id: 'src',
+    source: { id: 'src', name: 'A leak', breached_at: '2026-11-20T00:00:00Z' },
+  }) as Credential;
+
+const logger = memoryLogger();
+
+/** The verdict of one new leak of `login`, in a new cycle of a new run on a new table. */
+async function verdict(login: string): Promise<string> {
+  const clock = fakeClock(Date.parse('2026-11-26T12:00:00Z'));
+  const store = new IdentityStore({ client: db.client, tableName: await db.table(), clock });
+  const [item] = await new IdentityLookups({
+    store,
+    providers: new Map([['top', [entra, okta]]]),
+    fetch,
+    now: () => Date.now(),
+    logger,
+    metrics: new MemoryMetrics(),
+    refused: async () => {},
+    accepted: async () => {},
+  })
+    .cycle()
+    .verdicts({ exclusive: true }, [credential(login)], { baselining: false, deadline: Date.now() + 60_000 });
+  const v = (item as { _identity?: IdentityVerdict })._identity;
+  return v ? `${v.verdict}${v.reason ? `/${v.reason}` : ''}` : 'none';
+}
+
+const oktaUser = (login: string) =>
+  JSON.stringify({ id: '00u9', status: 'ACTIVE', passwordChanged: null, profile: { login } });
+const graphUser = (upn: string, mail: string) =>
+  JSON.stringify({ id: 'u9', accountEnabled: true, userPrincipalName: upn, mail, displayName: 'Other' });
+
+const CASES: [string, string, IdentityFault[]][] = [
+  // First: the Entra client has bought no token yet (a token is kept for the process).
+  ['Entra: a token endpoint answering null', 'kim@acme.com', [{ endpoint: 'entraToken', raw: 'null' }]],
+  [
+    'Entra: a token endpoint answering HTML',
+    'kim@acme.com',
+    [{ endpoint: 'entraToken', raw: '<html></html>' }],
+  ],
+  [
+    'Okta: a filter search answering a user of another login',
+    'a/b@acme.io',
+    [{ provider: 'okta', endpoint: 'oktaUser', raw: `[${oktaUser('someone.else@acme.io')}]` }],
+  ],
+  [
+    'Okta: a user read answering a user of another login',
+    'kim@acme.io',
+    [{ provider: 'okta', endpoint: 'oktaUser', raw: oktaUser('someone.else@acme.io') }],
+  ],
+  [
+    'Entra: a mail search answering a user of another mail',
+    'lee@acme.com',
+    [
+      { endpoint: 'graphUser', status: 404 },
+      { endpoint: 'graphUsers', raw: `{"value":[${graphUser('x@acme.com', 'x@acme.com')}]}` },
+    ],
+  ],
+  [
+    'Entra: a user read answering a user of another UPN',
+    'kim@acme.com',
+    [{ endpoint: 'graphUser', raw: graphUser('x@acme.com', 'x@acme.com') }],
+  ],
+  [
+    'Entra: a 404 that is not Graph’s own (a proxy’s page), then a search that finds no such mail',
+    'lee@acme.com',
+    [{ endpoint: 'graphUser', status: 404, raw: '<html>Not Found</html>' }],
+  ],
+  [
+    'Entra: {"value": [{}]}',
+    'lee@acme.com',
+    [
+      { endpoint: 'graphUser', status: 404 },
+      { endpoint: 'graphUsers', raw: '{"value":[{}]}' },
+    ],
+  ],
+  ['Entra: an empty 200', 'kim@acme.com', [{ endpoint: 'graphUser', raw: '' }]],
+  [
+    'Entra: truncated JSON',
+    'kim@acme.com',
+    [{ endpoint: 'graphUser', raw: '{"id":"u1","accountEnabled":tr' }],
+  ],
+  [
+    'Okta: an HTML page with 200',
+    'kim@acme.io',
+    [{ provider: 'okta', endpoint: 'oktaUser', raw: '<!doctype html><p>Sign in</p>' }],
+  ],
+  [
+    'Okta: [null] to a filter search',
+    'a/b@acme.io',
+    [{ provider: 'okta', endpoint: 'oktaUser', raw: '[null]' }],
+  ],
+  [
+    'Okta: an id that is a number',
+    'kim@acme.io',
+    [
+      {
+        provider: 'okta',
+        endpoint: 'oktaUser',
+        raw: '{"id":9,"status":"ACTIVE","passwordChanged":null,"profile":{"login":"kim@acme.io"}}',
+      },
+    ],
+  ],
+];
+
+describe('malformed answers, attacked', () => {
+  it.each(CASES)('%s: unknown/unavailable', async (_name, login, faults) => {
+    idp.stand.control.clearFaults();
+    for (const fault of faults) idp.stand.control.addFault({ provider: 'entra', ...fault });
+    expect(await verdict(login)).toBe('unknown/unavailable');
+    expect(idp.stand.control.pendingFaults()).toHaveLength(0);
+  });
+
+  it('a user whose display name is larger than any account’s: read, the cycle goes on, nothing fails', async () => {
+    idp.stand.control.clearFaults();
+    const huge = JSON.stringify({
+      id: 'u1',
+      accountEnabled: true,
+      userPrincipalName: 'kim@acme.com',
+      mail: 'kim@acme.com',
+      displayName: 'K'.repeat(600_000),
+    });
+    idp.stand.control.addFault({ provider: 'entra', endpoint: 'graphUser', raw: huge });
+    expect(await verdict('kim@acme.com')).toMatch(/^(at_risk|unknown\/unavailable)$/);
+  });
+
+  it('the stand-ins as they are: the verdicts these cases must not mask', async () => {
+    idp.stand.control.clearFaults();
+    expect(await verdict('lee@acme.com')).toBe('at_risk');
+    expect(await verdict('a/b@acme.io')).toBe('at_risk');
+    expect(await verdict('kim@acme.io')).toBe('at_risk');
+  });
+});
