@@ -204,6 +204,8 @@ export interface Runtime {
   governor: DynamoRateGovernor;
   metrics: Metrics;
   logger: Logger;
+  /** A dry run (`dryRun` above): its summaries say what it would send. */
+  dryRun?: boolean;
 }
 
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
@@ -217,12 +219,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const destinations = options.dryRun ? dryRunDestinations(config) : resolveDestinations(config, secrets);
   const metrics = options.metrics ?? new MemoryMetrics();
   let quotaWarned = false;
-  const dynamo = options.dynamo ?? createDynamoClient({ endpoint: env.dynamodbEndpoint });
-  if (env.dynamodbEndpoint && !options.dynamo) await ensureTable(dynamo, env.tableName);
+  const client = options.dynamo ?? createDynamoClient({ endpoint: env.dynamodbEndpoint });
+  if (env.dynamodbEndpoint && !options.dynamo) await ensureTable(client, env.tableName);
+  // A dry run's table (`<real table>-dry-run`) reads what it has no record of yet from the real
+  // run's, writing only to its own (state/read-through.ts).
+  const dynamo = options.dryRun
+    ? (await import('./state/read-through.ts')).readThrough(client, env.tableName)
+    : client;
   // The times this run writes for others (leases, pauses, when a stream was polled) are on the
   // table's timeline, whatever this host's clock says (state/clock-sync.ts). A test's own clock
   // is used as it is.
-  const real = syncedClock(systemClock, dynamo, (ms) =>
+  const real = syncedClock(systemClock, client, (ms) =>
     warn(
       `this machine's clock is ${describeSkew(ms)} DynamoDB's; this run corrects for it, but fix the clock (NTP): other tools trust it`,
     ),
@@ -479,5 +486,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     logger,
     act,
     ...(identityAct ? { identityAct } : {}),
+    ...(options.dryRun ? { dryRun: true } : {}),
   };
 }

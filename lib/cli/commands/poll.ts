@@ -73,10 +73,11 @@ export function describeStream(s: StreamResult): string {
   );
 }
 
-export function describeDelivery(d: DeliverySummary): string[] {
+/** A pass's line per destination; a dry run's says what it would send, never that it sent. */
+export function describeDelivery(d: DeliverySummary, dryRun = false): string[] {
   return d.destinations.map(
     (r) =>
-      `  ${r.destination}: ${r.status}${r.pausedUntil ? ` until ${r.pausedUntil}` : ''}, ${r.sent} sent in ${r.messages} message${r.messages === 1 ? '' : 's'}` +
+      `  ${r.destination}: ${r.status}${r.pausedUntil ? ` until ${r.pausedUntil}` : ''}, ${dryRun ? `would send ${r.sent}` : `${r.sent} sent`} in ${r.messages} message${r.messages === 1 ? '' : 's'}` +
       `${r.retrying ? `, ${r.retrying} to retry` : ''}${r.dead ? `, ${r.dead} dead` : ''}` +
       `${r.silenced ? `, ${r.silenced} held back by a silence` : ''}` +
       `${r.passes && r.passes > 1 ? ` (${r.passes} passes)` : ''}` +
@@ -124,7 +125,7 @@ function pollCommand(kind: PollKind): Command {
           [
             ...(summary.streams.length ? [] : ['  (no streams)']),
             'delivery:',
-            ...describeDelivery(summary.delivery),
+            ...describeDelivery(summary.delivery, runtime.dryRun),
             '',
           ].join('\n'),
         );
@@ -171,7 +172,7 @@ export const deliverCommand: Command = {
     ctx.io.stdout(
       [
         'delivery:',
-        ...describeDelivery(summary),
+        ...describeDelivery(summary, runtime.dryRun),
         ...(stopped.length
           ? [
               `stopped at --max-seconds ${seconds}: ${left}${more} deliver${left === 1 && !more ? 'y' : 'ies'} left for the next run`,

@@ -33,6 +33,7 @@ import { dispatchStreams } from '../../poll/turn.ts';
 import { createRuntime } from '../../runtime.ts';
 import { loadSecrets, type SecretObject } from '../../secrets.ts';
 import { startDynalite } from '../../state/local.ts';
+import { dryRunTable } from '../../state/read-through.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { type Command, untilAborted } from '../command.ts';
 import {
@@ -70,9 +71,6 @@ export const DEMO_SCOPES = [
   'destinations:write',
   'identity:act',
 ] as const;
-/** The table of `start --dry-run`, apart from the real run's. */
-export const DRY_RUN_TABLE = 'exposure-alerts-dry-run';
-
 /**
  * One delivery pass at a time in this process: a pass asked for while one runs waits for it, and
  * every such ask shares the one pass that follows (it sees what they would have).
@@ -120,9 +118,10 @@ export const startCommand: Command = {
     let fatal: unknown;
     try {
       const overrides: Record<string, string> = {};
-      // A dry run keeps its records apart: what it "sent" must not count as sent for a real run.
-      if (dryRun && !io.env.TABLE_NAME?.trim()) overrides.TABLE_NAME = DRY_RUN_TABLE;
       const base = readEnvironment(io.env);
+      // A dry run writes only to a table of its own, `<the real run's>-dry-run` (TABLE_NAME set or
+      // not), and reads through to the real run's what it has no record of (state/read-through.ts).
+      if (dryRun) overrides.TABLE_NAME = dryRunTable(overrides.TABLE_NAME ?? base.tableName);
       // Absolute, so the data stays where it was started whatever the process's directory becomes.
       const data = resolve(DATA_DIR);
       const unlock = lockDataDir(data);
@@ -284,7 +283,7 @@ export const startCommand: Command = {
             if (busy || summary.exitCode !== 0) {
               const lines = [
                 ...summary.streams.map(describeStream),
-                ...describeDelivery(summary.delivery).map((line) => terminalSafe(line)),
+                ...describeDelivery(summary.delivery, dryRun).map((line) => terminalSafe(line)),
               ];
               // On a terminal, a block of lines as they read; in a log, one entry (JSON keeps its newlines).
               if (io.isTTY && (logger.level === 'info' || logger.level === 'debug'))
