@@ -31,6 +31,8 @@ export const RESUME_WINDOW_MS = 5 * 60_000;
 export const CALL_TIMEOUT_MS = 10_000;
 /** Refused for rate this long after it was asked, an action fails. */
 export const RATE_GIVE_UP_MS = 3_600_000;
+/** A turn of the provider's lane is waited for at least this long (real time), whatever is left of the run. */
+const MIN_TURN_MS = 1_000;
 
 /** Where a login's action stands. */
 export interface LoginProgress {
@@ -221,8 +223,10 @@ async function decide(
     }
     // A turn of the provider's shared rate (the client's lane) is waited for only while the run
     // lasts, at most half a call's time; none by then is `rateLimited` with its time, nothing sent.
-    // `deadline` and `answerMs` are real time, as the provider's clock is.
-    const turnMs = Math.min(Math.max(0, run.deadline - deps.clock.now() - timeout), timeout / 2);
+    // But at least MIN_TURN_MS: a lane not paused has a turn within it, so a run near its end (a
+    // door's after 5 s) still takes one, instead of an action set aside for a rate the provider
+    // never asked for. `deadline` and `answerMs` are real time, as the provider's clock is.
+    const turnMs = Math.min(Math.max(MIN_TURN_MS, run.deadline - deps.clock.now() - timeout), timeout / 2);
     const ctx = {
       fetch: deps.fetch,
       now: () => Date.now(),
