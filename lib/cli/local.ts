@@ -6,7 +6,10 @@
  * - a command that uses the table (or the upstream) and is run where `.data/` is, with none of
  *   DYNAMODB_ENDPOINT, TABLE_NAME or AWS_REGION set, uses that deployment; when `npm start` is not
  *   running, it opens `.data/` itself for its own run (taking the folder's lock: only one process
- *   may hold the data) and closes it after;
+ *   may hold the data) and closes it after; the table is the running start's, else the one of the
+ *   command's own config (cli/local-tables.ts);
+ * - a command run beside `npm start`, with neither SECRETS_FILE nor SECRET_ID set, reads the
+ *   secrets from the start's SECRETS_FILE;
  * - either way it says so in one line on stderr.
  * The upstream follows the same rule with EXPOSURE_API_URL, EXPOSURE_API_TOKEN and
  * EXPOSURE_API_KEY: when none is set, a command talks to the local emulator.
@@ -39,6 +42,7 @@ import { UsageError } from '../errors.ts';
 import { redactor } from '../log.ts';
 import { loadAlertsConfig } from '../rules/source.ts';
 import { startDynalite } from '../state/local.ts';
+import { localConfigPath, localTableFor, settleOldTable } from './local-tables.ts';
 
 export const DATA_DIR = '.data';
 /** The emulator `npm start` runs: its seed and where its state persists. */
@@ -59,6 +63,8 @@ export interface LocalDeployment {
   api?: { url: string; token?: string };
   /** `start --dry-run`: the folder's other commands act on nothing outside ({@link besideDryRun}). */
   dryRun?: boolean;
+  /** The run's SECRETS_FILE, absolute: the folder's commands read the same secrets. */
+  secretsFile?: string;
 }
 
 /**
@@ -120,7 +126,7 @@ export function lockDataDir(dir: string, holder = 'exposure-alerts start'): () =
       const fd = openSync(file, 'wx');
       writeSync(fd, JSON.stringify({ pid: process.pid, holder, since: new Date().toISOString() }));
       closeSync(fd);
-      return () => rmSync(file, { force: true });
+      return removedAtExit(file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
@@ -147,7 +153,20 @@ export function lockDataDir(dir: string, holder = 'exposure-alerts start'): () =
 export function recordLocal(dir: string, deployment: LocalDeployment): () => void {
   const file = join(dir, 'local.json');
   writeFileSync(file, `${JSON.stringify(deployment, null, 2)}\n`, { mode: 0o600 });
-  return () => rmSync(file, { force: true });
+  return removedAtExit(file);
+}
+
+/**
+ * Removes `file` when called, or when the process exits first: a second Ctrl-C ends the process at
+ * once (main.ts), past every cleanup but `exit` listeners, which run synchronously.
+ */
+function removedAtExit(file: string): () => void {
+  const remove = () => {
+    process.off('exit', remove);
+    rmSync(file, { force: true });
+  };
+  process.on('exit', remove);
+  return remove;
 }
 
 /** The running `npm start` of `dir`, if there is one. */
@@ -224,14 +243,24 @@ export async function useLocalDeployment(
     needs.upstream &&
     !['EXPOSURE_API_URL', 'EXPOSURE_API_TOKEN', 'EXPOSURE_API_KEY'].some((n) => set(env, n));
   const dir = resolve(cwd, DATA_DIR);
-  if ((!table && !upstream) || !existsSync(dir)) return undefined;
+  if (!existsSync(dir)) return undefined;
   const running = runningLocal(dir);
+  // Any command may read the destinations' secrets: it reads them where the running start does.
+  const secretsFile =
+    running?.secretsFile && !['SECRETS_FILE', 'SECRET_ID'].some((n) => set(env, n))
+      ? running.secretsFile
+      : undefined;
+  if (!table && !upstream && !secretsFile) return undefined;
   const out: Env = { ...env };
   if (running) {
     const uses: string[] = [];
     if (table) {
       Object.assign(out, { DYNAMODB_ENDPOINT: running.dynamodb, TABLE_NAME: running.tableName });
       uses.push(`DynamoDB at ${running.dynamodb}`);
+    }
+    if (secretsFile) {
+      out.SECRETS_FILE = secretsFile;
+      uses.push(`SECRETS_FILE ${secretsFile}`);
     }
     if (upstream && running.upstream) {
       Object.assign(out, {
@@ -258,10 +287,10 @@ export async function useLocalDeployment(
       mkdirSync(join(dir, 'dynamodb'), { recursive: true });
       const dynamo = await startDynalite({ path: join(dir, 'dynamodb') });
       closers.unshift(() => dynamo.close());
-      Object.assign(out, {
-        DYNAMODB_ENDPOINT: dynamo.endpoint,
-        TABLE_NAME: out.TABLE_NAME ?? 'exposure-alerts',
-      });
+      // The table of this command's config, as npm start with that config would use.
+      const config = localConfigPath(env, cwd);
+      if (config) await settleOldTable(dir, config, dynamo.endpoint, say);
+      Object.assign(out, { DYNAMODB_ENDPOINT: dynamo.endpoint, TABLE_NAME: localTableFor(config, dir) });
       uses.push('its DynamoDB');
     }
     if (upstream) {

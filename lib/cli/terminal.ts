@@ -67,23 +67,63 @@ const LEAST = 8;
  * indented by two, one line per row whatever its cells hold. When too wide, the widest columns
  * give way first, all of them together down to the next widest, and their cells are cut with `…`
  * (a value is never folded onto a second line, where it would read as another row). The `keep`
- * columns are never cut: ids a user copies into the next command. Cells are made terminal-safe
- * first. Every table of the CLI is made here.
+ * columns are never cut: ids a user copies into the next command. A `room` column (a detail that
+ * says why) is not cut below `least` while a `drop` column can go instead: those are left out, in
+ * order, until it fits. Cells are made terminal-safe first. Every table of the CLI is made here.
  *
  * @example
  * formatTable([['ID', 'REASON'], ['s-1', 'paste noise']], { width: 80, keep: [0] })
  * // ['  ID   REASON', '  s-1  paste noise']
  */
-export function formatTable(rows: string[][], options: { width: number; keep?: number[] }): string[] {
+export function formatTable(
+  rows: string[][],
+  options: { width: number; keep?: number[]; room?: { column: number; least: number; drop: number[] } },
+): string[] {
   const safe = rows.map((r) => r.map((cell) => terminalSafe(cell)));
+  const { room } = options;
+  let widths = fitWidths(safe, options.width, options.keep, room);
+  const wide = 2 * widths.length + widths.reduce((n, w) => n + w, 0) > options.width;
+  if (room && wide) {
+    const [gone, ...drop] = room.drop;
+    if (gone === undefined) widths = fitWidths(safe, options.width, options.keep);
+    else {
+      const shift = (i: number) => (i > gone ? i - 1 : i);
+      return formatTable(
+        rows.map((r) => r.filter((_, i) => i !== gone)),
+        {
+          width: options.width,
+          keep: options.keep?.filter((i) => i !== gone).map(shift),
+          room: { column: shift(room.column), least: room.least, drop: drop.map(shift) },
+        },
+      );
+    }
+  }
+  // Widths count characters, not UTF-16 units, so a cell with an emoji lines up like any other.
+  const sized = (cell: string, w: number) => {
+    const chars = [...cell];
+    if (chars.length > w) return `${chars.slice(0, Math.max(0, w - 1)).join('')}…`;
+    return cell + ' '.repeat(w - chars.length);
+  };
+  return safe.map((row) => `  ${row.map((cell, i) => sized(cell, widths[i] ?? 0)).join('  ')}`.trimEnd());
+}
+
+/** Each column's width in a table of terminal-safe cells that fits `width` (see formatTable). */
+function fitWidths(
+  safe: string[][],
+  width: number,
+  keep: number[] = [],
+  room?: { column: number; least: number },
+): number[] {
   const columns = safe[0]?.length ?? 0;
   const widths = Array.from({ length: columns }, () => 0);
   for (const row of safe)
     for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, [...cell].length);
   const floors = widths.map((w, i) =>
-    options.keep?.includes(i) ? w : Math.min(w, Math.max(LEAST, [...(safe[0]?.[i] ?? '')].length)),
+    keep.includes(i)
+      ? w
+      : Math.min(w, Math.max(i === room?.column ? room.least : LEAST, [...(safe[0]?.[i] ?? '')].length)),
   );
-  let over = 2 + widths.reduce((n, w) => n + w, 0) + 2 * Math.max(0, columns - 1) - options.width;
+  let over = 2 + widths.reduce((n, w) => n + w, 0) + 2 * Math.max(0, columns - 1) - width;
   while (over > 0) {
     const open = widths.flatMap((w, i) => (w > (floors[i] ?? 0) ? [i] : []));
     if (open.length === 0) break; // as narrow as it goes: the terminal wraps the line, not us
@@ -102,13 +142,7 @@ export function formatTable(rows: string[][], options: { width: number; keep?: n
       over -= cut;
     }
   }
-  // Widths count characters, not UTF-16 units, so a cell with an emoji lines up like any other.
-  const sized = (cell: string, w: number) => {
-    const chars = [...cell];
-    if (chars.length > w) return `${chars.slice(0, Math.max(0, w - 1)).join('')}…`;
-    return cell + ' '.repeat(w - chars.length);
-  };
-  return safe.map((row) => `  ${row.map((cell, i) => sized(cell, widths[i] ?? 0)).join('  ')}`.trimEnd());
+  return widths;
 }
 
 export interface TerminalSafeOptions {

@@ -9,6 +9,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { deliveriesTable } from '../../lib/cli/commands/poll.ts';
 import { runCli } from '../../lib/cli/run.ts';
 import { formatTable, tableWidth } from '../../lib/cli/terminal.ts';
 import { systemClock } from '../../lib/clock.ts';
@@ -111,11 +112,12 @@ describe('tables fit the terminal', () => {
     const list = await runCliProcess(['deliveries', 'list'], { cwd: dir, env: tableEnv() });
     expect(list.code, list.err).toBe(0);
     const rows = list.out.trimEnd().split('\n');
-    expect(rows[0]).toMatch(/^ {2}ID +STATUS +TRIES +WHEN +ROUTES +DETAIL$/);
+    // In 80 columns, ROUTES and TRIES give way to DETAIL (formatTable's `room`).
+    expect(rows[0]).toMatch(/^ {2}ID +STATUS +WHEN +DETAIL$/);
     expect(rows).toHaveLength(2);
     for (const line of rows) expect([...line].length).toBeLessThanOrEqual(80);
     expect(rows[1]).toMatch(
-      /^ {2}terminal~event~paste\/pb\/abc1 +dead +3 +\d+ \w+ ago +everything +last err.*…$/,
+      /^ {2}terminal~event~paste\/pb\/abc1 +dead +\d+ \w+ ago +last error: HTTP 400 .*…$/,
     );
   });
 });
@@ -139,6 +141,31 @@ describe('formatTable', () => {
     const [head, row] = formatTable(rows, { width: 40, keep: [0] });
     expect(row).toBe(`  ${'i'.repeat(50)}  ${'r'.repeat(7)}…`);
     expect(head).toBe(`  ${'IDENTIFIER'.padEnd(50)}  REASONS`);
+  });
+
+  it('deliveries in 80 columns: DETAIL keeps its room, ROUTES then TRIES give way (issue 47, item 9)', () => {
+    const now = Date.parse('2026-12-07T12:00:00Z');
+    const record = {
+      id: 'terminal~event~paste/pb/abc1',
+      destination: 'terminal',
+      kind: 'event' as const,
+      key: 'paste/pb/abc1',
+      source: 'events',
+      status: 'silenced' as const,
+      attempts: 0,
+      routes: ['everything', 'critical'],
+      item: {},
+      createdAt: '2026-12-07T11:00:00Z',
+      updatedAt: '2026-12-07T11:00:00Z',
+      note: 'silenced by s-mirlq3-8f3a2c: paste noise while the SOC migrates',
+    };
+    const [head, row] = deliveriesTable([record], now, 80);
+    expect(head).toMatch(/^ {2}ID +STATUS +WHEN +DETAIL$/);
+    // Was `note: s…` with every column kept.
+    expect(row).toMatch(/ {2}note: silenced by s-mirl.*…$/);
+    expect(row?.length).toBeLessThanOrEqual(80);
+    // Wide enough, nothing is left out.
+    expect(deliveriesTable([record], now, 160)[0]).toContain('ROUTES');
   });
 
   it('the width: COLUMNS, else the terminal, else 80', () => {

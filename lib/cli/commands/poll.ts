@@ -208,7 +208,12 @@ export function deliveriesTable(records: readonly DeliveryRecord[], now: number,
       detail.join('; ') || '-',
     ];
   });
-  return formatTable([['ID', 'STATUS', 'TRIES', 'WHEN', 'ROUTES', 'DETAIL'], ...rows], { width, keep: [0] });
+  // DETAIL says why (a note, the last error): ROUTES, then TRIES, give way before it is cut short.
+  return formatTable([['ID', 'STATUS', 'TRIES', 'WHEN', 'ROUTES', 'DETAIL'], ...rows], {
+    width,
+    keep: [0],
+    room: { column: 5, least: 40, drop: [4, 2] },
+  });
 }
 
 const STATUSES: DeliveryStatus[] = ['pending', 'sent', 'dead', 'silenced', 'baseline'];

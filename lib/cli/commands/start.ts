@@ -1,6 +1,7 @@
 /**
  * `npm start`: the whole product on one machine, on embedded defaults.
- * - DynamoDB: dynalite, persisted under `.data/` (DYNAMODB_ENDPOINT overrides it).
+ * - DynamoDB: dynalite, persisted under `.data/` (DYNAMODB_ENDPOINT overrides it), a table for each
+ *   config (cli/local-tables.ts), so a real config never inherits the demo's state.
  * - Upstream: the emulator, with a demo tenant that gains a few events every 20 s, unless
  *   EXPOSURE_API_URL is set.
  * - Pollers on timers: events every 30 s, credentials every 5 min (first cycles at once).
@@ -12,7 +13,8 @@
  *   resumes where it stopped, quietly.
  * - Both kinds of cycle share one delivery pass at a time (they would otherwise meet each other's
  *   destination leases and report "another run").
- * Ctrl-C stops it cleanly: timers stop, the running cycle finishes, servers close. An upstream that
+ * Ctrl-C stops it cleanly: timers stop, the running cycle finishes, servers close; a second Ctrl-C
+ * stops it at once, leaving no lock or local.json (cli/local.ts). An upstream that
  * refuses the credentials stops it too, with exit code 3.
  */
 import { randomBytes } from 'node:crypto';
@@ -45,6 +47,7 @@ import {
   recordLocal,
   withLocalSecrets,
 } from '../local.ts';
+import { localConfigPath, localTableFor, settleOldTable } from '../local-tables.ts';
 import { terminalSafe, useColor } from '../terminal.ts';
 import { apiKnowledge, listenApi, withLocalSlackWork } from './api.ts';
 import { describeDelivery, describeStream } from './poll.ts';
@@ -119,9 +122,6 @@ export const startCommand: Command = {
     try {
       const overrides: Record<string, string> = {};
       const base = readEnvironment(io.env);
-      // A dry run writes only to a table of its own, `<the real run's>-dry-run` (TABLE_NAME set or
-      // not), and reads through to the real run's what it has no record of (state/read-through.ts).
-      if (dryRun) overrides.TABLE_NAME = dryRunTable(overrides.TABLE_NAME ?? base.tableName);
       // Absolute, so the data stays where it was started whatever the process's directory becomes.
       const data = resolve(DATA_DIR);
       const unlock = lockDataDir(data);
@@ -132,9 +132,19 @@ export const startCommand: Command = {
         cleanup.unshift(() => dynamo.close());
         overrides.DYNAMODB_ENDPOINT = dynamo.endpoint;
         lines.push(`  DynamoDB (dynalite):  ${dynamo.endpoint}, data in ${DATA_DIR}/dynamodb`);
+        // Each config its own table under .data/ (cli/local-tables.ts); TABLE_NAME, when set, wins.
+        if (!io.env.TABLE_NAME?.trim()) {
+          const config = localConfigPath(io.env);
+          const say = (line: string) => lines.push(`                        ${line.trimEnd()}`);
+          if (config) await settleOldTable(data, config, dynamo.endpoint, say);
+          overrides.TABLE_NAME = localTableFor(config, data);
+        }
       } else {
         lines.push(`  DynamoDB:             ${base.dynamodbEndpoint}`);
       }
+      // A dry run writes only to a table of its own, `<the real run's>-dry-run` (TABLE_NAME set or
+      // not), and reads through to the real run's what it has no record of (state/read-through.ts).
+      if (dryRun) overrides.TABLE_NAME = dryRunTable(overrides.TABLE_NAME ?? base.tableName);
       if (!base.apiUrlSet) {
         const emulator = await startEmulator({
           seed: LOCAL_EMULATOR.seed,
@@ -234,11 +244,13 @@ export const startCommand: Command = {
             }
           : {}),
         api: { url: server.url, ...(demoToken ? { token: demoToken } : {}) },
+        // Absolute: the folder's commands read the destinations' secrets where this run does.
+        ...(env.secretsFile ? { secretsFile: resolve(env.secretsFile) } : {}),
         ...(dryRun ? { dryRun: true } : {}), // the folder's other commands follow (cli/local.ts)
       };
       const forget = recordLocal(data, deployment);
       cleanup.unshift(async () => forget());
-      lines.push(`  Alert config:         ${runtime.configSource}`);
+      lines.push(`  Alert config:         ${runtime.configSource}  (its state: table ${env.tableName})`);
       if (dryRun)
         lines.push(
           `  Dry run:              nothing is sent: each destination's alerts are printed here instead (records in table ${env.tableName}); nothing is done outside: the API and this folder's commands refuse to act`,
@@ -307,7 +319,9 @@ export const startCommand: Command = {
       ];
       await untilAborted(signal);
       for (const timer of timers) clearInterval(timer);
-      if (!fatal) io.stderr('stopping: letting the running cycle finish...\n');
+      // A hung destination can hold the cycle for its send timeout: say the way out at once.
+      if (!fatal)
+        io.stderr('stopping: letting the running cycle finish (a second Ctrl-C stops at once)...\n');
       await Promise.allSettled(running.values());
       if (fatal) throw fatal;
       return 0;
