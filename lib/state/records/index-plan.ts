@@ -132,7 +132,7 @@ export class AlertIndexer {
       if (before.length) found.push({ key: first.key, kind: first.kind, destinations: before });
     }
     if (items.length) await indexShared(this.io, items, this.expiresAt());
-    await addFound(this.io, found);
+    await addFound(this.io, found, this.expiresAt());
   }
 
   private writes(items: DeliveryRecord[][]): IndexWrites {

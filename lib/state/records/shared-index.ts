@@ -17,14 +17,15 @@
  * What a crash leaves. Between a stream's records and its update: its re-read page finds the
  * records made, and adds to the item's detail those destinations it lacks (`addFound`: one
  * BatchGet of the page's details, an update only where one lacks); if no stream has written the
- * detail yet, the item is in no index, as a single stream's item after such a crash (another
- * stream's update still lists it, with its own). Between the first stream's update and its list
+ * detail yet, it writes one holding those destinations alone, unlisted, as a single stream's item
+ * after such a crash is; another stream's update then lists it, with both. Between the first stream's update and its list
  * pack: the detail holds the item, its entry and its destinations, and the item is not listed (the
  * pack it names never comes). A detail that expired (the item came back after its records did) is
  * replaced by the first to record the item again, conditionally.
  *
  * Cost: one UpdateItem per item with new records, where an exclusive stream's detail is its share
- * of a batch write, and one BatchGet per 100 items found recorded already. Only shared streams pay
+ * of a batch write, and one BatchGet per 100 items found recorded already (and an UpdateItem for
+ * each found one whose detail lacks them, once). Only shared streams pay
  * it; they already create each record with a conditional put. Exclusive streams (the common case,
  * and the bench's drain) write as before.
  */
@@ -148,41 +149,56 @@ export interface Found {
  * Adds to the details of `found` the destinations they lack, as `pending` (their records are read
  * for their state): a stream that stopped after its records and before its detail update, met
  * again on its re-read page. One BatchGet per 100 items; an update only for a detail that lacks
- * one. Only details a shared stream wrote (they hold `dests`); an item with none is left as it is.
+ * one. Only details a shared stream wrote (they hold `dests`). An item with no detail yet gets one
+ * holding those destinations alone, unlisted (no pack, no entry): a stream that records the item
+ * later lists it and adds its own, so the row shows both; without it that stream's row would lack
+ * these for good. It is not listed by itself: the records found may be another stream's baseline.
  */
-export async function addFound(io: TableIo, found: readonly Found[]): Promise<void> {
+export async function addFound(
+  io: TableIo,
+  found: readonly Found[],
+  expiresAt: number | undefined,
+): Promise<void> {
   if (found.length === 0) return;
   const byKey = new Map(found.map((f) => [`${f.kind}\u0000${itemPk(f.key)}`, f]));
   const now = Math.floor(io.clock.now() / 1000);
-  const lacking: { found: Found; missing: string[] }[] = [];
+  const lacking: { found: Found; missing: string[]; none: boolean }[] = [];
   const keys = [...byKey.values()].map((f) => marshall({ pk: itemPk(f.key), sk: f.kind }));
+  const seen = new Set<Found>();
   for (const stored of await batchGet(io, keys, { projection: 'pk, sk, dests, expiresAt' })) {
-    const { pk, sk, dests, expiresAt } = unmarshall(stored);
+    const { pk, sk, dests, expiresAt: until } = unmarshall(stored);
     const one = byKey.get(`${String(sk)}\u0000${String(pk)}`);
-    if (!one || !Array.isArray(dests) || !isLive(expiresAt, now)) continue;
+    if (!one) continue;
+    seen.add(one);
+    if (!Array.isArray(dests) || !isLive(until, now)) continue;
     const has = new Set(dests.map((d) => (JSON.parse(String(d)) as [string])[0]));
     const missing = one.destinations.filter((d) => !has.has(d));
-    if (missing.length) lacking.push({ found: one, missing });
+    if (missing.length) lacking.push({ found: one, missing, none: false });
   }
-  await mapLimit(lacking, CONCURRENCY, async ({ found: one, missing }) => {
+  for (const one of byKey.values())
+    if (!seen.has(one)) lacking.push({ found: one, missing: one.destinations, none: true });
+  await mapLimit(lacking, CONCURRENCY, async ({ found: one, missing, none }) => {
     try {
       io.onRequest?.('UpdateItem');
       await io.client.send(
         new UpdateItemCommand({
           TableName: io.tableName,
           Key: marshall({ pk: itemPk(one.key), sk: one.kind }),
-          UpdateExpression: 'ADD #dests :dests',
-          ConditionExpression:
-            'attribute_exists(#dests) AND (attribute_not_exists(expiresAt) OR expiresAt > :now)',
+          UpdateExpression: `ADD #dests :dests${none && expiresAt !== undefined ? ' SET expiresAt = if_not_exists(expiresAt, :expires)' : ''}`,
+          // None read: none, or one written since (by a stream that records it now), added to.
+          ConditionExpression: none
+            ? 'attribute_not_exists(pk) OR (attribute_exists(#dests) AND (attribute_not_exists(expiresAt) OR expiresAt > :now))'
+            : 'attribute_exists(#dests) AND (attribute_not_exists(expiresAt) OR expiresAt > :now)',
           ExpressionAttributeNames: { '#dests': 'dests' },
           ExpressionAttributeValues: {
             ':dests': { SS: missing.map((d) => detailDelivery(d, { status: 'pending' })) },
             ':now': { N: String(now) },
+            ...(none && expiresAt !== undefined ? { ':expires': { N: String(expiresAt) } } : {}),
           },
         }),
       );
     } catch (error) {
-      // Expired meanwhile: the item's next recording starts a new one.
+      // Expired meanwhile, or an index of another kind: the item's next recording starts a new one.
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
   });
