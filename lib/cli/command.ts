@@ -68,6 +68,7 @@ export interface Command {
   /**
    * The command watches `signal` and stops at its next safe point (a page or a send recorded),
    * exiting 130 (SIGINT) or 143 (SIGTERM); this is what it says then, after `stopped by SIGINT: `.
+   * A safe point that has not come a few seconds after the stop is not waited for (run.ts).
    */
   stopsSafely?: string;
   /**

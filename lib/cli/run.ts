@@ -3,12 +3,15 @@
  * failures into exit codes (docs/cli.md): 0 success, 2 usage or configuration error, 3 upstream
  * rejected the credentials, 1 anything else. A failure prints one line to stderr; the stack only
  * with LOG_LEVEL=debug. A run stopped by SIGINT or SIGTERM exits 130 or 143 (main.ts wires them):
- * a command with safe points stops at the next one and says so, any other is dropped at once.
+ * a command with safe points stops at the next one and says so, any other is dropped at once. One
+ * whose next safe point has not come STOP_GRACE_MS after the stop is dropped then, and names what
+ * it was waiting for (waits.ts): a hung dependency never holds a stop longer.
  */
 import { parseArgs } from 'node:util';
 import { awsSetupProblem, ConfigError, describeError, NotFoundError, UsageError } from '../errors.ts';
 import { createLogger, isLogLevel } from '../log.ts';
 import { UpstreamError } from '../upstream/errors.ts';
+import { waitsNow } from '../waits.ts';
 import { type Command, credentialsRejected, type Io, untilAborted } from './command.ts';
 import { commands } from './commands/index.ts';
 import { commandHelp, groupHelp, groupMembers, helpText, version } from './help.ts';
@@ -87,6 +90,50 @@ export function describeFailure(error: unknown, local?: string): { code: number;
 export function interruption(signal: AbortSignal): { code: number; name?: string } {
   if (signal.reason === 'EPIPE') return { code: EXIT.ok };
   return signal.reason === 'SIGTERM' ? { code: 143, name: 'SIGTERM' } : { code: 130, name: 'SIGINT' };
+}
+
+/**
+ * How long a command with safe points has after a stop to reach its next one. A healthy request
+ * answers well within it; past it, the command is waiting for something that may never answer.
+ */
+export const STOP_GRACE_MS = 3_000;
+
+interface Abandoned {
+  /** What the process was waiting for when it was abandoned (waits.ts). */
+  waits: string[];
+}
+
+/** Resolves `ms` after the signal aborts, with what the process waits for then. */
+function abandonAfter(signal: AbortSignal, ms: number): { at: Promise<Abandoned>; cancel: () => void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let cancelled = false;
+  const at = untilAborted(signal).then(
+    () =>
+      new Promise<Abandoned>((resolve) => {
+        if (cancelled) return;
+        timer = setTimeout(() => resolve({ waits: waitsNow() }), ms);
+      }),
+  );
+  return {
+    at,
+    cancel: () => {
+      cancelled = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/**
+ * What a stopped command says after `exposure-alerts: `: at its safe point, what that leaves;
+ * abandoned, what it was waiting for (a command with safe points also that it is a crash's stop).
+ */
+function stopLine(name: string, command: Command, ended: number | undefined | Abandoned): string {
+  const safe = command.stopsSafely;
+  if (typeof ended !== 'object') return `stopped by ${name}${safe ? `: ${safe}` : ''}`;
+  const waiting = ended.waits.join(' and ');
+  if (!safe) return `stopped by ${name}${waiting ? ` while waiting for ${waiting}` : ''}`;
+  const late = `${STOP_GRACE_MS / 1000} s after the stop`;
+  return `${waiting ? `stopped by ${name} while waiting for ${waiting}, still waiting ${late}` : `stopped by ${name}: no safe point came ${late}`}; what it recorded stands, and a lease it held is free again within a minute`;
 }
 
 const HELP = ['--help', '-h'];
@@ -186,21 +233,23 @@ export async function runCli(
         ...(emulator && emulator !== io.env.EXPOSURE_API_URL ? { localEmulatorUrl: emulator } : {}),
         ...dry,
       });
-      // A command without safe points of its own is stopped where it stands: what it left undone
-      // is what a crash would leave, which every action and record is built to survive.
-      const watches = command.service || command.stopsSafely !== undefined;
-      const stopped = watches ? undefined : untilAborted(signal).then(() => 'stopped' as const);
+      // A command without safe points of its own is stopped where it stands, one with them when
+      // its next one has not come STOP_GRACE_MS after the stop (a dependency that never answers):
+      // what it left undone is what a crash would leave, which every action and record is built
+      // to survive. A send or a page in flight usually ends well within the grace.
+      const stopped = command.service
+        ? undefined
+        : abandonAfter(signal, command.stopsSafely === undefined ? 0 : STOP_GRACE_MS);
       running.catch(() => {}); // abandoned when stopped; its failure is no longer anyone's news
-      const code = await (stopped ? Promise.race([running, stopped]) : running);
+      const code = await (stopped ? Promise.race([running, stopped.at]) : running).finally(() =>
+        stopped?.cancel(),
+      );
       if (signal.aborted && !command.service) {
         const { code: stopCode, name } = interruption(signal);
-        if (name)
-          io.stderr(
-            `exposure-alerts: stopped by ${name}${code === 'stopped' ? '' : `: ${command.stopsSafely}`}\n`,
-          );
+        if (name) io.stderr(`exposure-alerts: ${terminalSafe(stopLine(name, command, code))}\n`);
         return stopCode;
       }
-      return (code === 'stopped' ? undefined : code) ?? EXIT.ok;
+      return (typeof code === 'object' ? undefined : code) ?? EXIT.ok;
     } finally {
       await local?.close();
     }

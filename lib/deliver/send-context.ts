@@ -13,6 +13,7 @@
  */
 import type { Clock } from '../clock.ts';
 import { parseRetryAfter } from '../upstream/wire.ts';
+import { originOf, waitingFor } from '../waits.ts';
 import type { HttpRequest, SendOutcome } from './outcome.ts';
 import type { HttpPost } from './post.ts';
 
@@ -24,6 +25,8 @@ export interface SendContext {
   signal?: AbortSignal;
   /** Where the console destination writes. */
   write: (text: string) => void;
+  /** The destination sent to, which a stop names while its answer is awaited (waits.ts). */
+  destination?: string;
 }
 
 export const DEFAULT_SEND_TIMEOUT_MS = 10_000;
@@ -78,13 +81,17 @@ export async function postRequest(
   const timeout = AbortSignal.timeout(ctx.timeoutMs);
   const signal = ctx.signal ? AbortSignal.any([timeout, ctx.signal]) : timeout;
   try {
-    const res = await ctx.post(request.url, {
-      method: 'POST',
-      headers: request.headers,
-      body: request.body,
-      signal,
-    });
-    const body = await res.text();
+    const answer = async () => {
+      const res = await ctx.post(request.url, {
+        method: 'POST',
+        headers: request.headers,
+        body: request.body,
+        signal,
+      });
+      return { res, body: await res.text() };
+    };
+    const to = `${ctx.destination ? `destination ${ctx.destination}` : 'a destination'} at ${originOf(request.url)}`;
+    const { res, body } = await waitingFor(to, answer());
     return read({ status: res.status, body, headers: res.headers }, ctx.now());
   } catch (error) {
     if (ctx.signal?.aborted) throw ctx.signal.reason;

@@ -48,7 +48,9 @@ export async function send(
   ctx: SendContext,
 ): Promise<SendOutcome> {
   const body = await bodyOf(destination);
-  if (body.send) return body.send(destination, payload, deliveryIds, ctx);
+  // Named, so a stop can say whose answer it was waiting for (send-context.ts).
+  if (body.send)
+    return body.send(destination, payload, deliveryIds, { ...ctx, destination: destination.name });
   const request = body.request?.(destination, payload, deliveryIds, ctx.now());
   if (!request) return { ok: false, permanent: true, error: `${destination.type} has no request to send` };
   return sendRequest(destination, request, ctx);
@@ -64,7 +66,7 @@ export async function sendRequest(
   ctx: SendContext,
 ): Promise<SendOutcome> {
   const body = await bodyOf(destination);
-  return postRequest(request, ctx, (answer, now) =>
+  return postRequest(request, { ...ctx, destination: destination.name }, (answer, now) =>
     body.read ? body.read(destination, answer, now) : readAnswer(answer, now),
   );
 }

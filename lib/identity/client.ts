@@ -5,6 +5,7 @@
  * `send`, each request in its turn of the provider's lane (lanes.ts) with the lane paused after a
  * refusal for rate, and how an answer is read (a refusal, a failure, one it cannot read).
  */
+import { originOf, waitingFor } from '../waits.ts';
 import type { Answer } from './verdict.ts';
 import type { AccountAction, ProviderType } from './words.ts';
 
@@ -82,8 +83,11 @@ export async function send(
       ? ctx.signal
       : AbortSignal.any([ctx.signal, AbortSignal.timeout(Math.max(1, Math.floor(ctx.answerMs - spent.ms)))]);
   try {
-    const res = await ctx.fetch(url, { ...init, signal });
-    const text = await res.text();
+    const answer = async () => {
+      const res = await ctx.fetch(url, { ...init, signal });
+      return { res, text: await res.text() };
+    };
+    const { res, text } = await waitingFor(`the identity provider at ${originOf(url)}`, answer());
     if (lane && (res.status === 429 || res.headers.get('x-rate-limit-remaining') === '0')) {
       const now = ctx.now();
       await lane.pause(resumeAt(res.headers, now) ?? now + RATE_PAUSE_MS);

@@ -63,6 +63,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import type { RateGovernor, RateTier } from '../upstream/rate.ts';
+import { waitingFor } from '../waits.ts';
 import { SKEW_SLACK_MS, type SyncedClock, syncedClock } from './clock-sync.ts';
 import { marshall, unmarshall } from './marshall.ts';
 import { ConditionalCheckFailedException, GetItemCommand, UpdateItemCommand } from './sdk.ts';
@@ -148,6 +149,11 @@ export class DynamoRateGovernor implements RateGovernor {
     this.key = marshall({ pk: 'governor', sk: options.key ?? 'rate' });
   }
 
+  /** What a stop names while this run waits for a turn here (waits.ts). */
+  private get turnLabel(): string {
+    return `a turn from the rate governor (${this.options.key ? `lane ${this.options.key}` : 'the upstream'})`;
+  }
+
   /** The rates in force: a poller's own, else the ones a poller stored, else the defaults. */
   rates(): UpstreamRates {
     return this.options.rates ?? this.known.rates ?? DEFAULT_RATES;
@@ -169,7 +175,7 @@ export class DynamoRateGovernor implements RateGovernor {
       const paused = this.paused(now);
       if (paused) {
         if (paused > deadline) throw tooLate(paused - now);
-        await this.clock.sleep(paused - now, options.signal);
+        await waitingFor(this.turnLabel, this.clock.sleep(paused - now, options.signal));
         continue;
       }
       // Slots of this run's block that went by unused stay unused.
@@ -195,7 +201,7 @@ export class DynamoRateGovernor implements RateGovernor {
       if (this.blocks[tier] && !this.refilling[tier] && usableUntil - now < LATE_MS / 2)
         this.refill(tier, deadline);
       const wait = slot - this.clock.now();
-      if (wait > 0) await this.clock.sleep(wait, options.signal);
+      if (wait > 0) await waitingFor(this.turnLabel, this.clock.sleep(wait, options.signal));
       const at = this.clock.now();
       // A pause heard of while waiting (this run's own 429) holds this slot back too.
       if (this.paused(at)) continue;

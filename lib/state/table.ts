@@ -16,6 +16,7 @@
  * - `idem#<client>#<route>#<key>` (each part percent-encoded) / `idem`: an API Idempotency-Key,
  *   what its request was and the answer it got (idempotency.ts), until `expiresAt`.
  */
+import { originOf, waitingFor } from '../waits.ts';
 import { clockSyncOf } from './clock-sync.ts';
 import {
   CreateTableCommand,
@@ -56,11 +57,16 @@ export function createDynamoClient(options: DynamoOptions = {}): DynamoDBClient 
   // logger configured, nobody reads: measurable CPU per item on a busy poll cycle.
   client.middlewareStack.remove('loggerMiddleware');
   // Name the request on its errors: "UnknownError" alone (a body the SDK could not read) says
-  // nothing of what failed; describeError (lib/errors.ts) prints these.
+  // nothing of what failed; describeError (lib/errors.ts) prints these. And mark it, retries
+  // included, as a wait a stop can name (waits.ts).
+  const where =
+    options.endpoint !== undefined
+      ? `at ${originOf(options.endpoint)}`
+      : `in ${options.region ?? process.env.AWS_REGION ?? 'AWS'}`;
   client.middlewareStack.add(
     (next, context) => async (args) => {
       try {
-        return await next(args);
+        return await waitingFor(`DynamoDB ${where} (${operationOf(context)})`, next(args));
       } catch (error) {
         if (error instanceof Error)
           Object.assign(error, { $service: 'DynamoDB', $operation: operationOf(context) });

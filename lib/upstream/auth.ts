@@ -6,6 +6,7 @@
 import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
 import { redactor } from '../log.ts';
+import { originOf, waitingFor } from '../waits.ts';
 import { UpstreamError } from './errors.ts';
 import type { RateGovernor } from './rate.ts';
 import { generatedTokenSchema } from './schemas.ts';
@@ -74,16 +75,19 @@ export function apiKeyExchange(options: ApiKeyExchangeOptions): TokenProvider {
     const limit = options.timeoutMs ?? 15_000;
     let res: Response;
     try {
-      res = await doFetch(url, {
-        method: 'POST',
-        headers: {
-          Authorization: options.apiKey,
-          'Content-Type': 'application/json',
-          Accept: 'application/json',
-        },
-        body: JSON.stringify(options.tenantId === undefined ? {} : { tenant_id: options.tenantId }),
-        signal: AbortSignal.timeout(Math.max(1, Math.floor(Math.min(limit, left)))),
-      });
+      res = await waitingFor(
+        `the upstream's token exchange at ${originOf(url)}`,
+        doFetch(url, {
+          method: 'POST',
+          headers: {
+            Authorization: options.apiKey,
+            'Content-Type': 'application/json',
+            Accept: 'application/json',
+          },
+          body: JSON.stringify(options.tenantId === undefined ? {} : { tenant_id: options.tenantId }),
+          signal: AbortSignal.timeout(Math.max(1, Math.floor(Math.min(limit, left)))),
+        }),
+      );
     } catch (error) {
       const timedOut = (error as Error)?.name === 'TimeoutError';
       throw new UpstreamError(

@@ -10,6 +10,7 @@ import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { silentLogger } from '../log.ts';
+import { originOf, waitingFor } from '../waits.ts';
 import type { TokenProvider } from './auth.ts';
 import { codeForStatus, UpstreamError } from './errors.ts';
 import { type RateGovernor, SEARCH_TIER_ENDPOINTS } from './rate.ts';
@@ -223,7 +224,10 @@ export class UpstreamHttp {
         attempt,
         waitMs,
       });
-      await this.clock.sleep(waitMs, options.signal);
+      await waitingFor(
+        `the upstream at ${originOf(url)} (to try again after ${failure.code})`,
+        this.clock.sleep(waitMs, options.signal),
+      );
     }
   }
 
@@ -243,13 +247,16 @@ export class UpstreamHttp {
     let res: Response;
     let body: { json: unknown; ok: boolean; text: string };
     try {
-      res = await this.doFetch(url, {
-        method: spec.method,
-        headers,
-        body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
-        signal,
-      });
-      body = await readBody(res);
+      const answer = async () => {
+        const got = await this.doFetch(url, {
+          method: spec.method,
+          headers,
+          body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+          signal,
+        });
+        return { got, read: await readBody(got) };
+      };
+      ({ got: res, read: body } = await waitingFor(`the upstream at ${originOf(url)}`, answer()));
     } catch (error) {
       if (callerSignal?.aborted) throw callerSignal.reason;
       const timedOut = timeout.aborted || (error as Error)?.name === 'TimeoutError';
