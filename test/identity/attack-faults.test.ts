@@ -3,9 +3,10 @@
  * when unsure" and "Under load and faults"), against real dynalite and the providers' stand-in
  * over HTTP: a provider answering 503 to a call that is not safe to repeat (an answer unknown, not
  * a failure); a call first left unanswered, taken up again just inside the 5 minutes, and then
- * refused for rate (no call after the 5 minutes); and a process that dies after each of its writes
- * in turn while an automatic response fails (a later pass finishes it, the account's marker freed,
- * the provider asked at most twice).
+ * refused for rate (no call after the 5 minutes); a process that dies after each of its writes in
+ * turn, while an automatic response fails (a later pass finishes it, the account's marker freed, the
+ * provider asked at most twice) and while a password change succeeds (no call repeated whose answer
+ * was written, audited once); and no provider secret in what any of them logged, reported or audited.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,6 +37,7 @@ const LOGINS = [
   'gone@attack.test',
   'late@attack.test',
   ...Array.from({ length: 16 }, (_, i) => `crash${i}@attack.test`),
+  ...Array.from({ length: 32 }, (_, i) => `pw${i}@attack.test`),
 ];
 const idOf = (login: string) => `u-${login.split('@')[0]}`;
 /** What every process of these attacks logged, reported and audited, for the last test's look. */
@@ -245,6 +247,53 @@ describe('account actions under attack', () => {
     }
     // The crash came after every write of the action's work, one at a time.
     expect(after).toBeGreaterThan(4);
+  });
+
+  it('a password change on two logins, its process dying after each of its writes in turn: a later pass finishes it, no call repeated whose answer was written, none made more than twice', async () => {
+    const clock = fakeClock(Date.parse('2026-11-27T12:00:00Z'));
+    const { table, deps } = await world(clock);
+    const changes = (login: string) =>
+      idp.actions.filter((a) => a.action === 'requirePasswordChange' && a.login === login).length;
+    let after = 1;
+    for (let n = 0; n < 16; n++, after++) {
+      const logins = [`pw${2 * n}@attack.test`, `pw${2 * n + 1}@attack.test`];
+      const crashing = dying(after);
+      const doomed = await world(clock, table, crashing.client);
+      const id = `crash-${after}`;
+      await actOnAccounts(doomed.deps, { id, action: 'requirePasswordChange', logins, by: 'cli:x' }).catch(
+        (error) => {
+          if (!(error instanceof Crash)) throw error;
+        },
+      );
+      const crashed = crashing.writes() === after;
+      const left = await deps.actions.get(id);
+      const answered = logins.filter((l) => left?.progress[l]?.result);
+      let record = left;
+      for (let pass = 0; pass < 3 && record?.status !== 'done'; pass++) {
+        clock.advance(61_000);
+        await finishAccountActions(deps);
+        record = await deps.actions.get(id);
+      }
+      const at = `died after write ${after}`;
+      if (!record) {
+        // Died writing the record itself: nothing was recorded, so nothing may have been called.
+        expect(logins.map(changes), at).toEqual([0, 0]);
+        continue;
+      }
+      expect(record.status, at).toBe('done');
+      expect(
+        logins.map((l) => record?.progress[l]?.result?.ok),
+        at,
+      ).toEqual([true, true]);
+      for (const login of logins) {
+        if (answered.includes(login)) expect(changes(login), `${at}: ${login}`).toBe(1);
+        else expect(changes(login), `${at}: ${login}`).toBeLessThanOrEqual(2);
+      }
+      const trail = await deps.actions.auditTrail();
+      expect(trail.filter((e) => e.id === id).length, at).toBe(1);
+      if (!crashed) break;
+    }
+    expect(after).toBeGreaterThan(6);
   });
 
   it('no provider secret in any log line, report to ops or audit entry of the attacks above', async () => {
