@@ -10,6 +10,7 @@ import { actedOn } from '../state/acted.ts';
 import { type AlertFilters, AlertReader, DELIVERY_STATES, type ListPosition } from '../state/alert-list.ts';
 import { readTrail, TRAILS, type TrailEntry, type TrailPosition } from '../state/audit-trail.ts';
 import type { TableIo } from '../state/io.ts';
+import { SORT_KEY_BYTES, utf8Bytes } from '../state/limits.ts';
 import type { IndexEntry } from '../state/records/alert-index.ts';
 import { SEVERITIES } from '../upstream/event-types.ts';
 import { ApiError } from './errors.ts';
@@ -62,6 +63,16 @@ function decode(cursor: string): unknown {
   }
 }
 
+/**
+ * The sort key a position's Query is bounded by (state/alert-list.ts: inside a pack, the part
+ * before its count of entries): DynamoDB refuses a key over 1,024 bytes, which only a made-up
+ * cursor holds, with an error that would be a 500.
+ */
+function sortKeyOf(below: string): string {
+  const inPack = /^(.*)\u0000(\d{1,6})$/s.exec(below);
+  return inPack && Number(inPack[2]) > 0 ? (inPack[1] as string) : below;
+}
+
 export function listCursor(position: ListPosition): string {
   return encode({ v: 1, m: position.month, ...(position.below ? { b: position.below } : {}) });
 }
@@ -74,7 +85,8 @@ export function parseListCursor(cursor: string): ListPosition {
     value?.v !== 1 ||
     typeof month !== 'string' ||
     !/^\d{4}-(0[1-9]|1[0-2])$/.test(month) ||
-    (below !== undefined && (typeof below !== 'string' || !below.startsWith(month) || below.length > 1_100))
+    (below !== undefined &&
+      (typeof below !== 'string' || !below.startsWith(month) || utf8Bytes(sortKeyOf(below)) > SORT_KEY_BYTES))
   )
     bad(BAD_CURSOR);
   return { month, ...(below === undefined ? {} : { below: below as string }) };
