@@ -28,6 +28,8 @@ export interface SlackWorkDeps extends AnswerDeps {
   act?: ActDeps;
   /** Acting on accounts (lib/identity/act.ts), where the config has `identity` and its secrets. */
   identityAct?: AccountDeps;
+  /** The same, made when first needed (the API's own in serve and `npm start`: api/deps.ts). */
+  identityAccounts?: () => Promise<AccountDeps>;
   lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
 }
 
@@ -88,10 +90,11 @@ export async function runSlackWork(deps: SlackWorkDeps, work: SlackWork): Promis
     return;
   }
   if (work.kind === 'identity-action') {
-    if (!deps.identityAct)
+    const accounts = deps.identityAct ?? (await deps.identityAccounts?.());
+    if (!accounts?.providers)
       throw new Error('acting on accounts is not set up here (no identity in the config)');
     const { finishAccountAction } = await import('../identity/act.ts');
-    const outcome = await finishAccountAction(deps.identityAct, work.id);
+    const outcome = await finishAccountAction(accounts, work.id);
     if (!outcome || !work.responseUrl) return;
     const lines = outcome.results.map(
       (r) => `• ${slackText(r.login, 120)}: ${r.ok ? 'done' : slackText(r.error ?? 'not done', 300)}`,

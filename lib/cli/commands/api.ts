@@ -57,6 +57,8 @@ export function withLocalSlackWork<T extends ApiRuntime>(deps: T): T {
     ...deps,
     handOff: inProcessHandOff({
       act: deps.act,
+      // An account menu's action is taken here too, with this process's providers, at once.
+      ...(deps.identity ? { identityAccounts: deps.identity.accounts } : {}),
       lookup: deps.lookup,
       responseUrlPrefix: deps.slack.responseUrlPrefix,
       logger: deps.logger,
