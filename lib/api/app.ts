@@ -98,6 +98,8 @@ export interface ApiDeps extends SilenceDeps, IdempotencyDeps {
   /** Reads the `apiClients` map (client name to SHA-256 hex digest of its token) afresh. */
   loadApiClients: () => Promise<ApiClients>;
   logger: Logger;
+  /** Where each request's line goes: `logger` unless given (npm start: a file, cli/request-log.ts). */
+  requestLog?: Logger;
   /** Milliseconds since the epoch. */
   now: () => number;
   /** Total budget of one upstream call, retries included; keep it under the Lambda timeout. */
@@ -162,8 +164,9 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
       ...(c.get('client') ? { client: c.get('client') } : {}),
       ...(c.get('errorCode') ? { code: c.get('errorCode') } : {}),
     };
-    if (status >= 500) deps.logger.warn('request', fields);
-    else deps.logger.info('request', fields);
+    const log = deps.requestLog ?? deps.logger;
+    if (status >= 500) log.warn('request', fields);
+    else log.info('request', fields);
   });
 
   app.use(

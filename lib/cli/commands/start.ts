@@ -6,7 +6,8 @@
  *   EXPOSURE_API_URL is set.
  * - Pollers on timers: events every 30 s, credentials every 5 min (first cycles at once).
  * - The HTTP API on PORT; without `apiClients` in the secret object, a demo token is made for this
- *   run and printed.
+ *   run and printed. Its request lines go to `.data/requests.log`, not the terminal (unless
+ *   LOG_LEVEL=debug): the terminal is for the alerts.
  * - Alerts to the configured destinations; the built-in demo config prints them here.
  * - One instance per folder: a lock under `.data/` says which process holds it.
  * - The emulator's cursor key, anchor and live events are kept under `.data/` too, so a restart
@@ -48,6 +49,7 @@ import {
   withLocalSecrets,
 } from '../local.ts';
 import { localConfigPath, localTableFor, settleOldTable } from '../local-tables.ts';
+import { REQUEST_LOG_FILE, requestLog } from '../request-log.ts';
 import { terminalSafe, useColor } from '../terminal.ts';
 import { apiKnowledge, listenApi, withLocalSlackWork } from './api.ts';
 import { describeDelivery, describeStream } from './poll.ts';
@@ -210,7 +212,11 @@ export const startCommand: Command = {
           dryRun, // what would act outside answers 409 dry_run (api/dry-run.ts)
         }),
       );
-      const server = await listenApi(createApiApp(api).fetch, env.port).catch((error: unknown) => {
+      // The terminal is for alerts: the API's request lines go to a file (cli/request-log.ts).
+      const requests = requestLog(logger.child({ component: 'api' }), data);
+      cleanup.unshift(() => requests.close());
+      const app = createApiApp({ ...api, requestLog: requests.logger });
+      const server = await listenApi(app.fetch, env.port).catch((error: unknown) => {
         api.close();
         throw error;
       });
@@ -222,6 +228,10 @@ export const startCommand: Command = {
         `  HTTP API:             ${server.url}  (GET /health, POST /assets/{id}/toggle, /silences, GET /status, GET /openapi.json)`,
       );
       lines.push(`  Console:              ${server.url}/console`);
+      if (requests.file)
+        lines.push(
+          `  Request log:          ${join(DATA_DIR, REQUEST_LOG_FILE)}  (the API's requests; LOG_LEVEL=debug prints them here)`,
+        );
       if (demoToken) {
         lines.push(
           `  API demo token:       ${demoToken}  (no apiClients configured: this run's only client, "local"; sign in to the console with it)`,

@@ -1,0 +1,119 @@
+/**
+ * `npm start`'s terminal shows the alerts, not the API's requests (issue 47, item 3): as a process,
+ * in a folder of its own, the API's request lines go to the file its banner names under `.data/`
+ * (appended, the token never in it), and with LOG_LEVEL=debug they are printed with the rest.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'vitest';
+import { BIN, cleanEnv } from '../helpers/cli-process.ts';
+
+interface Started {
+  child: ChildProcess;
+  dir: string;
+  out(): string;
+  err(): string;
+  exited: Promise<number | null>;
+}
+
+/** `npm start` (the installed command's `start`) in a folder of its own, once its banner is out. */
+async function start(dir: string, env: Record<string, string> = {}): Promise<Started> {
+  const child = spawn(process.execPath, [BIN, 'start'], {
+    cwd: dir,
+    env: cleanEnv({ PORT: '0', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (d) => {
+    out += d;
+  });
+  child.stderr?.on('data', (d) => {
+    err += d;
+  });
+  const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+  const end = Date.now() + 8_000;
+  while (!out.includes('Ctrl-C stops it')) {
+    if (Date.now() > end) {
+      child.kill('SIGKILL');
+      throw new Error(`no banner within 8 s\nstdout: ${out}\nstderr: ${err}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { child, dir, out: () => out, err: () => err, exited };
+}
+
+/** Asks the API of `s` what the console asks, with its demo token; returns the token. */
+async function useApi(s: Started): Promise<string> {
+  const api = /HTTP API:\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(s.out())?.[1];
+  const token = /Bearer (local-[0-9a-f]+)/.exec(s.out())?.[1] as string;
+  const auth = { headers: { Authorization: `Bearer ${token}` } };
+  for (const path of ['/health', '/status', '/alerts', '/whoami'])
+    if (!(await fetch(`${api}${path}`, auth)).ok) throw new Error(`${path} failed`);
+  return token;
+}
+
+const REQUEST_LINE = /"message":"request"|INFO\s+request|path=\/status/;
+
+async function until(check: () => boolean, ms = 3_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const fileLines = (file: string) =>
+  existsSync(file) ? readFileSync(file, 'utf8').trimEnd().split('\n').filter(Boolean) : [];
+
+// At once: two starts in folders of their own. Each is ended by SIGKILL once seen: its first cycles
+// are not what is tested, and a clean stop waits for them.
+describe.concurrent('npm start and the API’s requests', () => {
+  it('go to .data/requests.log, named in the banner, not to the terminal', async ({ expect }) => {
+    // A line an earlier run left: kept.
+    const dir = await mkdtemp(join(tmpdir(), 'ea-requests-'));
+    await mkdir(join(dir, '.data'));
+    const earlier = JSON.stringify({ message: 'request', path: '/earlier', status: 200 });
+    const file = join(dir, '.data', 'requests.log');
+    await writeFile(file, `${earlier}\n`);
+    const s = await start(dir);
+    try {
+      const token = await useApi(s);
+      await until(() => fileLines(file).length >= 5);
+      expect(s.out()).toMatch(/\n {2}Request log: {10}\.data\/requests\.log {2}\(the API's requests/);
+      expect(s.out().match(/requests\.log/g)).toHaveLength(1);
+      expect(s.out()).not.toMatch(REQUEST_LINE);
+      expect(s.err()).not.toMatch(REQUEST_LINE);
+      const logged = fileLines(file).map(
+        (l) => JSON.parse(l) as { message: string; path: string; status: number },
+      );
+      expect(logged.map((l) => [l.message, l.path, l.status])).toEqual([
+        ['request', '/earlier', 200],
+        ['request', '/health', 200],
+        ['request', '/status', 200],
+        ['request', '/alerts', 200],
+        ['request', '/whoami', 200],
+      ]);
+      expect(fileLines(file).join('\n')).not.toContain(token);
+    } finally {
+      s.child.kill('SIGKILL');
+    }
+  }, 10_000);
+
+  it('with LOG_LEVEL=debug, are printed with the rest of the log', async ({ expect }) => {
+    const dir = await mkdtemp(join(tmpdir(), 'ea-requests-'));
+    const s = await start(dir, { LOG_LEVEL: 'debug' });
+    try {
+      await useApi(s);
+      await until(() => /"message":"request".*"path":"\/whoami"/.test(s.out()));
+      expect(s.out()).toMatch(/"message":"request".*"path":"\/status"/);
+      expect(s.out()).not.toContain('requests.log');
+      expect(existsSync(join(dir, '.data', 'requests.log'))).toBe(false);
+    } finally {
+      s.child.kill('SIGKILL');
+    }
+  }, 10_000);
+});
