@@ -6,7 +6,10 @@
  * refused for rate (no call after the 5 minutes); a process that dies after each of its writes in
  * turn, while an automatic response fails (a later pass finishes it, the account's marker freed, the
  * provider asked at most twice) and while a password change succeeds (no call repeated whose answer
- * was written, audited once); and no provider secret in what any of them logged, reported or audited.
+ * was written, audited once); two workers deciding at once after a failed automatic response (one
+ * new round); and no provider secret in what any of them logged, reported or audited.
+ *
+ * Longer than 300 lines: the attacks share one world, and the last looks at what all of them said.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +29,7 @@ import { IdentityStore } from '../../lib/identity/store.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { marshall, unmarshall } from '../../lib/state/marshall.ts';
 import { GetItemCommand } from '../../lib/state/sdk.ts';
+import { createDynamoClient } from '../../lib/state/table.ts';
 import { fakeClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
@@ -294,6 +298,50 @@ describe('account actions under attack', () => {
       if (!crashed) break;
     }
     expect(after).toBeGreaterThan(6);
+  });
+
+  it('after a failed response, two workers at once deciding a later leak of the account: one new round, once', async () => {
+    const clock = fakeClock(Date.parse('2026-11-28T12:00:00Z'));
+    const { table } = await world(clock);
+    const auto = { atRisk: ['revokeSessions' as const], maxPerHour: 10 };
+    const verdict = {
+      provider: 'corp',
+      verdict: 'at_risk' as const,
+      userId: 'u-again',
+      leakDate: '2026-11-20T00:00:00Z',
+    };
+    const workers = [
+      { client: createDynamoClient({ endpoint: db.endpoint }), tableName: table, clock },
+      { client: createDynamoClient({ endpoint: db.endpoint }), tableName: table, clock },
+    ];
+    try {
+      const recorded: string[] = [];
+      const decide = (io: (typeof workers)[number]) =>
+        new AutoResponse(io).decide(
+          'top',
+          auto,
+          verdict,
+          'again@attack.test',
+          ['revokeSessions'],
+          async ({ id }) => {
+            recorded.push(id);
+          },
+        );
+      const first = await decide(workers[0] as (typeof workers)[number]);
+      await new AutoResponse(workers[0] as (typeof workers)[number]).failed(
+        'top',
+        'corp',
+        'u-again',
+        `${(first as { id: string }).id}~revokeSessions`,
+      );
+      const again = await Promise.all(workers.map(decide));
+      const taken = again.filter((n) => n && 'actions' in n);
+      expect(taken).toEqual([{ actions: ['revokeSessions'], id: expect.stringMatching(/-r1$/) }]);
+      // A third leak, the round taken: nothing more.
+      expect(await decide(workers[1] as (typeof workers)[number])).toBeUndefined();
+    } finally {
+      for (const w of workers) w.client.destroy();
+    }
   });
 
   it('no provider secret in any log line, report to ops or audit entry of the attacks above', async () => {
