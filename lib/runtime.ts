@@ -147,6 +147,8 @@ export interface RuntimeOptions {
    * no destination secret is needed.
    */
   dryRun?: boolean;
+  /** A dry run's folder where each message's items are left for `preview` (console/body.ts). */
+  dryRunFiles?: string;
   /**
    * Whether this run's cycles ping the config's heartbeat (default true). The AWS workers do not:
    * there a dispatch and its jobs are the cycle (functions/worker.ts).
@@ -216,7 +218,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     : await loadAlertsConfig(env, (text) => warn(`config: ${text}`));
   const config = loaded.config;
   const secrets = options.secrets ?? (await loadSecrets(env));
-  const destinations = options.dryRun ? dryRunDestinations(config) : resolveDestinations(config, secrets);
+  const destinations = options.dryRun
+    ? dryRunDestinations(config, options.dryRunFiles)
+    : resolveDestinations(config, secrets);
   const metrics = options.metrics ?? new MemoryMetrics();
   let quotaWarned = false;
   const client = options.dynamo ?? createDynamoClient({ endpoint: env.dynamodbEndpoint });

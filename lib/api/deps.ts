@@ -141,7 +141,12 @@ export async function createApiDeps(
   const readSecrets =
     options.readSecrets ?? (env.secretId || env.secretsFile ? () => loadSecrets(env) : async () => secrets);
   let first = true;
-  const io = { client: dynamo, tableName: env.tableName, clock };
+  // Under `start --dry-run` the silences and positions it shows are those the dry run reads,
+  // the real run's where its own table has none (state/read-through.ts).
+  const client = options.dryRun
+    ? (await import('../state/read-through.ts')).readThrough(dynamo, env.tableName)
+    : dynamo;
+  const io = { client, tableName: env.tableName, clock };
   const silences = new SilenceStore(io);
   const catalog = new CatalogStore(io);
   const fromConfig = options.known;

@@ -75,10 +75,13 @@ export function countSharing(destinations: Map<string, ResolvedDestination>): vo
 
 /**
  * Every destination of the config as a console that says what it stands for: a dry run prints
- * each destination's alerts in the terminal, needs none of their secrets, and sends nothing.
+ * each destination's alerts in the terminal, needs none of their secrets, and sends nothing. With
+ * `keepIn`, each message's items are left there for `preview` (destinations/console/body.ts).
  */
-export function dryRunDestinations(config: AlertsConfig): Map<string, ResolvedDestination> {
-  return new Map(Object.entries(config.destinations).map(([name, d]) => [name, standInFor(name, d.type)]));
+export function dryRunDestinations(config: AlertsConfig, keepIn?: string): Map<string, ResolvedDestination> {
+  return new Map(
+    Object.entries(config.destinations).map(([name, d]) => [name, standInFor(name, d.type, keepIn)]),
+  );
 }
 
 /** Every destination of the config, resolved; a ConfigError lists each missing or malformed secret. */

@@ -4,6 +4,7 @@
  * runtime the Lambda functions use.
  */
 
+import { resolve } from 'node:path';
 import { runDeliveryPass } from '../../deliver/pass.ts';
 import type { DeliverySummary } from '../../deliver/types.ts';
 import { readEnvironment } from '../../env.ts';
@@ -16,10 +17,13 @@ import { createRuntime, type Runtime } from '../../runtime.ts';
 import { type DeliveryQueue, DeliveryRecords } from '../../state/records/index.ts';
 import type { DeliveryRecord, DeliveryStatus } from '../../state/records/record.ts';
 import { type Command, type CommandContext, credentialsRejected } from '../command.ts';
+import { DATA_DIR } from '../local.ts';
 import { formatTable, fromNow, tableWidth, terminalSafe, useColor } from '../terminal.ts';
 import { openTable } from './silences.ts';
 
 export const DEFAULT_MAX_SECONDS = 300;
+/** Where, under `.data/`, a dry run leaves each message's items for the `preview` it names. */
+export const DRY_RUN_FILES = 'dry-run';
 
 function maxSeconds(value: unknown): number {
   if (value === undefined) return DEFAULT_MAX_SECONDS;
@@ -38,8 +42,9 @@ export async function runtimeFor(ctx: CommandContext, polls = true): Promise<Run
     write: (text) => ctx.io.stdout(text.endsWith('\n') ? text : `${text}\n`),
     color: useColor(ctx.io),
     ...(ctx.io.clock ? { clock: ctx.io.clock } : {}),
-    // Beside `start --dry-run` (cli/local.ts): sends nothing, acts on nothing.
-    ...(ctx.dryRun ? { dryRun: true } : {}),
+    // Beside `start --dry-run` (cli/local.ts): sends nothing, acts on nothing, and leaves its
+    // messages' items where the dry run does.
+    ...(ctx.dryRun ? { dryRun: true, dryRunFiles: resolve(DATA_DIR, DRY_RUN_FILES) } : {}),
   });
 }
 

@@ -92,12 +92,14 @@ export const previewCommand: Command = {
   optionHelp: {
     source:
       'the stream it came from, for routes that match sources: tenant, group:<id> or credentials:<domain>',
+    destination:
+      'only what this destination would receive (the command a dry run names for each of its messages)',
   },
-  usage: 'preview <item.json> [--source tenant|group:<id>|credentials:<domain>]',
+  usage: 'preview <item.json> [--source tenant|group:<id>|credentials:<domain>] [--destination NAME]',
   summary:
     'print what each destination would receive for one event or credential (or, for a JSON array of them, for all of them due at once: digests and Slack threads included)',
   details: IDENTITY_ANSWER_HELP,
-  options: { source: { type: 'string' } },
+  options: { source: { type: 'string' }, destination: { type: 'string' } },
   positionals: [1, 1],
   async run({ positionals, values, io, warn }) {
     const file = positionals[0]!;
@@ -142,6 +144,11 @@ export const previewCommand: Command = {
     if (source !== undefined && !/^(tenant|group:\d+|credentials:.+)$/.test(source)) {
       throw new UsageError('--source must be tenant, group:<id> or credentials:<domain>');
     }
+    const only = typeof values.destination === 'string' ? values.destination : undefined;
+    if (only !== undefined && !Object.hasOwn(config.destinations, only))
+      throw new UsageError(
+        `--destination: the config has no destination "${only}" (it has ${Object.keys(config.destinations).join(', ')})`,
+      );
     const alerts = items.map(({ kind, item, answer, where }) => {
       const alert = alertOf(kind, item, config, source);
       if (!answer || alert.kind !== 'credential') return alert;
@@ -184,6 +191,7 @@ export const previewCommand: Command = {
       const decision = decide(config, alert, now);
       if (decision.silenced) silencedOnly = decision.silenced;
       for (const [name, routes] of decision.destinations) {
+        if (only !== undefined && name !== only) continue;
         const share = shares.get(name) ?? { alerts: [], silenced: 0, routes: new Set<string>() };
         for (const r of routes) share.routes.add(r);
         if (decision.silenced && many) share.silenced += 1;
@@ -198,7 +206,9 @@ export const previewCommand: Command = {
       }
     }
     if (shares.size === 0) {
-      out.push(`no route matches ${many ? 'these items' : 'this item'}: it would not be sent anywhere`);
+      out.push(
+        `no route matches ${many ? 'these items' : 'this item'}${only ? ` for ${only}` : ''}: it would not be sent ${only ? 'there' : 'anywhere'}`,
+      );
       io.stdout(`${out.join('\n')}\n`);
       return 0;
     }

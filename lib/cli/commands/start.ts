@@ -19,7 +19,7 @@
  * refuses the credentials stops it too, with exit code 3.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createApiApp } from '../../api/app.ts';
 import { sha256Hex } from '../../api/auth.ts';
@@ -52,7 +52,7 @@ import { localConfigPath, localTableFor, settleOldTable } from '../local-tables.
 import { REQUEST_LOG_FILE, requestLog } from '../request-log.ts';
 import { terminalSafe, useColor } from '../terminal.ts';
 import { apiKnowledge, listenApi, withLocalSlackWork } from './api.ts';
-import { describeDelivery, describeStream } from './poll.ts';
+import { DRY_RUN_FILES, describeDelivery, describeStream } from './poll.ts';
 
 export const SCHEDULE = { events: 30_000, credentials: 300_000 } as const;
 /**
@@ -76,6 +76,12 @@ export const DEMO_SCOPES = [
   'destinations:write',
   'identity:act',
 ] as const;
+/** `dir`, emptied: a new dry run's messages are its own. */
+function emptied(dir: string): string {
+  rmSync(dir, { recursive: true, force: true });
+  return dir;
+}
+
 /**
  * One delivery pass at a time in this process: a pass asked for while one runs waits for it, and
  * every such ask shares the one pass that follows (it sees what they would have).
@@ -106,7 +112,7 @@ export const startCommand: Command = {
   example: 'exposure-alerts start --dry-run',
   optionHelp: {
     'dry-run':
-      'print what each destination of your config would receive, in this terminal, and send nothing (no destination secrets needed); act on nothing outside: the API and this folder’s commands refuse to',
+      'predict the real run and send nothing (no destination secrets needed): start where the real run stands, on a table of its own; print each message here with the preview command that shows it as its destination would receive it; act on nothing outside: the API and this folder’s commands refuse to',
   },
   service: true,
   usage: 'start [--dry-run]',
@@ -190,6 +196,8 @@ export const startCommand: Command = {
         // Our own emulator takes LOCAL_RATES; the real service takes what the config says.
         ...(base.apiUrlSet ? {} : { rates: LOCAL_RATES }),
         dryRun,
+        // A dry run leaves each message's items here, for the `preview` its heading names.
+        ...(dryRun ? { dryRunFiles: emptied(join(data, DRY_RUN_FILES)) } : {}),
         write: (text) => io.stdout(text.endsWith('\n') ? text : `${text}\n`),
         color: useColor(io),
       });
@@ -263,7 +271,7 @@ export const startCommand: Command = {
       lines.push(`  Alert config:         ${runtime.configSource}  (its state: table ${env.tableName})`);
       if (dryRun)
         lines.push(
-          `  Dry run:              nothing is sent: each destination's alerts are printed here instead (records in table ${env.tableName}); nothing is done outside: the API and this folder's commands refuse to act`,
+          `  Dry run:              nothing is sent: each destination's messages are printed here instead, each with the preview command that shows it as that destination would receive it (records in table ${env.tableName}, reading the real run's where it has none); nothing is done outside: the API and this folder's commands refuse to act`,
         );
       lines.push(
         `  Pollers:              events every ${SCHEDULE.events / 1000} s, credentials every ${SCHEDULE.credentials / 60_000} min`,

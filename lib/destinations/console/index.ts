@@ -1,6 +1,8 @@
 /**
  * The terminal: each alert printed, as `npm start` shows them. A dry run turns every destination
- * into one of these, saying the kind it stands for, so nothing is sent.
+ * into one of these, saying the kind it stands for, so nothing is sent; with `keepIn`, it leaves
+ * each message's items in a file there and names the `preview` that shows them as the destination
+ * would receive them (body.ts).
  */
 import * as z from 'zod/mini';
 import type { KindBody, KindFace } from '../kind.ts';
@@ -13,6 +15,8 @@ export interface ConsoleDestination {
   type: 'console';
   /** A dry run (`npm start -- --dry-run`): the kind this destination really is, printed, not sent. */
   standsFor?: string;
+  /** A dry run's folder for each message's items, which `preview` renders as the destination would. */
+  keepIn?: string;
 }
 
 export const consoleKind: KindFace<ConsoleConfig, ConsoleDestination> = {
@@ -25,6 +29,10 @@ export const consoleKind: KindFace<ConsoleConfig, ConsoleDestination> = {
 };
 
 /** A dry run's stand-in for a destination: printed, saying the kind it stands for, never sent. */
-export function standInFor(name: string, type: string): ConsoleDestination {
-  return { name, type: 'console', ...(type === 'console' ? {} : { standsFor: type }) };
+export function standInFor(name: string, type: string, keepIn?: string): ConsoleDestination {
+  return {
+    name,
+    type: 'console',
+    ...(type === 'console' ? {} : { standsFor: type, ...(keepIn ? { keepIn } : {}) }),
+  };
 }
