@@ -1,11 +1,14 @@
 /**
  * Each alert once (section 13), attacked through the real poll cycle: a tenant feed and two
  * identifier groups (two of them to one destination, one silenced) and two credential streams of
- * overlapping domains record the same items. Every item is listed once, with every destination's
- * delivery in its row, under each destination and state filter, and in its detail. Real dynalite,
- * the emulator, the API app.
+ * overlapping domains record the same items; and items an exclusive stream listed, recorded again
+ * by a shared one (a group added to a config that had the feed alone). Every item is listed once,
+ * with every destination's delivery in its row, under each destination and state filter, and in
+ * its detail. Real dynalite, the emulator, the API app.
  */
 import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../lib/clock.ts';
+import { DeliveryRecords, type NewDelivery } from '../../lib/state/records/index.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { makeWorld } from '../helpers/world.ts';
@@ -108,5 +111,53 @@ describe('through the poll cycle', () => {
     }
     for (const key of [...want.keys()].slice(0, 12))
       expect(states((await detail(api, key)).body), key).toEqual(want.get(key));
+  });
+});
+
+describe('items an exclusive stream listed, then a shared stream records', () => {
+  it('the row, the filters and the detail gain the shared stream’s destination, once', async () => {
+    const table = await db.table();
+    const at = Date.now();
+    const page = (destination: string, source: string, status: NewDelivery['status']): NewDelivery[] =>
+      Array.from({ length: 3 }, (_, i) => ({
+        destination,
+        kind: 'event',
+        key: `adopt/${i}`,
+        source,
+        routes: [source],
+        status,
+        ...(status === 'silenced' ? { note: 'silence s-1' } : {}),
+        item: {
+          metadata: {
+            uid: `adopt/${i}`,
+            type: 'leak',
+            severity: 'high',
+            matched_at: new Date(at - i).toISOString(),
+          },
+        },
+      }));
+    const made: string[] = [];
+    const records = new DeliveryRecords(db.client, table, systemClock, { onRequest: (op) => made.push(op) });
+    // The feed alone: exclusive. Then a group is added, and both are shared.
+    await records.recordPage(page('b', 'tenant', 'silenced'), { exclusive: true });
+    made.length = 0;
+    await records.recordPage(page('a', 'group:102', 'pending'), { exclusive: false });
+    const reads = made.filter((op) => op === 'GetItem').length;
+    const puts = made.filter((op) => op === 'PutItem').length;
+    await records.recordPage(page('c', 'group:101', 'pending'), { exclusive: false });
+    const api = buildApi(emu, { table: { client: db.client, name: table } });
+    const want = { a: 'pending', b: 'silenced', c: 'pending' };
+    const rows = await allRows(api);
+    expect(rows.map((r) => r.key)).toEqual(['adopt/0', 'adopt/1', 'adopt/2']);
+    for (const row of rows) expect(states(row), row.key).toEqual(want);
+    for (const query of ['destination=a', 'destination=c', 'state=pending', 'state=silenced'])
+      expect(
+        (await allRows(api, query)).map((r) => r.key),
+        query,
+      ).toEqual(['adopt/0', 'adopt/1', 'adopt/2']);
+    expect(states((await detail(api, 'adopt/1')).body)).toEqual(want);
+    // The feed's list pack was read and put back once for the page's three items (beside their
+    // three records' conditional puts).
+    expect([reads, puts]).toEqual([1, 3 + 1]);
   });
 });

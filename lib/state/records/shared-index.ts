@@ -12,7 +12,10 @@
  *   entry, in the pack it named. DynamoDB applies one item's updates one at a time, so of two
  *   streams recording the item at the same moment exactly one is first.
  * The entry is marked `shared`: the list reads its detail for the other destinations, and lists it
- * only while the detail names its pack (state/alert-list.ts).
+ * only while the detail names its pack (state/alert-list.ts). An item an exclusive stream listed
+ * (before a group or an overlapping domain joined its config) has a detail with a pack and no
+ * entry: the first shared stream to record it marks that entry `shared` in its pack and makes it
+ * the detail's (`adoptEntries`, one read and one conditional put of the pack for a page's items).
  *
  * What a crash leaves. Between a stream's records and its update: its re-read page finds the
  * records made, and adds to the item's detail those destinations it lacks (`addFound`: one
@@ -33,8 +36,21 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { ItemKind } from '../../model.ts';
 import { batchGet, batchPut, mapLimit, type TableIo } from '../io.ts';
 import { marshall, unmarshall } from '../marshall.ts';
-import { ConditionalCheckFailedException, PutItemCommand, UpdateItemCommand } from '../sdk.ts';
-import { type Indexed, itemPk, listPackItem, packLayout } from './alert-index.ts';
+import {
+  ConditionalCheckFailedException,
+  GetItemCommand,
+  PutItemCommand,
+  UpdateItemCommand,
+} from '../sdk.ts';
+import {
+  entryPk,
+  type IndexEntry,
+  type Indexed,
+  itemPk,
+  listPackItem,
+  monthOfSk,
+  packLayout,
+} from './alert-index.ts';
 import { isLive } from './record.ts';
 
 /** Concurrent detail updates, as the records' conditional puts (once.ts). */
@@ -56,13 +72,18 @@ export async function indexShared(
 ): Promise<void> {
   const packs = packLayout(items);
   const first = new Set<Indexed>();
+  /** List packs of an exclusive stream that list items recorded here too: their entry, to adopt. */
+  const adopt = new Map<string, Indexed[]>();
   await mapLimit(
     packs.flatMap((pack) => pack.entries.map((indexed) => ({ pack: pack.sk, indexed }))),
     CONCURRENCY,
     async ({ pack, indexed }) => {
-      if (await updateDetail(io, indexed, pack, expiresAt)) first.add(indexed);
+      const found = await updateDetail(io, indexed, pack, expiresAt);
+      if (found === true) first.add(indexed);
+      else if (found) adopt.set(found.exclusive, [...(adopt.get(found.exclusive) ?? []), indexed]);
     },
   );
+  await mapLimit([...adopt], CONCURRENCY, ([sk, adopted]) => adoptEntries(io, sk, adopted));
   await batchPut(
     io,
     packs.flatMap((pack) => {
@@ -72,13 +93,17 @@ export async function indexShared(
   );
 }
 
-/** Adds `indexed`'s deliveries to its item's detail; true when it is the item's first (lists it). */
+/**
+ * Adds `indexed`'s deliveries to its item's detail; true when it is the item's first (lists it);
+ * `exclusive` when an exclusive stream listed it before (the list pack it names holds an entry that
+ * is not marked shared: adoptEntries).
+ */
 async function updateDetail(
   io: TableIo,
   indexed: Indexed,
   pack: string,
   expiresAt: number | undefined,
-): Promise<boolean> {
+): Promise<boolean | { exclusive: string }> {
   const { entry, item } = indexed;
   const key = marshall({ pk: itemPk(entry.key), sk: entry.kind });
   const dests: AttributeValue = {
@@ -115,8 +140,12 @@ async function updateDetail(
           ReturnValues: 'UPDATED_OLD',
         }),
       );
+      const before = out.Attributes ?? {};
+      // An exclusive stream's detail names its pack and holds no entry (alert-index.ts).
+      if (before.pack?.S !== undefined && before.entry === undefined && before.dests === undefined)
+        return { exclusive: before.pack.S };
       // A detail written before the packs holds its entry itself: that one is listed already.
-      return out.Attributes?.pack === undefined && out.Attributes?.entry === undefined;
+      return before.pack === undefined && before.entry === undefined;
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException) || attempt >= 2) throw error;
     }
@@ -135,6 +164,66 @@ async function updateDetail(
       // Replaced meanwhile by another stream: add to that one.
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
+  }
+}
+
+/**
+ * An exclusive stream listed these items (a config that had one stream of them, before a group or
+ * an overlapping domain was added): their entries in its list pack `sk` are marked `shared`, with a
+ * conditional put of the pack, so the list reads their details for the destinations recorded since;
+ * and each detail's entry becomes that one, with its deliveries, for the detail's view. Once an
+ * item: the detail then holds `dests`. A pack gone or changed meanwhile (three tries) is left.
+ */
+async function adoptEntries(io: TableIo, sk: string, adopted: readonly Indexed[]): Promise<void> {
+  const key = marshall({ pk: entryPk(monthOfSk(sk)), sk });
+  const wanted = new Set(adopted.map(({ entry }) => `${entry.kind}\u0000${entry.key}`));
+  for (let attempt = 0; attempt < 3; attempt++) {
+    io.onRequest?.('GetItem');
+    const out = await io.client.send(
+      new GetItemCommand({ TableName: io.tableName, Key: key, ConsistentRead: true }),
+    );
+    const entries = out.Item?.entries?.S;
+    if (entries === undefined) return;
+    const marked: IndexEntry[] = [];
+    const list = (JSON.parse(entries) as IndexEntry[]).map((entry) => {
+      if (entry.shared || !wanted.has(`${entry.kind}\u0000${entry.key}`)) return entry;
+      const shared = { ...entry, shared: true as const };
+      marked.push(shared);
+      return shared;
+    });
+    if (marked.length === 0) return;
+    try {
+      io.onRequest?.('PutItem');
+      await io.client.send(
+        new PutItemCommand({
+          TableName: io.tableName,
+          Item: { ...out.Item, entries: { S: JSON.stringify(list) } },
+          ConditionExpression: 'entries = :before',
+          ExpressionAttributeValues: { ':before': { S: entries } },
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      continue;
+    }
+    await mapLimit(marked, CONCURRENCY, async (entry) => {
+      io.onRequest?.('UpdateItem');
+      await io.client.send(
+        new UpdateItemCommand({
+          TableName: io.tableName,
+          Key: marshall({ pk: itemPk(entry.key), sk: entry.kind }),
+          UpdateExpression: 'SET #entry = :entry ADD #dests :dests',
+          ExpressionAttributeNames: { '#entry': 'entry', '#dests': 'dests' },
+          ExpressionAttributeValues: {
+            ':entry': { S: JSON.stringify(entry) },
+            ':dests': {
+              SS: Object.entries(entry.deliveries).map(([d, began]) => detailDelivery(d, began)),
+            },
+          },
+        }),
+      );
+    });
+    return;
   }
 }
 
