@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { HttpPost } from './deliver/post.ts';
+import { originOf, waitingFor } from './waits.ts';
 
 export interface EntraApp {
   loginUrl: string;
@@ -82,18 +83,21 @@ async function buy(
   const now = ctx.now();
   const timeout = AbortSignal.timeout(ctx.timeoutMs);
   try {
-    const res = await ctx.post(`${app.loginUrl}/${encodeURIComponent(app.tenantId)}/oauth2/v2.0/token`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        client_id: app.clientId,
-        client_secret: app.clientSecret,
-        scope,
-        grant_type: 'client_credentials',
-      }).toString(),
-      signal: ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout,
-    });
-    const text = await res.text();
+    const answer = async () => {
+      const res = await ctx.post(`${app.loginUrl}/${encodeURIComponent(app.tenantId)}/oauth2/v2.0/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          client_id: app.clientId,
+          client_secret: app.clientSecret,
+          scope,
+          grant_type: 'client_credentials',
+        }).toString(),
+        signal: ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout,
+      });
+      return { res, text: await res.text() };
+    };
+    const { res, text } = await waitingFor(`Entra ID's sign-in at ${originOf(app.loginUrl)}`, answer());
     let body: { access_token?: unknown; expires_in?: unknown; error?: unknown } = {};
     try {
       body = JSON.parse(text) as typeof body;

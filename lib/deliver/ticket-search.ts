@@ -2,6 +2,7 @@
  * Searching a ticket system for the ticket a label names, for a ticket kind's body (its `search`):
  * before a create of unknown outcome is tried again, tickets.ts asks whether it happened.
  */
+import { originOf, waitingFor } from '../waits.ts';
 
 /**
  * Searches a ticket system (a GET of `url`) for the ticket a label names: its key or id, undefined
@@ -14,10 +15,13 @@ export async function searchTickets(
   found: (body: unknown) => unknown,
 ): Promise<string | undefined | 'error'> {
   try {
-    const res = await fetch(url, {
-      headers: { Accept: 'application/json', Authorization: authorization },
-      signal: AbortSignal.timeout(ctx.timeoutMs),
-    });
+    const res = await waitingFor(
+      `a ticket search at ${originOf(url)}`,
+      fetch(url, {
+        headers: { Accept: 'application/json', Authorization: authorization },
+        signal: AbortSignal.timeout(ctx.timeoutMs),
+      }),
+    );
     if (!res.ok) {
       await res.body?.cancel();
       return 'error';
