@@ -418,8 +418,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         deliver,
         lookupTimeoutMs: options.identity?.lookupTimeoutMs,
         cycleLookupMs: options.identity?.cycleLookupMs,
-        // Never under --dry-run: it sends nothing, and acts on no account.
-        auto: !options.dryRun,
+        // A dry run decides, says so on the alert, and acts on no account (section 12).
+        auto: options.dryRun ? 'decide' : true,
       },
       problems,
     );

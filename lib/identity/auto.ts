@@ -6,8 +6,9 @@
  * hour's limit paused it) and a re-walk says the same.
  *
  * Never for an item that would be baselined, silenced or routed nowhere (the caller says which
- * would be sent), never for a login matching `exclude`, never in a dry run (the caller does not
- * ask). In the table:
+ * would be sent), never for a login matching `exclude`. A dry run's (`dryRun`) is decided as the real
+ * run's would be, on the dry run's own table (which reads the real run's markers and counts:
+ * state/read-through.ts), and noted as not taken; its actions are never recorded. In the table:
  * - `idauto#<scope>#<provider>#<account id>` / `idauto`: the account's first automatic response, put
  *   once (a conditional put): a later leak of the same account, or another run, takes none. A
  *   response that failed (act.ts: an hour of refusals for rate, or any failure) marks it `failed`:
@@ -58,7 +59,10 @@ const markerKey = (scope: Scope, provider: string, account: string) => ({
 });
 
 export class AutoResponse {
-  constructor(private readonly io: TableIo) {}
+  constructor(
+    private readonly io: TableIo,
+    private readonly options: { dryRun?: boolean } = {},
+  ) {}
 
   /**
    * The note for a first `at_risk` verdict of an account: the actions when the hour has room and
@@ -93,8 +97,8 @@ export class AutoResponse {
     // Recorded before the account is marked taken: a crash between the two loses no response (a
     // re-walk records the same ids again, harmlessly, and marks it); the other way round, a crash
     // would leave the account marked and its response never recorded.
-    const note = { actions, id };
-    await record(note);
+    const note = { actions, id, ...(this.options.dryRun ? { dryRun: true as const } : {}) };
+    if (!this.options.dryRun) await record(note);
     try {
       this.io.onRequest?.('PutItem');
       await this.io.client.send(

@@ -87,7 +87,10 @@ export function providerClients(
   return out;
 }
 
-/** Each scope's `identity.auto` and where decisions are kept, unless a dry run turned them off. */
+/**
+ * Each scope's `identity.auto` and where decisions are kept; a dry run's (`auto: 'decide'`) are
+ * noted on the alert, and no action is recorded, so nothing takes one.
+ */
 function autoOf(options: IdentityRunOptions): Pick<IdentityDeps, 'auto' | 'recordAuto'> {
   const config = new Map(
     identityScopes(options.config).flatMap(([scope, identity]) =>
@@ -95,6 +98,11 @@ function autoOf(options: IdentityRunOptions): Pick<IdentityDeps, 'auto' | 'recor
     ),
   );
   if (options.auto === false || !config.size) return {};
+  if (options.auto === 'decide')
+    return {
+      auto: { config, response: new AutoResponse(options.io, { dryRun: true }) },
+      recordAuto: async () => {},
+    };
   const actions = accountStore(options.io);
   return {
     auto: { config, response: new AutoResponse(options.io) },
@@ -135,8 +143,8 @@ export interface IdentityRunOptions {
   logger: Logger;
   metrics: Metrics;
   deliver: DeliverDeps;
-  /** Decide automatic responses (`identity.auto`); false in a dry run. */
-  auto?: boolean;
+  /** Automatic responses (`identity.auto`): taken (default), or only decided (`'decide'`: a dry run). */
+  auto?: boolean | 'decide';
   /** Tests: shorter bounds than section 12's 3 and 30 seconds. */
   lookupTimeoutMs?: number;
   cycleLookupMs?: number;

@@ -38,7 +38,8 @@ export interface IdentityVerdict {
 
 /** What `_identity.auto` says: the actions recorded for this account, or why none were taken. */
 export type AutoNote =
-  | { actions: AccountAction[]; id: string }
+  /** `dryRun`: a dry run decided these, and took none (lib/identity/auto.ts). */
+  | { actions: AccountAction[]; id: string; dryRun?: true }
   /** The hour's `maxPerHour` was reached: nothing taken for this account now. */
   | { paused: true; until: string; maxPerHour: number };
 

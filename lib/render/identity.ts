@@ -70,7 +70,7 @@ function autoWords(v: IdentityVerdict): string {
   const auto = v.auto;
   if (!auto) return '';
   if ('actions' in auto)
-    return ` · automatic response: ${auto.actions.map((a) => ACTION_WORDS[a]).join(', ')}`;
+    return ` · automatic response${auto.dryRun ? ' (dry run, not taken)' : ''}: ${auto.actions.map((a) => ACTION_WORDS[a]).join(', ')}`;
   return ` · automatic response paused until ${formatTime(auto.until)} (at most ${auto.maxPerHour} an hour)`;
 }
 

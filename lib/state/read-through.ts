@@ -7,7 +7,9 @@
  * has no record of yet is read from the real run's table instead:
  * - a stream's position (`stream#<id>` / `state`) and the claim mark (`seen#<kind>` / `mark`);
  * - seen items: delivery records (`dlv#…` / `dlv`) and packs (`pack#…`);
- * - silences (`silence` / `<id>`).
+ * - silences (`silence` / `<id>`);
+ * - the automatic response's account markers and hourly counts (`idauto#…`, `idautohour#…`), so the
+ *   dry run decides as the real run would (identity/auto.ts).
  *
  * How. A GetItem or BatchGetItem of such a key that the own table lacks asks the real table for it.
  * A Query of such a partition (packs, silences) is the union of both: the real table's items come
@@ -57,6 +59,8 @@ function family(pk: string | undefined, sk: string | undefined): 'single' | 'par
   if ((pk.startsWith('stream#') && sk === 'state') || (pk.startsWith('seen#') && sk === 'mark'))
     return 'single';
   if (pk.startsWith('dlv#') && sk === 'dlv') return 'single';
+  if ((pk.startsWith('idauto#') && sk === 'idauto') || (pk.startsWith('idautohour#') && sk === 'idautohour'))
+    return 'single';
   if (pk === 'silence' || pk.startsWith('pack#')) return 'partition';
   return undefined;
 }

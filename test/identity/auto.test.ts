@@ -2,7 +2,7 @@
  * The automatic response (`identity.auto`; lib/identity/auto.ts) through real poll cycles against
  * the emulator, dynalite and the providers' stand-in: taken once per at-risk account (never for a
  * rotated, silenced, unrouted or excluded login), stopped at `maxPerHour` with two workers at
- * once (the alert says it is paused), and never in a dry run.
+ * once (the alert says it is paused), and in a dry run only decided and said (never taken).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../lib/clock.ts';
@@ -15,6 +15,8 @@ import { memoryLogger } from '../../lib/log.ts';
 import { runPollCycle } from '../../lib/poll/cycle.ts';
 import { createRuntime } from '../../lib/runtime.ts';
 import { ActionStore } from '../../lib/state/actions.ts';
+import { ScanCommand } from '../../lib/state/sdk.ts';
+import { ensureTable } from '../../lib/state/table.ts';
 import { fakeClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
@@ -76,6 +78,7 @@ async function runtime(
   table: string,
   dryRun = false,
   over: Record<string, unknown> = {},
+  write: (text: string) => void = () => {},
 ) {
   return createRuntime({
     env: readEnvironment({
@@ -90,7 +93,7 @@ async function runtime(
     dynamo: db.client,
     upstream: emu.client(),
     dryRun,
-    write: () => {},
+    write,
   });
 }
 
@@ -247,12 +250,29 @@ describe('identity.auto', () => {
     hook.requests.length = 0;
   });
 
-  it('does nothing in a dry run', async () => {
-    const table = await db.table();
+  it('a dry run decides it and says so on the alert, calls no provider, records no action, and leaves it to the real run', async () => {
+    const real = await db.table();
+    const table = `${real}-dry-run`;
+    await ensureTable(db.client, table);
     emu.running.emulator.dataset.appendCredentials(1, { logins: ['quiet@auto.test'] });
     const before = revoked().length;
-    const rt = await runtime(20, table, true);
+    const shown: string[] = [];
+    const rt = await runtime(20, table, true, {}, (text) => shown.push(text));
     await runPollCycle(rt.cycle, 'credentials', { deadline: Date.now() + 60_000 });
     expect(revoked().length).toBe(before);
+    expect(shown.join('')).toContain('quiet@auto.test');
+    expect(shown.join('')).toContain('automatic response (dry run, not taken): revoke sessions');
+    // Decided in the dry run's own table only; no action recorded for anything to take.
+    const kinds = async (name: string) =>
+      ((await db.client.send(new ScanCommand({ TableName: name }))).Items ?? []).map((i) =>
+        String(i.pk?.S).replace(/#.*/, ''),
+      );
+    expect(await kinds(table)).toContain('idauto');
+    expect(await kinds(table)).not.toContain('idaction');
+    expect(await kinds(real)).toEqual([]);
+    // The real run takes it, as the dry run said it would.
+    const realRun = await runtime(20, real);
+    await runPollCycle(realRun.cycle, 'credentials', { deadline: Date.now() + 60_000 });
+    expect(revoked().slice(before)).toContain('quiet@auto.test');
   });
 });
