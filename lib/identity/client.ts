@@ -181,14 +181,17 @@ export function refusalText(
   return `${provider} answered HTTP ${status}${code ? ` ${code.slice(0, 60)}` : ''}: ${hint}`;
 }
 
-/** The error code of a JSON error body (Graph `{error:{code}}`, Okta `{errorCode}`, Entra `{error}`). */
+/**
+ * The error code of a JSON error body (Graph `{error:{code}}`, Okta `{errorCode}`, Entra `{error}`),
+ * at most 60 characters: it goes into failures that are kept in the table (a 600 KB one made the
+ * lookup's write fail and stopped the cycle).
+ */
 export function errorCode(text: string): string | undefined {
   try {
-    const body = JSON.parse(text) as { error?: unknown; errorCode?: unknown };
-    if (typeof body.errorCode === 'string') return body.errorCode;
-    if (typeof body.error === 'string') return body.error;
-    const nested = (body.error as { code?: unknown } | undefined)?.code;
-    return typeof nested === 'string' ? nested : undefined;
+    const body = JSON.parse(text) as { error?: unknown; errorCode?: unknown } | null;
+    const nested = (body?.error as { code?: unknown } | undefined)?.code;
+    const code = [body?.errorCode, body?.error, nested].find((c): c is string => typeof c === 'string');
+    return code?.slice(0, 60);
   } catch {
     return undefined;
   }

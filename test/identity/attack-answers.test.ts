@@ -179,6 +179,17 @@ describe('malformed answers, attacked', () => {
     expect(await verdict('kim@acme.com')).toMatch(/^(at_risk|unknown\/unavailable)$/);
   });
 
+  it('an error whose code is larger than any code: unknown, the cycle goes on', async () => {
+    for (const [provider, endpoint, body, login] of [
+      ['entra', 'graphUser', { error: { code: 'E'.repeat(600_000) } }, 'kim@acme.com'],
+      ['okta', 'oktaUser', { errorCode: 'E'.repeat(600_000) }, 'kim@acme.io'],
+    ] as const) {
+      idp.stand.control.clearFaults();
+      idp.stand.control.addFault({ provider, endpoint, status: 500, body });
+      expect(await verdict(login), provider).toBe('unknown/unavailable');
+    }
+  });
+
   it('the stand-ins as they are: the verdicts these cases must not mask', async () => {
     idp.stand.control.clearFaults();
     expect(await verdict('lee@acme.com')).toBe('at_risk');
