@@ -14,7 +14,8 @@
  * - Time: `deadline` is the last moment a send may start. A send in flight keeps its full timeout
  *   (cutting it short could deliver it and still record a failure: a duplicate next time). The pace
  *   wait never exceeds the pace, whatever `lastSentAt` another run's clock wrote. A `stop` (Ctrl-C)
- *   is the deadline come early: the send in flight is recorded, no other starts.
+ *   is the deadline come early: the send in flight is recorded, no other starts (the CLI waits 3 s
+ *   for it, then stops as a crash would, naming the destination: cli/run.ts).
  *
  * - Silences: the pass reads the active ones once, at its start; a due delivery one of them matches
  *   is recorded silenced instead of sent (hold.ts). A follow-up (news of an action on an item that
