@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeDelivery } from '../../lib/cli/commands/poll.ts';
+import { runCli } from '../../lib/cli/run.ts';
 import { readEnvironment } from '../../lib/env.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { runPollCycle } from '../../lib/poll/cycle.ts';
@@ -17,6 +18,7 @@ import { SilenceStore } from '../../lib/state/silences.ts';
 import { ensureTable } from '../../lib/state/table.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
+import { captureIo } from '../helpers/io.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { configFrom, makeWorld } from '../helpers/world.ts';
 
@@ -138,6 +140,41 @@ describe('a dry run beside the real run', () => {
     expect(first.streams[0]?.items).toBeGreaterThan(3);
     expect(first.streams[0]?.newItems).toBe(0);
     expect(await scan(real.table)).toEqual(before);
+  });
+
+  it("beside a dry run, its silences are the real run's and its own; ending a real one ends it for the dry run only", async () => {
+    const real = await db.table();
+    const table = dryRunTable(real);
+    await ensureTable(db.client, table);
+    const store = (name: string) =>
+      new SilenceStore({
+        client: db.client,
+        tableName: name,
+        clock: { now: Date.now, sleep: async () => {} },
+      } as never);
+    const silence = (id: string, reason: string) => ({
+      id,
+      match: { types: ['paste'] },
+      until: new Date(Date.now() + 3_600_000).toISOString(),
+      reason,
+      createdBy: 'test',
+      createdAt: new Date().toISOString(),
+    });
+    const now = Date.now().toString(36).padStart(9, '0');
+    await store(real).create(silence(`s-${now}-aaaaaa`, 'the real one'));
+    await store(table).create(silence(`s-${now}-bbbbbb`, 'the dry one'));
+    const before = await scan(real);
+    const env = { DYNAMODB_ENDPOINT: db.endpoint, TABLE_NAME: table };
+    const list = async () => {
+      const io = captureIo(env);
+      expect(await runCli(['silences', 'list', '-q'], io)).toBe(0);
+      return io.out.trim().split('\n').sort();
+    };
+    expect(await list()).toEqual([`s-${now}-aaaaaa`, `s-${now}-bbbbbb`]);
+    expect(await runCli(['silences', 'expire', `s-${now}-aaaaaa`], captureIo(env))).toBe(0);
+    expect(await list()).toEqual([`s-${now}-bbbbbb`]);
+    expect(await scan(real)).toEqual(before);
+    expect((await store(real).active()).map((s) => s.id)).toEqual([`s-${now}-aaaaaa`]);
   });
 
   it('a dry run with no real run yet reads nothing and polls the whole lookback', async () => {

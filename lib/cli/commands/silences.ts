@@ -17,6 +17,7 @@ import { checkSilenceRequest, MAX_BY_CHARS, type Silence } from '../../rules/sil
 import { DynamoSilenceAudit } from '../../state/audit.ts';
 import { syncedClock } from '../../state/clock-sync.ts';
 import type { TableIo } from '../../state/io.ts';
+import { readThrough } from '../../state/read-through.ts';
 import { GetItemCommand } from '../../state/sdk.ts';
 import { SilenceStore } from '../../state/silences.ts';
 import { createDynamoClient, ensureTable } from '../../state/table.ts';
@@ -25,7 +26,11 @@ import type { Command, CommandContext } from '../command.ts';
 import { formatTable, fromNow, tableWidth, terminalSafe } from '../terminal.ts';
 import { cliClientName } from './api.ts';
 
-/** The table of TABLE_NAME (created first when DYNAMODB_ENDPOINT points at a local DynamoDB). */
+/**
+ * The table of TABLE_NAME (created first when DYNAMODB_ENDPOINT points at a local DynamoDB). A dry
+ * run's table (beside `start --dry-run`) reads through to the real run's, as the dry run does
+ * (state/read-through.ts): its silences are the real run's and its own.
+ */
 export async function openTable(ctx: CommandContext): Promise<{ io: TableIo; close: () => void }> {
   const env = readEnvironment(ctx.io.env);
   const client = createDynamoClient({ endpoint: env.dynamodbEndpoint });
@@ -43,7 +48,7 @@ export async function openTable(ctx: CommandContext): Promise<{ io: TableIo; clo
     throw error;
   }
   return {
-    io: { client, tableName: env.tableName, clock },
+    io: { client: readThrough(client, env.tableName), tableName: env.tableName, clock },
     close: () => client.destroy(),
   };
 }
