@@ -13,6 +13,8 @@ export interface Command {
   text: string;
   /** The `# → ` line under it; `…` stands for anything. */
   expect?: string;
+  /** Which of the page's run blocks it is in, from 0 (a block is what a reader runs at once). */
+  block: number;
 }
 
 /**
@@ -30,11 +32,13 @@ export function section(markdown: string, title: string): string | undefined {
 export function shCommands(markdown: string, source: string): { commands: Command[]; skipped: number } {
   const commands: Command[] = [];
   let skipped = 0;
+  let block = -1;
   for (const m of markdown.matchAll(/(<!-- docs-test: skip -->[ \t]*\n)?```sh[ \t]*\n([\s\S]*?)```/g)) {
     if (m[1]?.trim() === SKIP) {
       skipped += 1;
       continue;
     }
+    block += 1;
     let pending = '';
     for (const line of (m[2] ?? '').split('\n')) {
       const expected = /^# → (.*)$/.exec(line);
@@ -48,7 +52,7 @@ export function shCommands(markdown: string, source: string): { commands: Comman
         pending += `${line}\n`;
         continue;
       }
-      commands.push({ source, text: `${pending}${line}`.trim() });
+      commands.push({ source, text: `${pending}${line}`.trim(), block });
       pending = '';
     }
   }
