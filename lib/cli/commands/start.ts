@@ -14,9 +14,15 @@
  *   resumes where it stopped, quietly.
  * - Both kinds of cycle share one delivery pass at a time (they would otherwise meet each other's
  *   destination leases and report "another run").
+ * - `--dry-run`: its own table, `<the real run's>-dry-run`, read through to the real run's
+ *   (state/read-through.ts); each message printed with the `preview` that shows it as its
+ *   destination would receive it (its items under `.data/dry-run/`).
  * Ctrl-C stops it cleanly: timers stop, the running cycle finishes, servers close; a second Ctrl-C
  * stops it at once, leaving no lock or local.json (cli/local.ts). An upstream that
  * refuses the credentials stops it too, with exit code 3.
+ *
+ * It is longer than 300 lines because `run` is one sequence, in the order the parts start and
+ * stop (DynamoDB, the emulator, the runtime, the API, the cycles), and reads best whole.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
