@@ -28,8 +28,9 @@ function parseSecretObject(text: string, where: string): SecretObject {
   try {
     parsed = parseJson(text);
   } catch (error) {
-    // The position only: the text is secrets.
-    throw new ConfigError(`${where} is not valid JSON: ${(error as Error).message}`);
+    // The position only: the text is secrets (JSON names the character it stopped at: not that).
+    const why = (error as Error).message.replace(/Unexpected token '[^']*'/, 'Unexpected character');
+    throw new ConfigError(`${where} is not valid JSON: ${why}`);
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ConfigError(`${where} must hold a JSON object of named secrets`);

@@ -47,7 +47,8 @@ function errorOffset(text: string): number {
 export function describeJsonError(text: string, error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const what = message
-    .replace(/, (?:\.\.\.)?".*" is not valid JSON$/s, '')
+    // The text around the error, which V8 quotes (cut to `..."…"...` in a long text): never said.
+    .replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '')
     .replace(/\s*\(line \d+ column \d+\)/, '')
     .replace(/,?\s*(?:in JSON )?at position \d+/, '')
     .replace(/ in JSON$/, '')
