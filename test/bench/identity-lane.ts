@@ -16,7 +16,7 @@ import type { DrainRun, DrainSetup } from './drain.ts';
 import { createTable, deleteTable, startWorker, type Worker } from './procs.ts';
 import type { BenchReceiver } from './receiver.ts';
 import { type Figure, figure } from './report.ts';
-import { round } from './stats.ts';
+import { mostInASecond, round } from './stats.ts';
 
 const WORKERS = 3;
 /** Distinct people leaked per worker's domain, each once: a lookup each. */
@@ -25,16 +25,33 @@ const PEOPLE = 40;
 const LANE_RATE = 10;
 const SECRET_NAME = 'benchEntraClientSecret';
 
-/** The most of `times` (ms) in any sliding window of a second. */
-export function mostInASecond(times: readonly number[]): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  let first = 0;
-  for (let last = 0; last < sorted.length; last++) {
-    while ((sorted[last] as number) - (sorted[first] as number) >= 1000) first++;
-    most = Math.max(most, last - first + 1);
-  }
-  return most;
+/**
+ * What a drain worker's setup needs to look up in the emulator's demo Entra tenant: its `identity`
+ * section (one provider, `corp`, for `domains`, its lane at `requestsPerSecond`) and its `secrets`.
+ */
+export function demoEntraSetup(
+  emuUrl: string,
+  domains: string[],
+  requestsPerSecond: number,
+): Pick<DrainSetup, 'identity' | 'secrets'> {
+  const { loginUrl, graphUrl } = identityUrls(emuUrl);
+  return {
+    identity: {
+      providers: {
+        corp: {
+          type: 'entra',
+          tenantId: DEMO_ENTRA.tenantId,
+          clientId: DEMO_ENTRA.clientId,
+          clientSecret: { secret: SECRET_NAME },
+          domains,
+          requestsPerSecond,
+          loginUrl,
+          graphUrl,
+        },
+      },
+    },
+    secrets: { [SECRET_NAME]: DEMO_ENTRA.clientSecret },
+  };
 }
 
 export async function measureSharedLane(
@@ -61,31 +78,13 @@ export async function measureSharedLane(
     for (const c of emu.emulator.dataset.appendCredentials(PEOPLE, { domain, logins }))
       expected.set(`credential:${c.id}`, 'at_risk');
   }
-  const { loginUrl, graphUrl } = identityUrls(emu.url);
-  const identity = {
-    providers: {
-      corp: {
-        type: 'entra',
-        tenantId: DEMO_ENTRA.tenantId,
-        clientId: DEMO_ENTRA.clientId,
-        clientSecret: { secret: SECRET_NAME },
-        domains,
-        requestsPerSecond: LANE_RATE,
-        loginUrl,
-        graphUrl,
-      },
-    },
-  };
+  const lookups = demoEntraSetup(emu.url, domains, LANE_RATE);
   const workers: Worker[] = [];
   const savedLatency = idp.control.latencyMs;
   try {
     for (const domain of domains)
       workers.push(
-        await startWorker(
-          'drain',
-          { ...parts.base, domain, identity, secrets: { [SECRET_NAME]: DEMO_ENTRA.clientSecret } },
-          { memorySize: POLLER_MEMORY_MB },
-        ),
+        await startWorker('drain', { ...parts.base, domain, ...lookups }, { memorySize: POLLER_MEMORY_MB }),
       );
     const table = await createTable(parts.dynamoEndpoint, 'identity-lane');
     hook.reset();

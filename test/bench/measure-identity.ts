@@ -34,12 +34,11 @@ import { POLLER_MEMORY_MB } from '../../infra/function.ts';
 import { DEMO_ENTRA } from '../../lib/emulator/identity/demo-providers.ts';
 import type { EntraUserInput } from '../../lib/emulator/identity/entra.ts';
 import type { IdentityEndpoint } from '../../lib/emulator/identity/index.ts';
-import { identityUrls } from '../../lib/emulator/identity/paths.ts';
 import { startEmulator } from '../../lib/emulator/index.ts';
 import { createRandom } from '../../lib/emulator/random.ts';
 import { CONCURRENCY } from '../../lib/identity/lookup.ts';
 import type { DrainRun, DrainSetup, KindRun } from './drain.ts';
-import { measureSharedLane } from './identity-lane.ts';
+import { demoEntraSetup, measureSharedLane } from './identity-lane.ts';
 import { createTable, deleteTable, startDynaliteProcess, startWorker, type Worker } from './procs.ts';
 import { startBenchReceiver } from './receiver.ts';
 import { type Figure, figure } from './report.ts';
@@ -51,7 +50,6 @@ const LEAKS = 1_000;
 const LOOKUP_MS = 100;
 const UPSTREAM_MS = 10;
 const DOMAIN = DEMO_ENTRA.domain;
-const SECRET_NAME = 'benchEntraClientSecret';
 /** The most the cycle with lookups may take over the one without, in floors of its lookups. */
 const MAX_OVER_FLOOR = 2;
 /** The provider's lane in the first measurement: far above what 8 lookups in flight at 100 ms send (80 a second). */
@@ -160,26 +158,8 @@ export async function measureIdentity(
       eventsLookback: 'P1D',
       credentialsLookback: 'P1D',
     };
-    const { loginUrl, graphUrl } = identityUrls(emu.url);
-    const withIdentity: DrainSetup = {
-      ...base,
-      identity: {
-        providers: {
-          corp: {
-            type: 'entra',
-            tenantId: DEMO_ENTRA.tenantId,
-            clientId: DEMO_ENTRA.clientId,
-            clientSecret: { secret: SECRET_NAME },
-            domains: [DOMAIN],
-            // Out of the way: the default 5 a second would hold 331 requests over a minute.
-            requestsPerSecond: LANE_OUT_OF_THE_WAY,
-            loginUrl,
-            graphUrl,
-          },
-        },
-      },
-      secrets: { [SECRET_NAME]: DEMO_ENTRA.clientSecret },
-    };
+    // The lane out of the way: the default 5 a second would hold 331 requests over a minute.
+    const withIdentity: DrainSetup = { ...base, ...demoEntraSetup(emu.url, [DOMAIN], LANE_OUT_OF_THE_WAY) };
     const plain = await startWorker('drain', base, { memorySize: POLLER_MEMORY_MB });
     workers.push(plain);
     const looking = await startWorker('drain', withIdentity, { memorySize: POLLER_MEMORY_MB });

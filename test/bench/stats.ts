@@ -22,3 +22,15 @@ export function round(value: number, digits = 2): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
 }
+
+/** The most of `times` (ms) in any sliding window of a second. */
+export function mostInASecond(times: readonly number[]): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  let first = 0;
+  for (let last = 0; last < sorted.length; last++) {
+    while ((sorted[last] as number) - (sorted[first] as number) >= 1000) first++;
+    most = Math.max(most, last - first + 1);
+  }
+  return most;
+}

@@ -8,18 +8,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IdentityFault } from '../../lib/emulator/identity/index.ts';
 import type { ProviderClient } from '../../lib/identity/client.ts';
-import { entraClient } from '../../lib/identity/entra.ts';
-import { IdentityLookups } from '../../lib/identity/lookup.ts';
-import { oktaClient } from '../../lib/identity/okta.ts';
-import type { EntraConfig, OktaConfig } from '../../lib/identity/schema.ts';
-import { IdentityStore } from '../../lib/identity/store.ts';
-import type { IdentityVerdict } from '../../lib/identity/words.ts';
-import { memoryLogger } from '../../lib/log.ts';
-import { MemoryMetrics } from '../../lib/metrics.ts';
-import type { Credential } from '../../lib/upstream/schemas.ts';
-import { fakeClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
-import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
+import { lookupWorld, standInClients } from '../helpers/identity-lookup.ts';
+import type { IdentityProviders } from '../helpers/identity-providers.ts';
 
 const db = useDynalite();
 let idp: IdentityProviders;
@@ -27,7 +18,7 @@ let entra: ProviderClient;
 let okta: ProviderClient;
 
 beforeAll(async () => {
-  idp = await identityProviders({
+  ({ idp, entra, okta } = await standInClients({
     entra: {
       users: [
         { userPrincipalName: 'kim@acme.com', lastPasswordChangeDateTime: '2026-01-01T00:00:00Z' },
@@ -36,49 +27,12 @@ beforeAll(async () => {
       ],
     },
     okta: { users: [{ login: 'kim@acme.io' }, { login: 'a/b@acme.io' }] },
-  });
-  const providers = idp.providers({ entra: ['acme.com'], okta: ['acme.io'] }) as {
-    corp: EntraConfig;
-    shop: OktaConfig;
-  };
-  entra = entraClient('corp', providers.corp, idp.entra.clientSecret);
-  okta = oktaClient('shop', providers.shop, idp.okta.token);
+  }));
 });
 afterAll(() => idp.close());
 
-let nextId = 1;
-const credential = (login: string): Credential =>
-  ({
-    id: nextId++,
-    identity_name: login,
-    domain: login.split('@')[1],
-    hash: 'S*******!',
-    imported_at: '2026-11-25T10:00:00+00:00',
-    source_id: 'src',
-    source: { id: 'src', name: 'A leak', breached_at: '2026-11-20T00:00:00Z' },
-  }) as Credential;
-
-const logger = memoryLogger();
-
 /** The verdict of one new leak of `login`, in a new cycle of a new run on a new table. */
-async function verdict(login: string): Promise<string> {
-  const clock = fakeClock(Date.parse('2026-11-26T12:00:00Z'));
-  const store = new IdentityStore({ client: db.client, tableName: await db.table(), clock });
-  const [item] = await new IdentityLookups({
-    store,
-    providers: new Map([['top', [entra, okta]]]),
-    fetch,
-    now: () => Date.now(),
-    logger,
-    metrics: new MemoryMetrics(),
-    refused: async () => {},
-    accepted: async () => {},
-  })
-    .cycle()
-    .verdicts({ exclusive: true }, [credential(login)], { baselining: false, deadline: Date.now() + 60_000 });
-  const v = (item as { _identity?: IdentityVerdict })._identity;
-  return v ? `${v.verdict}${v.reason ? `/${v.reason}` : ''}` : 'none';
-}
+const verdict = async (login: string) => (await lookupWorld(db, [entra, okta])).verdict(login);
 
 const oktaUser = (login: string) =>
   JSON.stringify({ id: '00u9', status: 'ACTIVE', passwordChanged: null, profile: { login } });

@@ -13,14 +13,14 @@ import { ALL_ENTRA_ROLES } from '../../lib/emulator/identity/index.ts';
 import type { ProviderClient } from '../../lib/identity/client.ts';
 import { identityRun } from '../../lib/identity/index.ts';
 import { identitySchema } from '../../lib/identity/schema.ts';
-import type { IdentityVerdict } from '../../lib/identity/words.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { MemoryMetrics } from '../../lib/metrics.ts';
 import type { AlertsConfig } from '../../lib/rules/config.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
-import type { Credential } from '../../lib/upstream/schemas.ts';
+import { mostInASecond } from '../bench/stats.ts';
 import { fakeClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
+import { leakOf, verdictOf } from '../helpers/identity-lookup.ts';
 import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
 
 const db = useDynalite();
@@ -73,14 +73,11 @@ async function twoRuns(rate = 5) {
     const [corp, shop] = lookups.deps.providers.get('top') as ProviderClient[];
     /** The verdicts of one new leak of each login, in one cycle. */
     const verdicts = async (logins: string[], seconds = 30) => {
-      const items = logins.map((login, i) => credential(login, i));
+      const items = logins.map((login, i) => leakOf(login, nextId++ * 100 + i));
       const out = await lookups
         .cycle()
         .verdicts({ exclusive: true }, items, { baselining: false, deadline: Date.now() + seconds * 1000 });
-      return out.map((item) => {
-        const v = (item as { _identity?: IdentityVerdict })._identity;
-        return `${v?.verdict}${v?.reason ? `/${v.reason}` : ''}`;
-      });
+      return out.map(verdictOf);
     };
     return { verdicts, corp: corp as ProviderClient, shop: shop as ProviderClient };
   };
@@ -94,36 +91,12 @@ async function twoRuns(rate = 5) {
 }
 
 let nextId = 1;
-function credential(login: string, i: number): Credential {
-  return {
-    id: nextId++ * 100 + i,
-    identity_name: login,
-    domain: login.split('@')[1],
-    hash: 'S*******!',
-    imported_at: '2026-11-25T10:00:00+00:00',
-    source_id: 'src',
-    source: { id: 'src', name: 'A leak', breached_at: '2026-11-20T00:00:00Z' },
-  } as Credential;
-}
-
 /** When the stand-in received each request of `endpoint` since `from` (an index into its log). */
 const arrivals = (from: number, endpoint: string) =>
   idp.requests
     .slice(from)
     .filter((r) => r.endpoint === endpoint)
     .map((r) => ({ at: Date.parse(r.at), status: r.status }));
-
-/** The most of `times` (ms) in any sliding window of a second. */
-function mostInASecond(times: number[]): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  let first = 0;
-  for (let last = 0; last < sorted.length; last++) {
-    while ((sorted[last] as number) - (sorted[first] as number) >= 1000) first++;
-    most = Math.max(most, last - first + 1);
-  }
-  return most;
-}
 
 describe('the providers’ rate, one for the deployment', () => {
   it('two runs looking up at once never send Graph more than the lane’s rate in any second, and none is refused', async () => {

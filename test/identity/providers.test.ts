@@ -10,7 +10,8 @@ import { entraClient } from '../../lib/identity/entra.ts';
 import { oktaClient } from '../../lib/identity/okta.ts';
 import type { EntraConfig, OktaConfig } from '../../lib/identity/schema.ts';
 import { decideVerdict } from '../../lib/identity/verdict.ts';
-import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
+import { standInClients } from '../helpers/identity-lookup.ts';
+import type { IdentityProviders } from '../helpers/identity-providers.ts';
 
 const LEAK = '2026-11-20T00:00:00Z';
 let idp: IdentityProviders;
@@ -18,7 +19,7 @@ let entra: ProviderClient;
 let okta: ProviderClient;
 
 beforeAll(async () => {
-  idp = await identityProviders({
+  ({ idp, entra, okta } = await standInClients({
     entra: {
       users: [
         {
@@ -47,13 +48,7 @@ beforeAll(async () => {
         { login: 'a/b@acme.io', passwordChanged: '2026-11-25T00:00:00.000Z' },
       ],
     },
-  });
-  const providers = idp.providers({ entra: ['acme.com'], okta: ['acme.io'] }) as {
-    corp: EntraConfig;
-    shop: OktaConfig;
-  };
-  entra = entraClient('corp', providers.corp, idp.entra.clientSecret);
-  okta = oktaClient('shop', providers.shop, idp.okta.token);
+  }));
 });
 afterAll(() => idp.close());
 
