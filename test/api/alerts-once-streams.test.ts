@@ -12,43 +12,11 @@ import { DeliveryRecords, type NewDelivery } from '../../lib/state/records/index
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { makeWorld } from '../helpers/world.ts';
-import { type ApiUnderTest, bearer, buildApi } from './harness.ts';
+import { allRows, detail, states } from './alert-rows.ts';
+import { buildApi } from './harness.ts';
 
 const emu = useEmulator({ eventsPerTenant: 16, lateMatchesPerTenant: 0, credentials: 0 });
 const db = useDynalite();
-
-interface Row {
-  key: string;
-  deliveries: { id: string; destination: string; status: string }[];
-}
-
-async function allRows(api: ApiUnderTest, query = ''): Promise<Row[]> {
-  const rows: Row[] = [];
-  let cursor: string | undefined;
-  let pages = 0;
-  do {
-    const sep = query && cursor ? '&' : '';
-    const res = await api.app.request(`/alerts?${query}${cursor ? `${sep}cursor=${cursor}` : ''}`, {
-      headers: bearer(api.tokens.runbook),
-    });
-    expect(res.status).toBe(200);
-    const body = (await res.json()) as { items: Row[]; cursor?: string };
-    rows.push(...body.items);
-    cursor = body.cursor;
-    pages += 1;
-  } while (cursor && pages < 20);
-  return rows;
-}
-
-const states = (row: Pick<Row, 'deliveries'>) =>
-  Object.fromEntries(row.deliveries.map((d) => [d.destination, d.status]));
-
-async function detail(api: ApiUnderTest, key: string) {
-  const res = await api.app.request(`/alerts/${encodeURIComponent(key)}`, {
-    headers: bearer(api.tokens.runbook),
-  });
-  return { status: res.status, body: (await res.json()) as Row };
-}
 
 describe('through the poll cycle', () => {
   it('a feed and two groups, two groups to one destination, one group silenced; overlapping credential domains', async () => {

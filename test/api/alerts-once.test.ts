@@ -1,8 +1,4 @@
 /**
- * Longer than 300 lines because each way two streams meet on one item (in turn, at once, one
- * stopping between its writes, the item coming back after it expired, a reader paging meanwhile)
- * reads best beside the others.
- *
  * Each alert once (docs/console.md): two event streams, the tenant feed and an identifier group,
  * find the same items and route them to different destinations (`sources: tenant` to `b`,
  * `group:102` to `a`). `GET /alerts` lists each item once, with both destinations' deliveries, in
@@ -16,21 +12,17 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../lib/clock.ts';
 import { MAX_QUERIES, PAGE_ITEMS } from '../../lib/state/alert-list.ts';
-import { DeliveryRecords, type NewDelivery } from '../../lib/state/records/index.ts';
+import { DeliveryRecords } from '../../lib/state/records/index.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
 import { fakeClock } from '../helpers/clock.ts';
 import { countingClient, useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
-import { type ApiUnderTest, bearer, buildApi } from './harness.ts';
+import { allRows, destinationsOf, get, leaks, page, type Row } from './alert-rows.ts';
+import { type ApiUnderTest, buildApi } from './harness.ts';
 
 const emu = useEmulator({ eventsPerTenant: 16, lateMatchesPerTenant: 0, credentials: 0 });
 const db = useDynalite();
-
-interface Row {
-  key: string;
-  deliveries: { id: string; destination: string; status: string }[];
-}
 
 const config = {
   sources: {
@@ -43,29 +35,6 @@ const config = {
     { name: 'group', match: { sources: ['group:102'] }, to: ['a'] },
   ],
 };
-
-async function get(api: ApiUnderTest, path: string) {
-  const res = await api.app.request(path, { headers: bearer(api.tokens.runbook) });
-  expect(res.status, path).toBe(200);
-  return (await res.json()) as Record<string, unknown>;
-}
-
-async function allRows(api: ApiUnderTest, query = ''): Promise<Row[]> {
-  const rows: Row[] = [];
-  let cursor: string | undefined;
-  let pages = 0;
-  do {
-    const sep = query && cursor ? '&' : '';
-    const body = await get(api, `/alerts?${query}${cursor ? `${sep}cursor=${cursor}` : ''}`);
-    rows.push(...(body.items as Row[]));
-    cursor = body.cursor as string | undefined;
-    pages += 1;
-  } while (cursor && pages < 20);
-  return rows;
-}
-
-const destinationsOf = (row: { deliveries: { destination: string }[] }) =>
-  row.deliveries.map((d) => d.destination).sort();
 
 describe('two streams record the same items to different destinations', () => {
   let world: World;
@@ -156,39 +125,6 @@ function heldClient(endpoint: string, arrive: () => Promise<void>): DynamoDBClie
   };
   return client;
 }
-
-const now = Date.now();
-const leaks = (count: number, prefix: string) =>
-  Array.from({ length: count }, (_, i) => ({
-    key: `${prefix}/${String(i).padStart(3, '0')}`,
-    item: {
-      metadata: {
-        uid: `${prefix}/${i}`,
-        type: 'leak',
-        severity: 'high',
-        matched_at: new Date(now - i * 1000).toISOString(),
-        estimated_created_at: new Date(now - i * 1000).toISOString(),
-      },
-    },
-  }));
-
-/** What one stream's page asks to record: every item to `destination`. */
-const page = (
-  items: ReturnType<typeof leaks>,
-  destination: string,
-  source: string,
-  status: NewDelivery['status'] = 'pending',
-): NewDelivery[] =>
-  items.map(({ key, item }) => ({
-    destination,
-    kind: 'event',
-    key,
-    source,
-    routes: [source],
-    status,
-    ...(status === 'silenced' ? { note: 'silence s-1' } : {}),
-    item,
-  }));
 
 describe('two workers record the same items at the same moment', () => {
   it('lists each once with both destinations, in the row, the filters and the detail', async () => {

@@ -3,12 +3,12 @@
  * (or a write's answer is lost) between its writes: the client's retry with the same key answers
  * with the silence the first attempt made, and there is one silence only, wherever it stopped.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../lib/api/app.ts';
 import { systemClock } from '../../lib/clock.ts';
 import type { Silence } from '../../lib/rules/silences.ts';
 import { IDEMPOTENCY_LEASE_MS, IdempotencyStore } from '../../lib/state/idempotency.ts';
+import { dyingClient } from '../helpers/dying-client.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { type ApiUnderTest, bearer, buildApi, JSON_TYPE } from './harness.ts';
@@ -23,41 +23,8 @@ beforeAll(async () => {
   healthy = buildApi(emu, { table: { client: db.client, name: table } });
 });
 
-class Crash extends Error {}
-const WRITES = new Set([
-  'PutItemCommand',
-  'UpdateItemCommand',
-  'DeleteItemCommand',
-  'TransactWriteItemsCommand',
-]);
-
-/**
- * A DynamoDB client that stops after its `after`-th write: with `dies`, every later request fails
- * too (the process is gone); without, only that write's answer is lost (it was written).
- */
-function stopping(after: number, dies: boolean) {
-  const seen: string[] = [];
-  let dead = false;
-  const client = new Proxy(db.client, {
-    get(target, prop) {
-      if (prop !== 'send') return Reflect.get(target, prop);
-      return async (command: { constructor: { name: string } }) => {
-        if (dead) throw new Crash('the process had died');
-        const name = command.constructor.name;
-        const out = await target.send(command as never);
-        if (WRITES.has(name)) {
-          seen.push(name);
-          if (seen.length === after) {
-            dead = dies;
-            throw new Crash(`stopped after ${name}`);
-          }
-        }
-        return out;
-      };
-    },
-  }) as DynamoDBClient;
-  return { client, seen };
-}
+/** The API's table client, stopped after its `after`-th write (helpers/dying-client.ts). */
+const stopping = (after: number, dies: boolean) => dyingClient(db.client, after, { dies });
 
 async function post(app: ApiUnderTest['app'], token: string, key: string, body: unknown) {
   const res = await app.request('/silences', {
