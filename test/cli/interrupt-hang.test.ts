@@ -5,14 +5,13 @@
  * exits 130 within a few seconds and names what it was waiting for; without the stop's bound it
  * waited for each request's own timeout, or for ever (DynamoDB's client has none).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { deliveryWorld } from '../deliver/seed.ts';
-import { BIN, cleanEnv } from '../helpers/cli-process.ts';
+import { type CliProcess, spawnCliProcess } from '../helpers/cli-process.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 
 const db = useDynalite();
@@ -52,47 +51,16 @@ async function hang(): Promise<Hang> {
   return made;
 }
 
-interface Running {
-  child: ChildProcess;
-  out: () => string;
-  err: () => string;
-  exit: Promise<number | null>;
-}
-
 /** The CLI as a terminal starts it: a process group of its own, which Ctrl-C signals whole. */
-function spawnCli(argv: string[], env: Record<string, string>): Running {
-  const child = spawn(process.execPath, [BIN, ...argv], {
-    cwd: dir,
-    env: cleanEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  child.stderr?.on('data', (d) => {
-    err += d;
-  });
-  const exit = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
-  return { child, out: () => out, err: () => err, exit };
-}
-
-async function until(check: () => boolean, ms = 8_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const spawnCli = (argv: string[], env: Record<string, string>) =>
+  spawnCliProcess(argv, { cwd: dir, env, detached: true });
 
 /** Ctrl-C to the run's process group, once; how long it took to exit, and its code. */
-async function interrupt(run: Running): Promise<{ code: number | null; ms: number }> {
+async function interrupt(run: CliProcess): Promise<{ code: number | null; ms: number }> {
   const asked = Date.now();
   process.kill(-(run.child.pid as number), 'SIGINT');
   const code = await Promise.race([
-    run.exit,
+    run.exited,
     new Promise<'running'>((r) => setTimeout(() => r('running'), 8_000)),
   ]);
   if (code === 'running') {
@@ -131,7 +99,7 @@ describe.concurrent('one Ctrl-C, a dependency that never answers', () => {
       DYNAMODB_ENDPOINT: dynamo.url,
       TABLE_NAME: 'hung',
     });
-    await until(() => dynamo.connections() > 0);
+    await run.waitFor(() => dynamo.connections() > 0, 8_000);
     const { code, ms } = await interrupt(run);
     expect(code, run.err()).toBe(130);
     expect(ms).toBeLessThan(5_000);
@@ -153,7 +121,7 @@ describe.concurrent('one Ctrl-C, a dependency that never answers', () => {
       TABLE_NAME: await db.table(),
       ALERTS_CONFIG: await configFile({ type: 'webhook', url: 'http://127.0.0.1:9/hook' }),
     });
-    await until(() => upstream.connections() > 0);
+    await run.waitFor(() => upstream.connections() > 0, 8_000);
     const { code, ms } = await interrupt(run);
     expect(code, run.err()).toBe(130);
     expect(ms).toBeLessThan(5_000);
@@ -181,7 +149,7 @@ describe.concurrent('one Ctrl-C, a dependency that never answers', () => {
       TABLE_NAME: world.table,
       ALERTS_CONFIG: await configFile(destination),
     });
-    await until(() => receiver.connections() > 0);
+    await run.waitFor(() => receiver.connections() > 0, 8_000);
     const { code, ms } = await interrupt(run);
     expect(code, run.err()).toBe(130);
     // Its 10 s send timeout is not waited out.

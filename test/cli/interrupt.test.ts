@@ -5,13 +5,12 @@
  * says so in one line and exits 130 (143 for SIGTERM); the next run goes on from there, and every
  * event arrives exactly once across the runs. A second signal stops at once.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../lib/emulator/index.ts';
-import { BIN } from '../helpers/cli-process.ts';
+import { spawnCliProcess } from '../helpers/cli-process.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { startPagerDutyReceiver, TEST_ROUTING_KEY } from '../helpers/pagerduty-receiver.ts';
@@ -28,39 +27,9 @@ beforeAll(async () => {
 });
 afterAll(() => hook.close());
 
-interface Running {
-  child: ChildProcess;
-  out: () => string;
-  err: () => string;
-  exit: Promise<number | null>;
-}
-
-/** The CLI in its own folder, with only the environment given (and PATH). */
-function spawnCli(argv: string[], env: Record<string, string>): Running {
-  const child = spawn(process.execPath, [BIN, ...argv], {
-    cwd: dir,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  child.stderr?.on('data', (d) => {
-    err += d;
-  });
-  const exit = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
-  return { child, out: () => out, err: () => err, exit };
-}
-
-async function until(check: () => boolean, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** The CLI in its own folder, with only the environment given (and the basics a process needs). */
+const spawnCli = (argv: string[], env: Record<string, string>) =>
+  spawnCliProcess(argv, { cwd: dir, env: { LOG_LEVEL: '', ...env } });
 
 async function configFile(name: string, destination: Record<string, unknown>): Promise<string> {
   const file = join(dir, name);
@@ -97,10 +66,10 @@ describe('poll events --once, stopped', () => {
     control.latencyMs = 250; // 6 pages of 10: about 1.5 s, if nothing stops it
     hook.requests.length = 0;
     const first = spawnCli(['poll', 'events', '--once'], env);
-    await until(() => searches() >= 2);
+    await first.waitFor(() => searches() >= 2, 15_000);
     const asked = Date.now();
     first.child.kill('SIGINT');
-    const code = await first.exit;
+    const code = await first.exited;
     control.latencyMs = 0;
     expect(code, first.err()).toBe(130);
     // At the next safe point: the page in flight, not the rest of the walk.
@@ -119,7 +88,7 @@ describe('poll events --once, stopped', () => {
     expect(early).toBeLessThan(60);
 
     const second = spawnCli(['poll', 'events', '--once'], env);
-    expect(await second.exit, second.err()).toBe(0);
+    expect(await second.exited, second.err()).toBe(0);
     const uids = received();
     expect(new Set(uids).size).toBe(uids.length); // nothing twice
     const all = emu.running.emulator.dataset.tenant('acme').events.map((e) => e.item.metadata.uid);
@@ -139,13 +108,13 @@ describe('poll events --once, stopped', () => {
     control.latencyMs = 5_000; // the first page would take 5 s
     try {
       const run = spawnCli(['poll', 'events', '--once'], env);
-      await until(() => run.out().includes('poll events:'));
+      await run.waitFor(() => run.out().includes('poll events:'), 15_000);
       await new Promise((r) => setTimeout(r, 300));
       run.child.kill('SIGINT');
       await new Promise((r) => setTimeout(r, 100));
       const asked = Date.now();
       run.child.kill('SIGINT');
-      expect(await run.exit).toBe(130);
+      expect(await run.exited).toBe(130);
       expect(Date.now() - asked).toBeLessThan(2_000);
     } finally {
       control.latencyMs = 0;
@@ -179,24 +148,24 @@ describe('deliver --once, stopped', () => {
         }),
       };
       const poll = spawnCli(['poll', 'events', '--once'], env);
-      await until(() => pd.alerts.length >= 2);
+      await poll.waitFor(() => pd.alerts.length >= 2, 15_000);
       poll.child.kill('SIGINT');
-      expect(await poll.exit, poll.err()).toBe(130);
+      expect(await poll.exited, poll.err()).toBe(130);
       expect(poll.err()).toMatch(/^exposure-alerts: stopped by SIGINT: /);
       const afterPoll = pd.alerts.length;
       expect(afterPoll).toBeLessThan(6);
 
       const deliver = spawnCli(['deliver', '--once'], env);
-      await until(() => pd.alerts.length >= afterPoll + 1);
+      await deliver.waitFor(() => pd.alerts.length >= afterPoll + 1, 15_000);
       deliver.child.kill('SIGTERM');
-      expect(await deliver.exit, deliver.err()).toBe(143);
+      expect(await deliver.exited, deliver.err()).toBe(143);
       expect(deliver.err().trimEnd().split('\n')).toEqual([
         'exposure-alerts: stopped by SIGTERM: every send started was recorded; what is left goes out on the next delivery pass',
       ]);
       expect(pd.alerts.length).toBeLessThan(6);
 
       const rest = spawnCli(['deliver', '--once'], env);
-      expect(await rest.exit, rest.err()).toBe(0);
+      expect(await rest.exited, rest.err()).toBe(0);
       // Each event paged once: no incident was triggered twice, none is missing.
       const uids = small.emulator.dataset.tenant('acme').events.map((e) => `event:${e.item.metadata.uid}`);
       expect(pd.alerts.map((a) => a.dedupKey).sort()).toEqual(uids.sort());

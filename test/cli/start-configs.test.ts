@@ -7,14 +7,13 @@
  * otherwise. A second Ctrl-C stops at once and leaves no lock behind. Slow by nature (seven starts,
  * about 18 s on a quiet machine): each start's first cycles are what is tested.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { configTableName, DEMO_TABLE, FRESH_DEMO_TABLE } from '../../lib/cli/local-tables.ts';
-import { BIN, cleanEnv, runCliProcess } from '../helpers/cli-process.ts';
+import { type CliProcess, runCliProcess, spawnCliProcess } from '../helpers/cli-process.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 
 async function until(check: () => boolean, ms: number): Promise<boolean> {
@@ -23,54 +22,33 @@ async function until(check: () => boolean, ms: number): Promise<boolean> {
   return check();
 }
 
-interface Started {
-  child: ChildProcess;
-  out(): string;
-  err(): string;
-  exited: Promise<number | null>;
-}
-
 /** The starts still running: a test that failed halfway leaves none holding its folder. */
-const running = new Set<Started>();
+const running = new Set<CliProcess>();
 afterEach(async () => {
   for (const s of running) s.child.kill('SIGKILL');
   await Promise.all([...running].map((s) => s.exited));
 });
 
 /** `npm start` (the installed command's `start`) in `cwd`, as a process. */
-function start(cwd: string, env: Record<string, string> = {}): Started {
-  const child = spawn(process.execPath, [BIN, 'start'], {
-    cwd,
-    // debug: a cycle with nothing new says so too, and that is what some tests wait for.
-    env: cleanEnv({ PORT: '0', LOG_LEVEL: 'debug', ...env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  child.stderr?.on('data', (d) => {
-    err += d;
-  });
-  const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
-  const started = { child, out: () => out, err: () => err, exited };
+function start(cwd: string, env: Record<string, string> = {}): CliProcess {
+  // debug: a cycle with nothing new says so too, and that is what some tests wait for.
+  const started = spawnCliProcess(['start'], { cwd, env: { PORT: '0', LOG_LEVEL: 'debug', ...env } });
   running.add(started);
-  void exited.then(() => running.delete(started));
+  void started.exited.then(() => running.delete(started));
   return started;
 }
 
 /** Both kinds' first cycles are done (their summaries are logged, or nothing new was). */
-const cycled = (s: Started) => () =>
+const cycled = (s: CliProcess) => () =>
   /poll events cycle/.test(s.out()) && /poll credentials cycle/.test(s.out());
 
-async function stop(s: Started): Promise<number | null> {
+async function stop(s: CliProcess): Promise<number | null> {
   s.child.kill('SIGINT');
   return s.exited;
 }
 
 /** The events its first events cycle found new (summed over its streams' lines). */
-const eventsNew = (s: Started) => {
+const eventsNew = (s: CliProcess) => {
   const cycle = /poll events cycle:([^"]*)"/.exec(s.out())?.[1] ?? '';
   return [...cycle.matchAll(/(\d+) new/g)].reduce((n, m) => n + Number(m[1]), 0);
 };

@@ -3,47 +3,27 @@
  * in a folder of its own, the API's request lines go to the file its banner names under `.data/`
  * (appended, the token never in it), and with LOG_LEVEL=debug they are printed with the rest.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'vitest';
-import { BIN, cleanEnv } from '../helpers/cli-process.ts';
+import { type CliProcess, spawnCliProcess } from '../helpers/cli-process.ts';
 
-interface Started {
-  child: ChildProcess;
+interface Started extends CliProcess {
   dir: string;
-  out(): string;
-  err(): string;
-  exited: Promise<number | null>;
 }
 
 /** `npm start` (the installed command's `start`) in a folder of its own, once its banner is out. */
 async function start(dir: string, env: Record<string, string> = {}): Promise<Started> {
-  const child = spawn(process.execPath, [BIN, 'start'], {
-    cwd: dir,
-    env: cleanEnv({ PORT: '0', ...env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  child.stderr?.on('data', (d) => {
-    err += d;
-  });
-  const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
-  const end = Date.now() + 8_000;
-  while (!out.includes('Ctrl-C stops it')) {
-    if (Date.now() > end) {
-      child.kill('SIGKILL');
-      throw new Error(`no banner within 8 s\nstdout: ${out}\nstderr: ${err}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { child, dir, out: () => out, err: () => err, exited };
+  const started = spawnCliProcess(['start'], { cwd: dir, env: { PORT: '0', ...env } });
+  await started
+    .waitFor(() => started.out().includes('Ctrl-C stops it'), 8_000)
+    .catch((error) => {
+      started.child.kill('SIGKILL');
+      throw error;
+    });
+  return { ...started, dir };
 }
 
 /** Asks the API of `s` what the console asks, with its demo token; returns the token. */
@@ -57,14 +37,6 @@ async function useApi(s: Started): Promise<string> {
 }
 
 const REQUEST_LINE = /"message":"request"|INFO\s+request|path=\/status/;
-
-async function until(check: () => boolean, ms = 3_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const fileLines = (file: string) =>
   existsSync(file) ? readFileSync(file, 'utf8').trimEnd().split('\n').filter(Boolean) : [];
@@ -82,7 +54,7 @@ describe.concurrent('npm start and the API’s requests', () => {
     const s = await start(dir);
     try {
       const token = await useApi(s);
-      await until(() => fileLines(file).length >= 5);
+      await s.waitFor(() => fileLines(file).length >= 5, 3_000);
       expect(s.out()).toMatch(/\n {2}Request log: {10}\.data\/requests\.log {2}\(the API's requests/);
       expect(s.out().match(/requests\.log/g)).toHaveLength(1);
       expect(s.out()).not.toMatch(REQUEST_LINE);
@@ -108,7 +80,7 @@ describe.concurrent('npm start and the API’s requests', () => {
     const s = await start(dir, { LOG_LEVEL: 'debug' });
     try {
       await useApi(s);
-      await until(() => /"message":"request".*"path":"\/whoami"/.test(s.out()));
+      await s.waitFor(() => /"message":"request".*"path":"\/whoami"/.test(s.out()), 3_000);
       expect(s.out()).toMatch(/"message":"request".*"path":"\/status"/);
       expect(s.out()).not.toContain('requests.log');
       expect(existsSync(join(dir, '.data', 'requests.log'))).toBe(false);

@@ -7,8 +7,10 @@
  * so no `alerts.config.json` or `.data/` of the checkout is found, and an environment of the
  * test's variables plus the few a process needs to run at all (PATH, HOME, the temp folder, the
  * locale, Node's CA file), never the caller's ALERTS_CONFIG, TABLE_NAME, EXPOSURE_*, PORT, LOG_LEVEL.
+ * A run is awaited to its end (`runCliProcess`), started as a service that prints its URL
+ * (`startCliService`), or left running for the test to watch and signal (`spawnCliProcess`).
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -57,26 +59,75 @@ export interface CliOptions {
   node?: string[];
 }
 
-export function runCliProcess(argv: string[], options: CliOptions = {}): Promise<CliRun> {
+/** The CLI as a process a test watches and signals: what it has printed so far, and its exit. */
+export interface CliProcess {
+  child: ChildProcess;
+  out(): string;
+  err(): string;
+  /** The exit code, once the process has closed (and its own folder, if it had one, is gone). */
+  exited: Promise<number | null>;
+  /**
+   * Resolves once `check` holds (looked at every 20 ms); after `ms` it throws with the process's
+   * stderr. It does not stop the process: the test does.
+   */
+  waitFor(check: () => boolean, ms: number): Promise<void>;
+}
+
+/**
+ * Starts the CLI with `argv` and returns at once. `detached` gives it a process group of its own,
+ * as a terminal does, so that `process.kill(-pid)` signals it as Ctrl-C would.
+ *
+ * @example
+ * const run = spawnCliProcess(['poll', 'events', '--once'], { cwd: dir, env });
+ * await run.waitFor(() => run.out().includes('poll events:'), 15_000);
+ * run.child.kill('SIGINT');
+ * expect(await run.exited).toBe(130);
+ */
+export function spawnCliProcess(
+  argv: string[],
+  options: CliOptions & { detached?: boolean } = {},
+): CliProcess {
   const own = options.cwd === undefined ? mkdtempSync(join(tmpdir(), 'ea-cli-')) : undefined;
-  return new Promise<CliRun>((done) => {
-    const child = spawn(process.execPath, [...(options.node ?? []), BIN, ...argv], {
-      env: cleanEnv(options.env),
-      cwd: options.cwd ?? own,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      err += d;
-    });
-    child.on('close', (code) => done({ code, out, err }));
-  }).finally(() => {
-    if (own) rmSync(own, { recursive: true, force: true });
+  const child = spawn(process.execPath, [...(options.node ?? []), BIN, ...argv], {
+    env: cleanEnv(options.env),
+    cwd: options.cwd ?? own,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
   });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
+  child.stderr.on('data', (d) => {
+    err += d;
+  });
+  const exited = new Promise<number | null>((done) =>
+    child.on('close', (code) => {
+      if (own) rmSync(own, { recursive: true, force: true });
+      done(code);
+    }),
+  );
+  return {
+    child,
+    out: () => out,
+    err: () => err,
+    exited,
+    async waitFor(check, ms) {
+      const end = Date.now() + ms;
+      while (!check()) {
+        if (Date.now() > end) throw new Error(`not seen within ${ms} ms\nstderr: ${err}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+  };
+}
+
+/** Runs the CLI to its end: its exit code and all it printed. */
+export async function runCliProcess(argv: string[], options: CliOptions = {}): Promise<CliRun> {
+  const run = spawnCliProcess(argv, options);
+  const code = await run.exited;
+  return { code, out: run.out(), err: run.err() };
 }
 
 export interface CliService {
@@ -91,47 +142,31 @@ export interface CliService {
 
 /** Starts a long-running command (`serve`) and resolves once it prints the URL it listens on. */
 export function startCliService(argv: string[], options: CliOptions = {}): Promise<CliService> {
-  const own = options.cwd === undefined ? mkdtempSync(join(tmpdir(), 'ea-cli-')) : undefined;
-  const child = spawn(process.execPath, [...(options.node ?? []), BIN, ...argv], {
-    env: cleanEnv(options.env),
-    cwd: options.cwd ?? own,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  const exited = new Promise<number | null>((done) =>
-    child.on('close', (code) => {
-      if (own) rmSync(own, { recursive: true, force: true });
-      done(code);
-    }),
-  );
+  const run = spawnCliProcess(argv, options);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`no "listening on" within 20 s\nstdout: ${out}\nstderr: ${err}`));
+      run.child.kill('SIGKILL');
+      reject(new Error(`no "listening on" within 20 s\nstdout: ${run.out()}\nstderr: ${run.err()}`));
     }, 20_000);
-    child.stdout.on('data', (d) => {
-      out += d;
-      const url = /listening on (\S+)/.exec(out)?.[1];
+    // After spawnCliProcess's own listener: out() holds this chunk too.
+    run.child.stdout?.on('data', () => {
+      const url = /listening on (\S+)/.exec(run.out())?.[1];
       if (!url) return;
       clearTimeout(timer);
       resolve({
         url,
-        pid: child.pid as number,
-        out: () => out,
-        err: () => err,
+        pid: run.child.pid as number,
+        out: run.out,
+        err: run.err,
         stop: () => {
-          child.kill('SIGTERM');
-          return exited;
+          run.child.kill('SIGTERM');
+          return run.exited;
         },
       });
     });
-    child.stderr.on('data', (d) => {
-      err += d;
-    });
-    void exited.then((code) => {
+    void run.exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`exited with ${code} before listening\nstdout: ${out}\nstderr: ${err}`));
+      reject(new Error(`exited with ${code} before listening\nstdout: ${run.out()}\nstderr: ${run.err()}`));
     });
   });
 }
