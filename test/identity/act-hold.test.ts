@@ -8,26 +8,21 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Clock, systemClock } from '../../lib/clock.ts';
-import type { ItemChange } from '../../lib/deliver/follow-up.ts';
 import { ALL_ENTRA_ROLES } from '../../lib/emulator/identity/index.ts';
 import { forgetEntraToken } from '../../lib/entra-token.ts';
 import {
   type AccountDeps,
-  accountStore,
   actOnAccounts,
   finishAccountActions,
   RATE_GIVE_UP_MS,
 } from '../../lib/identity/act.ts';
 import { GRAPH_SCOPE } from '../../lib/identity/entra.ts';
-import { providerClients } from '../../lib/identity/index.ts';
-import { IdentityStore } from '../../lib/identity/store.ts';
-import { memoryLogger } from '../../lib/log.ts';
 import { ActionStore } from '../../lib/state/actions.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
+import { accountDeps, actionsConfig, keepAtRisk } from '../helpers/account-actions.ts';
 import { fakeClock, skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
-import { configFrom } from '../helpers/world.ts';
 
 const db = useDynalite();
 let idp: IdentityProviders;
@@ -61,48 +56,22 @@ async function world(clock: Clock, table?: string) {
   const tableName = table ?? (await db.table());
   const client = table ? createDynamoClient({ endpoint: db.endpoint }) : db.client;
   const io = { client, tableName, clock };
-  const store = new IdentityStore(io);
+  const { deps, followUps, reports } = accountDeps(
+    idp,
+    io,
+    actionsConfig(idp, { entra: ['hold.test'], okta: ['hold.io'] }),
+    { callTimeoutMs: 5_000 },
+  );
   if (!table)
-    await store.keepVerdicts(
-      [...LOGINS, KIM].map((login, i) => ({
-        key: String(i),
-        scope: 'top' as const,
-        login,
-        verdict: {
-          provider: login === KIM ? 'shop' : 'corp',
-          verdict: 'at_risk' as const,
-          userId: login === KIM ? '00ukim' : idOf(login),
-          enabled: true,
-          leakDate: '2026-11-20T00:00:00Z',
-        },
-      })),
-      true,
+    await keepAtRisk(deps.store, [...LOGINS, KIM], (login) =>
+      login === KIM ? { provider: 'shop', userId: '00ukim' } : { provider: 'corp', userId: idOf(login) },
     );
-  const config = configFrom({
-    destinations: { t: { type: 'console' } },
-    identity: { providers: idp.providers({ entra: ['hold.test'], okta: ['hold.io'] }) },
-  });
-  const followUps: ItemChange[] = [];
-  const reports: string[] = [];
-  const deps: AccountDeps = {
-    actions: accountStore(io),
-    store,
-    providers: providerClients(config, idp.secrets, []),
-    fetch,
-    clock,
-    logger: memoryLogger(),
-    followUp: async (change) => {
-      followUps.push(change);
-      return [];
-    },
-    report: async (title, text) => {
-      reports.push(`${title}: ${text}`);
-    },
-    callTimeoutMs: 5_000,
-  };
   return { deps, followUps, reports, table: tableName, io };
 }
 
+/** Graph refuses the next `times` calls on `login`'s account for rate, asking for `retryAfter` s. */
+const refuseForRate = (login: string, retryAfter: number, times = 1) =>
+  idp.stand.control.addFault({ provider: 'entra', path: idOf(login), status: 429, retryAfter, times });
 const calls = (login: string, since: number) =>
   idp.actions.slice(since).filter((a) => a.action === 'requirePasswordChange' && a.login === login).length;
 const requestsTo = (login: string, since: number) =>
@@ -183,13 +152,7 @@ describe('a refusal for rate is not a failure', () => {
     const [first, second] = LOGINS as [string, string];
     const actions = idp.actions.length;
     const requests = idp.requests.length;
-    idp.stand.control.addFault({
-      provider: 'entra',
-      path: idOf(first),
-      status: 429,
-      retryAfter: 5,
-      times: 1,
-    });
+    refuseForRate(first, 5);
     const outcome = await actOnAccounts(a.deps, {
       action: 'requirePasswordChange',
       logins: [first, second],
@@ -266,13 +229,7 @@ describe('a refusal for rate is not a failure', () => {
     const [first, second] = LOGINS as [string, string];
     const actions = idp.actions.length;
     const requests = idp.requests.length;
-    idp.stand.control.addFault({
-      provider: 'entra',
-      path: idOf(first),
-      status: 429,
-      retryAfter: 120,
-      times: 1,
-    });
+    refuseForRate(first, 120);
     const outcome = await actOnAccounts(
       a.deps,
       { action: 'requirePasswordChange', logins: [first, second], by: 'cli:x', id: 'park-1' },
@@ -303,13 +260,7 @@ describe('a refusal for rate is not a failure', () => {
     const a = await world(clock);
     const login = LOGINS[2] as string;
     const actions = idp.actions.length;
-    idp.stand.control.addFault({
-      provider: 'entra',
-      path: idOf(login),
-      status: 429,
-      retryAfter: 600,
-      times: 2,
-    });
+    refuseForRate(login, 600, 2);
     const first = await actOnAccounts(a.deps, {
       action: 'requirePasswordChange',
       logins: [login],

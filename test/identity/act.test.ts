@@ -6,21 +6,13 @@
  * wherever the login's credentials went.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ItemChange } from '../../lib/deliver/follow-up.ts';
 import { ALL_ENTRA_ROLES } from '../../lib/emulator/identity/index.ts';
 import { forgetEntraToken } from '../../lib/entra-token.ts';
-import {
-  type AccountDeps,
-  accountStore,
-  actOnAccounts,
-  finishAccountActions,
-  RESUME_WINDOW_MS,
-} from '../../lib/identity/act.ts';
-import { providerClients } from '../../lib/identity/index.ts';
+import { actOnAccounts, finishAccountActions, RESUME_WINDOW_MS } from '../../lib/identity/act.ts';
 import { IdentityStore } from '../../lib/identity/store.ts';
 import type { IdentityVerdict } from '../../lib/identity/words.ts';
-import { memoryLogger } from '../../lib/log.ts';
 import { ActionStore } from '../../lib/state/actions.ts';
+import { accountDeps } from '../helpers/account-actions.ts';
 import { fakeClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
@@ -82,24 +74,10 @@ async function setup(options: { tenant?: number; callTimeoutMs?: number } = {}) 
         }
       : { identity: { providers: idp.providers({ entra: ['acme.com'], okta: ['acme.io'] }) } }),
   });
-  const followUps: ItemChange[] = [];
-  const reports: string[] = [];
-  const deps: AccountDeps = {
-    actions: accountStore(io),
+  const { deps, followUps, reports } = accountDeps(idp, io, config, {
     store,
-    providers: providerClients(config, idp.secrets, []),
-    fetch,
-    clock,
-    logger: memoryLogger(),
-    followUp: async (change) => {
-      followUps.push(change);
-      return [];
-    },
-    report: async (title, text) => {
-      reports.push(`${title}: ${text}`);
-    },
     callTimeoutMs: options.callTimeoutMs ?? 3_000,
-  };
+  });
   return { clock, deps, followUps, reports, io, store };
 }
 

@@ -24,17 +24,15 @@ import {
   recordAccountAction,
 } from '../../lib/identity/act.ts';
 import { AutoResponse } from '../../lib/identity/auto.ts';
-import { providerClients } from '../../lib/identity/index.ts';
-import { IdentityStore } from '../../lib/identity/store.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { marshall, unmarshall } from '../../lib/state/marshall.ts';
 import { GetItemCommand } from '../../lib/state/sdk.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
+import { accountDeps, actionsConfig, keepAtRisk } from '../helpers/account-actions.ts';
 import { fakeClock } from '../helpers/clock.ts';
 import { Crash, dyingClient } from '../helpers/dying-client.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
-import { configFrom } from '../helpers/world.ts';
 
 const db = useDynalite();
 let idp: IdentityProviders;
@@ -64,46 +62,24 @@ const dying = (after: number) => dyingClient(db.client, after);
 async function world(clock = fakeClock(), table?: string, client: DynamoDBClient = db.client) {
   const tableName = table ?? (await db.table());
   const io = { client, tableName, clock };
-  const store = new IdentityStore(io);
-  if (!table)
-    await store.keepVerdicts(
-      LOGINS.map((login, i) => ({
-        key: String(i),
-        scope: 'top' as const,
-        login,
-        verdict: {
-          provider: 'corp',
-          verdict: 'at_risk' as const,
-          userId: idOf(login),
-          enabled: true,
-          leakDate: '2026-11-20T00:00:00Z',
-        },
-      })),
-      true,
-    );
-  const config = configFrom({
-    destinations: { t: { type: 'console' } },
-    identity: { providers: idp.providers({ entra: ['attack.test'] }) },
-  });
   const reports: string[] = [];
   tables.add(tableName);
-  const deps: AccountDeps = {
-    actions: accountStore(io),
-    store,
-    providers: providerClients(config, idp.secrets, []),
-    fetch,
-    clock,
+  const { deps } = accountDeps(idp, io, actionsConfig(idp, { entra: ['attack.test'] }), {
     logger: logs,
-    followUp: async () => [],
     report: async (title, text) => {
       reports.push(title);
       reported.push(`${title}\n${text}`);
     },
     auto: new AutoResponse(io),
     callTimeoutMs: 1_000,
-  };
+  });
+  if (!table) await keepAtRisk(deps.store, LOGINS, (login) => ({ provider: 'corp', userId: idOf(login) }));
   return { deps, reports, clock, table: tableName, io };
 }
+
+/** An operator's password change on one login, from the CLI. */
+const changePassword = (deps: AccountDeps, login: string) =>
+  actOnAccounts(deps, { action: 'requirePasswordChange', logins: [login], by: 'cli:x' });
 
 const actedOn = (login: string, since = 0) =>
   idp.requests.slice(since).filter((r) => r.path.includes(idOf(login)) && r.method !== 'GET');
@@ -114,11 +90,7 @@ describe('account actions under attack', () => {
     const login = 'gone@attack.test';
     idp.stand.control.addFault({ provider: 'entra', path: idOf(login), status: 503, times: 2 });
     const since = idp.requests.length;
-    const first = await actOnAccounts(w.deps, {
-      action: 'requirePasswordChange',
-      logins: [login],
-      by: 'cli:x',
-    });
+    const first = await changePassword(w.deps, login);
     // Graph may have forced the change before its gateway answered 503: not a failure.
     expect(first.open).toBe(true);
     expect(first.results[0]).toMatchObject({ ok: false, error: expect.stringMatching(/under way/) });
@@ -138,11 +110,7 @@ describe('account actions under attack', () => {
     const login = 'late@attack.test';
     idp.stand.control.addFault({ provider: 'entra', path: idOf(login), hang: true, times: 1 });
     const since = idp.requests.length;
-    const first = await actOnAccounts(w.deps, {
-      action: 'requirePasswordChange',
-      logins: [login],
-      by: 'cli:x',
-    });
+    const first = await changePassword(w.deps, login);
     expect(first.open).toBe(true);
     // The next pass comes 4 min 58 s after the first call; Graph asks it to wait 10 s.
     idp.stand.control.addFault({

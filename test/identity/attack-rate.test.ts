@@ -7,15 +7,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../lib/clock.ts';
-import { type AccountDeps, accountStore, actOnAccounts } from '../../lib/identity/act.ts';
-import { providerClients } from '../../lib/identity/index.ts';
+import { type AccountDeps, actOnAccounts } from '../../lib/identity/act.ts';
 import { IdentityLanes } from '../../lib/identity/lanes.ts';
 import { IdentityStore } from '../../lib/identity/store.ts';
-import { memoryLogger } from '../../lib/log.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
+import { accountDeps, actionsConfig, keepAtRisk } from '../helpers/account-actions.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
-import { configFrom } from '../helpers/world.ts';
 
 const db = useDynalite();
 let idp: IdentityProviders;
@@ -30,39 +28,25 @@ afterAll(() => idp.close());
 /** One process: its own table client, lanes and provider clients. */
 function process(table: string): AccountDeps & { close(): void } {
   const client = createDynamoClient({ endpoint: db.endpoint });
-  const io = { client, tableName: table, clock: systemClock };
-  const config = configFrom({
-    destinations: { t: { type: 'console' } },
-    identity: { providers: idp.providers({ okta: ['rate.io'] }) },
-  });
-  return {
-    actions: accountStore(io),
-    store: new IdentityStore(io),
-    providers: providerClients(config, idp.secrets, [], new IdentityLanes(client, table, systemClock)),
-    fetch,
-    clock: systemClock,
-    logger: memoryLogger(),
-    followUp: async () => [],
-    close: () => client.destroy(),
-  };
+  const { deps } = accountDeps(
+    idp,
+    { client, tableName: table, clock: systemClock },
+    actionsConfig(idp, { okta: ['rate.io'] }),
+    {
+      lanes: new IdentityLanes(client, table, systemClock),
+    },
+  );
+  return { ...deps, close: () => client.destroy() };
 }
 
 describe('two processes acting on Okta accounts at once', () => {
   it('within Okta’s window of 3 a second: each account once, none failed, none unknown', async () => {
     const table = await db.table();
-    await new IdentityStore({ client: db.client, tableName: table, clock: systemClock }).keepVerdicts(
-      LOGINS.map((login, i) => ({
-        key: String(i),
-        scope: 'top' as const,
-        login,
-        verdict: {
-          provider: 'shop',
-          verdict: 'at_risk' as const,
-          userId: idOf(login),
-          leakDate: '2026-11-20',
-        },
-      })),
-      true,
+    await keepAtRisk(
+      new IdentityStore({ client: db.client, tableName: table, clock: systemClock }),
+      LOGINS,
+      (login) => ({ provider: 'shop', userId: idOf(login) }),
+      { leakDate: '2026-11-20' },
     );
     idp.stand.okta.setRateLimit({ limit: 3, windowSeconds: 1 });
     const [a, b] = [process(table), process(table)];

@@ -7,14 +7,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../lib/clock.ts';
-import { accountStore, actOnAccounts } from '../../lib/identity/act.ts';
-import { providerClients } from '../../lib/identity/index.ts';
+import { actOnAccounts } from '../../lib/identity/act.ts';
 import { IdentityLanes } from '../../lib/identity/lanes.ts';
-import { IdentityStore } from '../../lib/identity/store.ts';
-import { memoryLogger } from '../../lib/log.ts';
+import { accountDeps, actionsConfig, keepAtRisk } from '../helpers/account-actions.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
-import { configFrom } from '../helpers/world.ts';
 
 const db = useDynalite();
 let idp: IdentityProviders;
@@ -30,39 +27,15 @@ describe('a slow provider', () => {
   it('six logins answered in 0.9 s each: all done in the door’s one call, none parked for a rate nobody asked', async () => {
     const table = await db.table();
     const io = { client: db.client, tableName: table, clock: systemClock };
-    const store = new IdentityStore(io);
-    await store.keepVerdicts(
-      LOGINS.map((login, i) => ({
-        key: String(i),
-        scope: 'top' as const,
-        login,
-        verdict: {
-          provider: 'shop',
-          verdict: 'at_risk' as const,
-          userId: idOf(login),
-          leakDate: '2026-11-20',
-        },
-      })),
-      true,
-    );
+    const { deps } = accountDeps(idp, io, actionsConfig(idp, { okta: ['slow.io'] }), {
+      lanes: new IdentityLanes(db.client, table, systemClock),
+    });
+    await keepAtRisk(deps.store, LOGINS, (login) => ({ provider: 'shop', userId: idOf(login) }), {
+      leakDate: '2026-11-20',
+    });
     for (const login of LOGINS)
       idp.stand.control.addFault({ provider: 'okta', path: `${idOf(login)}/sessions`, delayMs: 900 });
-    const config = configFrom({
-      destinations: { t: { type: 'console' } },
-      identity: { providers: idp.providers({ okta: ['slow.io'] }) },
-    });
-    const outcome = await actOnAccounts(
-      {
-        actions: accountStore(io),
-        store,
-        providers: providerClients(config, idp.secrets, [], new IdentityLanes(db.client, table, systemClock)),
-        fetch,
-        clock: systemClock,
-        logger: memoryLogger(),
-        followUp: async () => [],
-      },
-      { action: 'revokeSessions', logins: LOGINS, by: 'cli:x' },
-    );
+    const outcome = await actOnAccounts(deps, { action: 'revokeSessions', logins: LOGINS, by: 'cli:x' });
     expect(outcome.results.filter((r) => !r.ok)).toEqual([]);
     expect(outcome.open).toBe(false);
     expect(idp.actions.map((a) => a.login).sort()).toEqual([...LOGINS].sort());
