@@ -58,6 +58,13 @@ async function runWorker(sm: SecretsManagerStandIn): Promise<{ lines: string[]; 
 
 const oktaLookups = () => idp.requests.filter((r) => r.provider === 'okta');
 
+/** Okta was asked since `before` (an index into the stand-in's log), each time with its token. */
+function expectOktaAskedWithToken(before: number) {
+  const lookups = oktaLookups().slice(before);
+  expect(lookups.length).toBeGreaterThan(0);
+  expect(new Set(lookups.map((r) => r.headers.authorization))).toEqual(new Set([`SSWS ${idp.okta.token}`]));
+}
+
 describe('the identity secret, as a deployment upgrades to it', () => {
   it('unmoved: the token is still read from the main secret, lookups go on, and a warning names the move', async () => {
     const before = oktaLookups().length;
@@ -65,9 +72,7 @@ describe('the identity secret, as a deployment upgrades to it', () => {
     const { lines, failures } = await runWorker(sm);
     expect(failures).toEqual([]);
     expect(sm.read).toEqual(['main', 'identity']);
-    const lookups = oktaLookups().slice(before);
-    expect(lookups.length).toBeGreaterThan(0);
-    expect(new Set(lookups.map((r) => r.headers.authorization))).toEqual(new Set([`SSWS ${idp.okta.token}`]));
+    expectOktaAskedWithToken(before);
     const warnings = lines
       .filter((l) => l.includes('IDENTITY_SECRET_ID'))
       .map((l) => JSON.parse(l) as { level: string; message: string });
@@ -84,9 +89,7 @@ describe('the identity secret, as a deployment upgrades to it', () => {
     const { lines, failures } = await runWorker(sm);
     expect(failures).toEqual([]);
     expect(sm.read).toEqual(['main', 'identity']);
-    const lookups = oktaLookups().slice(before);
-    expect(lookups.length).toBeGreaterThan(0);
-    expect(new Set(lookups.map((r) => r.headers.authorization))).toEqual(new Set([`SSWS ${idp.okta.token}`]));
+    expectOktaAskedWithToken(before);
     expect(lines.filter((l) => l.includes('IDENTITY_SECRET_ID'))).toEqual([]);
     expect(lines.join('\n')).not.toContain(idp.okta.token);
   }, 30_000);
