@@ -92,13 +92,24 @@ beforeAll(async () => {
   );
   lines = [];
   await withEnvironment(vars, async () => {
-    for (const [kind, streams] of [
+    const kinds = [
       ['events', ['tenant', 'group:101']],
       ['credentials', ['credentials:acme.test']],
-    ] as const) {
-      const handler = await createWorkerHandler(kind, { emfWrite: (line) => lines.push(line) });
-      const records = streams.map((stream) => sqsRecord({ kind, stream }));
-      expect(await handler({ Records: records }, context())).toEqual({ batchItemFailures: [] });
+    ] as const;
+    const handlers = await Promise.all(
+      kinds.map(([kind]) => createWorkerHandler(kind, { emfWrite: (line) => lines.push(line) })),
+    );
+    // Twice: the first walk reads its lookback; the second follows the feed, where the poll lag
+    // is measured (poll/walk.ts), after new events and credentials came.
+    for (const round of [1, 2]) {
+      if (round === 2) {
+        emu.running.emulator.dataset.appendEvents(1001, 2);
+        emu.running.emulator.dataset.appendCredentials(2, { domain: 'acme.test' });
+      }
+      for (const [i, [kind, streams]] of kinds.entries()) {
+        const records = streams.map((stream) => sqsRecord({ kind, stream }));
+        expect(await handlers[i]?.({ Records: records }, context())).toEqual({ batchItemFailures: [] });
+      }
     }
   });
 }, 120_000);
