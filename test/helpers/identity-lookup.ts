@@ -6,10 +6,11 @@
  * reads the verdict.
  *
  * @example
- * ({ idp, entra, okta } = await standInClients({ okta: { users: [{ login: 'kim@acme.io' }] } }));
- * const w = await lookupWorld(db, [entra, okta]);
+ * const standIn = useStandInClients({ okta: { users: [{ login: 'kim@acme.io' }] } });
+ * const w = await lookupWorld(db, [standIn.entra, standIn.okta]);
  * expect(await w.verdict('kim@acme.io')).toBe('at_risk');
  */
+import { afterAll, beforeAll } from 'vitest';
 import type { ProviderClient } from '../../lib/identity/client.ts';
 import { entraClient } from '../../lib/identity/entra.ts';
 import { IdentityLookups } from '../../lib/identity/lookup.ts';
@@ -40,6 +41,19 @@ export async function standInClients(
     entra: entraClient('corp', providers.corp, idp.entra.clientSecret),
     okta: oktaClient('shop', providers.shop, idp.okta.token),
   };
+}
+
+/**
+ * `standInClients` for a test file: started before its tests, closed after them. The fields are
+ * there once the tests run.
+ */
+export function useStandInClients(options: StandInOptions) {
+  const clients = {} as Awaited<ReturnType<typeof standInClients>>;
+  beforeAll(async () => {
+    Object.assign(clients, await standInClients(options));
+  });
+  afterAll(() => clients.idp?.close());
+  return clients;
 }
 
 /** A credential of `login`, leaked on 20 November 2026, with the id given. */

@@ -5,34 +5,26 @@
  * token endpoint's nonsense. Each is `unknown` (`unavailable`), never `no_account`, never a thrown
  * error. Real clients over HTTP against the stand-ins, the lookup step's store on dynalite.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IdentityFault } from '../../lib/emulator/identity/index.ts';
-import type { ProviderClient } from '../../lib/identity/client.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
-import { lookupWorld, standInClients } from '../helpers/identity-lookup.ts';
-import type { IdentityProviders } from '../helpers/identity-providers.ts';
+import { lookupWorld, useStandInClients } from '../helpers/identity-lookup.ts';
 
 const db = useDynalite();
-let idp: IdentityProviders;
-let entra: ProviderClient;
-let okta: ProviderClient;
-
-beforeAll(async () => {
-  ({ idp, entra, okta } = await standInClients({
-    entra: {
-      users: [
-        { userPrincipalName: 'kim@acme.com', lastPasswordChangeDateTime: '2026-01-01T00:00:00Z' },
-        // Found by its UPN only: its mail is another address.
-        { userPrincipalName: 'lee@acme.com', mail: 'lee.park@acme.com' },
-      ],
-    },
-    okta: { users: [{ login: 'kim@acme.io' }, { login: 'a/b@acme.io' }] },
-  }));
+const standIn = useStandInClients({
+  entra: {
+    users: [
+      { userPrincipalName: 'kim@acme.com', lastPasswordChangeDateTime: '2026-01-01T00:00:00Z' },
+      // Found by its UPN only: its mail is another address.
+      { userPrincipalName: 'lee@acme.com', mail: 'lee.park@acme.com' },
+    ],
+  },
+  okta: { users: [{ login: 'kim@acme.io' }, { login: 'a/b@acme.io' }] },
 });
-afterAll(() => idp.close());
 
 /** The verdict of one new leak of `login`, in a new cycle of a new run on a new table. */
-const verdict = async (login: string) => (await lookupWorld(db, [entra, okta])).verdict(login);
+const verdict = async (login: string) =>
+  (await lookupWorld(db, [standIn.entra, standIn.okta])).verdict(login);
 
 const oktaUser = (login: string) =>
   JSON.stringify({ id: '00u9', status: 'ACTIVE', passwordChanged: null, profile: { login } });
@@ -114,14 +106,14 @@ const CASES: [string, string, IdentityFault[]][] = [
 
 describe('malformed answers, attacked', () => {
   it.each(CASES)('%s: unknown/unavailable', async (_name, login, faults) => {
-    idp.stand.control.clearFaults();
-    for (const fault of faults) idp.stand.control.addFault({ provider: 'entra', ...fault });
+    standIn.idp.stand.control.clearFaults();
+    for (const fault of faults) standIn.idp.stand.control.addFault({ provider: 'entra', ...fault });
     expect(await verdict(login)).toBe('unknown/unavailable');
-    expect(idp.stand.control.pendingFaults()).toHaveLength(0);
+    expect(standIn.idp.stand.control.pendingFaults()).toHaveLength(0);
   });
 
   it('a user whose display name is larger than any account’s: read, the cycle goes on, nothing fails', async () => {
-    idp.stand.control.clearFaults();
+    standIn.idp.stand.control.clearFaults();
     const huge = JSON.stringify({
       id: 'u1',
       accountEnabled: true,
@@ -129,7 +121,7 @@ describe('malformed answers, attacked', () => {
       mail: 'kim@acme.com',
       displayName: 'K'.repeat(600_000),
     });
-    idp.stand.control.addFault({ provider: 'entra', endpoint: 'graphUser', raw: huge });
+    standIn.idp.stand.control.addFault({ provider: 'entra', endpoint: 'graphUser', raw: huge });
     expect(await verdict('kim@acme.com')).toMatch(/^(at_risk|unknown\/unavailable)$/);
   });
 
@@ -138,14 +130,14 @@ describe('malformed answers, attacked', () => {
       ['entra', 'graphUser', { error: { code: 'E'.repeat(600_000) } }, 'kim@acme.com'],
       ['okta', 'oktaUser', { errorCode: 'E'.repeat(600_000) }, 'kim@acme.io'],
     ] as const) {
-      idp.stand.control.clearFaults();
-      idp.stand.control.addFault({ provider, endpoint, status: 500, body });
+      standIn.idp.stand.control.clearFaults();
+      standIn.idp.stand.control.addFault({ provider, endpoint, status: 500, body });
       expect(await verdict(login), provider).toBe('unknown/unavailable');
     }
   });
 
   it('the stand-ins as they are: the verdicts these cases must not mask', async () => {
-    idp.stand.control.clearFaults();
+    standIn.idp.stand.control.clearFaults();
     expect(await verdict('lee@acme.com')).toBe('at_risk');
     expect(await verdict('a/b@acme.io')).toBe('at_risk');
     expect(await verdict('kim@acme.io')).toBe('at_risk');

@@ -6,31 +6,22 @@
  * filter search) is `no_account`. Real clients over HTTP against the stand-ins, the step's store on
  * dynalite with an injected clock.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IdentityFault } from '../../lib/emulator/identity/index.ts';
-import type { ProviderClient } from '../../lib/identity/client.ts';
 import { type Answer, decideVerdict } from '../../lib/identity/verdict.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
-import { lookupWorld, standInClients } from '../helpers/identity-lookup.ts';
-import type { IdentityProviders } from '../helpers/identity-providers.ts';
+import { lookupWorld, useStandInClients } from '../helpers/identity-lookup.ts';
 
 const db = useDynalite();
-let idp: IdentityProviders;
-let entra: ProviderClient;
-let okta: ProviderClient;
-
-beforeAll(async () => {
-  ({ idp, entra, okta } = await standInClients({
-    entra: {
-      users: [{ userPrincipalName: 'kim@acme.com', lastPasswordChangeDateTime: '2026-01-01T00:00:00Z' }],
-    },
-    okta: { users: [{ login: 'kim@acme.io' }, { login: 'a/b@acme.io' }] },
-  }));
+const standIn = useStandInClients({
+  entra: {
+    users: [{ userPrincipalName: 'kim@acme.com', lastPasswordChangeDateTime: '2026-01-01T00:00:00Z' }],
+  },
+  okta: { users: [{ login: 'kim@acme.io' }, { login: 'a/b@acme.io' }] },
 });
-afterAll(() => idp.close());
 
 /** A lookup step on a new table; its verdict() is one new leak's in a new cycle of a new run. */
-const world = () => lookupWorld(db, [entra, okta]);
+const world = () => lookupWorld(db, [standIn.entra, standIn.okta]);
 
 /** Faults for one lookup: the answers it gets. */
 const CASES: [string, string, IdentityFault[]][] = [
@@ -104,15 +95,15 @@ describe('an answer the product cannot read', () => {
     '%s: unknown/unavailable, kept 5 minutes, then looked up again',
     async (_name, login, faults) => {
       const w = await world();
-      idp.stand.control.clearFaults();
-      for (const fault of faults) idp.stand.control.addFault({ provider: 'entra', ...fault });
+      standIn.idp.stand.control.clearFaults();
+      for (const fault of faults) standIn.idp.stand.control.addFault({ provider: 'entra', ...fault });
       expect(await w.verdict(login)).toBe('unknown/unavailable');
-      expect(idp.stand.control.pendingFaults()).toHaveLength(0);
+      expect(standIn.idp.stand.control.pendingFaults()).toHaveLength(0);
       // Kept 5 minutes, not an hour: after 6, the login is asked again, and its account is found.
       w.clock.advance(4 * 60_000);
-      const before = idp.requests.length;
+      const before = standIn.idp.requests.length;
       expect(await w.verdict(login)).toBe('unknown/unavailable');
-      expect(idp.requests.length).toBe(before);
+      expect(standIn.idp.requests.length).toBe(before);
       w.clock.advance(2 * 60_000);
       expect(await w.verdict(login)).toMatch(/^at_risk|rotated$/);
     },
@@ -133,11 +124,11 @@ describe('a kept answer that cannot be read', () => {
 describe('a well-formed answer that there is none', () => {
   it('is no_account: Graph’s empty list, Okta’s 404 E0000007 and its empty filter search', async () => {
     const w = await world();
-    idp.stand.control.clearFaults();
+    standIn.idp.stand.control.clearFaults();
     expect(await w.verdict('nobody@acme.com')).toBe('no_account');
     expect(await w.verdict('nobody@acme.io')).toBe('no_account');
     expect(await w.verdict('x/y@acme.io')).toBe('no_account');
-    const last = idp.requests.filter((r) => r.endpoint === 'graphUsers').at(-1);
+    const last = standIn.idp.requests.filter((r) => r.endpoint === 'graphUsers').at(-1);
     expect(last?.status).toBe(200);
   });
 });
