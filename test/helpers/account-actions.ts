@@ -45,11 +45,16 @@ export async function keepAtRisk(
 export function actionsConfig(
   idp: IdentityProviders,
   domains: { entra?: string[]; okta?: string[] },
+  /** Each provider's lane rate, where a test needs the deployment's real one (default: the stand-in's). */
+  requestsPerSecond?: number,
 ): AlertsConfig {
-  return configFrom({
-    destinations: { t: { type: 'console' } },
-    identity: { providers: idp.providers(domains) },
-  });
+  const providers = Object.fromEntries(
+    Object.entries(idp.providers(domains)).map(([name, p]) => [
+      name,
+      requestsPerSecond === undefined ? p : { ...(p as object), requestsPerSecond },
+    ]),
+  );
+  return configFrom({ destinations: { t: { type: 'console' } }, identity: { providers } });
 }
 
 /**

@@ -31,7 +31,8 @@ function process(table: string): AccountDeps & { close(): void } {
   const { deps } = accountDeps(
     idp,
     { client, tableName: table, clock: systemClock },
-    actionsConfig(idp, { okta: ['rate.io'] }),
+    // The lanes at Okta's own window, as a deployment sets `requestsPerSecond` to its org's limit.
+    actionsConfig(idp, { okta: ['rate.io'] }, 3),
     {
       lanes: new IdentityLanes(client, table, systemClock),
     },
