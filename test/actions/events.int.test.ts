@@ -10,7 +10,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type ActDeps, actOnEvents } from '../../lib/actions/events.ts';
+import { type ActDeps, actOnEvents, finishActions } from '../../lib/actions/events.ts';
 import { runCli } from '../../lib/cli/run.ts';
 import type { ActionStore } from '../../lib/state/actions.ts';
 import { deliveryId } from '../../lib/state/records/record.ts';
@@ -185,6 +185,31 @@ describe('events ignore through the real CLI', () => {
     expect(second).toMatchObject({ replayed: true, followUps: 0, results: first.results });
     expect(control().calls('eventActions')).toHaveLength(1);
     expect(await act.actions.auditTrail()).toHaveLength(1);
+  });
+});
+
+describe('an upstream slower than the hold', () => {
+  it('the hold is renewed while it waits: a pass meanwhile takes nothing, and the upstream is asked once', async () => {
+    const uid = uidAt(1);
+    const act = await world.runtime.act();
+    const calls = control().calls('eventActions').length;
+    let taken: number | undefined;
+    const upstream: ActDeps['upstream'] = {
+      eventActions: async (...args) => {
+        // A minute passes while the upstream takes its time, and a delivery pass runs meanwhile.
+        await clock.sleep(61_000);
+        await new Promise((resolve) => setTimeout(resolve, 1_200));
+        taken = await finishActions(act);
+        return act.upstream.eventActions(...args);
+      },
+    };
+    const outcome = await actOnEvents(
+      { ...act, upstream },
+      { type: 'ignore', uids: [uid], by: 'cli:ana', id: 'slow-1' },
+    );
+    expect(taken).toBe(0);
+    expect(outcome.results).toEqual([{ uid, ok: true }]);
+    expect(control().calls('eventActions').length - calls).toBe(1);
   });
 });
 
