@@ -14,7 +14,7 @@ import { runCli } from '../../lib/cli/run.ts';
 import { formatTable, tableWidth } from '../../lib/cli/terminal.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { DeliveryRecords, deliveryId } from '../../lib/state/records/index.ts';
-import { BIN, runCliProcess } from '../helpers/cli-process.ts';
+import { BIN, cleanEnv, runCliProcess } from '../helpers/cli-process.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { captureIo } from '../helpers/io.ts';
 
@@ -60,7 +60,7 @@ const tableEnv = () => ({ TABLE_NAME: table, DYNAMODB_ENDPOINT: db.endpoint, COL
 function closedPipe(argv: string[], env: Record<string, string>, when: 'at once' | 'after a chunk') {
   const child = spawn(process.execPath, [BIN, ...argv], {
     cwd: dir,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: '', ...env },
+    env: { ...cleanEnv({ LOG_LEVEL: '' }), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (when === 'at once') child.stdout.destroy();

@@ -113,6 +113,7 @@ async function loadInChild(prefix: string): Promise<string> {
     {
       env: {
         PATH: process.env.PATH,
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
         // What the stack sets, with local stand-ins for the layer mount and the secret.
         ALERTS_CONFIG: join(layer, 'alerts.config.json'),
         SECRETS_FILE: secretsFile(),
