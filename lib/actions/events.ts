@@ -16,12 +16,16 @@
  *    sent it (deliver/follow-up.ts: once per destination and action);
  * 5. the record is marked done.
  *
- * A crash anywhere leaves the record open, its hold lapsing after a minute; `finishActions` (the
+ * The hold is renewed while its holder works, however long the upstream takes. A crash anywhere
+ * leaves the record open, its hold lapsing after a minute; `finishActions` (the
  * delivery pass calls it) takes up an action open for over a minute from the step it had reached,
  * and keeps asking an upstream that does not answer, pass after pass. At a door, an upstream that
  * did not answer at all (unavailable, timed out, rate limiting, or refusing our own credentials)
  * changes nothing: the record is set aside (`forgotten`, with how the upstream failed, which the
  * waiting calls answer), so the same id tried again later really tries again.
+ *
+ * Longer than 300 lines because it is one protocol (the doors, the hold, the upstream's batches,
+ * the flags, the finishing pass) whose steps refer to one another and read best in order.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
