@@ -231,14 +231,17 @@ describe('the shared rate governor', () => {
       await a.g.take('basic', {});
       const start = (await lanes(table)).basicAt as number;
       await a.g.slowDown();
-      // b has not seen the slowdown yet: its booking returns the item, slowdown included.
+      // b has not seen the slowdown yet: its booking returns the item, slowdown included. A turn
+      // that came too late for its slot (a busy machine) books the next one: one slot more each.
+      let late = b.g.stats.late;
       await b.g.take('basic', {});
       const normal = 1000 / (8 * PACE_SHARE);
       const afterB = (await lanes(table)).basicAt as number;
-      expect(afterB - start).toBeCloseTo(normal, 2);
+      expect(afterB - start).toBeCloseTo(normal * (1 + b.g.stats.late - late), 2);
+      late = b.g.stats.late;
       await b.g.take('basic', {});
       const slowed = (await lanes(table)).basicAt as number;
-      expect(slowed - afterB).toBeCloseTo(normal * SLOW_FACTOR, 2);
+      expect(slowed - afterB).toBeCloseTo(normal * SLOW_FACTOR * (1 + b.g.stats.late - late), 2);
     } finally {
       a.close();
       b.close();
