@@ -93,6 +93,10 @@ describe('start, done right', () => {
     ).toBe(true);
     // Let both cycles finish their delivery before stopping.
     await until(() => (first.io.out.match(/cycle:/g) ?? []).length >= 2, 10_000);
+    // What was sent is said once, by the delivery pass, never under a cycle whose items it may not be.
+    expect(first.io.out).toMatch(/delivery pass:/);
+    for (const block of first.io.out.split(/(?=poll \w+ cycle:|delivery pass:)/))
+      if (/ sent in \d+ message/.test(block)) expect(block.startsWith('delivery pass:'), block).toBe(true);
     first.stop();
     expect(await first.done).toBe(0);
     expect(first.io.out).not.toContain('another run is delivering');

@@ -288,7 +288,23 @@ export const startCommand: Command = {
       redactor.add(demoToken);
 
       const running = new Map<PollKind, Promise<void>>();
-      const pass = serialPasses((options) => runDeliveryPass(runtime.deliver, options));
+      /** A block of lines as they read on a terminal; in a log, one entry (JSON keeps its newlines). */
+      const show = (title: string, lines: string[]) => {
+        if (io.isTTY && (logger.level === 'info' || logger.level === 'debug'))
+          io.stdout(`${new Date().toISOString().slice(11, 19)} INFO  ${title}:\n${lines.join('\n')}\n`);
+        else logger.info([`${title}:`, ...lines].join('\n'));
+      };
+      // The two kinds' cycles share a delivery pass when they end together, so what a pass sent is
+      // said once, by the pass, not under whichever cycle asked for it (its items may be the other's).
+      const pass = serialPasses(async (options) => {
+        const delivered = await runDeliveryPass(runtime.deliver, options);
+        if (delivered.sent || delivered.dead)
+          show(
+            'delivery pass',
+            describeDelivery(delivered, dryRun).map((line) => terminalSafe(line)),
+          );
+        return delivered;
+      });
       const cycle = (kind: PollKind) => {
         if (running.has(kind) || signal.aborted) return;
         const budgetMs = Math.min(SCHEDULE[kind] - 5_000, kind === 'events' ? 25_000 : 240_000);
@@ -312,21 +328,10 @@ export const startCommand: Command = {
               stop.abort();
               return;
             }
-            const busy =
-              summary.streams.some((s) => s.items || s.quarantined) ||
-              summary.delivery.sent ||
-              summary.delivery.dead;
+            const busy = summary.streams.some((s) => s.items || s.quarantined);
             if (busy || summary.exitCode !== 0) {
-              const lines = [
-                ...summary.streams.map(describeStream),
-                ...describeDelivery(summary.delivery, dryRun).map((line) => terminalSafe(line)),
-              ];
-              // On a terminal, a block of lines as they read; in a log, one entry (JSON keeps its newlines).
-              if (io.isTTY && (logger.level === 'info' || logger.level === 'debug'))
-                io.stdout(
-                  `${new Date().toISOString().slice(11, 19)} INFO  poll ${kind} cycle:\n${lines.join('\n')}\n`,
-                );
-              else logger.info([`poll ${kind} cycle:`, ...lines].join('\n'));
+              // What this cycle's streams did; what was sent is the delivery pass's own block.
+              show(`poll ${kind} cycle`, summary.streams.map(describeStream));
             } else {
               logger.debug(`poll ${kind} cycle: nothing new`);
             }
