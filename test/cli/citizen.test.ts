@@ -71,18 +71,17 @@ describe('the terminal', () => {
     expect(deliveryAt).toBeGreaterThan(streamAt + 1);
   });
 
-  it('npm start on a terminal: the cycle summary in lines, one line per destination', async () => {
+  it('npm start on a terminal: the delivery pass in lines, one line per destination', async () => {
     process.chdir(await mkdtemp(join(tmpdir(), 'ea-citizen-start-')));
     const io = Object.assign(captureIo({ PORT: '0', NO_COLOR: '1' }), { isTTY: true });
     const controller = new AbortController();
     const done = runCli(['start'], io, controller.signal);
     const end = Date.now() + 20_000;
-    while (Date.now() < end && !/poll credentials cycle:\n/.test(io.out))
-      await new Promise((r) => setTimeout(r, 50));
+    while (Date.now() < end && !/delivery pass:\n/.test(io.out)) await new Promise((r) => setTimeout(r, 50));
     controller.abort();
     expect(await done).toBe(0);
     expect(io.out).not.toContain('\\u000a');
-    const block = /poll credentials cycle:\n((?: {2}.*\n)+)/.exec(io.out)?.[1] ?? '';
+    const block = /delivery pass:\n((?: {2}.*\n)+)/.exec(io.out)?.[1] ?? '';
     const destinations = block.split('\n').filter((l) => /^ {2}terminal: /.test(l));
     expect(destinations).toHaveLength(1);
     expect(io.out).not.toMatch(ANSI);
