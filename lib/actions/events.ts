@@ -39,6 +39,7 @@ import {
   flagOf,
   type UidResult,
 } from '../state/actions.ts';
+import { renewWhileHeld } from '../state/hold-renewal.ts';
 import type { TableIo } from '../state/io.ts';
 import { STALE_ACTION_MS } from '../state/open-actions.ts';
 import type { DeliveryRecord } from '../state/records/record.ts';
@@ -224,9 +225,6 @@ async function takeUpOrWait(deps: ActDeps, first: ActionRecord, holder: string):
   throw new Error(`the record of action ${first.id} disappeared`);
 }
 
-/** Real time between the checks of whether a hold needs renewing. */
-const HEARTBEAT_MS = 500;
-
 /**
  * The work of an action this call holds; a failure gives the hold back for the next call. The hold
  * is renewed while the work goes on (a quarter of the hold after the last renewal, on the deps'
@@ -239,34 +237,19 @@ async function held(
   holder: string,
   resumed = false,
 ): Promise<ActOutcome> {
-  let renewedAt = deps.clock.now();
-  let busy = false;
-  const heartbeat = setInterval(() => {
-    const now = deps.clock.now();
-    if (busy || now - renewedAt < STALE_ACTION_MS / 4) return;
-    busy = true;
-    deps.actions
-      .hold(record.id, holder, now, now + STALE_ACTION_MS)
-      .then(
-        (kept) => {
-          if (kept) renewedAt = now;
-        },
-        // A table that did not answer: the next beat tries again, before the hold lapses.
-        (error: unknown) =>
-          deps.logger.warn('could not renew an action’s hold', { action: record.id, error }),
-      )
-      .finally(() => {
-        busy = false;
-      });
-  }, HEARTBEAT_MS);
-  heartbeat.unref?.();
+  const renewal = renewWhileHeld({
+    clock: deps.clock,
+    holdMs: STALE_ACTION_MS,
+    renew: async (now, until) => (await deps.actions.hold(record.id, holder, now, until)) !== undefined,
+    failed: (error) => deps.logger.warn('could not renew an action’s hold', { action: record.id, error }),
+  });
   try {
     return await finish(deps, record, resumed);
   } catch (error) {
     await deps.actions.release(record.id, holder).catch(() => undefined);
     throw error;
   } finally {
-    clearInterval(heartbeat);
+    renewal.stop();
   }
 }
 

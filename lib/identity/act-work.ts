@@ -16,6 +16,7 @@
  * longer wait parks the action: its hold given back, listed in the open index so that
  * `finishAccountActions` finds it when the provider's turn comes, not before.
  */
+import { renewWhileHeld } from '../state/hold-renewal.ts';
 import {
   type AccountActionRecord,
   type AccountDeps,
@@ -28,8 +29,6 @@ import type { AccountAction } from './words.ts';
 
 /** An action open this long is taken to be interrupted; a hold lasts as long (renewed while held). */
 export const STALE_MS = 60_000;
-/** Real time between the checks of whether a hold needs renewing. */
-const HEARTBEAT_MS = 500;
 
 export interface AccountOutcome {
   id: string;
@@ -94,38 +93,22 @@ function keepHold(
   deadline: number,
 ): LoginRun & { stop(): void } {
   const lost = new AbortController();
-  let renewedAt = deps.clock.now();
-  let busy = false;
-  const timer = setInterval(() => {
-    const now = deps.clock.now();
-    if (busy || lost.signal.aborted || now - renewedAt < STALE_MS / 4) return;
-    busy = true;
-    deps.actions
-      .renew(record.id, holder, now + STALE_MS)
-      .then(
-        (kept) => {
-          if (kept) renewedAt = Math.max(renewedAt, now);
-          else lost.abort();
-        },
-        // A table that did not answer: the next beat tries again, before the hold lapses.
-        (error: unknown) =>
-          deps.logger.warn('could not renew an account action’s hold', { action: record.id, error }),
-      )
-      .finally(() => {
-        busy = false;
-      });
-  }, HEARTBEAT_MS);
-  timer.unref?.();
+  const renewal = renewWhileHeld({
+    clock: deps.clock,
+    holdMs: STALE_MS,
+    renew: (_now, until) => deps.actions.renew(record.id, holder, until),
+    lost: () => lost.abort(),
+    failed: (error) =>
+      deps.logger.warn('could not renew an account action’s hold', { action: record.id, error }),
+  });
   return {
     holder,
     signal: lost.signal,
     deadline,
     waits: new Map(Object.entries(record.waits ?? {})),
     holdMs: STALE_MS,
-    renewed: (at) => {
-      renewedAt = Math.max(renewedAt, at);
-    },
-    stop: () => clearInterval(timer),
+    renewed: renewal.renewed,
+    stop: renewal.stop,
   };
 }
 
