@@ -5,39 +5,24 @@
  * `action_ts`) and an API call at once change the flag once. Either way, the next delivery pass
  * edits the Slack message once, replies in its thread once and resolves PagerDuty once.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSlackWork } from '../../lib/actions/slack-work.ts';
-import { createApiApp } from '../../lib/api/app.ts';
+import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../lib/api/auth.ts';
-import { createApiDeps } from '../../lib/api/deps.ts';
 import { createLambdaHandler } from '../../lib/api/lambda.ts';
-import { readEnvironment } from '../../lib/env.ts';
-import { memoryLogger } from '../../lib/log.ts';
-import { deliveryId } from '../../lib/state/records/record.ts';
 import type { EventItem } from '../../lib/upstream/schemas.ts';
 import { functionUrlEvent } from '../api/function-url.ts';
 import { JSON_TYPE, newToken } from '../api/harness.ts';
-import { skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { TEST_ROUTING_KEY, usePagerDutyReceivers } from '../helpers/pagerduty-receiver.ts';
 import { type Receiver, useReceivers } from '../helpers/receiver.ts';
-import { SLACK_CHANNEL, type SlackStandIn, slackSigned, startSlackApi } from '../helpers/slack-api.ts';
-import { makeWorld } from '../helpers/world.ts';
+import { useSlackActions } from '../helpers/slack-actions.ts';
 
 const emu = useEmulator({ eventsPerTenant: 4, lateMatchesPerTenant: 0, credentials: 0 });
 const db = useDynalite();
 const pagerduty = usePagerDutyReceivers();
 const receivers = useReceivers();
-let slack: SlackStandIn;
-beforeAll(async () => {
-  slack = await startSlackApi();
-});
-afterAll(() => slack.close());
+const doors = useSlackActions(emu, db);
 
-const SECRET = 'slack-signing-secret-for-tests';
-const TEAM = 'T0TEAM01';
-const ANA = 'U0ANA001';
 const control = () => emu.running.emulator.control;
 const events = () => emu.running.emulator.dataset.tenant('acme').events;
 const uidAt = (i: number) => (events()[i]?.item as unknown as EventItem | undefined)?.metadata.uid ?? '';
@@ -46,60 +31,25 @@ async function setUp() {
   control().clearFaults();
   control().clearLog();
   for (const e of events()) e.isIgnored = false;
-  slack.reset();
+  doors.slack.reset();
   const pd = await pagerduty();
-  const answers: Receiver = await receivers();
   // The same channel through an incoming webhook: a click's answer replaces its message.
   const webhook: Receiver = await receivers();
-  const slackActions = {
-    signingSecret: { secret: 'slackSigning' },
-    teamId: TEAM,
-    allowedUsers: [ANA],
-    responseUrlPrefix: `${answers.url}/`,
-  };
-  const world = await makeWorld(
-    emu,
-    db,
+  const soar = newToken();
+  const { world, deps, app, post, interaction, settled, messageOf, answers } = await doors.setUp(
     {
       sources: { tenantEvents: { lookback: 'P30D' } },
       destinations: {
-        app: { type: 'slack', token: { secret: 'bot' }, channel: SLACK_CHANNEL, apiUrl: slack.url },
         pager: { type: 'pagerduty', url: pd.url, routingKey: TEST_ROUTING_KEY },
         chat: { type: 'slack', url: webhook.url },
       },
       routes: [{ name: 'all', to: ['app', 'pager', 'chat'] }],
-      digest: { threshold: 50, maxItems: 20 },
-      actions: { slack: slackActions },
     },
-    { secrets: { bot: slack.token, slackSigning: SECRET }, clock: skipClock() },
-  );
-  await world.cycle('events');
-  const soar = newToken();
-  const env = readEnvironment({
-    EXPOSURE_API_URL: emu.url,
-    EXPOSURE_API_TOKEN: 'emu-acme-token',
-    TABLE_NAME: world.table,
-    DYNAMODB_ENDPOINT: db.endpoint,
-  });
-  const deps = await createApiDeps(
-    env,
     {
       apiClients: { soar: { digest: sha256Hex(soar), scopes: ['events:act'] } },
-      slackSigning: SECRET,
+      upstream: { maxAttempts: 1, timeoutMs: 2_000 },
     },
-    { logger: memoryLogger('info'), slackActions, upstream: { maxAttempts: 1, timeoutMs: 2_000 } },
   );
-  const pending: Promise<void>[] = [];
-  const workDeps = { act: deps.act, responseUrlPrefix: `${answers.url}/`, logger: deps.logger };
-  const app = createApiApp({
-    ...deps,
-    handOff: async (work) => {
-      pending.push(runSlackWork(workDeps, JSON.parse(JSON.stringify(work))));
-    },
-  });
-  const settled = async () => {
-    while (pending.length) await Promise.all(pending.splice(0));
-  };
   const body = (uid: string) => JSON.stringify({ action: 'ignore', uids: [uid] });
   const headers = (key: string) => ({
     Authorization: `Bearer ${soar}`,
@@ -116,27 +66,16 @@ async function setUp() {
       .map((r) => r.json() as { text: string; blocks: Record<string, unknown>[] })
       .find((m) => JSON.stringify(m.blocks).includes(`"exposure-w:${uid}"`));
     const blockId = `${form === 'webhook' ? 'exposure-w:' : 'exposure:'}${uid}`;
-    const body = `payload=${encodeURIComponent(
-      JSON.stringify({
-        type: 'block_actions',
-        user: { id: ANA },
-        team: { id: TEAM },
-        response_url: `${answers.url}/actions/1`,
-        ...(form === 'webhook' ? { message } : {}),
-        actions: [{ action_id: 'exposure:ignore', block_id: blockId, value: uid, action_ts: actionTs }],
-      }),
-    )}`;
-    return app.request('/slack/interactions', { method: 'POST', headers: slackSigned(body, SECRET), body });
+    const action = { action_id: 'exposure:ignore', block_id: blockId, value: uid, action_ts: actionTs };
+    return post('/slack/interactions', interaction(action, form === 'webhook' ? { message } : {}));
   };
   /** What each destination shows of `uid` after a delivery pass. */
   const seen = async (uid: string) => {
     await world.deliver();
-    const id = deliveryId('app', 'event', uid);
-    const posted = (await world.runtime.deliveries.getMany([id])).get(id)?.posted;
-    const message = slack.top().find((m) => m.ts === posted?.ts);
+    const message = await messageOf(uid);
     return {
       edits: message?.edits.length ?? 0,
-      replies: slack.thread(posted?.ts ?? '').length,
+      replies: doors.slack.thread(message?.ts ?? '').length,
       resolves: pd.requests.filter(
         (r) => r.event?.event_action === 'resolve' && r.event?.dedup_key === `event:${uid}`,
       ).length,

@@ -7,117 +7,49 @@
  * again makes no second silence. `silence add toplevel=true` in the CLI, as amtool users type it.
  * And a verified click or command by a Slack user not allowed is in the audit trail, refused.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSlackWork } from '../../lib/actions/slack-work.ts';
-import { createApiApp } from '../../lib/api/app.ts';
-import { createApiDeps } from '../../lib/api/deps.ts';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../../lib/cli/run.ts';
 import { MSSP_API_KEY } from '../../lib/emulator/dataset.ts';
-import { readEnvironment } from '../../lib/env.ts';
-import { memoryLogger } from '../../lib/log.ts';
 import { deliveryId } from '../../lib/state/records/record.ts';
 import type { EventItem } from '../../lib/upstream/schemas.ts';
-import { skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { captureIo } from '../helpers/io.ts';
-import { type Receiver, useReceivers } from '../helpers/receiver.ts';
-import { SLACK_CHANNEL, type SlackStandIn, slackSigned, startSlackApi } from '../helpers/slack-api.ts';
-import { makeWorld } from '../helpers/world.ts';
+import { ANA, useSlackActions } from '../helpers/slack-actions.ts';
 
 const emu = useEmulator({ eventsPerTenant: 4, lateMatchesPerTenant: 0, credentials: 0 });
 const db = useDynalite();
-const receivers = useReceivers();
-let slack: SlackStandIn;
-beforeAll(async () => {
-  slack = await startSlackApi();
-});
-afterAll(() => slack.close());
+const doors = useSlackActions(emu, db);
 
-const SECRET = 'slack-signing-secret-for-tests';
-const TEAM = 'T0TEAM01';
-const ANA = 'U0ANA001';
 const dataset = () => emu.running.emulator.dataset;
 /** A click's time as Slack writes it: now, in seconds with microseconds. */
 const nowTs = (n: number) => `${Math.floor(Date.now() / 1000)}.${String(n).padStart(6, '0')}`;
 
-/** The API app over a world polled with `config`; Slack's work done in this process. */
+/** The API app over a world polled with `config`; each request's work done before it answers here. */
 async function setUp(config: Record<string, unknown>, options: { apiKey?: string } = {}) {
-  const answers: Receiver = await receivers();
-  const slackActions = {
-    signingSecret: { secret: 'slackSigning' },
-    teamId: TEAM,
-    allowedUsers: [ANA],
-    responseUrlPrefix: `${answers.url}/`,
-  };
-  const world = await makeWorld(
-    emu,
-    db,
-    {
-      destinations: {
-        app: { type: 'slack', token: { secret: 'bot' }, channel: SLACK_CHANNEL, apiUrl: slack.url },
-      },
-      routes: [{ name: 'all', to: ['app'] }],
-      digest: { threshold: 50, maxItems: 20 },
-      actions: { slack: slackActions },
-      ...config,
-    },
-    { ...options, secrets: { bot: slack.token, slackSigning: SECRET }, clock: skipClock() },
-  );
-  await world.cycle('events');
-  const env = readEnvironment({
-    EXPOSURE_API_URL: emu.url,
-    ...(options.apiKey ? { EXPOSURE_API_KEY: options.apiKey } : { EXPOSURE_API_TOKEN: 'emu-acme-token' }),
-    TABLE_NAME: world.table,
-    DYNAMODB_ENDPOINT: db.endpoint,
-  });
-  const deps = await createApiDeps(
-    env,
-    { apiClients: {}, slackSigning: SECRET },
-    { logger: memoryLogger('info'), checkApiClients: false, slackActions },
-  );
-  const pending: Promise<void>[] = [];
-  // How far the API's clock is ahead of this one: a replay a day later, without waiting a day.
-  const later = { ms: 0 };
-  const app = createApiApp({
-    ...deps,
-    now: () => deps.now() + later.ms,
-    handOff: async (work) => {
-      pending.push(
-        runSlackWork({ act: deps.act, responseUrlPrefix: `${answers.url}/`, logger: deps.logger }, work),
-      );
-    },
-  });
+  const api = await doors.setUp({ routes: [{ name: 'all', to: ['app'] }], ...config }, options);
   const post = async (path: string, body: string) => {
-    const at = Math.floor((Date.now() + later.ms) / 1000);
-    const res = await app.request(path, { method: 'POST', headers: slackSigned(body, SECRET, at), body });
-    while (pending.length) await Promise.all(pending.splice(0));
+    const res = await api.post(path, body);
+    await api.settled();
     return res;
   };
   const select = (key: string, value: string, actionTs: string, user = ANA) =>
-    `payload=${encodeURIComponent(
-      JSON.stringify({
-        type: 'block_actions',
-        user: { id: user },
-        team: { id: TEAM },
-        response_url: `${answers.url}/actions/1`,
-        actions: [
-          {
-            action_id: 'exposure:silence',
-            block_id: `exposure:${key}`,
-            selected_option: { value },
-            action_ts: actionTs,
-          },
-        ],
-      }),
-    )}`;
-  const said = () => answers.requests.map((r) => (r.json() as { text: string }).text);
-  return { world, deps, post, select, said, later };
+    api.interaction(
+      {
+        action_id: 'exposure:silence',
+        block_id: `exposure:${key}`,
+        selected_option: { value },
+        action_ts: actionTs,
+      },
+      { user },
+    );
+  const said = () => api.answers.requests.map((r) => (r.json() as { text: string }).text);
+  return { world: api.world, deps: api.deps, post, select, said, later: api.later };
 }
 
 describe('Silence similar', () => {
   it('an event without identifiers gets no select; an older select without them silences nothing', async () => {
-    slack.reset();
+    doors.slack.reset();
     const bare = dataset().tenant('acme').events[0]?.item as unknown as EventItem;
     const saved = bare.identifiers;
     bare.identifiers = [];
@@ -125,7 +57,7 @@ describe('Silence similar', () => {
       const { deps, post, select, said } = await setUp({ sources: { tenantEvents: { lookback: 'P30D' } } });
       const blocks = (uid: string) =>
         JSON.stringify(
-          slack.top().find((m) => JSON.stringify(m.blocks).includes(`"exposure:${uid}"`))?.blocks,
+          doors.slack.top().find((m) => JSON.stringify(m.blocks).includes(`"exposure:${uid}"`))?.blocks,
         );
       expect(blocks(bare.metadata.uid)).toContain('"action_id":"exposure:ignore"');
       expect(blocks(bare.metadata.uid)).not.toContain('"action_id":"exposure:silence"');

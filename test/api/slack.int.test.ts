@@ -1,152 +1,74 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSlackWork } from '../../lib/actions/slack-work.ts';
-import { createApiApp } from '../../lib/api/app.ts';
-import { createApiDeps } from '../../lib/api/deps.ts';
+import { describe, expect, it } from 'vitest';
 import { REPEAT_VICTIM } from '../../lib/emulator/dataset.ts';
-import { readEnvironment } from '../../lib/env.ts';
-import { memoryLogger } from '../../lib/log.ts';
 import { MemoryMetrics } from '../../lib/metrics.ts';
 import { deliveryId } from '../../lib/state/records/record.ts';
 import type { EventItem } from '../../lib/upstream/schemas.ts';
-import { skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { TEST_ROUTING_KEY, usePagerDutyReceivers } from '../helpers/pagerduty-receiver.ts';
-import { type Receiver, useReceivers } from '../helpers/receiver.ts';
-import { SLACK_CHANNEL, type SlackStandIn, slackSigned, startSlackApi } from '../helpers/slack-api.ts';
-import { makeWorld } from '../helpers/world.ts';
+import type { Receiver } from '../helpers/receiver.ts';
+import { ANA, SLACK_SECRET, SLACK_TEAM, useSlackActions } from '../helpers/slack-actions.ts';
+import { slackSigned } from '../helpers/slack-api.ts';
 
 const emu = useEmulator({ eventsPerTenant: 5, lateMatchesPerTenant: 0, credentials: 400 });
 const db = useDynalite();
 const pagerduty = usePagerDutyReceivers();
-const receivers = useReceivers();
-let slack: SlackStandIn;
-beforeAll(async () => {
-  slack = await startSlackApi();
-});
-afterAll(() => slack.close());
+const doors = useSlackActions(emu, db);
 
-const SECRET = 'slack-signing-secret-for-tests';
-const TEAM = 'T0TEAM01';
-const ANA = 'U0ANA001';
 const control = () => emu.running.emulator.control;
 const events = () => emu.running.emulator.dataset.tenant('acme').events;
 const itemAt = (i: number) => events()[i]?.item as unknown as EventItem;
 
-const signed = (body: string, { secret = SECRET, at = Math.floor(Date.now() / 1000) } = {}) =>
+const signed = (body: string, { secret = SLACK_SECRET, at = Math.floor(Date.now() / 1000) } = {}) =>
   slackSigned(body, secret, at);
 
 async function setUp() {
   const pd = await pagerduty();
-  const answers: Receiver = await receivers();
   // The same channel through an incoming webhook: its messages can only be replaced through a response_url.
-  const webhook: Receiver = await receivers();
-  const slackActions = {
-    signingSecret: { secret: 'slackSigning' },
-    teamId: TEAM,
-    allowedUsers: [ANA],
-    responseUrlPrefix: `${answers.url}/`,
-  };
-  const world = await makeWorld(
-    emu,
-    db,
+  const webhook: Receiver = await doors.receivers();
+  const metrics = new MemoryMetrics();
+  const api = await doors.setUp(
     {
       sources: { tenantEvents: { lookback: 'P30D' } },
       destinations: {
-        app: { type: 'slack', token: { secret: 'bot' }, channel: SLACK_CHANNEL, apiUrl: slack.url },
         pager: { type: 'pagerduty', url: pd.url, routingKey: TEST_ROUTING_KEY },
         chat: { type: 'slack', url: webhook.url },
       },
       routes: [{ name: 'all', to: ['app', 'pager', 'chat'] }],
-      digest: { threshold: 50, maxItems: 20 },
-      actions: { slack: slackActions },
     },
-    { secrets: { bot: slack.token, slackSigning: SECRET }, clock: skipClock() },
+    { app: { metrics } },
   );
-  await world.cycle('events');
-  const env = readEnvironment({
-    EXPOSURE_API_URL: emu.url,
-    EXPOSURE_API_TOKEN: 'emu-acme-token',
-    TABLE_NAME: world.table,
-    DYNAMODB_ENDPOINT: db.endpoint,
-  });
-  const deps = await createApiDeps(
-    env,
-    { apiClients: {}, slackSigning: SECRET },
-    { logger: memoryLogger('info'), checkApiClients: false, slackActions },
-  );
-  const pending: Promise<void>[] = [];
-  const metrics = new MemoryMetrics();
-  const workDeps = {
-    act: deps.act,
-    lookup: deps.lookup,
-    responseUrlPrefix: answers.url,
-    logger: deps.logger,
-  };
-  const app = createApiApp({
-    ...deps,
-    metrics,
-    handOff: async (work) => {
-      // As the queue would carry it: JSON, to whoever does the work.
-      pending.push(runSlackWork(workDeps, JSON.parse(JSON.stringify(work))));
-    },
-  });
-  const settled = async () => {
-    while (pending.length) await Promise.all(pending.splice(0));
-  };
-  const post = (path: string, body: string, headers: Record<string, string> = signed(body)) =>
-    app.request(path, { method: 'POST', headers, body });
   const click = (actionId: string, uid: string, extra: Record<string, unknown> = {}, user = ANA) =>
-    `payload=${encodeURIComponent(
-      JSON.stringify({
-        type: 'block_actions',
-        user: { id: user },
-        team: { id: TEAM },
-        response_url: `${answers.url}/actions/1`,
-        actions: [
-          {
-            action_id: actionId,
-            block_id: `exposure:${uid}`,
-            value: uid,
-            action_ts: '1716999999.000123',
-            ...extra,
-          },
-        ],
-      }),
-    )}`;
-  const messageOf = async (uid: string) => {
-    const id = deliveryId('app', 'event', uid);
-    const posted = (await world.runtime.deliveries.getMany([id])).get(id)?.posted;
-    return slack.top().find((m) => m.ts === posted?.ts);
-  };
-  return { world, pd, answers, webhook, deps, metrics, post, click, settled, messageOf };
+    api.interaction(
+      {
+        action_id: actionId,
+        block_id: `exposure:${uid}`,
+        value: uid,
+        action_ts: '1716999999.000123',
+        ...extra,
+      },
+      { user },
+    );
+  return { ...api, pd, webhook, metrics, click };
 }
 
 describe('Slack doors', () => {
   it('a click on a message an incoming webhook posted: acted once, and the message replaced through response_url', async () => {
-    const { post, settled, answers, webhook } = await setUp();
+    const { post, interaction, settled, answers, webhook } = await setUp();
     const item = itemAt(2);
     const posted = webhook.requests
       .map((r) => r.json() as { text: string; blocks: Record<string, unknown>[] })
       .find((m) => JSON.stringify(m.blocks).includes(`"exposure-w:${item.metadata.uid}"`));
     expect(posted).toBeDefined();
-    const body = `payload=${encodeURIComponent(
-      JSON.stringify({
-        type: 'block_actions',
-        user: { id: ANA },
-        team: { id: TEAM },
-        response_url: `${answers.url}/actions/9`,
-        message: posted,
-        actions: [
-          {
-            action_id: 'exposure:remediate',
-            block_id: `exposure-w:${item.metadata.uid}`,
-            value: item.metadata.uid,
-            action_ts: '1716999999.000999',
-          },
-        ],
-      }),
-    )}`;
+    const body = interaction(
+      {
+        action_id: 'exposure:remediate',
+        block_id: `exposure-w:${item.metadata.uid}`,
+        value: item.metadata.uid,
+        action_ts: '1716999999.000999',
+      },
+      { message: posted },
+    );
     expect((await post('/slack/interactions', body)).status).toBe(200);
     await settled();
     expect(events()[2]?.isRemediated).toBe(true);
@@ -164,7 +86,7 @@ describe('Slack doors', () => {
 
   it('a signed click acts once: flags, the edited message with its undo, a thread reply, PagerDuty resolved; a replay does nothing', async () => {
     control().clearFaults();
-    slack.reset();
+    doors.slack.reset();
     const { world, pd, post, click, settled, messageOf } = await setUp();
     const uid = itemAt(0).metadata.uid;
     const before = await messageOf(uid);
@@ -185,7 +107,7 @@ describe('Slack doors', () => {
     expect(after?.edits).toHaveLength(1);
     expect(JSON.stringify(after?.blocks)).toContain('"action_id":"exposure:unignore"');
     expect(JSON.stringify(after?.blocks)).toContain(`Ignored by slack:${ANA}`);
-    expect(slack.thread(after?.ts ?? '')).toHaveLength(1);
+    expect(doors.slack.thread(after?.ts ?? '')).toHaveLength(1);
     expect(pd.alerts.find((a) => a.dedupKey === `event:${uid}`)?.open).toBe(false);
   });
 
@@ -220,7 +142,7 @@ describe('Slack doors', () => {
     expect((await post('/slack/interactions', big)).status).toBe(413);
     // A response_url elsewhere than the prefix (a forged one in a signed request): never POSTed to.
     const command = new URLSearchParams({
-      team_id: TEAM,
+      team_id: SLACK_TEAM,
       user_id: ANA,
       command: '/exposure',
       text: `lookup ${REPEAT_VICTIM}`,
@@ -276,7 +198,7 @@ describe('Slack doors', () => {
     const { post, settled, answers } = await setUp();
     const command = (text: string) =>
       new URLSearchParams({
-        team_id: TEAM,
+        team_id: SLACK_TEAM,
         user_id: ANA,
         command: '/exposure',
         text,

@@ -1,95 +1,37 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { actOnEvents } from '../../lib/actions/events.ts';
-import { runSlackWork } from '../../lib/actions/slack-work.ts';
-import { createApiApp } from '../../lib/api/app.ts';
-import { createApiDeps } from '../../lib/api/deps.ts';
 import { MSSP_API_KEY } from '../../lib/emulator/dataset.ts';
-import { readEnvironment } from '../../lib/env.ts';
-import { memoryLogger } from '../../lib/log.ts';
-import { skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
-import { type Receiver, useReceivers } from '../helpers/receiver.ts';
-import { SLACK_CHANNEL, type SlackStandIn, slackSigned, startSlackApi } from '../helpers/slack-api.ts';
-import { makeWorld } from '../helpers/world.ts';
+import { ANA, SLACK_TEAM, useSlackActions } from '../helpers/slack-actions.ts';
+import { SLACK_CHANNEL } from '../helpers/slack-api.ts';
 
 const emu = useEmulator({ eventsPerTenant: 4, lateMatchesPerTenant: 0, credentials: 50 });
 const db = useDynalite();
-const receivers = useReceivers();
-let slack: SlackStandIn;
-beforeAll(async () => {
-  slack = await startSlackApi();
-});
-afterAll(() => slack.close());
+const doors = useSlackActions(emu, db);
 
-const SECRET = 'slack-signing-secret-for-tests';
-const TEAM = 'T0TEAM01';
-const ANA = 'U0ANA001';
 const control = () => emu.running.emulator.control;
 const initech = () => emu.running.emulator.dataset.tenant(1003).events;
 
 async function setUp() {
-  const answers: Receiver = await receivers();
-  const hook: Receiver = await receivers();
-  const slackActions = {
-    signingSecret: { secret: 'slackSigning' },
-    teamId: TEAM,
-    allowedUsers: [ANA],
-    responseUrlPrefix: `${answers.url}/`,
-  };
-  const world = await makeWorld(
-    emu,
-    db,
+  const hook = await doors.receivers();
+  const api = await doors.setUp(
     {
       tenants: [
         { id: 1002, name: 'Globex', sources: { tenantEvents: { lookback: 'P30D' } } },
         { id: 1003, name: 'Initech', sources: { tenantEvents: { lookback: 'P30D' } } },
       ],
-      destinations: {
-        app: { type: 'slack', token: { secret: 'bot' }, channel: SLACK_CHANNEL, apiUrl: slack.url },
-        globex: { type: 'webhook', url: hook.url },
-      },
+      destinations: { globex: { type: 'webhook', url: hook.url } },
       routes: [
         { name: 'initech', match: { tenants: ['Initech'] }, to: ['app'] },
         { name: 'globex', match: { tenants: ['Globex'] }, to: ['globex'] },
       ],
-      digest: { threshold: 50, maxItems: 20 },
-      actions: { slack: slackActions },
     },
-    { apiKey: MSSP_API_KEY.key, secrets: { bot: slack.token, slackSigning: SECRET }, clock: skipClock() },
+    { apiKey: MSSP_API_KEY.key },
   );
-  await world.cycle('events');
-  const env = readEnvironment({
-    EXPOSURE_API_URL: emu.url,
-    EXPOSURE_API_KEY: MSSP_API_KEY.key,
-    TABLE_NAME: world.table,
-    DYNAMODB_ENDPOINT: db.endpoint,
-  });
-  const deps = await createApiDeps(
-    env,
-    { apiClients: {}, slackSigning: SECRET },
-    { logger: memoryLogger('info'), checkApiClients: false, slackActions },
-  );
-  const pending: Promise<void>[] = [];
-  const looked: unknown[] = [];
-  const app = createApiApp({
-    ...deps,
-    handOff: async (work) => {
-      if (work.kind === 'slack-lookup') looked.push(work.query);
-      pending.push(
-        runSlackWork(
-          { act: deps.act, lookup: deps.lookup, responseUrlPrefix: answers.url, logger: deps.logger },
-          work,
-        ),
-      );
-    },
-  });
-  const settled = async () => {
-    while (pending.length) await Promise.all(pending.splice(0));
-  };
-  const post = (path: string, body: string) =>
-    app.request(path, { method: 'POST', headers: slackSigned(body, SECRET), body });
-  return { world, deps, post, settled, looked, answers };
+  /** The queries of the lookups Slack's doors handed on. */
+  const looked = () => api.handed.flatMap((work) => (work.kind === 'slack-lookup' ? [work.query] : []));
+  return { ...api, looked };
 }
 
 describe('many tenants: actions and lookups', () => {
@@ -110,24 +52,15 @@ describe('many tenants: actions and lookups', () => {
   });
 
   it('Silence similar on a tenant’s event silences that tenant only', async () => {
-    const { deps, post, settled } = await setUp();
+    const { deps, post, interaction, settled } = await setUp();
     const item = initech()[1]?.item;
     const ids = (item?.identifiers ?? []).map((i) => i.id).join(',');
-    const body = `payload=${encodeURIComponent(
-      JSON.stringify({
-        type: 'block_actions',
-        user: { id: ANA },
-        team: { id: TEAM },
-        actions: [
-          {
-            action_id: 'exposure:silence',
-            block_id: `exposure:1003:${item?.metadata.uid}`,
-            selected_option: { value: `PT1H|${item?.metadata.type}|${ids}` },
-            action_ts: '1716999999.000777',
-          },
-        ],
-      }),
-    )}`;
+    const body = interaction({
+      action_id: 'exposure:silence',
+      block_id: `exposure:1003:${item?.metadata.uid}`,
+      selected_option: { value: `PT1H|${item?.metadata.type}|${ids}` },
+      action_ts: '1716999999.000777',
+    });
     expect((await post('/slack/interactions', body)).status).toBe(200);
     await settled();
     const [silence] = await deps.silences.active();
@@ -148,7 +81,7 @@ describe('many tenants: actions and lookups', () => {
     );
     control().clearLog();
     const command = new URLSearchParams({
-      team_id: TEAM,
+      team_id: SLACK_TEAM,
       user_id: ANA,
       channel_id: SLACK_CHANNEL,
       command: '/exposure',
@@ -156,7 +89,7 @@ describe('many tenants: actions and lookups', () => {
     }).toString();
     expect((await post('/slack/commands', command)).status).toBe(200);
     await settled();
-    expect(looked).toEqual([{ domain: 'initech.test', tenant: '1003' }]);
+    expect(looked()).toEqual([{ domain: 'initech.test', tenant: '1003' }]);
     expect(
       control()
         .calls('identitiesByDomain')
