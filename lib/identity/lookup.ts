@@ -248,35 +248,66 @@ export class IdentityCycle {
       );
   }
 
-  /** The answers for the open logins: the table's, then lookups for the rest (kept in the table). */
+  /**
+   * The answers for the open logins: the table's, then lookups for the rest (kept in the table).
+   * A login another page or stream of this run is answering is waited for, not asked again: its
+   * entry in `inFlight` is set before the table is read and stays until the answer is kept, so
+   * pages whose lookups overlap (poll/stream.ts) never ask one login twice.
+   */
   private async answers(open: readonly Wanted[], options: IdentityOptions): Promise<Map<string, Answer>> {
-    const unique = new Map<string, Wanted>();
-    for (const w of open) unique.set(loginKey(w.ref.scope, w.ref.provider, w.ref.login).pk, w);
-    const answers = await this.deps.store.answers([...unique.values()].map((w) => w.ref));
-    const missing = [...unique].filter(([pk]) => !answers.has(pk));
-    if (!missing.length) return answers;
-    const mine: { ref: LoginRef; answer: Answer }[] = [];
+    const answers = new Map<string, Answer>();
+    const waits: Promise<void>[] = [];
+    const mine = new Map<string, { w: Wanted; entry: Promise<Answer>; settle(a: Promise<Answer>): void }>();
+    for (const w of open) {
+      const pk = loginKey(w.ref.scope, w.ref.provider, w.ref.login).pk;
+      if (mine.has(pk)) continue;
+      const pending = this.run.inFlight.get(pk);
+      if (pending) {
+        waits.push(this.timed(() => pending).then((a) => void answers.set(pk, a)));
+        continue;
+      }
+      let settle: (a: Promise<Answer>) => void = () => {};
+      const entry = new Promise<Answer>((resolve) => {
+        settle = resolve;
+      });
+      entry.catch(() => {}); // a failed read fails each caller through `waits`, not as unhandled
+      this.run.inFlight.set(pk, entry);
+      mine.set(pk, { w, entry, settle });
+    }
+    const kept: { ref: LoginRef; answer: Answer }[] = [];
+    if (mine.size) {
+      const stored = this.deps.store.answers([...mine.values()].map((m) => m.w.ref));
+      for (const [pk, m] of mine) {
+        const answer = stored.then(async (found) => {
+          const known = found.get(pk);
+          if (known) return known;
+          const got = await this.timed(() => this.lookup(m.w, options));
+          if (got.attempted) kept.push({ ref: m.w.ref, answer: got.answer });
+          return got.answer;
+        });
+        m.settle(answer);
+        waits.push(answer.then((a) => void answers.set(pk, a)));
+      }
+    }
+    const outcomes = await Promise.allSettled(waits);
+    try {
+      if (kept.length) await this.deps.store.keepAnswers(kept);
+    } finally {
+      for (const [pk, m] of mine) if (this.run.inFlight.get(pk) === m.entry) this.run.inFlight.delete(pk);
+    }
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) throw failed.reason;
+    return answers;
+  }
+
+  /** Runs `work` as lookup time: the cycle's budget counts the time any lookup was under way. */
+  private async timed<T>(work: () => Promise<T>): Promise<T> {
     if (this.active++ === 0) this.activeSince = this.deps.now();
     try {
-      await Promise.all(
-        missing.map(async ([pk, w]) => {
-          let pending = this.run.inFlight.get(pk);
-          if (!pending) {
-            pending = this.lookup(w, options).then((got) => {
-              if (got.attempted) mine.push({ ref: w.ref, answer: got.answer });
-              return got.answer;
-            });
-            this.run.inFlight.set(pk, pending);
-            void pending.finally(() => this.run.inFlight.delete(pk)).catch(() => {});
-          }
-          answers.set(pk, await pending);
-        }),
-      );
+      return await work();
     } finally {
       if (--this.active === 0) this.spentMs += this.deps.now() - this.activeSince;
     }
-    if (mine.length) await this.deps.store.keepAnswers(mine);
-    return answers;
   }
 
   /** One login's lookup, within every bound of the module comment. */

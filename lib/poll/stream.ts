@@ -4,8 +4,9 @@
  * (page.ts), then advance the cursor (fenced by the lease).
  *
  * Pages flow through a short pipeline: the upstream is asked for the next page as soon as one
- * arrives, and up to PIPELINE_DEPTH pages are written at once, so DynamoDB time (and inline
- * webhook sends) hide behind upstream latency and use both sides' time. The cursor still moves in
+ * arrives, and up to PIPELINE_DEPTH pages are written at once (a credential page's identity
+ * lookups first), so DynamoDB time (and inline webhook sends, and lookups) hide behind upstream
+ * latency and use both sides' time. The cursor still moves in
  * page order, each step only once its page's records exist (a step is saved together with the
  * next when that page's records are already written, up to PIPELINE_DEPTH pages in one step);
  * memory holds at most that many pages.
@@ -148,7 +149,10 @@ async function walkPages(context: WalkContext): Promise<void> {
   const depth = Math.max(1, deps.pipelineDepth ?? PIPELINE_DEPTH);
   let deferred: string | undefined;
   const fetchPage = (cursor: string | undefined) => {
-    const promise = readPage(context, cursor, state.walk.since);
+    const promise = spec.page(cursor, state.walk.since, {
+      deadline: budget.deadline,
+      signal: context.signal,
+    });
     promise.catch(() => {}); // awaited later; keep an early rejection from being reported as unhandled
     return promise;
   };
@@ -159,6 +163,7 @@ async function walkPages(context: WalkContext): Promise<void> {
   let fetching: Promise<StreamPage> | undefined = fetchPage(state.from);
   let fetchFrom = state.from;
   let fetchError: unknown;
+  let started = Promise.resolve();
   try {
     while (fetching || window.length) {
       if (fetching && window.length < depth) {
@@ -197,16 +202,28 @@ async function walkPages(context: WalkContext): Promise<void> {
             );
           }
         }
-        const work = processPage(deps, page, {
-          spec,
-          lease,
-          walk: { ...state.walk },
-          inFlight,
-          inline: context.inline,
-          claims,
-          deadline: budget.deadline,
-          signal: context.signal,
-        });
+        const walk = { ...state.walk };
+        // The page's lookups run beside the next pages' fetches and lookups; its records start
+        // once the page before has started its own, so pages take their places in order.
+        const looked = withVerdicts(context, page, walk);
+        looked.catch(() => {});
+        const ready = started.then(() => looked);
+        const work = ready.then((withIdentity) =>
+          processPage(deps, withIdentity, {
+            spec,
+            lease,
+            walk,
+            inFlight,
+            inline: context.inline,
+            claims,
+            deadline: budget.deadline,
+            signal: context.signal,
+          }),
+        );
+        started = ready.then(
+          () => {},
+          () => {},
+        );
         const slot: Slot = { page, end, work };
         work.then(
           () => {
@@ -245,20 +262,9 @@ async function walkPages(context: WalkContext): Promise<void> {
 }
 
 /**
- * A page as the stream reads it: fetched, then (credentials, with identity configured) each
- * login's verdict set on its item before anything routes it. Part of the fetch, so the pages
- * in flight keep their order and a lookup's latency hides behind the pages being written.
+ * A credential page's items with each login's verdict (identity configured), before anything
+ * routes them: the page's records, and so the cursor past it, wait for its lookups.
  */
-async function readPage(
-  context: WalkContext,
-  cursor: string | undefined,
-  since: string,
-): Promise<StreamPage> {
-  const { spec, budget } = context;
-  const page = await spec.page(cursor, since, { deadline: budget.deadline, signal: context.signal });
-  return withVerdicts(context, page, context.state.walk);
-}
-
 async function withVerdicts(context: WalkContext, page: StreamPage, walk: Walk): Promise<StreamPage> {
   const step = context.deps.identityCycle;
   if (!step || context.spec.kind !== 'credential' || !page.items.length) return page;
@@ -286,7 +292,6 @@ async function restartIfRefused(context: WalkContext, refusal: unknown): Promise
   } catch {
     return undefined;
   }
-  page = await withVerdicts(context, page, restart);
   log.warn('the upstream refused the saved cursor; walking again from the stream position', {
     ...walkFields(restart),
     refusal: refusal instanceof Error ? refusal.message : String(refusal),

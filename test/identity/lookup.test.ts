@@ -221,6 +221,29 @@ describe('the identity step', () => {
     expect(p.calls.length).toBeGreaterThanOrEqual(1);
   });
 
+  it('a page asking for a login another page has just been answered for, not yet kept, gets that answer without waiting for the rest of that page', async () => {
+    // Pages' lookups overlap (poll/stream.ts): page 1 has jane's answer while bob's is still out,
+    // so it has kept neither in the table when page 2 asks for jane.
+    const p = scripted();
+    let answerBob = () => {};
+    const bob = new Promise<void>((resolve) => {
+      answerBob = resolve;
+    });
+    p.answer(async (login) => {
+      if (login === 'bob@acme.com') await bob;
+      return { answer: { found: true, account: account() } };
+    });
+    const s = await setup([p.client]);
+    const cycle = s.run().cycle();
+    const first = cycle.verdicts(top, [credential(1, 'jane@acme.com'), credential(2, 'bob@acme.com')], opts);
+    for (let i = 0; i < 400 && p.calls.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    const second = await cycle.verdicts(top, [credential(3, 'jane@acme.com')], opts);
+    answerBob();
+    expect(verdictsOf(second)).toEqual(['at_risk']);
+    expect(verdictsOf(await first)).toEqual(['at_risk', 'at_risk']);
+    expect(p.calls.filter((l) => l === 'jane@acme.com')).toHaveLength(1);
+  });
+
   it('an item keeps the verdict it was first routed with, though the account changes; a new item gets the new one', async () => {
     const p = scripted();
     const s = await setup([p.client]);
