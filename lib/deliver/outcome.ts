@@ -1,7 +1,7 @@
 /**
  * What a send comes to (accepted, retried, never), and the HTTP request a destination is sent:
- * the shapes senders.ts and each kind's own sender (destinations/slack/app.ts) share, apart so neither imports
- * the other.
+ * the shapes senders.ts and each kind's body share, apart so no body imports senders.ts (which
+ * loads the bodies).
  */
 
 /** Where a message landed: the channel's id and the message's `ts` (a Slack app). */

@@ -11,6 +11,10 @@
  * - its body (loaded by `face.load()` when a message of the kind is first rendered or sent): how
  *   it renders alerts and notices, the request it sends, how it reads the answer, its follow-ups.
  *   The body's files (render.ts and the rest) sit beside it, with the kind's payload type.
+ * What both need (the destination as resolved) is in its `types.ts`, so neither imports the other.
+ * A body sends with what takes no kind (deliver/send-context.ts, outcome.ts, post.ts,
+ * ticket-search.ts), never with deliver/senders.ts, which loads bodies: deliver/ depends on the
+ * kinds, never the other way round (test/shape.test.ts finds any import cycle).
  *
  * @example
  * const body = await kindOf(destination.type).load();

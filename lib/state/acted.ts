@@ -5,7 +5,7 @@
  * key, so writing it twice (a resumed action) leaves one. The trail itself is one partition of
  * every action, newest first: finding one event's actions there would mean reading all of them.
  */
-import type { ActionAuditEntry } from './actions.ts';
+import type { ActionAuditEntry } from './action-record.ts';
 import { queryAll, type StoredItem, type TableIo } from './io.ts';
 import { fitKey, PARTITION_KEY_BYTES } from './limits.ts';
 import { marshall, unmarshall } from './marshall.ts';

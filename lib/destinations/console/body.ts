@@ -10,8 +10,8 @@ import { lineText } from '../../render/escape.ts';
 import { footer, headline } from '../../render/notice.ts';
 import type { DeliveryAlert, Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
-import type { ConsoleDestination } from './index.ts';
 import { renderConsole } from './render.ts';
+import type { ConsoleDestination } from './types.ts';
 
 /** A stand-in's message: what the terminal shows, and the items it holds, for `preview`. */
 interface StandInMessage {

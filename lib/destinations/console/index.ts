@@ -6,18 +6,10 @@
  */
 import * as z from 'zod/mini';
 import type { KindBody, KindFace } from '../kind.ts';
+import type { ConsoleDestination } from './types.ts';
 
 export const consoleSchema = z.strictObject({ type: z.literal('console') });
 export type ConsoleConfig = z.infer<typeof consoleSchema>;
-
-export interface ConsoleDestination {
-  name: string;
-  type: 'console';
-  /** A dry run (`npm start -- --dry-run`): the kind this destination really is, printed, not sent. */
-  standsFor?: string;
-  /** A dry run's folder for each message's items, which `preview` renders as the destination would. */
-  keepIn?: string;
-}
 
 export const consoleKind: KindFace<ConsoleConfig, ConsoleDestination> = {
   type: 'console',

@@ -1,6 +1,6 @@
 /**
  * A Discord webhook's answer, read as Discord means it (docs/destinations/discord.md): on top of the
- * common reading (senders.ts `classify`), a 429's JSON `retry_after` (seconds, with a fraction)
+ * common reading (deliver/send-context.ts `readAnswer`), a 429's JSON `retry_after` (seconds, with a fraction)
  * sets the wait when it is longer than the `Retry-After` header; and an acceptance that says its
  * bucket is empty (`X-RateLimit-Remaining: 0`) holds the next message for `X-RateLimit-Reset-After`
  * seconds, so the next send is not refused at all.

@@ -7,9 +7,9 @@ import type { Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import { readDiscordAnswer } from './answer.ts';
 import { discordText } from './escape.ts';
-import type { DiscordDestination } from './index.ts';
 import { type DiscordPayload, discordProblems } from './limits.ts';
 import { discordMessage, renderDiscord } from './render.ts';
+import type { DiscordDestination } from './types.ts';
 
 /** A notice as one Discord embed: the headline as its title, the text escaped (it may quote an error). */
 export function discordNotice(notice: Notice, opts: RenderOptions): DiscordPayload {

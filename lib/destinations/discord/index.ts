@@ -5,6 +5,7 @@
 import * as z from 'zod/mini';
 import { httpUrl, secretOr } from '../../rules/schema-parts.ts';
 import type { KindBody, KindFace } from '../kind.ts';
+import type { DiscordDestination } from './types.ts';
 
 /** A Discord webhook: its URL holds the webhook's token, so it is a secret. */
 export const discordSchema = z.strictObject({
@@ -12,13 +13,6 @@ export const discordSchema = z.strictObject({
   url: secretOr(httpUrl),
 });
 export type DiscordConfig = z.infer<typeof discordSchema>;
-
-export interface DiscordDestination {
-  name: string;
-  type: 'discord';
-  /** Holds the webhook's token: a secret. */
-  url: string;
-}
 
 export const discordKind: KindFace<DiscordConfig, DiscordDestination> = {
   type: 'discord',

@@ -8,10 +8,10 @@ import { htmlText, lineText } from '../../render/escape.ts';
 import { footer, TEST_MARK } from '../../render/notice.ts';
 import type { Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
-import type { EmailDestination } from './index.ts';
 import type { EmailContent } from './render.ts';
 import { renderEmail } from './render.ts';
 import { emailRequest } from './request.ts';
+import type { EmailDestination } from './types.ts';
 
 export function emailNotice(notice: Notice, opts: RenderOptions): EmailContent {
   const body = notice.text.split(/\r?\n/);

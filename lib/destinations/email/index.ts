@@ -7,6 +7,7 @@ import { nonEmpty } from '../../rules/match-schema.ts';
 import { httpUrl, secretOr } from '../../rules/schema-parts.ts';
 import { urlText } from '../describe.ts';
 import type { KindBody, KindFace } from '../kind.ts';
+import type { EmailDestination } from './types.ts';
 
 export const PROVIDER_URLS = {
   sendgrid: 'https://api.sendgrid.com/v3/mail/send',
@@ -44,17 +45,6 @@ export const emailSchema = z
     }),
   );
 export type EmailConfig = z.infer<typeof emailSchema>;
-
-export interface EmailDestination {
-  name: string;
-  type: 'email';
-  provider: 'generic' | 'sendgrid' | 'postmark';
-  url: string;
-  apiKey?: string;
-  from: string;
-  to: string[];
-  messageStream?: string;
-}
 
 export const emailKind: KindFace<EmailConfig, EmailDestination> = {
   type: 'email',

@@ -5,8 +5,8 @@
  */
 
 import type { HttpRequest } from '../../deliver/outcome.ts';
-import type { EmailDestination } from './index.ts';
 import type { EmailContent } from './render.ts';
+import type { EmailDestination } from './types.ts';
 
 export function emailRequest(destination: EmailDestination, mail: EmailContent): HttpRequest {
   const json = { 'Content-Type': 'application/json' };

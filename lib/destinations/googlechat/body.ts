@@ -10,9 +10,9 @@ import type { HttpRequest } from '../../deliver/outcome.ts';
 import { type Answer, answerDetail, postRequest, readAnswer } from '../../deliver/send-context.ts';
 import type { KindBody } from '../kind.ts';
 import type { GoogleChatPayload } from './card.ts';
-import type { GoogleChatDestination } from './index.ts';
 import { googleChatProblems } from './limits.ts';
 import { googleChatNotice, renderGoogleChat, testReply } from './render.ts';
+import type { GoogleChatDestination } from './types.ts';
 
 /** Without it, Google Chat ignores a thread key and opens a new thread for every message. */
 export const REPLY_OPTION = 'messageReplyOption=REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD';

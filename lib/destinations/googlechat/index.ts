@@ -6,6 +6,7 @@
 import * as z from 'zod/mini';
 import { httpUrl, secretOr } from '../../rules/schema-parts.ts';
 import type { KindBody, KindFace } from '../kind.ts';
+import type { GoogleChatDestination } from './types.ts';
 
 /**
  * A space's incoming webhook: its URL holds the webhook's key and token, so it is a secret.
@@ -17,14 +18,6 @@ export const googlechatSchema = z.strictObject({
   threads: z.optional(z.boolean()),
 });
 export type GoogleChatConfig = z.infer<typeof googlechatSchema>;
-
-export interface GoogleChatDestination {
-  name: string;
-  type: 'googlechat';
-  /** `…/v1/spaces/<space>/messages?key=…&token=…`: a secret. */
-  url: string;
-  threads: boolean;
-}
 
 /** The space a webhook URL posts to (`spaces/AAAA…`), from its path; undefined when it names none. */
 export function spaceOf(url: string): string | undefined {

@@ -8,9 +8,9 @@ import { TEST_MARK } from '../../render/notice.ts';
 import type { Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import { sendJiraFollowUp } from './follow-up.ts';
-import type { JiraDestination } from './index.ts';
 import { JIRA_SUMMARY_MAX, type JiraContent, jiraComment, renderJira } from './render.ts';
 import { jiraRequest, readJiraAnswer } from './request.ts';
+import type { JiraDestination } from './types.ts';
 
 /** A notice as a Jira issue: a test ticket (marked) or an operator notice, with its own label. */
 export function jiraNotice(notice: Notice, opts: RenderOptions): JiraContent {

@@ -7,8 +7,8 @@ import type { SendOutcome } from '../../deliver/outcome.ts';
 import { RESOLVING_ACTIONS } from '../../model.ts';
 import { noteLines } from '../../render/follow-up.ts';
 import type { FollowUpSend } from '../kind.ts';
-import type { JiraDestination } from './index.ts';
 import { type JiraContent, jiraComment } from './render.ts';
+import type { JiraDestination } from './types.ts';
 
 export async function sendJiraFollowUp(
   destination: JiraDestination,

@@ -7,6 +7,7 @@ import { nonEmpty } from '../../rules/match-schema.ts';
 import { httpUrl, secretOr } from '../../rules/schema-parts.ts';
 import { baseUrl, urlText } from '../describe.ts';
 import type { KindBody, KindFace } from '../kind.ts';
+import type { JiraDestination } from './types.ts';
 
 export const jiraSchema = z.strictObject({
   type: z.literal('jira'),
@@ -20,19 +21,6 @@ export const jiraSchema = z.strictObject({
   doneTransition: z.optional(nonEmpty),
 });
 export type JiraConfig = z.infer<typeof jiraSchema>;
-
-export interface JiraDestination {
-  name: string;
-  type: 'jira';
-  /** The site, `https://acme.atlassian.net`, without a trailing slash. */
-  url: string;
-  /** `Basic base64(email:apiToken)`: a secret. */
-  authorization: string;
-  project: string;
-  issueType: string;
-  labels: string[];
-  doneTransition?: string;
-}
 
 export const jiraKind: KindFace<JiraConfig, JiraDestination> = {
   type: 'jira',

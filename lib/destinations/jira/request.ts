@@ -3,8 +3,8 @@
  * them. (No duplicate from a crash or a timeout: deliver/tickets.ts.)
  */
 import type { HttpRequest, SendOutcome } from '../../deliver/outcome.ts';
-import type { JiraDestination } from './index.ts';
 import type { JiraContent } from './render.ts';
+import type { JiraDestination } from './types.ts';
 
 /** `POST /rest/api/3/issue`: the project, the issue type and the destination's labels added. */
 export function jiraRequest(destination: JiraDestination, content: JiraContent): HttpRequest {

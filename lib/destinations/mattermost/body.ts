@@ -5,8 +5,8 @@
  */
 import { answerDetail, jsonRequest, readAnswer } from '../../deliver/send-context.ts';
 import type { KindBody } from '../kind.ts';
-import type { MattermostDestination } from './index.ts';
 import { type MattermostPayload, mattermostNotice, mattermostProblems, renderMattermost } from './render.ts';
+import type { MattermostDestination } from './types.ts';
 
 /** `Invalid webhook (web.incoming_webhook.invalid.app_error)` from a Mattermost error body. */
 function explain(body: string): string {

@@ -12,6 +12,7 @@
 import * as z from 'zod/mini';
 import { httpUrl, secretOr } from '../../rules/schema-parts.ts';
 import type { KindBody, KindFace } from '../kind.ts';
+import type { MattermostDestination } from './types.ts';
 
 /** A channel's name as in its URL (`town-square`, `#town-square`), or `@user` for a direct message. */
 const channel = z
@@ -32,15 +33,6 @@ export const mattermostSchema = z.strictObject({
   ),
 });
 export type MattermostConfig = z.infer<typeof mattermostSchema>;
-
-export interface MattermostDestination {
-  name: string;
-  type: 'mattermost';
-  /** `<site>/hooks/<id>`: whoever has it can post, so it is a secret. */
-  url: string;
-  channel?: string;
-  username?: string;
-}
 
 /** The server a webhook URL posts to: what shares its rate limit. */
 function serverOf(url: string): string {

@@ -35,7 +35,6 @@ import { identityLine, verdictCounts } from '../../render/identity.ts';
 import { credentialLink, eventLink } from '../../render/link.ts';
 import { TEST_MARK } from '../../render/notice.ts';
 import type { DeliveryAlert, Notice, Rendered, RenderOptions } from '../../render/types.ts';
-import type { MattermostDestination } from './index.ts';
 import {
   boldCode,
   chars,
@@ -46,6 +45,7 @@ import {
   liveMarkup,
   MATTERMOST_MAX_CHARS,
 } from './markdown.ts';
+import type { MattermostDestination } from './types.ts';
 
 /** An incoming webhook's JSON body, as we send it. */
 export interface MattermostPayload {

@@ -5,16 +5,16 @@
  */
 
 import { createHash } from 'node:crypto';
-import { answerDetail, readAnswer } from '../../deliver/send-context.ts';
-import { send } from '../../deliver/senders.ts';
+import type { HttpRequest } from '../../deliver/outcome.ts';
+import { answerDetail, postRequest, readAnswer, type SendContext } from '../../deliver/send-context.ts';
 import { lineText } from '../../render/escape.ts';
 import { headline } from '../../render/notice.ts';
 import type { Notice, RenderOptions } from '../../render/types.ts';
 import { secretText } from '../describe.ts';
 import type { KindBody } from '../kind.ts';
-import type { PagerDutyConfig, PagerDutyDestination } from './index.ts';
 import type { PagerDutyEvent } from './render.ts';
 import { dedupKey, pagerDutyProblems, pagerDutyResolve, renderPagerDuty, resolveOf } from './render.ts';
+import type { PagerDutyConfig, PagerDutyDestination } from './types.ts';
 
 /**
  * PagerDuty explains a 400 as `{"status":"invalid event","errors":[...]}`: the errors are what the
@@ -65,15 +65,29 @@ export function pagerDutyNotice(notice: Notice, opts: RenderOptions): PagerDutyE
   };
 }
 
+/** The POST of `event` to the destination, with its routing key, which only this adds. */
+function eventRequest(destination: PagerDutyDestination, event: PagerDutyEvent): HttpRequest {
+  return {
+    url: destination.url,
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ routing_key: destination.routingKey, ...event }),
+  };
+}
+
+/** Sends `event` itself and reads the answer as PagerDuty's (a test's resolve). */
+function sendEvent(destination: PagerDutyDestination, event: PagerDutyEvent, ctx: SendContext) {
+  return postRequest(
+    eventRequest(destination, event),
+    { ...ctx, destination: destination.name },
+    (answer, now) => readAnswer(answer, now, pagerDutyErrors),
+  );
+}
+
 export const pagerdutyBody: KindBody<PagerDutyDestination, PagerDutyEvent, PagerDutyConfig> = {
   render: (destination, alerts, opts) =>
     renderPagerDuty(alerts, opts, { credentialSeverity: destination.credentialSeverity }),
   notice: (_destination, notice, opts) => pagerDutyNotice(notice, opts),
-  request: (destination, payload) => ({
-    url: destination.url,
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ routing_key: destination.routingKey, ...payload }),
-  }),
+  request: eventRequest,
   read: (_destination, answer, now) => readAnswer(answer, now, pagerDutyErrors),
   // Ignore and remediate resolve the event's own incident; nothing else is said to PagerDuty.
   followUp(_destination, f) {
@@ -84,7 +98,7 @@ export const pagerdutyBody: KindBody<PagerDutyDestination, PagerDutyEvent, Pager
   },
   problems: pagerDutyProblems,
   afterTest: async (destination, payload, _outcome, ctx) => [
-    ['resolve ', await send(destination, resolveOf(payload), [], ctx)],
+    ['resolve ', await sendEvent(destination, resolveOf(payload), ctx)],
   ],
   // The routing key is a secret even when written in the config: named, never shown.
   show: (config, payload) =>

@@ -44,8 +44,7 @@ import { credentialLink, eventLink } from '../../render/link.ts';
 import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
 import { wellFormedDeep } from '../../text.ts';
 import type { Severity } from '../../upstream/event-types.ts';
-
-export type PagerDutySeverity = 'critical' | 'error' | 'warning' | 'info';
+import type { PagerDutySeverity } from './types.ts';
 
 /**
  * A PagerDuty Events API v2 event as rendered: everything but `routing_key`, a secret the sender

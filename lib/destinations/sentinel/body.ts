@@ -3,10 +3,10 @@
 import { postRequest } from '../../deliver/send-context.ts';
 import type { Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
-import type { SentinelDestination } from './index.ts';
 import type { SentinelRecord } from './render.ts';
 import { renderSentinel } from './render.ts';
 import { sendSentinel } from './send.ts';
+import type { SentinelDestination } from './types.ts';
 
 /** A notice as one record, its title and text as the item. */
 export function sentinelNotice(notice: Notice, opts: RenderOptions): { records: SentinelRecord[] } {

@@ -7,6 +7,7 @@ import { nonEmpty } from '../../rules/match-schema.ts';
 import { httpUrl, secretOr } from '../../rules/schema-parts.ts';
 import { baseUrl, urlText } from '../describe.ts';
 import type { KindBody, KindFace } from '../kind.ts';
+import type { SentinelDestination } from './types.ts';
 
 export const sentinelSchema = z.strictObject({
   type: z.literal('sentinel'),
@@ -19,19 +20,6 @@ export const sentinelSchema = z.strictObject({
   loginUrl: z._default(httpUrl, 'https://login.microsoftonline.com'),
 });
 export type SentinelConfig = z.infer<typeof sentinelSchema>;
-
-export interface SentinelDestination {
-  name: string;
-  type: 'sentinel';
-  tenantId: string;
-  clientId: string;
-  /** A secret, as is the token it buys: neither is ever logged. */
-  clientSecret: string;
-  endpoint: string;
-  ruleId: string;
-  stream: string;
-  loginUrl: string;
-}
 
 export const sentinelKind: KindFace<SentinelConfig, SentinelDestination> = {
   type: 'sentinel',

@@ -7,10 +7,10 @@
 import type { HttpRequest, SendOutcome } from '../../deliver/outcome.ts';
 import type { HttpPost } from '../../deliver/post.ts';
 import { entraToken, forgetEntraToken } from '../../entra-token.ts';
-import type { SentinelDestination } from './index.ts';
 import type { SentinelRecord } from './render.ts';
+import type { SentinelDestination } from './types.ts';
 
-/** What a send gives (senders.ts SendContext fits): the POST, the clock, the timeout, the signal. */
+/** What a send gives (deliver/send-context.ts SendContext fits): the POST, the clock, the timeout, the signal. */
 interface SendContext {
   post: HttpPost;
   now: () => number;
@@ -34,7 +34,7 @@ export async function sentinelToken(
 
 /**
  * The upload: the token first (cached; a refused one is the destination's refusal), then the
- * records as a JSON array. `request` sends it and reads the answer (senders.ts sendRequest).
+ * records as a JSON array. `request` sends it and reads the answer (send-context.ts `postRequest`).
  */
 export async function sendSentinel(
   destination: SentinelDestination,

@@ -8,9 +8,9 @@ import { TEST_MARK } from '../../render/notice.ts';
 import type { Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import { sendIncidentNote } from './follow-up.ts';
-import type { ServiceNowDestination } from './index.ts';
 import { type IncidentContent, renderServiceNow } from './render.ts';
 import { incidentRequest, readIncidentAnswer } from './request.ts';
+import type { ServiceNowDestination } from './types.ts';
 
 /** A notice as a ServiceNow incident: a test one (marked, low urgency) or an operator notice. */
 export function incidentNotice(notice: Notice, opts: RenderOptions): IncidentContent {

@@ -6,9 +6,9 @@ import type { SendOutcome } from '../../deliver/outcome.ts';
 import { readAnswer } from '../../deliver/send-context.ts';
 import { noteLines } from '../../render/follow-up.ts';
 import type { FollowUpSend } from '../kind.ts';
-import type { ServiceNowDestination } from './index.ts';
 import type { IncidentContent } from './render.ts';
 import { readIncidentAnswer } from './request.ts';
+import type { ServiceNowDestination } from './types.ts';
 
 export async function sendIncidentNote(
   destination: ServiceNowDestination,

@@ -7,6 +7,7 @@ import { nonEmpty } from '../../rules/match-schema.ts';
 import { httpUrl, secretOr } from '../../rules/schema-parts.ts';
 import { baseUrl, urlText } from '../describe.ts';
 import type { KindBody, KindFace } from '../kind.ts';
+import type { ServiceNowDestination } from './types.ts';
 
 export const servicenowSchema = z.strictObject({
   type: z.literal('servicenow'),
@@ -20,16 +21,6 @@ export const servicenowSchema = z.strictObject({
   assignmentGroup: z.optional(nonEmpty),
 });
 export type ServiceNowConfig = z.infer<typeof servicenowSchema>;
-
-export interface ServiceNowDestination {
-  name: string;
-  type: 'servicenow';
-  url: string;
-  /** `Basic base64(username:password)`: a secret. */
-  authorization: string;
-  table: string;
-  assignmentGroup?: string;
-}
 
 export const servicenowKind: KindFace<ServiceNowConfig, ServiceNowDestination> = {
   type: 'servicenow',

@@ -3,8 +3,8 @@
  * ServiceNow means them. (No duplicate from a crash or a timeout: deliver/tickets.ts.)
  */
 import type { HttpRequest, SendOutcome } from '../../deliver/outcome.ts';
-import type { ServiceNowDestination } from './index.ts';
 import type { IncidentContent } from './render.ts';
+import type { ServiceNowDestination } from './types.ts';
 
 /** `POST /api/now/table/<table>`: the incident, with the destination's assignment group. */
 export function incidentRequest(destination: ServiceNowDestination, content: IncidentContent): HttpRequest {

@@ -14,8 +14,8 @@
 
 import type { HttpRequest, Posted, SendOutcome } from '../../deliver/outcome.ts';
 import { parseRetryAfter } from '../../upstream/wire.ts';
-import type { SlackApp } from './index.ts';
 import type { SlackPayload } from './limits.ts';
+import type { SlackApp } from './types.ts';
 
 /** Errors that no retry mends: the token, the channel, the bot's rights, or blocks Slack refuses. */
 export const PERMANENT_SLACK_ERRORS: ReadonlySet<string> = new Set([

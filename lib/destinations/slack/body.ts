@@ -5,19 +5,19 @@
  * deliver/thread.ts.
  */
 
-import { jsonRequest, readAnswer } from '../../deliver/send-context.ts';
-import { sendRequest } from '../../deliver/senders.ts';
+import type { HttpRequest } from '../../deliver/outcome.ts';
+import { jsonRequest, postRequest, readAnswer, type SendContext } from '../../deliver/send-context.ts';
 import { slackLines, slackPlain, slackText } from '../../render/escape.ts';
 import { footer, headline } from '../../render/notice.ts';
 import type { Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import { postMessage, readSlackAnswer, updateMessage } from './app.ts';
 import { sendSlackFollowUp, slackFollowUp } from './follow-up.ts';
-import type { SlackDestination } from './index.ts';
 import type { SlackPayload } from './limits.ts';
 import { fitSlackPayload, slackLimitProblems } from './limits.ts';
 import { renderSlack } from './render.ts';
 import { renderSlackThreads } from './thread.ts';
+import type { SlackDestination } from './types.ts';
 
 export function slackNotice(notice: Notice, opts: RenderOptions): SlackPayload {
   const body =
@@ -34,6 +34,13 @@ export function slackNotice(notice: Notice, opts: RenderOptions): SlackPayload {
   });
 }
 
+/** Sends a Web API call of the app (a reply, an edit) and reads its answer as Slack's. */
+function call(destination: SlackDestination, request: HttpRequest, ctx: SendContext) {
+  return postRequest(request, { ...ctx, destination: destination.name }, (a, now) =>
+    readSlackAnswer(a.status, a.body, a.headers.get('retry-after'), now),
+  );
+}
+
 export const slackBody: KindBody<SlackDestination, SlackPayload> = {
   render: (destination, alerts, opts) =>
     destination.app ? renderSlackThreads(alerts, opts) : renderSlack(alerts, { ...opts, slackWebhook: true }),
@@ -47,7 +54,7 @@ export const slackBody: KindBody<SlackDestination, SlackPayload> = {
   problems: slackLimitProblems,
   reply: async (destination, payload, parent, ctx) =>
     destination.app && parent
-      ? sendRequest(destination, postMessage(destination.app, payload, parent), ctx)
+      ? call(destination, postMessage(destination.app, payload, parent), ctx)
       : { ok: false, permanent: true, error: 'slack: no parent message (channel and ts) to reply under' },
   async afterTest(destination, payload, outcome, ctx) {
     if (!destination.app) return [];
@@ -62,8 +69,8 @@ export const slackBody: KindBody<SlackDestination, SlackPayload> = {
     const edited = { ...payload, text: `${payload.text} (edited)` };
     const reply = { text: 'exposure-alerts test: a reply in the thread', blocks: [] };
     return [
-      ['edit ', await sendRequest(destination, updateMessage(destination.app, posted, edited), ctx)],
-      ['thread reply ', await sendRequest(destination, postMessage(destination.app, reply, posted), ctx)],
+      ['edit ', await call(destination, updateMessage(destination.app, posted, edited), ctx)],
+      ['thread reply ', await call(destination, postMessage(destination.app, reply, posted), ctx)],
     ];
   },
   followUp: sendSlackFollowUp,

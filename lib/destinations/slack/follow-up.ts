@@ -14,10 +14,10 @@ import type { DeliveryAlert, RenderOptions } from '../../render/types.ts';
 import type { FollowUpSend } from '../kind.ts';
 import { postMessage, UNEDITABLE_SLACK_ERRORS, updateMessage } from './app.ts';
 import { flagButtons } from './buttons.ts';
-import type { SlackDestination } from './index.ts';
 import type { SlackPayload } from './limits.ts';
 import { fitSlackPayload } from './limits.ts';
 import { renderSlackBatch } from './render.ts';
+import type { SlackDestination } from './types.ts';
 
 const MARK: Record<string, string> = {
   ignore: ':no_bell:',

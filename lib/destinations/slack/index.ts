@@ -8,6 +8,7 @@ import { nonEmpty } from '../../rules/match-schema.ts';
 import { httpUrl, secretOr } from '../../rules/schema-parts.ts';
 import { baseUrl } from '../describe.ts';
 import type { KindBody, KindFace } from '../kind.ts';
+import type { SlackDestination } from './types.ts';
 
 export const SLACK_API_URL = 'https://slack.com/api';
 
@@ -52,25 +53,6 @@ export const slackSchema = z
     }),
   );
 export type SlackConfig = z.infer<typeof slackSchema>;
-
-/** A Slack app's side of a destination: what every Web API call it makes needs. */
-export interface SlackApp {
-  /** The bot token (`xoxb-…`), a secret. */
-  token: string;
-  /** The channel as configured (an id or `#name`); answers give its id. */
-  channel: string;
-  /** The Web API's base, `https://slack.com/api` (tests point it at a stand-in). */
-  apiUrl: string;
-}
-
-export interface SlackDestination {
-  name: string;
-  type: 'slack';
-  /** Where a message is POSTed: the incoming webhook, or the app's `chat.postMessage`. */
-  url: string;
-  /** The Slack app form: its bot token, the channel, and the Web API's base URL. */
-  app?: SlackApp;
-}
 
 export const slackKind: KindFace<SlackConfig, SlackDestination> = {
   type: 'slack',

@@ -1,9 +1,9 @@
 /** Splunk's events and their send: HEC takes them written one after another, not as an array. */
 import type { Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
-import type { SplunkDestination } from './index.ts';
 import type { HecEvent } from './render.ts';
 import { renderSplunk } from './render.ts';
+import type { SplunkDestination } from './types.ts';
 
 /** A notice as one event, its title and text as the event. */
 export function splunkNotice(notice: Notice, opts: RenderOptions): { events: HecEvent[] } {

@@ -4,6 +4,7 @@ import { nonEmpty } from '../../rules/match-schema.ts';
 import { httpUrl, secretOr } from '../../rules/schema-parts.ts';
 import { baseUrl, urlText } from '../describe.ts';
 import type { KindBody, KindFace } from '../kind.ts';
+import type { SplunkDestination } from './types.ts';
 
 export const splunkSchema = z.strictObject({
   type: z.literal('splunk'),
@@ -13,17 +14,6 @@ export const splunkSchema = z.strictObject({
   sourcetype: z._default(nonEmpty, 'exposure_alerts'),
 });
 export type SplunkConfig = z.infer<typeof splunkSchema>;
-
-export interface SplunkDestination {
-  name: string;
-  type: 'splunk';
-  /** The base URL, without a trailing slash. */
-  url: string;
-  /** `Splunk <token>`: a secret. */
-  authorization: string;
-  index?: string;
-  sourcetype: string;
-}
 
 export const splunkKind: KindFace<SplunkConfig, SplunkDestination> = {
   type: 'splunk',

@@ -6,9 +6,9 @@ import type { Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import type { TeamsPayload } from './card.ts';
 import { rich, run, teamsMessage, upstreamText } from './card.ts';
-import type { TeamsDestination } from './index.ts';
 import { fitTeamsPayload, teamsProblems } from './limits.ts';
 import { renderTeams } from './render.ts';
+import type { TeamsDestination } from './types.ts';
 
 export function teamsNotice(notice: Notice, opts: RenderOptions): TeamsPayload {
   const body = [

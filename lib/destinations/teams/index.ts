@@ -5,6 +5,7 @@
 import * as z from 'zod/mini';
 import { httpUrl, secretOr } from '../../rules/schema-parts.ts';
 import type { KindBody, KindFace } from '../kind.ts';
+import type { TeamsDestination } from './types.ts';
 
 /** A Teams Workflows webhook: its URL carries a signature (`sig=`), so it is a secret in practice. */
 export const teamsSchema = z.strictObject({
@@ -12,12 +13,6 @@ export const teamsSchema = z.strictObject({
   url: secretOr(httpUrl),
 });
 export type TeamsConfig = z.infer<typeof teamsSchema>;
-
-export interface TeamsDestination {
-  name: string;
-  type: 'teams';
-  url: string;
-}
 
 const OFFICE_CONNECTOR_URL = /^https?:\/\/[^/]*webhook\.office\.com(:\d+)?\//i;
 const LOGIC_APPS_URL = /^https?:\/\/[^/]*logic\.azure\.com(:\d+)?\//i;

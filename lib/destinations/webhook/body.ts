@@ -9,9 +9,9 @@ import { TEST_MARK } from '../../render/notice.ts';
 import type { Notice, RenderOptions } from '../../render/types.ts';
 import { secretText } from '../describe.ts';
 import type { KindBody } from '../kind.ts';
-import type { WebhookConfig, WebhookDestination } from './index.ts';
 import type { WebhookBody, WebhookNoticeBody } from './render.ts';
 import { renderWebhook, signWebhook, type WebhookActionBody, webhookAction } from './render.ts';
+import type { WebhookConfig, WebhookDestination } from './types.ts';
 
 const SENSITIVE_HEADER = /auth|token|key|secret|signature|password|cookie/i;
 

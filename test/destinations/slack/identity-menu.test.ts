@@ -17,11 +17,11 @@ import {
   menuValue,
   parseMenuValue,
 } from '../../../lib/destinations/slack/identity-menu.ts';
-import type { SlackDestination } from '../../../lib/destinations/slack/index.ts';
 import type { SlackPayload } from '../../../lib/destinations/slack/limits.ts';
 import { slackLimitProblems } from '../../../lib/destinations/slack/limits.ts';
 import { renderSlack } from '../../../lib/destinations/slack/render.ts';
 import { MAX_REPLIES, renderSlackThreads } from '../../../lib/destinations/slack/thread.ts';
+import type { SlackDestination } from '../../../lib/destinations/slack/types.ts';
 import { ACCOUNT_ACTIONS, type IdentityVerdict } from '../../../lib/identity/words.ts';
 import type { DeliveryAlert } from '../../../lib/model.ts';
 import { verdictOf } from '../../../lib/render/identity.ts';
