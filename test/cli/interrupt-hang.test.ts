@@ -6,13 +6,13 @@
  * waited for each request's own timeout, or for ever (DynamoDB's client has none).
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { beforeAll, describe, it } from 'vitest';
 import { deliveryWorld } from '../deliver/seed.ts';
 import { type CliProcess, spawnCliProcess } from '../helpers/cli-process.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
+import { standIn } from '../helpers/stand-in.ts';
 
 const db = useDynalite();
 let dir: string;
@@ -20,35 +20,13 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ea-hang-'));
 });
 
-/** A TCP server that accepts every connection and never answers. */
-interface Hang {
-  url: string;
-  connections: () => number;
-  close: () => Promise<void>;
-}
-const hangs: Hang[] = [];
-afterAll(async () => {
-  await Promise.all(hangs.splice(0).map((h) => h.close()));
-});
-
-async function hang(): Promise<Hang> {
-  const sockets: Socket[] = [];
-  const server: Server = createServer((socket) => {
-    sockets.push(socket);
+/** A stand-in that takes every request and never answers; `requests` counts those it took. */
+async function hang(): Promise<{ url: string; requests: () => number }> {
+  let taken = 0;
+  const stand = await standIn(() => {
+    taken += 1;
   });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  const made: Hang = {
-    url: `http://127.0.0.1:${port}`,
-    connections: () => sockets.length,
-    close: () =>
-      new Promise((done) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => done());
-      }),
-  };
-  hangs.push(made);
-  return made;
+  return { url: stand.url, requests: () => taken };
 }
 
 /** The CLI as a terminal starts it: a process group of its own, which Ctrl-C signals whole. */
@@ -99,7 +77,7 @@ describe.concurrent('one Ctrl-C, a dependency that never answers', () => {
       DYNAMODB_ENDPOINT: dynamo.url,
       TABLE_NAME: 'hung',
     });
-    await run.waitFor(() => dynamo.connections() > 0, 8_000);
+    await run.waitFor(() => dynamo.requests() > 0, 8_000);
     const { code, ms } = await interrupt(run);
     expect(code, run.err()).toBe(130);
     expect(ms).toBeLessThan(5_000);
@@ -121,7 +99,7 @@ describe.concurrent('one Ctrl-C, a dependency that never answers', () => {
       TABLE_NAME: await db.table(),
       ALERTS_CONFIG: await configFile({ type: 'webhook', url: 'http://127.0.0.1:9/hook' }),
     });
-    await run.waitFor(() => upstream.connections() > 0, 8_000);
+    await run.waitFor(() => upstream.requests() > 0, 8_000);
     const { code, ms } = await interrupt(run);
     expect(code, run.err()).toBe(130);
     expect(ms).toBeLessThan(5_000);
@@ -149,7 +127,7 @@ describe.concurrent('one Ctrl-C, a dependency that never answers', () => {
       TABLE_NAME: world.table,
       ALERTS_CONFIG: await configFile(destination),
     });
-    await run.waitFor(() => receiver.connections() > 0, 8_000);
+    await run.waitFor(() => receiver.requests() > 0, 8_000);
     const { code, ms } = await interrupt(run);
     expect(code, run.err()).toBe(130);
     // Its 10 s send timeout is not waited out.

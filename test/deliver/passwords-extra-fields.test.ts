@@ -5,8 +5,6 @@
  * poll cycle; dynalite; the webhook, Splunk, Sentinel and PagerDuty stand-ins) under `masked` and
  * `hidden`, and not one cleartext password arrives anywhere.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
@@ -15,6 +13,7 @@ import { TEST_ROUTING_KEY, usePagerDutyReceivers } from '../helpers/pagerduty-re
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { SENTINEL_APP, type SentinelStandIn, startSentinel } from '../helpers/sentinel.ts';
 import { HEC_TOKEN, type HecStandIn, startHec } from '../helpers/splunk.ts';
+import { type StandIn, standIn } from '../helpers/stand-in.ts';
 import { makeWorld } from '../helpers/world.ts';
 
 const emu = useEmulator({ eventsPerTenant: 2, credentials: 60 });
@@ -23,8 +22,7 @@ const pagerduty = usePagerDutyReceivers();
 let hook: Receiver;
 let hec: HecStandIn;
 let az: SentinelStandIn;
-let upstream: Server;
-let upstreamUrl: string;
+let upstream: StandIn;
 
 /** The cleartext password behind a credential id, which the emulator itself never serves. */
 const cleartext = (id: unknown) =>
@@ -35,36 +33,29 @@ const cleartext = (id: unknown) =>
  * the global search given its cleartext in `password` and in its `source.password`.
  */
 async function startExtraFieldsUpstream(): Promise<void> {
-  upstream = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const body = Buffer.concat(chunks);
-      const answer = await fetch(`${emu.url}${req.url}`, {
-        method: req.method,
-        headers: { authorization: req.headers.authorization ?? '', 'content-type': 'application/json' },
-        ...(body.length ? { body } : {}),
-      });
-      let text = await answer.text();
-      if (answer.ok && req.url?.endsWith('/credentials/global/_search')) {
-        const page = JSON.parse(text) as { items: Record<string, unknown>[] };
-        for (const item of page.items) {
-          item.password = cleartext(item.id);
-          if (item.source) item.source = { ...(item.source as object), password: cleartext(item.id) };
-        }
-        text = JSON.stringify(page);
-      }
-      // fetch has decoded the body, and it may have grown: its length and encoding are ours to set.
-      const headers = Object.fromEntries(answer.headers);
-      delete headers['content-length'];
-      delete headers['content-encoding'];
-      delete headers['transfer-encoding'];
-      res.writeHead(answer.status, headers);
-      res.end(text);
+  upstream = await standIn(async (req, _body, res, raw) => {
+    const answer = await fetch(`${emu.url}${req.url}`, {
+      method: req.method,
+      headers: { authorization: req.headers.authorization ?? '', 'content-type': 'application/json' },
+      ...(raw.length ? { body: raw } : {}),
     });
+    let text = await answer.text();
+    if (answer.ok && req.url?.endsWith('/credentials/global/_search')) {
+      const page = JSON.parse(text) as { items: Record<string, unknown>[] };
+      for (const item of page.items) {
+        item.password = cleartext(item.id);
+        if (item.source) item.source = { ...(item.source as object), password: cleartext(item.id) };
+      }
+      text = JSON.stringify(page);
+    }
+    // fetch has decoded the body, and it may have grown: its length and encoding are ours to set.
+    const headers = Object.fromEntries(answer.headers);
+    delete headers['content-length'];
+    delete headers['content-encoding'];
+    delete headers['transfer-encoding'];
+    res.writeHead(answer.status, headers);
+    res.end(text);
   });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
 }
 
 beforeAll(async () => {
@@ -74,18 +65,14 @@ beforeAll(async () => {
   await startExtraFieldsUpstream();
 });
 afterAll(async () => {
-  await Promise.all([hook.close(), hec.close(), az.close()]);
-  await new Promise<void>((resolve) => {
-    upstream.close(() => resolve());
-    upstream.closeAllConnections();
-  });
+  await Promise.all([hook.close(), hec.close(), az.close(), upstream.close()]);
 });
 
 /** The emulator fixture, reached through the stand-in in front of it. */
 const throughStandIn = (): EmulatorFixture => ({
   running: emu.running,
-  url: upstreamUrl,
-  client: (token, extra = {}) => emu.client(token, { baseUrl: upstreamUrl, ...extra }),
+  url: upstream.url,
+  client: (token, extra = {}) => emu.client(token, { baseUrl: upstream.url, ...extra }),
 });
 
 for (const policy of ['masked', 'hidden'] as const) {

@@ -4,41 +4,28 @@
  * long answers are cut, aborts and refused connections reject, and a kept-alive connection is
  * given up before the server's announced idle timeout ends it.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IncomingMessage } from 'node:http';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { httpPost } from '../../lib/deliver/post.ts';
+import { standIn } from '../helpers/stand-in.ts';
 
-let server: Server;
 let base: string;
 const seen: { method?: string; headers: IncomingMessage['headers']; body: string }[] = [];
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => {
-      body += c;
-    });
-    req.on('end', () => {
-      seen.push({ method: req.method, headers: req.headers, body });
-      if (req.url === '/moved') {
-        res.writeHead(302, { Location: '/elsewhere' }).end('moved');
-      } else if (req.url === '/long') {
-        res.writeHead(500).end('x'.repeat(200_000));
-      } else if (req.url === '/slow') {
-        setTimeout(() => res.writeHead(200).end('late'), 2_000);
-      } else {
-        res.writeHead(429, { 'Retry-After': '7' }).end('slow down');
-      }
-    });
+  const stand = await standIn((req, body, res) => {
+    seen.push({ method: req.method, headers: req.headers, body });
+    if (req.url === '/moved') {
+      res.writeHead(302, { Location: '/elsewhere' }).end('moved');
+    } else if (req.url === '/long') {
+      res.writeHead(500).end('x'.repeat(200_000));
+    } else if (req.url === '/slow') {
+      setTimeout(() => res.writeHead(200).end('late'), 2_000);
+    } else {
+      res.writeHead(429, { 'Retry-After': '7' }).end('slow down');
+    }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  base = stand.url;
 });
 
 describe('httpPost', () => {
@@ -90,14 +77,12 @@ describe('httpPost', () => {
     // moment dies with ECONNRESET (a failed attempt, the alert held back by a retry's backoff).
     // Node announces `Keep-Alive: timeout=2` here; the client must drop the socket a second before.
     const ports: number[] = [];
-    const idle = createServer((req, res) => {
+    const idle = await standIn((req, _body, res) => {
       ports.push(req.socket.remotePort as number);
-      req.resume();
-      req.on('end', () => res.end('ok'));
+      res.end('ok');
     });
-    idle.keepAliveTimeout = 2_000;
-    await new Promise<void>((resolve) => idle.listen(0, '127.0.0.1', () => resolve()));
-    const url = `http://127.0.0.1:${(idle.address() as AddressInfo).port}/hook`;
+    idle.server.keepAliveTimeout = 2_000;
+    const url = `${idle.url}/hook`;
     try {
       const first = await httpPost(url, { method: 'POST', headers: {}, body: '{}' });
       expect(first.headers.get('Keep-Alive')).toBe('timeout=2');
@@ -108,8 +93,7 @@ describe('httpPost', () => {
       expect(ports).toHaveLength(2);
       expect(ports[1]).not.toBe(ports[0]);
     } finally {
-      idle.closeAllConnections();
-      await new Promise((resolve) => idle.close(resolve));
+      await idle.close();
     }
   });
 });

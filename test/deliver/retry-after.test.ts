@@ -3,8 +3,6 @@
  * stop a pass, the delivery stream or the upstream client, and every wait it asks for is bounded
  * by an hour. Real dynalite, real local receivers.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { MAX_DELAY_MS } from '../../lib/deliver/retry.ts';
 import { staticToken } from '../../lib/upstream/auth.ts';
@@ -131,33 +129,25 @@ describe('5xx with Retry-After', () => {
 
 describe('the upstream client', () => {
   it('waits the backoff, not forever (nor not at all), after a 429 with an absurd Retry-After', async () => {
-    let calls = 0;
-    const server = createServer((_req, res) => {
-      calls += 1;
-      if (calls === 1) {
-        res.writeHead(429, { 'Retry-After': '9999999999999', 'Content-Type': 'application/json' });
-        res.end('{"error":"slow down"}');
-        return;
-      }
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end('{"ok":true}');
+    const json = { 'Content-Type': 'application/json' };
+    const upstream = await receiver({ status: 200, headers: json, body: '{"ok":true}' });
+    upstream.script({
+      status: 429,
+      headers: { 'Retry-After': '9999999999999', ...json },
+      body: '{"error":"slow down"}',
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    try {
-      const waits: number[] = [];
-      const clock = { now: () => Date.now(), sleep: async (ms: number) => void waits.push(ms) };
-      const http = new UpstreamHttp({
-        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        auth: staticToken('t0ken'),
-        clock,
-        rateLimitWaitMs: 10_000,
-      });
-      // No deadline: the wait alone decides. 1e16 ms overflowed setTimeout and retried at once.
-      const out = await http.request({ endpoint: 'test', method: 'GET', path: '/x' });
-      expect(out.status).toBe(200);
-      expect(waits).toEqual([10_000]);
-    } finally {
-      await new Promise<void>((r) => server.close(() => r()));
-    }
+    const waits: number[] = [];
+    const clock = { now: () => Date.now(), sleep: async (ms: number) => void waits.push(ms) };
+    const http = new UpstreamHttp({
+      baseUrl: upstream.url,
+      auth: staticToken('t0ken'),
+      clock,
+      rateLimitWaitMs: 10_000,
+    });
+    // No deadline: the wait alone decides. 1e16 ms overflowed setTimeout and retried at once.
+    const out = await http.request({ endpoint: 'test', method: 'GET', path: '/x' });
+    expect(out.status).toBe(200);
+    expect(waits).toEqual([10_000]);
+    expect(upstream.requests).toHaveLength(2);
   });
 });

@@ -4,8 +4,6 @@
  * one item; only a single item answered 413 is dead. The Idempotency-Key stays the same for the
  * same set of items. A real local receiver that refuses bodies over a size, real dynalite.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../lib/clock.ts';
 import { systemClock } from '../../lib/clock.ts';
@@ -13,6 +11,7 @@ import type { ResolvedDestination } from '../../lib/deliver/destinations.ts';
 import { requestFor } from '../../lib/deliver/senders.ts';
 import type { DeliveryAlert } from '../../lib/model.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
+import { type StandIn, standIn } from '../helpers/stand-in.ts';
 import { deliveryWorld, eventNumber } from './seed.ts';
 
 const db = useDynalite();
@@ -35,44 +34,30 @@ async function limitedReceiver(
 ) {
   const seen: Seen[] = [];
   const limit = { maxBytes };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      onRequest?.();
-      const body = Buffer.concat(chunks);
-      let keys: string[] = [];
-      try {
-        const json = JSON.parse(body.toString('utf8')) as { items?: { metadata?: { uid?: string } }[] };
-        keys = (json.items ?? []).map((i) => String(i.metadata?.uid));
-      } catch {}
-      const status = override?.(keys) ?? (body.length > limit.maxBytes ? 413 : 200);
-      seen.push({
-        status,
-        bytes: body.length,
-        keys,
-        idempotencyKey: String(req.headers['idempotency-key'] ?? ''),
-      });
-      res.writeHead(status, { 'Content-Type': 'text/plain' });
-      res.end(status === 413 ? 'payload too large' : 'ok');
+  const stand = await standIn((req, body, res, raw) => {
+    onRequest?.();
+    let keys: string[] = [];
+    try {
+      const json = JSON.parse(body) as { items?: { metadata?: { uid?: string } }[] };
+      keys = (json.items ?? []).map((i) => String(i.metadata?.uid));
+    } catch {}
+    const status = override?.(keys) ?? (raw.length > limit.maxBytes ? 413 : 200);
+    seen.push({
+      status,
+      bytes: raw.length,
+      keys,
+      idempotencyKey: String(req.headers['idempotency-key'] ?? ''),
     });
+    res.writeHead(status, { 'Content-Type': 'text/plain' });
+    res.end(status === 413 ? 'payload too large' : 'ok');
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  servers.push(server);
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, limit };
+  stands.push(stand);
+  return { url: stand.url, seen, limit };
 }
 
-const servers: Server[] = [];
+const stands: StandIn[] = [];
 afterEach(async () => {
-  await Promise.all(
-    servers.splice(0).map(
-      (s) =>
-        new Promise<void>((r) => {
-          s.close(() => r());
-          s.closeAllConnections();
-        }),
-    ),
-  );
+  await Promise.all(stands.splice(0).map((s) => s.close()));
 });
 
 const webhookTo = (url: string) => ({
