@@ -3,7 +3,8 @@
  * call does the work, the others find it done):
  *
  * - the installed command (dist/exposure-alerts.mjs) built from the sources as they are, so the
- *   tests that run it as a process test this code, not an older build;
+ *   tests that run it as a process test this code, not an older build (build.mjs builds only when
+ *   a file it is built from changed since its last build);
  * - the browser tests' one Chromium (console/browser.ts `sharedBrowser`): a server on 127.0.0.1
  *   whose one answer is the browser's WebSocket address, launching it at the first request, so a
  *   run without browser tests starts none. Its address reaches the tests as `inject('browserBroker')`.

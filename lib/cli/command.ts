@@ -2,6 +2,7 @@
  * The shape of a CLI command, and what it is handed: its parsed arguments and its world (output
  * streams, environment, a logger, and a signal that fires on Ctrl-C).
  */
+import { userInfo } from 'node:os';
 import type { ParseArgsConfig } from 'node:util';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
@@ -98,4 +99,14 @@ export function untilAborted(signal: AbortSignal): Promise<void> {
 /** The failure line of a command whose upstream credentials were refused (exit code 3). */
 export function credentialsRejected(detail: string): string {
   return `the upstream rejected the credentials: check EXPOSURE_API_TOKEN / EXPOSURE_API_KEY (${detail})`;
+}
+
+/** `cli:<os user>`, or `cli` where the user cannot be read (some containers have none). */
+export function cliClientName(): string {
+  try {
+    const name = userInfo().username;
+    return name ? `cli:${name}` : 'cli';
+  } catch {
+    return 'cli';
+  }
 }

@@ -35,14 +35,11 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { type Dataset, MSSP_API_KEY, type Tenant } from '../emulator/dataset.ts';
-import { DEMO_IDENTITY_SECRETS, startEmulator } from '../emulator/index.ts';
+import type { Dataset, Tenant } from '../emulator/dataset.ts';
+import { DEMO_IDENTITY_SECRETS } from '../emulator/identity/demo-providers.ts';
 import { type Environment, readEnvironment } from '../env.ts';
 import { UsageError } from '../errors.ts';
 import { redactor } from '../log.ts';
-import { loadAlertsConfig } from '../rules/source.ts';
-import { startDynalite } from '../state/local.ts';
-import { localConfigPath, localTableFor, settleOldTable } from './local-tables.ts';
 
 export const DATA_DIR = '.data';
 /** The emulator `npm start` runs: its seed and where its state persists. */
@@ -73,6 +70,10 @@ export interface LocalDeployment {
  * (Globex, its default, and Initech) as an MSSP's key does.
  */
 export async function localCredentials(env: Env, dataset: Dataset): Promise<{ env: Env; tenants: Tenant[] }> {
+  const [{ loadAlertsConfig }, { MSSP_API_KEY }] = await Promise.all([
+    import('../rules/source.ts'),
+    import('../emulator/seeds.ts'),
+  ]);
   const loaded = await loadAlertsConfig(readEnvironment(env), () => {}).catch(() => undefined);
   if (loaded?.config.tenants?.length)
     return {
@@ -275,7 +276,14 @@ export async function useLocalDeployment(
     say(`using the npm start running in this folder (pid ${running.pid}): ${uses.join(', ')}\n`);
     return { env: out, close: async () => {} };
   }
-  // Stopped: this command opens the folder's data itself, for its own run.
+  // Stopped: this command opens the folder's data itself, for its own run. What that takes is
+  // loaded here, not by every command run (build.mjs).
+  const [{ startDynalite }, { startEmulator }, { localConfigPath, localTableFor, settleOldTable }] =
+    await Promise.all([
+      import('../state/local.ts'),
+      import('../emulator/index.ts'),
+      import('./local-tables.ts'),
+    ]);
   const unlock = lockDataDir(dir, 'exposure-alerts command');
   const closers: (() => Promise<void>)[] = [async () => unlock()];
   const close = async () => {

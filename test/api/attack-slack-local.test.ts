@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../lib/api/app.ts';
-import { withLocalSlackWork } from '../../lib/cli/commands/api.ts';
+import { withLocalSlackWork } from '../../lib/cli/api-local.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { IDENTITY_ACTION_ID, menuValue } from '../../lib/destinations/slack/identity-menu.ts';
 import { ALL_ENTRA_ROLES } from '../../lib/emulator/identity/index.ts';

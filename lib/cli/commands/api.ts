@@ -6,106 +6,13 @@
  * audit trail; the client recorded is `cli:<os user>`.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { userInfo } from 'node:os';
-import { inProcessHandOff } from '../../actions/slack-work.ts';
-import { createApiApp } from '../../api/app.ts';
-import {
-  type ApiDepsOptions,
-  type ApiRuntime,
-  configIdentity,
-  createApiDeps,
-  testable,
-} from '../../api/deps.ts';
 import { ApiError } from '../../api/errors.ts';
-import { parseAssetId } from '../../api/schemas.ts';
-import { toggleAsset } from '../../api/toggle.ts';
-import { type ResolvedDestination, resolveDestination } from '../../deliver/destinations.ts';
-import { type Environment, readEnvironment } from '../../env.ts';
+import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
-import { type FetchHandler, listen } from '../../http-server.ts';
-import { identitySecrets } from '../../identity/secrets.ts';
-import { catalogOf } from '../../poll/catalog.ts';
-import type { AlertsConfig } from '../../rules/schema.ts';
-import { DEFAULT_CONFIG_FILE, loadAlertsConfig } from '../../rules/source.ts';
-import { loadSecrets, type SecretObject } from '../../secrets.ts';
+import type { listen } from '../../http-server.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
-import { type Command, untilAborted } from '../command.ts';
+import { type Command, cliClientName, untilAborted } from '../command.ts';
 import { terminalSafe } from '../terminal.ts';
-
-/** Listens for the API; a port in use says so, and what to do (`serve` and `start` alike). */
-export async function listenApi(fetch: FetchHandler, port: number, hostname = '127.0.0.1') {
-  try {
-    return await listen(fetch, { port, hostname });
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new Error(
-      code === 'EADDRINUSE'
-        ? `port ${port} on ${hostname} is already in use; set PORT to another port`
-        : `cannot listen on ${hostname}:${port} (${(error as Error).message})`,
-    );
-  }
-}
-
-/**
- * The API as serve and `npm start` run it: what a request from Slack leaves for after its answer
- * is done in this process (on AWS a worker does it, from a queue: functions/worker.ts).
- */
-export function withLocalSlackWork<T extends ApiRuntime>(deps: T): T {
-  if (!deps.slack || deps.handOff) return deps;
-  return {
-    ...deps,
-    handOff: inProcessHandOff({
-      act: deps.act,
-      // An account menu's action is taken here too, with this process's providers, at once.
-      ...(deps.identity ? { identityAccounts: deps.identity.accounts } : {}),
-      lookup: deps.lookup,
-      responseUrlPrefix: deps.slack.responseUrlPrefix,
-      logger: deps.logger,
-    }),
-  };
-}
-
-/** What the API needs to know of an alert config: its Slack app, and the rest as the catalog says it. */
-export function apiKnowledge(
-  config: AlertsConfig,
-  destinations: Iterable<ResolvedDestination>,
-): Pick<ApiDepsOptions, 'slackActions' | 'known'> {
-  return {
-    ...(config.actions?.slack ? { slackActions: config.actions.slack } : {}),
-    known: catalogOf(config, destinations),
-  };
-}
-
-/**
- * The alert config's word on the API's work, when there is a config (ALERTS_CONFIG, else
- * ./alerts.config.json; not the demo config, which would stand in for a deployment's real one).
- * A config that does not load stops serve with what is wrong, as it stops npm start. serve sends
- * nothing itself (a delivery pass sends what it records), so a destination's secret it lacks is no
- * reason to refuse: only what it uses, the Slack signing secret, must be there.
- */
-async function configKnowledge(
-  env: Environment,
-  secrets: SecretObject,
-  warn: (text: string) => void,
-): Promise<Pick<ApiDepsOptions, 'slackActions' | 'known' | 'identity' | 'destinations'>> {
-  if (!env.alertsConfig && !existsSync(DEFAULT_CONFIG_FILE)) return {};
-  const { config } = await loadAlertsConfig(env, warn);
-  const unused: string[] = [];
-  const destinations = Object.entries(config.destinations).map(([name, d]) =>
-    resolveDestination(name, d, secrets, unused),
-  );
-  // With identity, account actions are taken here, with the providers' secrets (api/deps.ts), read
-  // as a worker reads them (the identity secret first when IDENTITY_SECRET_ID is set).
-  const identity = await configIdentity(config, await identitySecrets(env, secrets, config, warn), warn, env);
-  // The console's test messages, each destination with its secrets (one missing stops only its test).
-  const tests = testable(config, secrets, resolveDestination, env.appUrl);
-  return {
-    ...apiKnowledge(config, destinations),
-    ...(identity ? { identity } : {}),
-    destinations: async () => tests,
-  };
-}
 
 export const serveCommand: Command = {
   path: ['serve'],
@@ -119,6 +26,17 @@ export const serveCommand: Command = {
   summary: 'the HTTP API alone, on PORT (default 8787; loopback unless --host says otherwise)',
   options: { host: { type: 'string' } },
   async run({ values, io, logger, signal, dryRun }) {
+    const [
+      { createApiApp },
+      { createApiDeps },
+      { loadSecrets },
+      { configKnowledge, listenApi, withLocalSlackWork },
+    ] = await Promise.all([
+      import('../../api/app.ts'),
+      import('../../api/deps.ts'),
+      import('../../secrets.ts'),
+      import('../api-local.ts'),
+    ]);
     const env = readEnvironment(io.env);
     const secrets = await loadSecrets(env);
     const knowledge = await configKnowledge(env, secrets, (text) => logger.warn(`config: ${text}`));
@@ -154,16 +72,6 @@ export const serveCommand: Command = {
   },
 };
 
-/** `cli:<os user>`, or `cli` where the user cannot be read (some containers have none). */
-export function cliClientName(): string {
-  try {
-    const name = userInfo().username;
-    return name ? `cli:${name}` : 'cli';
-  } catch {
-    return 'cli';
-  }
-}
-
 export const assetsToggleCommand: Command = {
   path: ['assets', 'toggle'],
   example: 'exposure-alerts assets toggle 10011 --disable',
@@ -184,6 +92,12 @@ export const assetsToggleCommand: Command = {
         'give exactly one of --disable or --enable (usage: exposure-alerts assets toggle <asset_id> --disable|--enable)',
       );
     }
+    const [{ createApiDeps }, { parseAssetId }, { toggleAsset }, { loadSecrets }] = await Promise.all([
+      import('../../api/deps.ts'),
+      import('../../api/schemas.ts'),
+      import('../../api/toggle.ts'),
+      import('../../secrets.ts'),
+    ]);
     let assetId: number;
     try {
       assetId = parseAssetId(positionals[0]);

@@ -18,26 +18,14 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
-import {
-  identitySecretProblems,
-  secretPlaces,
-  TWO_SECRETS_DOC,
-  withoutProviderSecrets,
-} from '../../identity/secrets.ts';
-import { checkRendering } from '../../render/check.ts';
+import type { secretPlaces } from '../../identity/secrets.ts';
 import { projectFile } from '../../root.ts';
-import { checkConfig, listedProblems } from '../../rules/config.ts';
-import { missingSecrets, urlSecretProblems } from '../../rules/config-checks.ts';
-import { withKindDocs } from '../../rules/config-docs.ts';
-import { checkIdentityWarnings } from '../../rules/config-identity.ts';
-import { configReference, documentedJsonSchema } from '../../rules/config-reference.ts';
 import { parseJson } from '../../rules/json.ts';
-import { DEFAULT_CONFIG_FILE } from '../../rules/source.ts';
-import { loadSecrets } from '../../secrets.ts';
 import type { Command } from '../command.ts';
 
 /** The file to validate: the argument, else ALERTS_CONFIG, else ./alerts.config.json when present. */
-export function configFileFor(argument: string | undefined, env: Record<string, string | undefined>): string {
+async function configFileFor(argument: string | undefined, env: Record<string, string | undefined>) {
+  const { DEFAULT_CONFIG_FILE } = await import('../../rules/source.ts');
   const fromEnv = env.ALERTS_CONFIG?.trim();
   const file = argument ?? (fromEnv || (existsSync(DEFAULT_CONFIG_FILE) ? DEFAULT_CONFIG_FILE : undefined));
   if (!file) {
@@ -62,7 +50,19 @@ export const configValidateCommand: Command = {
   },
   positionals: [0, 1],
   async run({ positionals, values, io }) {
-    const file = configFileFor(positionals[0], io.env);
+    // The checks and the renderers: loaded by this command, not by `--help` or another.
+    const [
+      { checkRendering },
+      { checkConfig, listedProblems },
+      { missingSecrets, urlSecretProblems },
+      { checkIdentityWarnings },
+    ] = await Promise.all([
+      import('../../render/check.ts'),
+      import('../../rules/config.ts'),
+      import('../../rules/config-checks.ts'),
+      import('../../rules/config-identity.ts'),
+    ]);
+    const file = await configFileFor(positionals[0], io.env);
     const secretSource = { secretId: io.env.SECRET_ID?.trim(), secretsFile: io.env.SECRETS_FILE?.trim() };
     const identitySecretId = io.env.IDENTITY_SECRET_ID?.trim() || undefined;
     if (values.secrets && !secretSource.secretId && !secretSource.secretsFile)
@@ -89,6 +89,11 @@ export const configValidateCommand: Command = {
       const appUrl = readEnvironment({ EXPOSURE_APP_URL: io.env.EXPOSURE_APP_URL }).appUrl;
       errors.push(...(await checkRendering(check.config, { appUrl, now })));
       if (values.secrets) {
+        // Reading secrets takes the AWS SDK: only with --secrets.
+        const [{ identitySecretProblems, withoutProviderSecrets }, { loadSecrets }] = await Promise.all([
+          import('../../identity/secrets.ts'),
+          import('../../secrets.ts'),
+        ]);
         const secrets = await loadSecrets(secretSource);
         // With the identity secret, the providers' names are looked for there (and warned of in the main one).
         const identity = identitySecretId ? await loadSecrets({ secretId: identitySecretId }) : undefined;
@@ -101,7 +106,7 @@ export const configValidateCommand: Command = {
     }
     for (const warning of check.warnings) io.stderr(`warning: ${warning}\n`);
     const places =
-      values.secrets && check.config ? placesText(check.config, secretSource, identitySecretId) : '';
+      values.secrets && check.config ? await placesText(check.config, secretSource, identitySecretId) : '';
     if (errors.length) {
       io.stderr(`exposure-alerts: ${file} is invalid (${plural(errors.length, 'error')}):\n`);
       io.stderr(
@@ -128,11 +133,12 @@ export const configValidateCommand: Command = {
  * Which of the config's names belong in which secret, when it has identity providers: on AWS the
  * API's function reads the main secret only, so the providers' credentials have their own.
  */
-function placesText(
+async function placesText(
   config: Parameters<typeof secretPlaces>[0],
   source: { secretId?: string },
   identitySecretId: string | undefined,
-): string {
+): Promise<string> {
+  const { secretPlaces, TWO_SECRETS_DOC } = await import('../../identity/secrets.ts');
   const { main, identity } = secretPlaces(config);
   if (!identity.length) return '';
   const names = (list: string[]) => (list.length ? list.join(', ') : 'none of its names');
@@ -153,6 +159,10 @@ export const configReferenceCommand: Command = {
   usage: 'config reference',
   summary: 'print the config reference (every key: type, default, meaning, example) as Markdown',
   async run({ io }) {
+    const [{ withKindDocs }, { configReference }] = await Promise.all([
+      import('../../rules/config-docs.ts'),
+      import('../../rules/config-reference.ts'),
+    ]);
     const example = JSON.parse(await readFile(EXAMPLE_CONFIG, 'utf8')) as unknown;
     await withKindDocs();
     io.stdout(configReference(example));
@@ -166,6 +176,10 @@ export const configSchemaCommand: Command = {
   usage: 'config schema',
   summary: 'print the JSON Schema of the alert config',
   async run({ io }) {
+    const [{ withKindDocs }, { documentedJsonSchema }] = await Promise.all([
+      import('../../rules/config-docs.ts'),
+      import('../../rules/config-reference.ts'),
+    ]);
     await withKindDocs();
     io.stdout(`${JSON.stringify(documentedJsonSchema(), null, 2)}\n`);
     return 0;

@@ -6,15 +6,10 @@
  * follow-ups do. It needs no upstream and no DynamoDB: only the config and its secrets.
  */
 
-import { resolveDestinations } from '../../deliver/destinations.ts';
-import { httpPost } from '../../deliver/post.ts';
-import { DEFAULT_SEND_TIMEOUT_MS, type SendOutcome, send } from '../../deliver/senders.ts';
-import { bodyOf, kindOf } from '../../destinations/kinds.ts';
+import type { SendOutcome } from '../../deliver/senders.ts';
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import type { Notice } from '../../render/types.ts';
-import { loadAlertsConfig } from '../../rules/source.ts';
-import { loadSecrets } from '../../secrets.ts';
 import type { Command } from '../command.ts';
 import { terminalSafe } from '../terminal.ts';
 
@@ -26,6 +21,21 @@ export const destinationsTestCommand: Command = {
   beside: 'refuse',
   positionals: [0, 1],
   async run({ positionals, io, warn }) {
+    const [
+      { resolveDestinations },
+      { httpPost },
+      { DEFAULT_SEND_TIMEOUT_MS, send },
+      { bodyOf, kindOf },
+      { loadAlertsConfig },
+      { loadSecrets },
+    ] = await Promise.all([
+      import('../../deliver/destinations.ts'),
+      import('../../deliver/post.ts'),
+      import('../../deliver/senders.ts'),
+      import('../../destinations/kinds.ts'),
+      import('../../rules/source.ts'),
+      import('../../secrets.ts'),
+    ]);
     const env = readEnvironment(io.env);
     const { config, source } = await loadAlertsConfig(env, warn);
     const [only] = positionals;

@@ -1,6 +1,4 @@
 /** `emulator [--port N] [--seed S] ...`: the upstream emulator alone, with its URL and a demo token. */
-import { MAX_GROUPS_PER_TENANT } from '../../emulator/dataset.ts';
-import { REAL_RATE_LIMITS, startEmulator } from '../../emulator/index.ts';
 import { UsageError } from '../../errors.ts';
 import { type Command, untilAborted } from '../command.ts';
 
@@ -58,6 +56,10 @@ export const emulatorCommand: Command = {
     quota: { type: 'string' },
   },
   async run({ values, io, signal }) {
+    const [{ MAX_GROUPS_PER_TENANT }, { REAL_RATE_LIMITS, startEmulator }] = await Promise.all([
+      import('../../emulator/dataset.ts'),
+      import('../../emulator/index.ts'),
+    ]);
     const port = intOption('port', values.port, DEFAULT_EMULATOR_PORT);
     if (port > 65535) throw new UsageError('--port must be at most 65535');
     const seed = typeof values.seed === 'string' ? values.seed : '42';

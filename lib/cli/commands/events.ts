@@ -5,13 +5,10 @@
  * replied to, PagerDuty resolved), rather than leaving them to the next scheduled one.
  */
 import { randomUUID } from 'node:crypto';
-import { actionProblem, actOnEvents } from '../../actions/events.ts';
-import { runDeliveryPass } from '../../deliver/pass.ts';
 import { UsageError } from '../../errors.ts';
 import type { EventActionType } from '../../state/actions.ts';
-import type { Command } from '../command.ts';
+import { type Command, cliClientName } from '../command.ts';
 import { terminalSafe } from '../terminal.ts';
-import { cliClientName } from './api.ts';
 import { describeDelivery, runtimeFor } from './poll.ts';
 
 /** How long the follow-ups' delivery pass may start sends. */
@@ -40,6 +37,10 @@ function eventsCommand(type: EventActionType): Command {
     options: { reason: { type: 'string' } },
     positionals: [1, Number.POSITIVE_INFINITY],
     async run(ctx) {
+      const [{ actionProblem, actOnEvents }, { runDeliveryPass }] = await Promise.all([
+        import('../../actions/events.ts'),
+        import('../../deliver/pass.ts'),
+      ]);
       const reason = typeof ctx.values.reason === 'string' ? ctx.values.reason : undefined;
       const uids = ctx.positionals;
       const problem = actionProblem({ type, uids, reason });

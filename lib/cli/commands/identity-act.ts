@@ -14,18 +14,13 @@
  * without identity for the tenant, or a login never leaked.
  */
 import { randomUUID } from 'node:crypto';
-import { lookupTenant } from '../../actions/lookup.ts';
-import { runDeliveryPass } from '../../deliver/pass.ts';
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
-import { accountActionProblem, actOnAccounts, type LoginResult, neverLeaked } from '../../identity/act.ts';
+import type { LoginResult } from '../../identity/act.ts';
 import { ACTION_COMMANDS, ACTION_WORDS, type AccountAction, ADMIN_ACTIONS } from '../../identity/words.ts';
-import { createRuntime } from '../../runtime.ts';
-import { loadSecrets } from '../../secrets.ts';
-import type { Command, CommandContext } from '../command.ts';
+import { type Command, type CommandContext, cliClientName } from '../command.ts';
 import { withLocalSecrets } from '../local.ts';
 import { terminalSafe, useColor } from '../terminal.ts';
-import { cliClientName } from './api.ts';
 import { describeDelivery } from './poll.ts';
 
 /** How long the follow-ups' delivery pass may start sends. */
@@ -58,6 +53,19 @@ function resultLine(action: AccountAction, r: LoginResult): string {
 }
 
 async function act(action: AccountAction, ctx: CommandContext): Promise<number> {
+  const [
+    { lookupTenant },
+    { runDeliveryPass },
+    { accountActionProblem, actOnAccounts, neverLeaked },
+    { createRuntime },
+    { loadSecrets },
+  ] = await Promise.all([
+    import('../../actions/lookup.ts'),
+    import('../../deliver/pass.ts'),
+    import('../../identity/act.ts'),
+    import('../../runtime.ts'),
+    import('../../secrets.ts'),
+  ]);
   const reason = typeof ctx.values.reason === 'string' ? ctx.values.reason.trim() : undefined;
   const logins = ctx.positionals;
   const problem = accountActionProblem({ action, logins });

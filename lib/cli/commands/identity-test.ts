@@ -18,7 +18,7 @@
  * permission to read users), 1 otherwise. No secret is printed: neither the secret nor the token.
  */
 
-import { lookupTenant } from '../../actions/lookup.ts';
+import type { lookupTenant } from '../../actions/lookup.ts';
 import { entraToken } from '../../entra-token.ts';
 import { readEnvironment } from '../../env.ts';
 import { ConfigError, UsageError } from '../../errors.ts';
@@ -26,12 +26,10 @@ import type { LookupResult, ProviderClient } from '../../identity/client.ts';
 import { entraClient, GRAPH_SCOPE } from '../../identity/entra.ts';
 import { oktaClient } from '../../identity/okta.ts';
 import type { EntraConfig, IdentityConfig, ProviderConfig } from '../../identity/schema.ts';
-import { identitySecrets } from '../../identity/secrets.ts';
 import { decideVerdict, domainOfLogin } from '../../identity/verdict.ts';
 import { PROVIDER_LABELS, verdictWords } from '../../identity/words.ts';
 import { domainWithin } from '../../rules/match.ts';
-import { loadAlertsConfig } from '../../rules/source.ts';
-import { loadSecrets } from '../../secrets.ts';
+import type { loadAlertsConfig } from '../../rules/source.ts';
 import type { Command } from '../command.ts';
 import { withLocalSecrets } from '../local.ts';
 import { formatTable, tableWidth, terminalSafe } from '../terminal.ts';
@@ -211,11 +209,12 @@ async function testOkta(client: ProviderClient, userRisk: boolean, ctx: TestCont
   return { lines, outcome: looked.outcome };
 }
 
-function scopeOf(
+async function scopeOf(
   config: Awaited<ReturnType<typeof loadAlertsConfig>>['config'],
   tenantArg: string | undefined,
   source: string,
-): { identity: IdentityConfig; label: string; flag: string } {
+): Promise<{ identity: IdentityConfig; label: string; flag: string }> {
+  const { lookupTenant } = await import('../../actions/lookup.ts');
   let tenant: ReturnType<typeof lookupTenant<NonNullable<typeof config.tenants>[number]>>;
   try {
     tenant = lookupTenant(config.tenants ?? [], tenantArg);
@@ -259,8 +258,13 @@ export const identityTestCommand: Command = {
   positionals: [0, 1],
   async run({ positionals, values, io, warn, signal, localEmulatorUrl }) {
     const env = { ...readEnvironment(io.env), ...(localEmulatorUrl ? { localEmulatorUrl } : {}) };
+    const [{ identitySecrets }, { loadAlertsConfig }, { loadSecrets }] = await Promise.all([
+      import('../../identity/secrets.ts'),
+      import('../../rules/source.ts'),
+      import('../../secrets.ts'),
+    ]);
     const { config, source } = await loadAlertsConfig(env, warn);
-    const scope = scopeOf(config, values.tenant as string | undefined, source);
+    const scope = await scopeOf(config, values.tenant as string | undefined, source);
     const names = Object.keys(scope.identity.providers);
     const [only] = positionals;
     if (only !== undefined && !names.includes(only))

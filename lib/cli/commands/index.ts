@@ -1,4 +1,10 @@
-/** Every CLI command, in the order `help` lists them. */
+/**
+ * Every CLI command, in the order `help` lists them. Every run of the CLI loads this list, so a
+ * command's module holds its face at top level (words, usage, options, help: what `help` and the
+ * parser need) and imports what its run needs inside the run: `--help` or `config validate` loads
+ * none of `start`'s code, no SDK and no schema it does not use (build.mjs puts each in a chunk;
+ * test/cli/bin.test.ts holds what is loaded at start to a budget).
+ */
 import type { Command } from '../command.ts';
 import { assetsToggleCommand, serveCommand } from './api.ts';
 import { configReferenceCommand, configSchemaCommand, configValidateCommand } from './config.ts';

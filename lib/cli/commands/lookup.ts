@@ -3,13 +3,7 @@
  * store knows (actions/lookup.ts), as a table, or JSON with `--json`: each identity's leaks,
  * newest first, the password per the config's policy. The upstream's text is shown escaped.
  */
-import {
-  type LookupAnswer,
-  type LookupQuery,
-  lookup,
-  lookupProblem,
-  lookupTenant,
-} from '../../actions/lookup.ts';
+import type { LookupAnswer, LookupQuery } from '../../actions/lookup.ts';
 import { UsageError } from '../../errors.ts';
 import type { TenantRef } from '../../model.ts';
 import type { Command, CommandContext } from '../command.ts';
@@ -63,6 +57,7 @@ function lookupCommand(kind: Kind): Command {
     options: { json: { type: 'boolean' }, tenant: { type: 'string' } },
     positionals: kind === 'account' ? [1, 100] : [1, 1],
     async run(ctx: CommandContext) {
+      const { lookup, lookupProblem, lookupTenant } = await import('../../actions/lookup.ts');
       const [first = ''] = ctx.positionals;
       const query: LookupQuery =
         kind === 'account'

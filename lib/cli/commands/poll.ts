@@ -5,16 +5,13 @@
  */
 
 import { resolve } from 'node:path';
-import { runDeliveryPass } from '../../deliver/pass.ts';
 import type { DeliverySummary } from '../../deliver/types.ts';
 import { readEnvironment } from '../../env.ts';
 import { NotFoundError, UsageError } from '../../errors.ts';
-import { runPollCycle } from '../../poll/cycle.ts';
 import type { PollKind } from '../../poll/streams.ts';
 import type { StreamResult } from '../../poll/types.ts';
-import { loadAlertsConfig } from '../../rules/source.ts';
-import { createRuntime, type Runtime } from '../../runtime.ts';
-import { type DeliveryQueue, DeliveryRecords } from '../../state/records/index.ts';
+import type { Runtime } from '../../runtime.ts';
+import type { DeliveryQueue } from '../../state/records/index.ts';
 import type { DeliveryRecord, DeliveryStatus } from '../../state/records/record.ts';
 import { type Command, type CommandContext, credentialsRejected } from '../command.ts';
 import { DATA_DIR } from '../local.ts';
@@ -34,6 +31,7 @@ function maxSeconds(value: unknown): number {
 }
 
 export async function runtimeFor(ctx: CommandContext, polls = true): Promise<Runtime> {
+  const { createRuntime } = await import('../../runtime.ts');
   return createRuntime({
     polls,
     env: readEnvironment(ctx.io.env),
@@ -55,6 +53,10 @@ export async function runtimeFor(ctx: CommandContext, polls = true): Promise<Run
 async function deliveryQueueFor(
   ctx: CommandContext,
 ): Promise<{ queue: DeliveryQueue; destinations: string[]; close: () => void }> {
+  const [{ loadAlertsConfig }, { DeliveryRecords }] = await Promise.all([
+    import('../../rules/source.ts'),
+    import('../../state/records/index.ts'),
+  ]);
   const env = readEnvironment(ctx.io.env);
   const { config } = await loadAlertsConfig(env, (text) => ctx.warn(`config: ${text}`));
   const { io, close } = await openTable(ctx);
@@ -113,6 +115,7 @@ function pollCommand(kind: PollKind): Command {
       if (!ctx.values.once)
         throw new UsageError(`poll ${kind} runs one cycle: pass --once (npm start runs them on a schedule)`);
       const seconds = maxSeconds(ctx.values['max-seconds']);
+      const { runPollCycle } = await import('../../poll/cycle.ts');
       const runtime = await runtimeFor(ctx);
       const json = ctx.values.json === true;
       // Each stream's line as soon as it is polled: a long cycle shows its progress.
@@ -165,6 +168,7 @@ export const deliverCommand: Command = {
   async run(ctx) {
     if (!ctx.values.once) throw new UsageError('deliver runs one pass: pass --once');
     const seconds = maxSeconds(ctx.values['max-seconds']);
+    const { runDeliveryPass } = await import('../../deliver/pass.ts');
     const runtime = await runtimeFor(ctx, false);
     // --max-seconds bounds when sends may start; one in flight then keeps its full timeout.
     const summary = await runDeliveryPass(runtime.deliver, {

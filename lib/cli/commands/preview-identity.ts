@@ -16,20 +16,6 @@ import { checkTimestamp } from '../../rules/timestamp.ts';
 import type { Credential } from '../../upstream/schemas.ts';
 import { describeIssues } from '../../upstream/validate.ts';
 
-/** What `preview --help` says of the shape. */
-export const IDENTITY_ANSWER_HELP = [
-  'A credential may carry, beside its fields, what an identity provider answered for its login, as',
-  '"identityAnswer": preview decides its verdict as a run would (the leak dated from the item), sets it',
-  'as the item\'s _identity, shows it, and routes on it (routes and silences matching "identity"):',
-  '  "identityAnswer": {"provider": "corp", "account": {"id": "u-1", "displayName": "Kim Lee", "enabled": true,',
-  '                     "passwordChangedAt": "2026-03-01T00:00:00Z", "unmanaged": false}}',
-  '  "identityAnswer": {"provider": "corp", "found": false}',
-  '  "identityAnswer": {"provider": "corp", "unavailable": "no answer within 3 s"}',
-  '"provider" is a provider of the config (left out: the first whose domains cover the login);',
-  '"passwordChangedAt" is null when the password was never changed; "unmanaged": true when another',
-  'directory holds the password (synced from on-premises, delegated); "id" defaults to the login.',
-];
-
 const timestamp = z.string().check(
   z.superRefine((s, ctx) => {
     const checked = checkTimestamp(s);

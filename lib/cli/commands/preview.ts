@@ -15,7 +15,6 @@
  */
 
 import { readFile } from 'node:fs/promises';
-import { bodyOf, kindOf, previewDestination } from '../../destinations/kinds.ts';
 import { readEnvironment } from '../../env.ts';
 import { UsageError } from '../../errors.ts';
 import type { Alert, DeliveryAlert } from '../../model.ts';
@@ -23,20 +22,28 @@ import { identityLine } from '../../render/identity.ts';
 import type { AlertsConfig, DestinationConfig } from '../../rules/config.ts';
 import { decide, domainWithin } from '../../rules/match.ts';
 import { applyPasswordPolicy } from '../../rules/passwords.ts';
-import { loadAlertsConfig } from '../../rules/source.ts';
 import { parseWellFormed } from '../../text.ts';
-import { credentialSchema, eventItemSchema } from '../../upstream/schemas.ts';
 import { describeIssues } from '../../upstream/validate.ts';
 import type { Command } from '../command.ts';
 import { terminalSafe, useColor } from '../terminal.ts';
-import {
-  IDENTITY_ANSWER_HELP,
-  identityLabelFor,
-  previewVerdict,
-  takeIdentityAnswer,
-} from './preview-identity.ts';
+import type { takeIdentityAnswer } from './preview-identity.ts';
 
 type Kind = 'event' | 'credential';
+
+/** What `preview --help` says of an identity answer's shape (checked in preview-identity.ts). */
+export const IDENTITY_ANSWER_HELP = [
+  'A credential may carry, beside its fields, what an identity provider answered for its login, as',
+  '"identityAnswer": preview decides its verdict as a run would (the leak dated from the item), sets it',
+  'as the item\'s _identity, shows it, and routes on it (routes and silences matching "identity"):',
+  '  "identityAnswer": {"provider": "corp", "account": {"id": "u-1", "displayName": "Kim Lee", "enabled": true,',
+  '                     "passwordChangedAt": "2026-03-01T00:00:00Z", "unmanaged": false}}',
+  '  "identityAnswer": {"provider": "corp", "found": false}',
+  '  "identityAnswer": {"provider": "corp", "unavailable": "no answer within 3 s"}',
+  '"provider" is a provider of the config (left out: the first whose domains cover the login);',
+  '"passwordChangedAt" is null when the password was never changed; "unmanaged": true when another',
+  'directory holds the password (synced from on-premises, delegated); "id" defaults to the login.',
+];
+
 type IdentityAnswer = NonNullable<ReturnType<typeof takeIdentityAnswer>['answer']>;
 
 /** An event has `metadata.uid`; a credential has `id` and `identity_name`. */
@@ -57,6 +64,10 @@ async function renderForPreview(
   color: boolean,
   now: Date,
 ): Promise<string> {
+  const [{ bodyOf, previewDestination }, { identityLabelFor }] = await Promise.all([
+    import('../../destinations/kinds.ts'),
+    import('./preview-identity.ts'),
+  ]);
   const destination = previewDestination(name, configured);
   const body = await bodyOf(destination);
   const messages = body.render(destination, alerts, {
@@ -102,6 +113,18 @@ export const previewCommand: Command = {
   options: { source: { type: 'string' }, destination: { type: 'string' } },
   positionals: [1, 1],
   async run({ positionals, values, io, warn }) {
+    // The schemas, the config's and the renderers: loaded by this command, not by `--help` or another.
+    const [
+      { kindOf },
+      { loadAlertsConfig },
+      { credentialSchema, eventItemSchema },
+      { identityLabelFor, previewVerdict, takeIdentityAnswer },
+    ] = await Promise.all([
+      import('../../destinations/kinds.ts'),
+      import('../../rules/source.ts'),
+      import('../../upstream/schemas.ts'),
+      import('./preview-identity.ts'),
+    ]);
     const file = positionals[0]!;
     let raw: unknown;
     try {

@@ -7,24 +7,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../../api/errors.ts';
-import { addSilence, expireSilence, parseSilenceId, type SilenceDeps } from '../../api/silences.ts';
+import type { SilenceDeps } from '../../api/silences.ts';
 import { systemClock } from '../../clock.ts';
 import { readEnvironment } from '../../env.ts';
 import { NotFoundError, UsageError } from '../../errors.ts';
 import { parseJson } from '../../rules/json.ts';
 import { covers, describeMatch, parseMatchers } from '../../rules/matchers.ts';
-import { checkSilenceRequest, MAX_BY_CHARS, type Silence } from '../../rules/silences.ts';
-import { DynamoSilenceAudit } from '../../state/audit.ts';
+import type { Silence } from '../../rules/silences.ts';
 import { syncedClock } from '../../state/clock-sync.ts';
 import type { TableIo } from '../../state/io.ts';
-import { readThrough } from '../../state/read-through.ts';
-import { GetItemCommand } from '../../state/sdk.ts';
-import { SilenceStore } from '../../state/silences.ts';
-import { createDynamoClient, ensureTable } from '../../state/table.ts';
 import { issuesToText } from '../../upstream/validate.ts';
-import type { Command, CommandContext } from '../command.ts';
+import { type Command, type CommandContext, cliClientName } from '../command.ts';
 import { formatTable, fromNow, tableWidth, terminalSafe } from '../terminal.ts';
-import { cliClientName } from './api.ts';
 
 /**
  * The table of TABLE_NAME (created first when DYNAMODB_ENDPOINT points at a local DynamoDB). A dry
@@ -32,6 +26,12 @@ import { cliClientName } from './api.ts';
  * (state/read-through.ts): its silences are the real run's and its own.
  */
 export async function openTable(ctx: CommandContext): Promise<{ io: TableIo; close: () => void }> {
+  // The SDK and the table's code, loaded by the commands that use the table, not by every one.
+  const [{ GetItemCommand }, { createDynamoClient, ensureTable }, { readThrough }] = await Promise.all([
+    import('../../state/sdk.ts'),
+    import('../../state/table.ts'),
+    import('../../state/read-through.ts'),
+  ]);
   const env = readEnvironment(ctx.io.env);
   const client = createDynamoClient({ endpoint: env.dynamodbEndpoint });
   // A silence's times are read by every run: set this host's clock by the table's first.
@@ -54,8 +54,9 @@ export async function openTable(ctx: CommandContext): Promise<{ io: TableIo; clo
 }
 
 /** `cli:<NAME>` from `--by`, else `cli:<os user>` (`cli` where the user cannot be read). */
-export function cliActor(by: unknown): string {
+export async function cliActor(by: unknown): Promise<string> {
   if (by !== undefined) {
+    const { MAX_BY_CHARS } = await import('../../rules/silences.ts');
     const name = String(by).trim();
     if (!name || name.length > MAX_BY_CHARS || /[\u0000-\u001f\u007f]/.test(name))
       throw new UsageError(`--by must be a name of 1 to ${MAX_BY_CHARS} printable characters`);
@@ -65,7 +66,11 @@ export function cliActor(by: unknown): string {
 }
 
 async function withSilences<T>(ctx: CommandContext, work: (deps: SilenceDeps) => Promise<T>): Promise<T> {
-  const table = await openTable(ctx);
+  const [table, { SilenceStore }, { DynamoSilenceAudit }] = await Promise.all([
+    openTable(ctx),
+    import('../../state/silences.ts'),
+    import('../../state/audit.ts'),
+  ]);
   try {
     return await work({
       silences: new SilenceStore(table.io),
@@ -166,7 +171,11 @@ export const silencesAddCommand: Command = {
       throw new UsageError(
         `say what to silence: key=value matchers (types=paste 'severity>=high') or --match '<json>' (usage: exposure-alerts ${ADD_USAGE})`,
       );
-    const client = cliActor(option(ctx, 'by', 'author'));
+    const [{ addSilence }, { checkSilenceRequest }] = await Promise.all([
+      import('../../api/silences.ts'),
+      import('../../rules/silences.ts'),
+    ]);
+    const client = await cliActor(option(ctx, 'by', 'author'));
     let match: unknown;
     try {
       match = text === undefined ? parseMatchers(ctx.positionals) : parseJson(text);
@@ -254,7 +263,8 @@ export const silencesExpireCommand: Command = {
   options: { by: { type: 'string' }, author: { type: 'string' } },
   positionals: [1, 1000],
   async run(ctx) {
-    const client = cliActor(option(ctx, 'by', 'author'));
+    const { expireSilence, parseSilenceId } = await import('../../api/silences.ts');
+    const client = await cliActor(option(ctx, 'by', 'author'));
     const ids = ctx.positionals.map((raw) => {
       try {
         return parseSilenceId(raw);

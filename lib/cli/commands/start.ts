@@ -27,22 +27,11 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createApiApp } from '../../api/app.ts';
-import { sha256Hex } from '../../api/auth.ts';
-import { createApiDeps } from '../../api/deps.ts';
-import { runDeliveryPass } from '../../deliver/pass.ts';
 import type { DeliveryPassOptions, DeliverySummary } from '../../deliver/types.ts';
-import { startEmulator } from '../../emulator/index.ts';
 import { type Environment, readEnvironment } from '../../env.ts';
 import { redactor } from '../../log.ts';
-import { combineSummaries, runWorkers } from '../../poll/dispatch.ts';
-import { withHeartbeat } from '../../poll/heartbeat.ts';
 import type { PollKind } from '../../poll/streams.ts';
-import { dispatchStreams } from '../../poll/turn.ts';
-import { createRuntime } from '../../runtime.ts';
-import { loadSecrets, type SecretObject } from '../../secrets.ts';
-import { startDynalite } from '../../state/local.ts';
-import { dryRunTable } from '../../state/read-through.ts';
+import type { SecretObject } from '../../secrets.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { type Command, untilAborted } from '../command.ts';
 import {
@@ -54,10 +43,8 @@ import {
   recordLocal,
   withLocalSecrets,
 } from '../local.ts';
-import { localConfigPath, localTableFor, settleOldTable } from '../local-tables.ts';
 import { REQUEST_LOG_FILE, requestLog } from '../request-log.ts';
 import { terminalSafe, useColor } from '../terminal.ts';
-import { apiKnowledge, listenApi, withLocalSlackWork } from './api.ts';
 import { DRY_RUN_FILES, describeDelivery, describeStream } from './poll.ts';
 
 export const SCHEDULE = { events: 30_000, credentials: 300_000 } as const;
@@ -126,6 +113,38 @@ export const startCommand: Command = {
     'everything locally: DynamoDB, the emulator (unless EXPOSURE_API_URL is set), both pollers, the HTTP API; --dry-run prints what each destination of your config would get, sending nothing',
   options: { 'dry-run': { type: 'boolean' } },
   async run({ io, logger, signal: outside, values }) {
+    // What it starts, loaded by this command only: not by `--help` or any other (build.mjs).
+    const [
+      { createApiApp },
+      { sha256Hex },
+      { createApiDeps },
+      { runDeliveryPass },
+      { startEmulator },
+      { combineSummaries, runWorkers },
+      { withHeartbeat },
+      { dispatchStreams },
+      { createRuntime },
+      { loadSecrets },
+      { startDynalite },
+      { dryRunTable },
+      { localConfigPath, localTableFor, settleOldTable },
+      { apiKnowledge, listenApi, withLocalSlackWork },
+    ] = await Promise.all([
+      import('../../api/app.ts'),
+      import('../../api/auth.ts'),
+      import('../../api/deps.ts'),
+      import('../../deliver/pass.ts'),
+      import('../../emulator/index.ts'),
+      import('../../poll/dispatch.ts'),
+      import('../../poll/heartbeat.ts'),
+      import('../../poll/turn.ts'),
+      import('../../runtime.ts'),
+      import('../../secrets.ts'),
+      import('../../state/local.ts'),
+      import('../../state/read-through.ts'),
+      import('../local-tables.ts'),
+      import('../api-local.ts'),
+    ]);
     const dryRun = values['dry-run'] === true;
     const cleanup: (() => Promise<void>)[] = [];
     const lines: string[] = ['exposure-alerts is running locally:'];

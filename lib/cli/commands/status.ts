@@ -6,8 +6,7 @@
  */
 import { systemClock } from '../../clock.ts';
 import { PROVIDER_LABELS, type ProviderType } from '../../identity/words.ts';
-import { SilenceStore } from '../../state/silences.ts';
-import { type Status, StatusReader } from '../../state/status.ts';
+import type { Status } from '../../state/status.ts';
 import type { Command } from '../command.ts';
 import { formatTable, tableWidth, terminalSafe } from '../terminal.ts';
 import { openTable } from './silences.ts';
@@ -119,6 +118,10 @@ export const statusCommand: Command = {
   summary: 'streams, destinations, identity providers, silences and quota at a glance',
   options: { json: { type: 'boolean' } },
   async run(ctx) {
+    const [{ SilenceStore }, { StatusReader }] = await Promise.all([
+      import('../../state/silences.ts'),
+      import('../../state/status.ts'),
+    ]);
     const { io, close } = await openTable(ctx);
     try {
       const status = await new StatusReader(io, new SilenceStore(io)).read();

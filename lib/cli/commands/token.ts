@@ -1,7 +1,5 @@
 /** `token test`: endpoint 1, to check the upstream credentials before anything else. */
 import { readEnvironment } from '../../env.ts';
-import { loadSecrets } from '../../secrets.ts';
-import { createUpstreamClient } from '../../upstream/index.ts';
 import type { Command } from '../command.ts';
 import { terminalSafe } from '../terminal.ts';
 
@@ -14,6 +12,10 @@ export const tokenTestCommand: Command = {
   summary: 'check the API token (or key): print the tenant, user and scopes it is for',
   options: { json: { type: 'boolean' } },
   async run({ values, io, logger }) {
+    const [{ loadSecrets }, { createUpstreamClient }] = await Promise.all([
+      import('../../secrets.ts'),
+      import('../../upstream/index.ts'),
+    ]);
     const env = readEnvironment(io.env);
     const secrets = await loadSecrets(env);
     const client = createUpstreamClient(env, secrets, { logger, maxAttempts: 3 });
