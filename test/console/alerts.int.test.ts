@@ -38,7 +38,7 @@ async function confirm(page: Page, says: RegExp, name: string): Promise<string> 
 
 describe('Alerts', () => {
   it('lists every alert with its kind, severity, title, verdict and each destination’s state; the hostile text is text', async () => {
-    const { page, dialogs, errors, close } = await run.open(run.tokens.analyst);
+    const { page, dialogs, errors } = await run.tab(run.tokens.analyst);
     const list = await rows(page);
     // Seven events (one hostile) and the two acme.test credentials, each sent to siem, dead at archive.
     expect(list.filter((r) => r.Kind === 'event')).toHaveLength(7);
@@ -54,12 +54,10 @@ describe('Alerts', () => {
     expect(await inPage(page, `typeof window.${PWNED}`)).toBe('undefined');
     expect(dialogs).toEqual([]);
     expect(errors).toEqual([]);
-    await close();
   });
 
   it('filters by kind, state and text from the form, in the address', async () => {
-    const { page, close } = await run.open(run.tokens.analyst);
-    await rows(page);
+    const { page } = await run.tab(run.tokens.analyst);
     await page.select('select[name=kind]', 'credential');
     await navigate(page, () => page.locator(button('Apply filters')).click());
     expect(await inPage(page, 'location.hash')).toBe('#/alerts?kind=credential');
@@ -81,12 +79,13 @@ describe('Alerts', () => {
     await page.goto(`${run.url}/console#/alerts?severity=nonsense`);
     await page.waitForSelector('.results [role=alert]');
     expect((await texts(page, '.results [role=alert]'))[0]).toMatch(/severity must be one of/);
-    await close();
   });
 
   it('an alert’s detail: deliveries with attempts and errors, the trail, and the item as JSON text', async () => {
-    const { page, dialogs, close } = await run.open(run.tokens.analyst);
-    await page.goto(`${run.url}/console#/alerts/${encodeURIComponent(run.hostileUid)}`);
+    const { page, dialogs } = await run.tab(
+      run.tokens.analyst,
+      `alerts/${encodeURIComponent(run.hostileUid)}`,
+    );
     await page.waitForSelector('pre.json');
     expect(await page.$eval('#view-title', (h) => h.textContent)).toBe(
       `financial_data ${run.hostileUid}`.replace(
@@ -112,19 +111,16 @@ describe('Alerts', () => {
     expect(await page.$$('main img')).toHaveLength(0);
     expect(await inPage(page, `typeof window.${PWNED}`)).toBe('undefined');
     expect(dialogs).toEqual([]);
-    await close();
   });
 
   it('Ignore, confirmed first: the emulator sees one action; the detail then offers its undo and lists it', async () => {
-    const { page, close } = await run.open(run.tokens.analyst);
+    const { page } = await run.tab(run.tokens.analyst, `alerts/${encodeURIComponent(run.hostileUid)}`);
     const event = run.emulator.emulator.dataset
       .tenant('acme')
       .events.find((e) => e.item.metadata.uid === run.hostileUid);
     const actions = () =>
       run.emulator.emulator.control.requests.filter((r) => r.endpoint === 'eventActions' && r.status < 300);
     const before = actions().length;
-    await page.goto(`${run.url}/console#/alerts/${encodeURIComponent(run.hostileUid)}`);
-    await settled(page);
     await page.locator('::-p-aria(Reason (optional, kept in the audit trail))').fill('noise <b>here</b>');
     await page.locator(`main ${button('Ignore')}`).click();
     // Cancel first: nothing is sent.
@@ -147,13 +143,10 @@ describe('Alerts', () => {
       trs.map((tr) => [...tr.querySelectorAll('td')].slice(1).map((td) => td.textContent)),
     );
     expect(acted).toEqual([['ignore', 'analyst', 'ok']]);
-    await close();
   });
 
   it('Silence similar: counted first, then made for the event’s type and identifiers', async () => {
-    const { page, close } = await run.open(run.tokens.analyst);
-    await page.goto(`${run.url}/console#/alerts/${encodeURIComponent(run.hostileUid)}`);
-    await settled(page);
+    const { page } = await run.tab(run.tokens.analyst, `alerts/${encodeURIComponent(run.hostileUid)}`);
     await page.select('select[name=similar-for]', 'P1D');
     await page.locator(button('Silence similar…')).click();
     const said = await confirm(page, /It would have held \d+ of \d+ recent alerts\./, 'Create the silence');
@@ -167,12 +160,10 @@ describe('Alerts', () => {
     const made = silences.items.find((s) => notice.includes(s.id));
     expect(made?.createdBy).toBe('analyst');
     expect(made?.match).toMatchObject({ kind: 'event', identifiers: [expect.any(Number), 9_001] });
-    await close();
   });
 
   it('an account action on a credential with a verdict: confirmed, then taken once by the provider', async () => {
-    const { page, close } = await run.open(run.tokens.analyst);
-    await page.goto(`${run.url}/console#/alerts?kind=credential`);
+    const { page } = await run.tab(run.tokens.analyst, 'alerts?kind=credential');
     const atRisk = (await rows(page)).find((r) => r.Identity === 'at risk · corp');
     const login = atRisk?.['Title or login'] as string;
     await navigate(page, () => page.locator(`.results ::-p-aria(${login})`).click());
@@ -193,15 +184,12 @@ describe('Alerts', () => {
     await page.waitForSelector('.notice');
     expect((await texts(page, '.notice'))[0]).toBe(`Revoke sessions: done for ${login}.`);
     expect(taken().map((a) => a.action)).toEqual(['revokeSessions']);
-    await close();
   });
 
   it('a read token sees the detail without any way to act', async () => {
-    const { page, close } = await run.open(run.tokens.reader);
-    await page.goto(`${run.url}/console#/alerts/${encodeURIComponent(run.hostileUid)}`);
+    const { page } = await run.tab(run.tokens.reader, `alerts/${encodeURIComponent(run.hostileUid)}`);
     await page.waitForSelector('pre.json');
     expect(await page.$('section.act')).toBeNull();
     expect(await texts(page, 'main button')).toEqual([]);
-    await close();
   });
 });

@@ -10,7 +10,10 @@
  *
  * The package's flags suit AWS Lambda; the ones that switch web security off (the same-origin
  * policy, mixed content) are dropped, since these tests check what the page's CSP allows, and so is
- * `--single-process`, which a desktop Chromium does not need.
+ * `--single-process`, which a desktop Chromium does not need. So are the ones that emulate a GPU
+ * in software (SwiftShader, in the browser's own process): with `--disable-gpu` Chromium paints
+ * with its plain software rasterizer instead, for half the CPU on these two-core machines (what
+ * the tests look at, layout, computed styles and the DOM, does not depend on it).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
@@ -30,6 +33,11 @@ const DROPPED = new Set([
   '--disable-web-security',
   '--allow-running-insecure-content',
   '--disable-site-isolation-trials',
+  '--in-process-gpu',
+  '--use-gl=angle',
+  '--use-angle=swiftshader',
+  '--enable-unsafe-swiftshader',
+  '--ignore-gpu-blocklist',
 ]);
 
 /** The unpacked browser's path, unpacking it first if no process did yet. */
@@ -59,7 +67,7 @@ const VIEWPORT = { width: 1280, height: 800 };
 export async function launchBrowser(): Promise<Browser> {
   return puppeteer.launch({
     executablePath: chromiumPath(),
-    args: chromium.args.filter((a) => !DROPPED.has(a)),
+    args: [...chromium.args.filter((a) => !DROPPED.has(a)), '--disable-gpu'],
     headless: true,
     defaultViewport: VIEWPORT,
   });

@@ -2,9 +2,13 @@
  * A real local run for the console's browser tests and screenshots: the emulator (with its
  * identity providers' stand-in) and dynalite over HTTP, a poll of each kind and a delivery pass of
  * the real runtime (world.ts) to two stand-in webhooks (one takes everything, one refuses
- * everything, so some deliveries are dead), then `serve` as a process of its own (the built
- * command, as `npm start` runs its API) on the same table, and headless Chromium (browser.ts) to
- * drive the page it serves.
+ * everything, so some deliveries are dead), then the `serve` command on the same table, and
+ * headless Chromium (browser.ts) to drive the page it serves.
+ *
+ * `serve` runs in this process, through the command line's own entry (`runCli`, with its config
+ * and secrets files and a real port), not as a process of the built command: a process cost a
+ * second of CPU per file to start on these two-core machines, and test/cli/serve.test.ts already
+ * runs it as one.
  *
  * One event carries hostile text in the fields a page shows (its identifiers' names, its
  * highlights): `<script>`, `<img src=x onerror=…>` and `<!channel>`; if any ran, it would set
@@ -13,7 +17,11 @@
  * Two API clients: `analyst` (every scope the console uses) and `reader` (`read` only).
  * `startConsoleRun` stands alone (the screenshots script runs it, with a Chromium of its own);
  * `useConsoleRun` is it for a test file, on the test run's one shared Chromium (browser.ts
- * `sharedBrowser`), each page in a browser context of its own.
+ * `sharedBrowser`). A page in a browser context of its own (`open`) is a renderer process and a
+ * cold load, about a second of CPU each; so a file's tests share one tab per token (`tab`), which
+ * each test gets afresh: loaded anew at the view it names, signed in, at the default size and
+ * colour scheme, with no dialogs or errors recorded yet. Only a test about what a new tab keeps or
+ * asks for opens its own.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,6 +29,7 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { sha256Hex } from '../../lib/api/auth.ts';
+import { runCli } from '../../lib/cli/run.ts';
 import { DEMO_IDENTITY_SECRETS, type RunningEmulator, startEmulator } from '../../lib/emulator/index.ts';
 import { demoIdentityInput } from '../../lib/rules/demo-config.ts';
 import { startDynalite } from '../../lib/state/local.ts';
@@ -28,7 +37,6 @@ import { createDynamoClient, ensureTable } from '../../lib/state/table.ts';
 import { staticToken } from '../../lib/upstream/auth.ts';
 import { UpstreamClient } from '../../lib/upstream/client.ts';
 import { newToken } from '../api/harness.ts';
-import { type CliService, startCliService } from '../helpers/cli-process.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 import { type BrowserLease, ownBrowser, sharedBrowser } from './browser.ts';
@@ -50,14 +58,20 @@ export const ANALYST_SCOPES = [
   'identity:disable',
 ] as const;
 
-export interface OpenPage {
+/** A page of the console, with what it said outside its document. */
+export interface Tab {
   page: Page;
   /** Dialogs the page opened (alert, confirm, prompt): none, ever. */
   dialogs: string[];
   /** Errors the page's script threw or logged (a failed request included). */
   errors: string[];
+}
+
+export interface OpenPage extends Tab {
   close(): Promise<void>;
 }
+
+const VIEWPORT = { width: 1280, height: 800 };
 
 export interface ConsoleRun {
   url: string;
@@ -70,6 +84,12 @@ export interface ConsoleRun {
   hostileUid: string;
   /** A new page in a context of its own (no sessionStorage shared), at the console, signed in with `token`. */
   open(token?: string, viewport?: { width: number; height: number }): Promise<OpenPage>;
+  /**
+   * The run's kept tab for `token` (made by `open` the first time), loaded anew at `#/<view>`
+   * and signed in: what an earlier test left in it (a view, a dialog, a size, a colour scheme, a
+   * token changed or forgotten, recorded dialogs and errors) is gone. Closed with the run.
+   */
+  tab(token: string, view?: string): Promise<Tab>;
   close(): Promise<void>;
 }
 
@@ -173,21 +193,46 @@ export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<
         },
       }),
     );
-    const service: CliService = await startCliService(['serve'], {
-      cwd: dir,
-      env: {
-        EXPOSURE_API_URL: emulator.url,
-        EXPOSURE_API_TOKEN: 'emu-acme-token',
-        DYNAMODB_ENDPOINT: dynamo.endpoint,
-        TABLE_NAME: table,
-        PORT: '0',
-        SECRETS_FILE: join(dir, 'secrets.json'),
-        ALERTS_CONFIG: join(dir, 'alerts.config.json'),
-        LOG_LEVEL: 'error',
-      },
+    const service = await serve({
+      EXPOSURE_API_URL: emulator.url,
+      EXPOSURE_API_TOKEN: 'emu-acme-token',
+      DYNAMODB_ENDPOINT: dynamo.endpoint,
+      TABLE_NAME: table,
+      PORT: '0',
+      SECRETS_FILE: join(dir, 'secrets.json'),
+      ALERTS_CONFIG: join(dir, 'alerts.config.json'),
+      LOG_LEVEL: 'error',
     });
     closers.push(() => service.stop());
     const { browser } = await browserStarted;
+    const tabs = new Map<string, Tab>();
+
+    /** A blank page in a browser context of its own, its dialogs dismissed and its errors recorded. */
+    const newPage = async (viewport: { width: number; height: number }): Promise<OpenPage> => {
+      const context = await browser.createBrowserContext();
+      contexts.add(context);
+      const page = await context.newPage();
+      await page.setViewport(viewport);
+      const dialogs: string[] = [];
+      const errors: string[] = [];
+      page.on('dialog', (dialog) => {
+        dialogs.push(`${dialog.type()}: ${dialog.message()}`);
+        void dialog.dismiss();
+      });
+      page.on('pageerror', (error) => errors.push(String(error)));
+      page.on('console', (message) => {
+        if (message.type() === 'error') errors.push(message.text());
+      });
+      return {
+        page,
+        dialogs,
+        errors,
+        close: async () => {
+          contexts.delete(context);
+          await context.close();
+        },
+      };
+    };
 
     return {
       url: service.url,
@@ -198,38 +243,88 @@ export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<
       emulator,
       hostileUid: hostile.item.metadata.uid,
       close,
-      async open(token, viewport = { width: 1280, height: 800 }) {
-        const context = await browser.createBrowserContext();
-        contexts.add(context);
-        const page = await context.newPage();
-        await page.setViewport(viewport);
-        const dialogs: string[] = [];
-        const errors: string[] = [];
-        page.on('dialog', (dialog) => {
-          dialogs.push(`${dialog.type()}: ${dialog.message()}`);
-          void dialog.dismiss();
-        });
-        page.on('pageerror', (error) => errors.push(String(error)));
-        page.on('console', (message) => {
-          if (message.type() === 'error') errors.push(message.text());
-        });
-        await page.goto(`${service.url}/console`);
-        if (token) await signIn(page, token);
-        return {
-          page,
-          dialogs,
-          errors,
-          close: async () => {
-            contexts.delete(context);
-            await context.close();
-          },
-        };
+      async open(token, viewport = VIEWPORT) {
+        const opened = await newPage(viewport);
+        await opened.page.goto(`${service.url}/console`);
+        if (token) await signIn(opened.page, token);
+        return opened;
+      },
+      async tab(token, view = 'alerts') {
+        let tab = tabs.get(token);
+        if (!tab) {
+          tab = await newPage(VIEWPORT);
+          tabs.set(token, tab);
+        } else {
+          const { page } = tab;
+          tab.dialogs.length = 0;
+          tab.errors.length = 0;
+          const size = page.viewport();
+          if (size?.width !== VIEWPORT.width || size.height !== VIEWPORT.height)
+            await page.setViewport(VIEWPORT);
+          await page.emulateMediaFeatures();
+          // The tab keeps this token alone: one an earlier test changed is forgotten, to sign in anew.
+          await inPage(
+            page,
+            `Object.values(sessionStorage).join() === ${JSON.stringify(token)} || sessionStorage.clear()`,
+          );
+          // Through a blank page: an address that differs only in its fragment would not load anew.
+          await page.goto('about:blank');
+        }
+        const { page } = tab;
+        await page.goto(`${service.url}/console#/${view}`);
+        const shown = await page.waitForSelector('#nav:not([hidden]), input[name=token]');
+        if (await shown?.evaluate((e) => e.tagName === 'INPUT')) await signIn(page, token);
+        await settled(page);
+        return { page, dialogs: tab.dialogs, errors: tab.errors };
       },
     };
   } catch (error) {
     await close();
     throw error;
   }
+}
+
+/**
+ * The `serve` command, run in this process by the command line's entry as the built command runs
+ * it, until `stop`; its address is the one it prints.
+ */
+async function serve(env: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }> {
+  const stop = new AbortController();
+  let out = '';
+  let err = '';
+  let listening: (url: string) => void = () => {};
+  const heard = new Promise<string>((resolve) => {
+    listening = resolve;
+  });
+  const exited = runCli(
+    ['serve'],
+    {
+      env,
+      isTTY: false,
+      stdout: (text) => {
+        out += text;
+        const url = /API listening on (\S+)/.exec(out)?.[1];
+        if (url) listening(url);
+      },
+      stderr: (text) => {
+        err += text;
+      },
+    },
+    stop.signal,
+  );
+  const url = await Promise.race([
+    heard,
+    exited.then((code) => {
+      throw new Error(`serve exited with ${code} before it listened: ${err}`);
+    }),
+  ]);
+  return {
+    url,
+    stop: async () => {
+      stop.abort('SIGTERM');
+      await exited;
+    },
+  };
 }
 
 /** The run for a test file: started before its tests, closed after them. */
@@ -294,11 +389,10 @@ export async function navigate(page: Page, act: () => Promise<unknown>): Promise
 
 /** Waits until the view shows no region still loading (`aria-busy`). */
 export async function settled(page: Page): Promise<void> {
+  // Looked at on each change to the document, not on every frame: what it waits for is in the DOM.
   await page.waitForFunction(
     `!document.querySelector('main [aria-busy]') && !!document.querySelector('main h2')`,
-    {
-      timeout: 5_000,
-    },
+    { timeout: 5_000, polling: 'mutation' },
   );
 }
 

@@ -34,8 +34,7 @@ const notice = async (page: Page, starts: string) => {
 
 describe('Silences', () => {
   it('made through the form, counted first; expired from the list, and kept in the record', async () => {
-    const { page, close } = await run.open(run.tokens.analyst);
-    await view(page, 'silences');
+    const { page } = await run.tab(run.tokens.analyst, 'silences');
     await page.select('select[name=kind]', 'event');
     await page.locator('::-p-aria(Event types)').fill('ransomleak, paste');
     await page.locator('::-p-aria(Until)').fill('2h');
@@ -62,14 +61,12 @@ describe('Silences', () => {
     await navigate(page, () => page.locator('::-p-aria(Show expired ones too)').click());
     const kept = (await texts(page, '.results tbody tr')).find((t) => t.includes(id));
     expect(kept).toContain('by analyst');
-    await close();
   });
 });
 
 describe('Destinations', () => {
   it('a test message reaches the destination once; another within the minute is refused in words', async () => {
-    const { page, close } = await run.open(run.tokens.analyst);
-    await view(page, 'destinations');
+    const { page } = await run.tab(run.tokens.analyst, 'destinations');
     const before = run.hook.requests.length;
     await page.locator(button('Send a test message to siem')).click();
     await confirm(page, /A PagerDuty destination pages whoever is on call/, 'Send the test');
@@ -86,12 +83,10 @@ describe('Destinations', () => {
       /^Test message to siem: .*Try again in \d+ s\.$/,
     );
     expect(run.hook.requests.length).toBe(before + 1);
-    await close();
   });
 
   it('re-queues the dead of a destination, after saying how many', async () => {
-    const { page, close } = await run.open(run.tokens.analyst);
-    await view(page, 'destinations');
+    const { page } = await run.tab(run.tokens.analyst, 'destinations');
     const dead = await page.$$eval('.results tbody tr', (trs) =>
       trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 3).map((td) => td.textContent)),
     );
@@ -105,14 +100,12 @@ describe('Destinations', () => {
       trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 3).map((td) => td.textContent)),
     );
     expect(after.find((r) => r[0] === 'archive')).toEqual(['archive', archive?.[2], '0']);
-    await close();
   });
 });
 
 describe('Streams and Audit', () => {
   it('Streams: each stream’s lag and last result, the quota, the identity providers', async () => {
-    const { page, close } = await run.open(run.tokens.reader);
-    await view(page, 'streams');
+    const { page } = await run.tab(run.tokens.reader, 'streams');
     const streams = await page.$$eval('.results table:first-of-type tbody tr', (trs) =>
       trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
     );
@@ -120,12 +113,10 @@ describe('Streams and Audit', () => {
     expect(streams.every((s) => s[4] === 'done')).toBe(true);
     expect(await page.$eval('dl.summary', (d) => d.textContent)).toMatch(/Search quota/);
     expect(await texts(page, 'caption')).toContain('Identity providers');
-    await close();
   });
 
   it('Audit: the latest entries, newest first, naming who acted', async () => {
-    const { page, close } = await run.open(run.tokens.reader);
-    await view(page, 'audit');
+    const { page } = await run.tab(run.tokens.reader, 'audit');
     const rows = await page.$$eval('.results tbody tr', (trs) =>
       trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')),
     );
@@ -135,7 +126,6 @@ describe('Streams and Audit', () => {
       ts.map((t) => t.getAttribute('datetime') ?? ''),
     );
     expect(times).toEqual([...times].sort().reverse());
-    await close();
   });
 });
 
@@ -143,7 +133,7 @@ describe('every view, on a screen and a phone, light and dark', () => {
   const VIEWS = ['alerts', 'silences', 'destinations', 'streams', 'audit'];
 
   it('nothing wider than the screen; every control labelled; dark when the system is', async () => {
-    const { page, errors, close } = await run.open(run.tokens.analyst);
+    const { page, errors } = await run.tab(run.tokens.analyst);
     const backgrounds = new Set<string>();
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: scheme }]);
@@ -171,6 +161,5 @@ describe('every view, on a screen and a phone, light and dark', () => {
     }
     expect(backgrounds.size).toBe(2);
     expect(errors).toEqual([]);
-    await close();
   });
 });

@@ -1,13 +1,13 @@
 /**
  * `npm run screenshots`: every view of the console at 1280×800 and on a 390×844 phone, written to
- * docs/console/ (docs/console.md shows them). It builds the command first (serve runs from dist/),
- * then starts the same local run as the browser tests (harness.ts: the emulator, dynalite, a poll
- * and a delivery pass, serve, headless Chromium), makes a little history through the API as an
- * analyst would (a silence, an ignored event), and photographs each view once it has loaded.
+ * docs/console/ (docs/console.md shows them). It starts the same local run as the browser tests
+ * (harness.ts: the emulator, dynalite, a poll and a delivery pass, serve, headless Chromium),
+ * makes a little history through the API as an analyst would (a silence, an ignored event), and
+ * photographs each view once it has loaded. Photographs are slow and say nothing a test could
+ * check, so they are taken here and never in `npm test` (issue 48).
  *
  *   npm run screenshots
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type ConsoleRun, settled, startConsoleRun } from './harness.ts';
@@ -33,7 +33,6 @@ async function api(run: ConsoleRun, method: string, path: string, body?: unknown
 }
 
 async function main(): Promise<void> {
-  execFileSync(process.execPath, [join(ROOT, 'lib', 'cli', 'build.mjs')], { stdio: 'inherit' });
   mkdirSync(OUT, { recursive: true });
   const run = await startConsoleRun();
   try {

@@ -63,7 +63,7 @@ describe('signing in', () => {
   });
 
   it('a token the API stops accepting: the next request says so, forgets it and asks again', async () => {
-    const { page, close } = await run.open(run.tokens.analyst);
+    const { page } = await run.tab(run.tokens.analyst);
     await inPage(
       page,
       `for (const key of Object.keys(sessionStorage)) sessionStorage.setItem(key, 'revoked-token-0000')`,
@@ -73,20 +73,18 @@ describe('signing in', () => {
     expect(await said?.evaluate((e) => e.textContent)).toMatch(/no longer accepts this token/);
     expect(await page.$('::-p-aria(API token)')).not.toBeNull();
     expect((await stored(page)).session).toEqual({});
-    await close();
   });
 
   it('Sign out forgets the token', async () => {
-    const { page, close } = await run.open(run.tokens.analyst);
+    const { page } = await run.tab(run.tokens.analyst);
     await page.locator(button('Sign out')).click();
     await page.waitForSelector('::-p-aria(API token)');
     expect(await page.$eval('main', (e) => e.textContent)).toContain('Signed out');
     expect((await stored(page)).session).toEqual({});
-    await close();
   });
 
   it("keyboard alone: Shift+Tab from a view reaches the views' links, Enter opens one and moves focus to its heading", async () => {
-    const { page, close } = await run.open(run.tokens.analyst);
+    const { page } = await run.tab(run.tokens.analyst);
     await page.waitForFunction(`document.activeElement?.id === 'view-title'`, { timeout: 5_000 });
     for (const view of ['Silences', 'Destinations', 'Streams']) {
       // Back from the view's heading, through the header, to the view's link.
@@ -103,13 +101,12 @@ describe('signing in', () => {
         { timeout: 5_000 },
       );
     }
-    await close();
   });
 });
 
 describe('a read token', () => {
   it('sees every view and no button that changes anything', async () => {
-    const { page, close } = await run.open(run.tokens.reader);
+    const { page } = await run.tab(run.tokens.reader);
     expect(await page.$eval('#who', (e) => e.textContent)).toContain('(read)');
     for (const view of ['silences', 'destinations', 'streams']) {
       await page.goto(`${run.url}/console#/${view}`);
@@ -124,6 +121,5 @@ describe('a read token', () => {
     await page.goto(`${run.url}/console#/silences`);
     await page.waitForSelector('.results .empty, .results table');
     expect(await page.$('form.create')).toBeNull();
-    await close();
   });
 });
