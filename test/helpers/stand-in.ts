@@ -1,8 +1,8 @@
 /**
  * One way to start a stand-in for a service the product calls: a real `node:http` server on
  * 127.0.0.1, on a port the system picks, that reads each request's body whole and hands it to the
- * stand-in's handler. Every stand-in in this folder is built on it, so each says only how its
- * service answers.
+ * stand-in's handler. Every stand-in the tests start is built on it, in this folder or in the one
+ * test file that needs it, so each says only how its service answers and what it keeps.
  *
  * A stand-in is closed by its caller (`close()`, idempotent), and in a vitest run also after its
  * test file, so one a test forgot does not keep the worker alive. Vitest is loaded only under
