@@ -27,20 +27,21 @@
  * invocation, whatever it did, and its log lines carry its request id (lib/invocation.ts).
  */
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { SlackWorkDeps } from '../lib/actions/slack-work.ts';
 import { isSlackWork, type SlackWork } from '../lib/actions/slack-work-shape.ts';
 import type { Clock } from '../lib/clock.ts';
 import { lastSendStart, runDeliveryPass } from '../lib/deliver/pass.ts';
 import { readEnvironment } from '../lib/env.ts';
 import { type InvocationContext, withInvocation } from '../lib/invocation.ts';
+import { lazily } from '../lib/lazy.ts';
 import { createLogger, startFailure } from '../lib/log.ts';
 import { EmfMetrics } from '../lib/metrics.ts';
 import type { CycleSummary } from '../lib/poll/cycle.ts';
 import { workStreams } from '../lib/poll/dispatch.ts';
+import type { JobsBeat } from '../lib/poll/jobs-heartbeat.ts';
 import type { PollKind } from '../lib/poll/streams.ts';
 import type { StreamStatus } from '../lib/poll/types.ts';
 import { createRuntime } from '../lib/runtime.ts';
-import { type DispatchRef, DispatchStore } from '../lib/state/heartbeat.ts';
+import type { DispatchRef } from '../lib/state/heartbeat.ts';
 
 /** Time kept back at the end of an invocation for the last writes and the metrics flush. */
 export const SAFETY_MARGIN_MS = 10_000;
@@ -54,6 +55,12 @@ export interface WorkerOptions {
   /** The runtime's clock (tests: retries' backoffs without the real wait); the table's timeline by default. */
   clock?: Clock;
 }
+
+/** The Slack work (actions/worker-slack.ts), loaded with the first piece of it: most invocations have none. */
+const slackWorker = lazily(
+  'the Slack work of the events worker (actions/worker-slack.ts)',
+  () => import('../lib/actions/worker-slack.ts'),
+);
 
 interface Message {
   messageId: string;
@@ -105,6 +112,8 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
   const service = `poll-${kind}`;
   let logger = createLogger({ name: service });
   let runtime: Awaited<ReturnType<typeof createRuntime>>;
+  // The heartbeat of the dispatches these messages are jobs of (poll/jobs-heartbeat.ts).
+  let heartbeat = (_messages: readonly Message[]): JobsBeat => ({ ended: async () => {} });
   // Flushed after every invocation (lib/invocation.ts), whatever path it took.
   const metrics = new EmfMetrics({ service, ...(options.emfWrite ? { write: options.emfWrite } : {}) });
   try {
@@ -118,6 +127,18 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
       cycleHeartbeat: false,
       ...(options.clock ? { clock: options.clock } : {}),
     });
+    // Loaded only for a config with this kind's heartbeat.
+    const pings = runtime.heartbeat(kind);
+    if (pings) {
+      const { jobsHeartbeat } = await import('../lib/poll/jobs-heartbeat.ts');
+      heartbeat = jobsHeartbeat({
+        kind,
+        service,
+        logger,
+        pings,
+        io: { client: runtime.dynamo, tableName: runtime.env.tableName },
+      });
+    }
   } catch (error) {
     throw startFailure(logger, `${service} worker`, error);
   }
@@ -126,88 +147,11 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
     destinations: [...runtime.destinations.keys()],
   });
 
-  const slackSettings = runtime.config.actions?.slack;
-  const workDeps: SlackWorkDeps = {
-    // Account actions, where the config has identity (this worker reads the providers' secrets).
-    ...(runtime.identityAct ? { identityAct: runtime.identityAct } : {}),
-    // As the tenant the request named (the Slack channel's, or `tenant`), with its own token.
-    // Loaded with the first lookup: most invocations have none.
-    lookup: async (query) => {
-      const { lookup, lookupTenant } = await import('../lib/actions/lookup.ts');
-      return lookup(
-        {
-          upstream: runtime.upstreamFor(lookupTenant(runtime.config.tenants ?? [], query.tenant)),
-          passwords: runtime.config.passwords,
-        },
-        query,
-      );
-    },
-    responseUrlPrefix: slackSettings?.responseUrlPrefix ?? 'https://hooks.slack.com/',
-    logger,
-  };
-  /** Each piece of Slack work, in turn; a failure is logged, and a recorded action is finished by a later pass. */
-  const doSlackWork = async (work: SlackWork[]) => {
-    for (const w of work) {
-      // An account action the API recorded is Slack's kind of work, but needs no Slack app.
-      if (!slackSettings && w.kind !== 'identity-action') {
-        logger.error(`${service}: Slack work arrived, but the config has no actions.slack; dropped`, {
-          kind: w.kind,
-        });
-        continue;
-      }
-      const { runSlackWork } = await import('../lib/actions/slack-work.ts');
-      // Acting on events is loaded with the first piece of work that needs it.
-      const deps = w.kind === 'identity-action' ? workDeps : { ...workDeps, act: await runtime.act() };
-      await runSlackWork(deps, w).catch((error: unknown) =>
-        logger.error(`${service}: Slack work failed`, { kind: w.kind, error }),
-      );
-    }
-  };
-
-  const dispatches = new DispatchStore(runtime.dynamo, runtime.env.tableName);
-  const pings = runtime.heartbeat(kind);
-  /**
-   * The heartbeat of the dispatches these messages are jobs of (state/heartbeat.ts): `ended` notes
-   * each job's end once and pings, for a dispatch whose last job it ended, success or what failed.
-   * A ping never fails the invocation (poll/heartbeat.ts); a note that cannot be written is logged.
-   */
-  const heartbeat = (messages: readonly Message[]) => {
-    const jobs = messages.filter((m) => m.dispatch);
-    if (!pings || !jobs.length) return { ended: async (_failed: Map<string, string>) => {} };
-    const safely = <T>(what: string, work: Promise<T>) =>
-      work.catch((error: unknown) => {
-        logger.warn(`${service}: could not ${what} for the heartbeat`, { error });
-        return undefined;
-      });
-    const firsts = [...new Map(jobs.map((m) => [m.dispatch?.id, m])).values()];
-    const started = Promise.all(
-      firsts.map(async (m) => {
-        const ref = m.dispatch as DispatchRef;
-        if (await safely('claim the start', dispatches.claimStart(kind, ref, Date.now())))
-          await pings.start();
-      }),
-    );
-    return {
-      async ended(failed: Map<string, string>) {
-        await started;
-        for (const m of jobs) {
-          const note = failed.get(m.stream);
-          const end = await safely(
-            'note a job’s end',
-            dispatches.end(kind, m.dispatch as DispatchRef, note === undefined, note),
-          );
-          if (!end?.last) continue;
-          if (end.failed === 0) await pings.success();
-          else
-            await pings.fail(
-              [
-                `poll ${kind}: ${end.failed} of the dispatch's jobs did not end well`,
-                ...end.notes.slice(0, 10),
-              ].join('\n'),
-            );
-        }
-      },
-    };
+  /** Each piece of Slack work, in turn (actions/worker-slack.ts). */
+  let slackWork: ((work: readonly SlackWork[]) => Promise<void>) | undefined;
+  const doSlackWork = async (work: readonly SlackWork[]) => {
+    slackWork ??= (await slackWorker()).slackWorker(runtime, service, logger);
+    await slackWork(work);
   };
 
   const invoke = async (

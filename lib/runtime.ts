@@ -34,17 +34,19 @@ import {
   resolveValue,
 } from './deliver/destinations.ts';
 import { followUpTargets, keepsItems } from './deliver/follow-up-targets.ts';
-import { type HttpPost, httpPost } from './deliver/post.ts';
+import type { HttpPost } from './deliver/post.ts';
 import type { DeliverDeps } from './deliver/types.ts';
+import { kindOptions } from './destinations/kinds.ts';
 import type { Environment } from './env.ts';
 import { ConfigError } from './errors.ts';
 import type { AccountDeps } from './identity/act.ts';
+import { lazily } from './lazy.ts';
 import type { Logger } from './log.ts';
 import { MemoryMetrics, type Metrics } from './metrics.ts';
 import type { Alert } from './model.ts';
 import { catalogOf } from './poll/catalog.ts';
 import type { CycleDeps } from './poll/cycle.ts';
-import { heartbeatProblem, type Pinger, pinger } from './poll/heartbeat.ts';
+import type { Pinger } from './poll/heartbeat.ts';
 import { type TenantRef, tenantOfStream, tenantRef } from './poll/ids.ts';
 import { QuotaGate } from './poll/quota.ts';
 import { tenantRefusals } from './poll/refusals.ts';
@@ -97,6 +99,10 @@ function deliveryCredentials(make: () => TokenProvider): TokenProvider {
     return { getToken: () => Promise.reject(missing), invalidate: () => false };
   }
 }
+
+/** The POST every delivery makes (deliver/post.ts), loaded with the first send. */
+const post = lazily('the POST of deliveries (deliver/post.ts)', () => import('./deliver/post.ts'));
+const httpPost: HttpPost = async (url, init) => (await post()).httpPost(url, init);
 
 export interface Optimisations {
   /** Final records of positioned items written as packs (state/records/packs.ts). */
@@ -282,9 +288,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   // sends nothing, heartbeats included.
   const beats = new Map<PollKind, Pinger>();
   const beatProblems: string[] = [];
+  // Loaded only for a config with a heartbeat.
+  const beating =
+    !options.dryRun && (config.heartbeat?.events ?? config.heartbeat?.credentials) !== undefined
+      ? await import('./poll/heartbeat.ts')
+      : undefined;
   for (const kind of ['events', 'credentials'] as const) {
     const wanted = config.heartbeat?.[kind];
-    if (wanted === undefined || options.dryRun) continue;
+    if (wanted === undefined || !beating) continue;
+    const { heartbeatProblem, pinger } = beating;
     const url = resolveValue(wanted, secrets, `heartbeat.${kind}`, beatProblems);
     const named = typeof wanted === 'string' ? '' : ` (secret ${JSON.stringify(wanted.secret)})`;
     const problem = url ? heartbeatProblem(`heartbeat.${kind}${named}`, url) : undefined;
@@ -328,12 +340,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     options.write ?? ((text: string) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`));
   // What a credential's identity line calls its provider (`Entra ID corp`), once identity loads.
   let identityLabel: RenderOptions['identityLabel'];
+  const run = { actions: config.actions, color: options.color ?? false };
   const renderOptions = (destination: ResolvedDestination, now: Date) => ({
     destination: destination.name,
     appUrl: env.appUrl,
     digest: config.digest,
     now,
-    ...(config.actions?.slack ? { buttons: true } : {}),
+    kindOptions: kindOptions(destination, run),
     ...(identityLabel ? { identityLabel } : {}),
   });
   const poll: PollDeps = {
@@ -375,8 +388,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     destinationState,
     destinations,
     // Each kind's renderer loaded when it is first needed (render/lazy.ts).
-    render: (destination, alerts, now) =>
-      renderFor(destination, alerts, { ...renderOptions(destination, now), color: options.color ?? false }),
+    render: (destination, alerts, now) => renderFor(destination, alerts, renderOptions(destination, now)),
     renderNotice: (destination, notice, now) =>
       noticeFor(destination, notice, renderOptions(destination, now)),
     renderOptions,
@@ -402,49 +414,25 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   let identityAct: AccountDeps | undefined;
   // Loaded only when some scope has `identity`: the lookup code is not in anyone else's start.
   if (config.identity !== undefined || (config.tenants ?? []).some((t) => t.identity !== undefined)) {
-    const { identityRun, identityLabels, accountActions, finishAccountActions, identitySecrets } =
-      await import('./identity/index.ts');
+    const { identityForRun, identityLabels } = await import('./identity/index.ts');
     identityLabel = identityLabels(config);
-    const problems: string[] = [];
-    const lookups = identityRun(
-      {
-        config,
-        // On AWS the providers' credentials have a secret of their own (identity/secrets.ts).
-        secrets: await identitySecrets(env, secrets, config, warn),
-        io,
-        fetch: options.identity?.fetch ?? options.fetch,
-        logger,
-        metrics,
-        deliver,
-        lookupTimeoutMs: options.identity?.lookupTimeoutMs,
-        cycleLookupMs: options.identity?.cycleLookupMs,
-        // A dry run decides, says so on the alert, and acts on no account (section 12).
-        auto: options.dryRun ? 'decide' : true,
-      },
-      problems,
-    );
-    poll.identity = lookups;
-    if (problems.length && !options.dryRun) throw new ConfigError(problems.join('; '));
-    // A dry run acts on no account (section 12): no action module, so nothing takes an automatic
-    // response or finishes an action its table holds; its API refuses account actions (api/dry-run.ts).
-    if (!options.dryRun) {
-      const account = accountActions({
-        io,
-        lookups,
-        followUp: async (change) => (await act()).followUp(change),
-        logger,
-        deliver,
-        fetch: options.identity?.fetch ?? options.fetch,
-      });
-      identityAct = account;
-      // The pass finishes interrupted account actions too, after the event actions.
-      const finishEvents = deliver.finishActions;
-      deliver.finishActions = async (deadline) =>
-        ((await finishEvents?.()) ?? 0) + (await finishAccountActions(account, { deadline }));
-    }
-    // A dry run needs no secret: without the providers', it looks nothing up and says so.
-    for (const problem of problems)
-      warn(`identity lookups are off for this provider in this dry run: ${problem}`);
+    const identity = await identityForRun({
+      config,
+      env,
+      secrets,
+      warn,
+      io,
+      fetch: options.identity?.fetch ?? options.fetch,
+      logger,
+      metrics,
+      deliver,
+      lookupTimeoutMs: options.identity?.lookupTimeoutMs,
+      cycleLookupMs: options.identity?.cycleLookupMs,
+      dryRun: options.dryRun,
+      followUp: async (change) => (await act()).followUp(change),
+    });
+    poll.identity = identity.lookups;
+    identityAct = identity.account;
   }
   return {
     env,

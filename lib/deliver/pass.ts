@@ -24,18 +24,23 @@
  * A destination that refuses permanently is reported to operators once (notify.ts), until a later
  * send succeeds. A slow or dead destination holds up nobody: each has its own lease and loop, and
  * every request has a timeout.
+ *
+ * What sends (rendering, the queue, settling, threads, holds) is loaded with the first message due,
+ * silence to apply, pause or thread (sending.ts): most passes only read, and load none of it.
  */
 
+import { kindOf } from '../destinations/kinds.ts';
+import { lazily } from '../lazy.ts';
 import type { Holding } from '../rules/silences.ts';
+import { pauseLeft } from '../state/destinations.ts';
 import { keepAlive, LeaseLostError, LeaseRenewalError } from '../state/lease.ts';
 import type { ResolvedDestination } from './destinations.ts';
-import { holdBack, holdWaiting } from './hold.ts';
-import { renderSafely } from './messages.ts';
-import { pausedAlready } from './pause.ts';
-import { passState, sendAll, stopEarly } from './queue.ts';
-import { sendTimeoutMs } from './senders.ts';
-import { openThreads } from './thread.ts';
+import type { PassState } from './queue.ts';
+import { sendTimeoutMs } from './send-context.ts';
 import type { DeliverDeps, DeliveryPassOptions, DeliverySummary, DestinationResult } from './types.ts';
+
+/** The send path (sending.ts), loaded when a pass first has more to do than read. */
+const sending = lazily("the delivery pass's send path (deliver/sending.ts)", () => import('./sending.ts'));
 
 /**
  * Due records a pass reads, confirms and renders together. The digest decision (over `threshold`)
@@ -142,27 +147,40 @@ async function deliverTo(
     return result;
   }
   const alive = keepAlive(deps.destinationState.leases, lease, undefined, clock);
-  const state = passState(deps, destination, lease, result, log, options, alive.signal);
+  // Made with the send path, when there is first something to send.
+  let state: PassState | undefined;
+  const sender = async () => {
+    const send = await sending();
+    state ??= send.passState(deps, destination, lease, result, log, options, alive.signal);
+    return { send, state };
+  };
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
   try {
     // Before anything is sent, and even while the destination is paused: a silence holds back
     // every matching delivery that waits for a retry, not only those due now (hold.ts).
-    if (silences.length) await holdWaiting(deps, destination.name, silences, result, log);
-    if (await pausedAlready(deps, lease, result, log)) return result;
+    if (silences.length) await (await sending()).holdWaiting(deps, destination.name, silences, result, log);
+    if (
+      pauseLeft(lease.pause, clock.now()) > 0 &&
+      (await (await sending()).pausedAlready(deps, lease, result, log))
+    )
+      return result;
     // Ids already handled in this pass (sent, failed, or found not pending): each is tried at most once a pass.
     const handled = new Set<string>();
     // A digest a crash left half posted as a Slack thread goes on first, with exactly its records.
-    if (state.threads) {
-      const { resume } = await openThreads(state.threads.threads, destination.name, (ids) =>
-        deps.deliveries.getMany(ids),
-      );
+    if (kindOf(destination.type).threads?.(destination)) {
+      const { send, state } = await sender();
+      const { resume } = state.threads
+        ? await send.openThreads(state.threads.threads, destination.name, (ids) =>
+            deps.deliveries.getMany(ids),
+          )
+        : { resume: [] };
       for (const records of resume) {
         for (const r of records) handled.add(r.id);
         const byId = new Map(records.map((r) => [r.id, r]));
         if (
-          (await sendAll(
+          (await send.sendAll(
             state,
-            await renderSafely({ deps, destination, log, byId }, records),
+            await send.renderSafely({ deps, destination, log, byId }, records),
             byId,
             false,
           )) === 'stop'
@@ -183,8 +201,10 @@ async function deliverTo(
         return now && now.status === 'pending' ? [now] : [];
       });
       for (const r of due) handled.add(r.id);
+      if (pending.length === 0) continue;
+      const { send, state } = await sender();
       // What a silence holds back is recorded silenced, never sent (hold.ts).
-      const { held, rest: live } = holdBack(pending, silences, clock.now(), deps.tenantOf);
+      const { held, rest: live } = send.holdBack(pending, silences, clock.now(), deps.tenantOf);
       if (held.length) {
         await deps.deliveries.save(held);
         result.silenced = (result.silenced ?? 0) + held.length;
@@ -192,7 +212,7 @@ async function deliverTo(
       }
       if (live.length === 0) continue;
       if (clock.now() > options.deadline) {
-        stopEarly(result, 'budget', live.length, full);
+        send.stopEarly(result, 'budget', live.length, full);
         break;
       }
       // Follow-ups first: someone just acted and is looking at the message (follow-up.ts).
@@ -205,11 +225,8 @@ async function deliverTo(
       const alerts = live.filter((r) => !r.followUp);
       if (alerts.length === 0) continue;
       const byId = new Map(alerts.map((r) => [r.id, r]));
-      if (
-        (await sendAll(state, await renderSafely({ deps, destination, log, byId }, alerts), byId, full)) ===
-        'stop'
-      )
-        break;
+      const messages = await send.renderSafely({ deps, destination, log, byId }, alerts);
+      if ((await send.sendAll(state, messages, byId, full)) === 'stop') break;
     }
   } catch (error) {
     if (error instanceof LeaseLostError || alive.signal.reason instanceof LeaseLostError) {
@@ -222,7 +239,7 @@ async function deliverTo(
   } finally {
     alive.stop();
     if (result.status !== 'lease_lost')
-      await deps.destinationState.release(lease, state.lastSentAt || undefined);
+      await deps.destinationState.release(lease, (state?.lastSentAt ?? lease.lastSentAt) || undefined);
   }
   return result;
 }

@@ -7,13 +7,20 @@
 import { systemClock } from '../clock.ts';
 import { notifyOps } from '../deliver/notify.ts';
 import type { DeliverDeps } from '../deliver/types.ts';
+import { ConfigError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { redactor } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { AlertsConfig } from '../rules/config.ts';
 import type { SecretObject } from '../secrets.ts';
 import type { TableIo } from '../state/io.ts';
-import { type AccountDeps, accountStore, finishAccountAction, recordAccountAction } from './act.ts';
+import {
+  type AccountDeps,
+  accountStore,
+  finishAccountAction,
+  finishAccountActions,
+  recordAccountAction,
+} from './act.ts';
 import { AutoResponse } from './auto.ts';
 import type { ProviderClient } from './client.ts';
 import { entraClient } from './entra.ts';
@@ -21,6 +28,7 @@ import { IdentityLanes } from './lanes.ts';
 import { type IdentityDeps, IdentityLookups } from './lookup.ts';
 import { oktaClient } from './okta.ts';
 import type { IdentityConfig } from './schema.ts';
+import { identitySecrets } from './secrets.ts';
 import { IdentityStore, type Scope } from './store.ts';
 import { PROVIDER_LABELS } from './words.ts';
 
@@ -225,4 +233,37 @@ export function accountActions(parts: {
     for (const id of ids) await finishAccountAction(deps, id);
   };
   return deps;
+}
+
+/**
+ * Identity as a run has it (lib/runtime.ts, which loads this module only when some scope has
+ * `identity`): the lookups with their secrets (on AWS the providers' own secret: secrets.ts), and
+ * account actions, which the delivery pass also finishes when a crash interrupted them. A dry run
+ * looks up and decides but acts on no account (section 12), and needs no secret: a provider
+ * without one looks nothing up, and `warn` says so.
+ */
+export async function identityForRun(
+  options: Omit<IdentityRunOptions, 'auto'> & {
+    env: { identitySecretId?: string };
+    warn: (text: string) => void;
+    dryRun?: boolean;
+    followUp: AccountDeps['followUp'];
+  },
+): Promise<{ lookups: IdentityLookups; account?: AccountDeps }> {
+  const problems: string[] = [];
+  const secrets = await identitySecrets(options.env, options.secrets, options.config, options.warn);
+  const lookups = identityRun({ ...options, secrets, auto: options.dryRun ? 'decide' : true }, problems);
+  if (options.dryRun) {
+    for (const problem of problems)
+      options.warn(`identity lookups are off for this provider in this dry run: ${problem}`);
+    return { lookups };
+  }
+  if (problems.length) throw new ConfigError(problems.join('; '));
+  const account = accountActions({ ...options, lookups });
+  // The pass finishes interrupted account actions too, after the event actions.
+  const { deliver } = options;
+  const finishEvents = deliver.finishActions;
+  deliver.finishActions = async (deadline) =>
+    ((await finishEvents?.()) ?? 0) + (await finishAccountActions(account, { deadline }));
+  return { lookups, account };
 }

@@ -8,7 +8,6 @@
  * docs/cli.md: 3 when the upstream rejected the credentials, 1 when a stream failed for another
  * reason, 0 otherwise (a skipped or rate-limited stream resumes next time).
  */
-import { InlineDelivery } from '../deliver/inline.ts';
 import { runDeliveryPass } from '../deliver/pass.ts';
 import type {
   DeliverDeps,
@@ -16,10 +15,12 @@ import type {
   DeliverySummary,
   DestinationResult,
 } from '../deliver/types.ts';
+import { kindOf } from '../destinations/kinds.ts';
+import { lazily } from '../lazy.ts';
 import type { AlertsConfig } from '../rules/config.ts';
 import { withSilences } from '../rules/silences.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
-import { type Pinger, withHeartbeat } from './heartbeat.ts';
+import type { Pinger } from './heartbeat.ts';
 import { type TenantRef, tenantOfStream } from './ids.ts';
 import type { QuotaGate, QuotaState } from './quota.ts';
 import { pollStream } from './stream.ts';
@@ -65,6 +66,12 @@ export interface CycleDeps {
   publish?: () => Promise<void>;
 }
 
+/** Loaded by a cycle that can send inline: an exclusive stream, a destination whose kind takes it. */
+const inlineDelivery = lazily('inline delivery (deliver/inline.ts)', () => import('../deliver/inline.ts'));
+
+/** Loaded by the cycles of a config with a heartbeat. */
+const heartbeat = lazily('the heartbeat (poll/heartbeat.ts)', () => import('./heartbeat.ts'));
+
 /** Time kept back from polling for the delivery pass, when the budget allows. */
 export const DELIVERY_RESERVE_MS = 20_000;
 /** No page is started this close to the polling deadline (less for a small budget). */
@@ -94,13 +101,15 @@ export interface CycleOptions {
   onStream?: (result: StreamResult) => void;
 }
 
-export function runPollCycle(
+export async function runPollCycle(
   deps: CycleDeps,
   kind: PollKind,
   budget: PollBudget,
   options: CycleOptions = {},
 ): Promise<CycleSummary> {
-  return withHeartbeat(deps.heartbeat?.(kind), kind, () => cycle(deps, kind, budget, options));
+  const beat = deps.heartbeat?.(kind);
+  if (!beat) return cycle(deps, kind, budget, options);
+  return (await heartbeat()).withHeartbeat(beat, kind, () => cycle(deps, kind, budget, options));
 }
 
 async function cycle(
@@ -133,9 +142,14 @@ async function cycle(
     };
     await deps.publish?.();
     await deps.checkTenants?.();
-    const inline = deps.inline === false ? undefined : new InlineDelivery(deps.deliver);
     const only = options.streams ? new Set(options.streams) : undefined;
     let turn = await streamsInTurn(deps, kind, only);
+    const inline =
+      deps.inline !== false &&
+      turn.some((spec) => spec.exclusive) &&
+      [...deps.deliver.destinations.values()].some((d) => kindOf(d.type).inline)
+        ? new (await inlineDelivery()).InlineDelivery(deps.deliver)
+        : undefined;
     const reserve = deps.config.upstream.quotaReserve;
     const gate = kind === 'credentials' && turn.length ? await quotaGate(deps, reserve) : 'open';
     if (gate !== 'open') {

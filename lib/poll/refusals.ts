@@ -4,8 +4,8 @@
  * warning each cycle that meets it again, until one of its streams is polled to its end. The
  * cycle skips the tenant's other streams meanwhile (cycle.ts); the other tenants go on.
  */
-import { notifyOps } from '../deliver/notify.ts';
 import type { DeliverDeps } from '../deliver/types.ts';
+import { lazily } from '../lazy.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { TenantStateStore } from '../state/tenants.ts';
@@ -18,6 +18,12 @@ export interface RefusalDeps {
   metrics: Metrics;
   now: () => number;
 }
+
+/** Loaded with the first refusal: most runs never meet one. */
+const notify = lazily(
+  'the notices to ops destinations (deliver/notify.ts)',
+  () => import('../deliver/notify.ts'),
+);
 
 const nameOf = (tenant: TenantRef | undefined) =>
   tenant ? `tenant ${tenant.id} (${tenant.name})` : "the top-level sources' tenant";
@@ -44,7 +50,7 @@ export function tenantRefusals(deps: RefusalDeps) {
         'the upstream refuses this tenant’s credentials; its streams are skipped until it accepts them, the other tenants go on',
         { ...fields, hint: 'give the API key access to the tenant, or remove it from tenants' },
       );
-      await notifyOps(
+      await (await notify()).notifyOps(
         deps.deliver,
         {
           kind: 'ops',
