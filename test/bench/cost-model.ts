@@ -163,10 +163,11 @@ export interface StackShape {
   tracing: boolean;
 }
 
-/** A deployment to bill: its streams by kind, and how many `tenants` entries they belong to. */
+/** A deployment to bill: its streams by kind, those of each `tenants` entry, and its destinations. */
 export interface Deployment {
   streams: Record<Kind, number>;
-  tenants: number;
+  /** Each `tenants` entry's streams by kind (part of `streams`); none when all are the top level's. */
+  tenants: Record<Kind, number>[];
   destinations: number;
 }
 
@@ -285,12 +286,15 @@ export function bill(m: Measured, stack: StackShape, d: Deployment): Bill {
     // tenant in the hours its streams find items.
     const itemShare = itemHours(ITEMS_PER_STREAM_PER_DAY, intervalS[k]);
     const deliveringHours = 1 - Math.exp(-items / MONTH_HOURS);
-    const tenantShare = itemHours((ITEMS_PER_STREAM_PER_DAY * streams) / d.tenants, intervalS[k]);
+    const tenantHours = d.tenants.reduce(
+      (n, entry) => n + itemHours(ITEMS_PER_STREAM_PER_DAY * entry[k], intervalS[k]),
+      0,
+    );
     metrics +=
       streams * (km.idleStreamMetrics + km.streamMetricsPerItem * itemShare) +
       km.serviceMetrics +
       d.destinations * km.destinationMetrics * deliveringHours +
-      (d.tenants > 1 ? d.tenants * tenantShare : 0);
+      tenantHours;
   }
   const p = PRICES;
   add(
@@ -399,15 +403,18 @@ export function fmt(n: number): string {
 /** A tenant of 40 streams, in the bench world's mix: its tenant stream and 9 groups, 30 domains. */
 export const TENANT_STREAMS: Record<Kind, number> = { events: 10, credentials: 30 };
 
+/** `tenants` tenants of 40 streams: one is the top level's; more are each a `tenants` entry. */
 export function tenantsDeployment(tenants: number, destinations: number): Deployment {
   return {
     streams: { events: TENANT_STREAMS.events * tenants, credentials: TENANT_STREAMS.credentials * tenants },
-    tenants,
+    tenants: tenants > 1 ? Array.from({ length: tenants }, () => TENANT_STREAMS) : [],
     destinations,
   };
 }
 
-/** `every 1 min`, `every 7 min`, `every 1 h`. */
+/** `every minute`, `every 7 min`, `every hour`, `every 2 h`. */
 export function every(seconds: number): string {
+  if (seconds === 60) return 'every minute';
+  if (seconds === 3600) return 'every hour';
   return seconds % 3600 === 0 ? `every ${seconds / 3600} h` : `every ${Math.round(seconds / 60)} min`;
 }

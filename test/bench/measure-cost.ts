@@ -44,10 +44,19 @@
  * shorter and the world smaller, `--scale-x` changes the tiers); it does not run the turns phase.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { type AttributeValue, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { StreamJob } from '../../lib/poll/turn.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
+import {
+  BASELINE_PATH,
+  costTable,
+  DOCS_PATH,
+  deploymentOf,
+  docsConfigs,
+  EXAMPLE_CONFIG_PATH,
+  linesApart,
+  writeCostTable,
+} from './cost-docs.ts';
 import {
   type Bill,
   bill,
@@ -81,7 +90,6 @@ import { type Figure, figure, machine } from './report.ts';
 import type { ScaleJobResult, ScaleStats } from './scale.ts';
 import { median, round } from './stats.ts';
 
-export const BASELINE_PATH = join(import.meta.dirname, 'cost-baseline.json');
 /** Lambda's longest timeout: a job's budget in the cost sweeps, which it never needs. */
 const JOB_MS = 15 * 60_000;
 const TENANT_COUNTS = [1, 10, 100];
@@ -408,7 +416,7 @@ export async function measureCost(
   const measured = measuredOf(phases);
   const world: Deployment = {
     streams: { events: measured.kinds.events.streams, credentials: measured.kinds.credentials.streams },
-    tenants: 1,
+    tenants: [],
     destinations: measured.destinations,
   };
   const streams = world.streams.events + world.streams.credentials;
@@ -445,6 +453,16 @@ export async function measureCost(
   }
   const baselineBill = baseline && billable(baseline) ? bill(baseline.measured, stack, world) : undefined;
   const ratio = baselineBill ? here.total / baselineBill.total : Number.NaN;
+  // docs/deploy.md's table is the committed baseline's bill (cost-docs.ts): written with it, else checked.
+  const table = baseline && baselineBill ? costTable(baseline.measured, stack, baseline) : undefined;
+  if (table && (process.env.BENCH_COST_BASELINE === 'write' || process.env.BENCH_COST_DOCS === 'write')) {
+    writeCostTable(table);
+    log(`  cost: the cost table of ${DOCS_PATH} written from the baseline`);
+  }
+  const docsApart = table ? linesApart(table) : Number.NaN;
+  const configs = docsConfigs();
+  const defaultsBill = bill(measured, stack, deploymentOf(configs.defaults));
+  const exampleBill = bill(measured, stack, deploymentOf(configs.example));
 
   const tag = `${world.streams.events} event streams ${every(here.intervalS.events)}, ${world.streams.credentials} domains ${every(here.intervalS.credentials)}`;
   const lineOf = (b: Bill, id: string) => b.lines.find((l) => l.id === id);
@@ -480,6 +498,33 @@ export async function measureCost(
         detail: `${fmt(l.quantity)} ${l.unit}${l.detail ? `; ${l.detail}` : ''}`,
       }),
     ),
+    figure({
+      section: 'cost',
+      id: 'cost.defaults',
+      label: "  at the defaults: the built-in demo config's sources",
+      value: usd(defaultsBill.total),
+      unit: '$',
+      detail: `the default stack for ${configs.defaults.sources.credentials?.domains.length ?? 0} domains and the tenant's events, one destination (docs/deploy.md shows the baseline's)`,
+    }),
+    figure({
+      section: 'cost',
+      id: 'cost.example',
+      label: `  the example config (${EXAMPLE_CONFIG_PATH})`,
+      value: usd(exampleBill.total),
+      unit: '$',
+      detail: `events ${every(exampleBill.intervalS.events)}, credentials ${every(exampleBill.intervalS.credentials)}; metrics $${usd(lineOf(exampleBill, 'metrics')?.usd ?? 0)}`,
+    }),
+    figure({
+      section: 'cost',
+      id: 'cost.docsTable',
+      label: "  lines of docs/deploy.md's cost table apart from the baseline's bill",
+      value: docsApart,
+      unit: '',
+      budget: { max: 0, holds: 'count' },
+      detail: table
+        ? 'rewrite: BENCH_COST_DOCS=write npm run bench -- --only cost (or npx tsx test/bench/cost-docs.ts --write), and commit it'
+        : 'no billable baseline to write the table from',
+    }),
     figure({
       section: 'cost',
       id: 'cost.per100Streams',
