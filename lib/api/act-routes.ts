@@ -2,20 +2,24 @@
  * The routes of docs/actions.md on the API app: `GET /lookup` (scope `lookup`),
  * `POST /events/actions` (scope `events:act`), and, with `actions.slack` configured, Slack's own
  * `POST /slack/interactions` and `POST /slack/commands`, whose signature is their auth (slack.ts).
+ * Each route's own code (the Slack app's, a lookup's, an action's) loads with its first request:
+ * the API's start carries only this wiring.
  */
 import type { Hono, MiddlewareHandler } from 'hono';
 import type { ActDeps } from '../actions/events.ts';
 import type { LookupAnswer, LookupQuery } from '../actions/lookup.ts';
 import { UpstreamError } from '../upstream/errors.ts';
-import { actionIdOf, eventActionsRequest, parseEventActionBody } from './actions.ts';
 import type { Scope } from './auth.ts';
 import { readJsonText } from './body.ts';
 import type { Vars } from './context.ts';
 import { ApiError, upstreamFailure } from './errors.ts';
 import { answerOnce, type IdempotencyDeps } from './idempotency.ts';
-import { parseLookupQuery } from './lookup.ts';
 import { MAX_BODY_BYTES } from './schemas.ts';
-import { readSlackBody, type SlackDeps, slackCommand, slackInteraction, verifiedForm } from './slack.ts';
+import type { SlackDeps } from './slack.ts';
+
+let slackCode: Promise<typeof import('./slack.ts')> | undefined;
+/** The Slack app's code, loaded with its first request (only with actions.slack are there any). */
+const slackModule = () => (slackCode ??= import('./slack.ts'));
 
 /** What these routes need of the API's dependencies (app.ts ApiDeps fits). */
 export type ActRouteDeps = Omit<SlackDeps, 'slack' | 'handOff'> &
@@ -32,6 +36,7 @@ export function addActRoutes(
   need: (scope: Scope) => MiddlewareHandler<Vars>,
 ): void {
   app.get('/lookup', need('lookup'), async (c) => {
+    const { parseLookupQuery } = await import('./lookup.ts');
     const query = parseLookupQuery(c.req.queries());
     if (!deps.lookup) throw new ApiError('internal_error', 'lookups are not set up in this service');
     try {
@@ -56,17 +61,20 @@ export function addActRoutes(
         }),
     };
     app.post('/slack/interactions', async (c) => {
+      const { readSlackBody, slackInteraction, verifiedForm } = await slackModule();
       const form = verifiedForm(slackDeps, await readSlackBody(c.req.raw), c.req.raw.headers, 'interactions');
       await slackInteraction(slackDeps, form);
       return c.body(null, 200);
     });
     app.post('/slack/commands', async (c) => {
+      const { readSlackBody, slackCommand, verifiedForm } = await slackModule();
       const form = verifiedForm(slackDeps, await readSlackBody(c.req.raw), c.req.raw.headers, 'commands');
       return c.json(await slackCommand(slackDeps, form));
     });
   }
 
   app.post('/events/actions', need('events:act'), async (c) => {
+    const { actionIdOf, eventActionsRequest, parseEventActionBody } = await import('./actions.ts');
     const body = parseEventActionBody(await readJsonText(c.req.raw, MAX_BODY_BYTES));
     const act = deps.act;
     if (!act) throw new ApiError('internal_error', 'acting on events is not set up in this service');

@@ -3,8 +3,9 @@
  * process has (a config, or the stack's settings and the pollers' catalog), and reads best whole.
  *
  * Builds the API's dependencies from the environment and the secret object, the same way for
- * Lambda (functions/api.ts), `serve` and `assets toggle`: the upstream client with the API's short
- * time budget, the DynamoDB stores (audit trail, silences, status; the table created when
+ * Lambda (functions/api.ts), `serve` and `assets toggle`: the upstream clients with the API's short
+ * time budget (loaded with the first request that calls the upstream: upstream-clients.ts; their
+ * settings checked at once), the DynamoDB stores (audit trail, silences, status; the table created when
  * DYNAMODB_ENDPOINT points at a local DynamoDB), and the re-reader of `apiClients`. What the alert
  * config says about the API's work comes from the process that read it (`known`, `slackActions`,
  * `identity`: serve and npm start), else from the stack (SLACK_ACTIONS) and the pollers' catalog.
@@ -16,8 +17,8 @@
  */
 
 import { createRequire } from 'node:module';
+import type { ActingUpstream } from '../actions/event-upstream.ts';
 import { actDeps } from '../actions/events.ts';
-import { lookup, lookupTenant } from '../actions/lookup.ts';
 import type { SlackWork } from '../actions/slack-work.ts';
 import { type Clock, systemClock } from '../clock.ts';
 import type { Environment } from '../env.ts';
@@ -30,19 +31,20 @@ import { loadSecrets, type SecretObject } from '../secrets.ts';
 import { DynamoAuditStore, DynamoRefusalAudit, DynamoSilenceAudit } from '../state/audit.ts';
 import { type Catalog, CatalogStore } from '../state/catalog.ts';
 import { describeSkew, syncedClock } from '../state/clock-sync.ts';
-import { DynamoRateGovernor } from '../state/governor.ts';
 import { IdempotencyStore } from '../state/idempotency.ts';
 import { recordAccess } from '../state/records/once.ts';
 import { SilenceStore } from '../state/silences.ts';
 import { StatusReader } from '../state/status.ts';
 import { createDynamoClient, ensureTable } from '../state/table.ts';
-import type { UpstreamClient, UpstreamClientOptions } from '../upstream/client.ts';
-import { createUpstreamClient, tenantTokenProvider } from '../upstream/index.ts';
+import type { UpstreamClientOptions } from '../upstream/client.ts';
+import { checkBaseUrl, upstreamCredentials } from '../upstream/settings.ts';
 import type { ApiDeps } from './app.ts';
 import { parseApiClients } from './auth.ts';
 import type { TestableDestinations } from './console-acts.ts';
 import { ApiError } from './errors.ts';
 import type { SlackSettings } from './slack.ts';
+import type { AssetToggler } from './toggle.ts';
+import type { UpstreamClients } from './upstream-clients.ts';
 
 /**
  * A caller of the API must not be left hanging: the whole upstream call, retries included, gets
@@ -119,16 +121,32 @@ export async function createApiDeps(
     logger.warn(`this machine's clock is ${describeSkew(ms)} DynamoDB's; correcting for it`),
   );
   const clock = options.clock ?? real;
-  // The API takes its turns from the shared governor (one booking at a time per run keeps its wait
-  // short), at the rates the pollers stored: it has no config of its own.
-  const governor = new DynamoRateGovernor(dynamo, env.tableName, real);
-  const upstream = createUpstreamClient(env, secrets, {
-    logger,
-    clock,
-    timeoutMs: API_UPSTREAM_BUDGET.attemptMs,
-    maxAttempts: API_UPSTREAM_BUDGET.maxAttempts,
-    governor,
-    ...options.upstream,
+  // The upstream clients load with the first request that calls the upstream (upstream-clients.ts);
+  // what would make them fail is checked now, as building them did.
+  if (!options.upstream?.auth) upstreamCredentials(env, secrets);
+  checkBaseUrl(options.upstream?.baseUrl ?? env.apiUrl);
+  let made: Promise<UpstreamClients> | undefined;
+  const clients = () =>
+    (made ??= import('./upstream-clients.ts').then(({ upstreamClients }) =>
+      upstreamClients({
+        env,
+        secrets,
+        dynamo,
+        real,
+        clock,
+        logger,
+        budgets: { toggle: API_UPSTREAM_BUDGET, acting: ACTION_UPSTREAM_BUDGET },
+        ...(options.upstream ? { overrides: options.upstream } : {}),
+      }),
+    ));
+  const upstream: AssetToggler = {
+    toggleAsset: async (...args) => (await clients()).upstream.toggleAsset(...args),
+  };
+  const acting = (tenant?: number): ActingUpstream => ({
+    eventActions: async (type, uids) => {
+      const made = await clients();
+      return (tenant === undefined ? made.acting : made.actingFor(tenant)).eventActions(type, uids);
+    },
   });
   try {
     if (env.dynamodbEndpoint) await ensureTable(dynamo, env.tableName);
@@ -152,37 +170,13 @@ export async function createApiDeps(
   const fromConfig = options.known;
   const known = fromConfig ? async () => fromConfig : () => catalog.read();
   const slack = slackSettings(options.slackActions ?? env.slackActions, secrets);
-  // Its own client: an action from Slack runs after Slack's answer, and may wait longer for the
-  // upstream than a caller of the toggle (still inside the function's 15 s).
-  const acting = createUpstreamClient(env, secrets, {
-    logger,
-    clock,
-    timeoutMs: ACTION_UPSTREAM_BUDGET.attemptMs,
-    maxAttempts: ACTION_UPSTREAM_BUDGET.maxAttempts,
-    governor,
-    ...options.upstream,
-  });
-  // A `tenants` entry's clients, with its own token, made when first asked for.
-  const perTenant = (base: UpstreamClient) => {
-    const made = new Map<number, UpstreamClient>();
-    return (id: number) => {
-      let client = made.get(id);
-      if (!client) {
-        client = base.withAuth(tenantTokenProvider(env, secrets, id, undefined, governor));
-        made.set(id, client);
-      }
-      return client;
-    };
-  };
-  const actingFor = perTenant(acting);
-  const lookingFor = perTenant(upstream);
   // Follow-ups go to the destinations the config names (read here, or the catalog the pollers publish).
   const act = actDeps({
-    upstream: acting,
+    upstream: acting(),
     // A `tenants` entry's events are acted on with that tenant's token.
     tenants: {
       ids: async () => (await known())?.tenants?.map((t) => t.id) ?? [],
-      upstreamFor: (id) => actingFor(id),
+      upstreamFor: (id) => acting(id),
     },
     io,
     records: recordAccess(io),
@@ -232,15 +226,19 @@ export async function createApiDeps(
     // As the tenant the query names (a `tenants` entry: its own token), else the top level's; the
     // passwords as the config's policy says (from the catalog alone: masked until a poller has run).
     lookup: async (query) => {
-      const facts = await known();
+      const [facts, { lookup, lookupTenant }] = await Promise.all([known(), import('../actions/lookup.ts')]);
       let named: { id: number } | undefined;
       try {
         named = lookupTenant(facts?.tenants ?? [], query.tenant);
       } catch (error) {
         throw new ApiError('invalid_request', (error as Error).message);
       }
+      const made = await clients();
       return lookup(
-        { upstream: named ? lookingFor(named.id) : upstream, passwords: facts?.passwords ?? 'masked' },
+        {
+          upstream: named ? made.lookingFor(named.id) : made.upstream,
+          passwords: facts?.passwords ?? 'masked',
+        },
         query,
       );
     },

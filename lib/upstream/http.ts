@@ -14,6 +14,7 @@ import { originOf, waitingFor } from '../waits.ts';
 import type { TokenProvider } from './auth.ts';
 import { codeForStatus, UpstreamError } from './errors.ts';
 import { type RateGovernor, SEARCH_TIER_ENDPOINTS } from './rate.ts';
+import { checkBaseUrl } from './settings.ts';
 import { parseRetryAfter, readBody, upstreamCode, upstreamMessage } from './wire.ts';
 
 export type QueryValue = string | number | boolean | readonly string[] | readonly number[] | undefined | null;
@@ -100,9 +101,7 @@ export class UpstreamHttp {
   private readonly onAnswer?: UpstreamHttpOptions['onAnswer'];
 
   constructor(options: UpstreamHttpOptions) {
-    if (!/^https?:\/\//.test(options.baseUrl)) {
-      throw new TypeError(`EXPOSURE_API_URL must be an http(s) URL, got ${JSON.stringify(options.baseUrl)}`);
-    }
+    checkBaseUrl(options.baseUrl);
     this.baseUrl = options.baseUrl;
     this.coreSegment = options.coreSegment ?? 'firework';
     this.auth = options.auth;

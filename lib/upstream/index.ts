@@ -4,12 +4,12 @@
  * (`EXPOSURE_API_KEY` or secret `apiKey`, with `EXPOSURE_TENANT_ID`).
  */
 import type { Environment } from '../env.ts';
-import { ConfigError } from '../errors.ts';
-import { type Logger, redactor } from '../log.ts';
+import type { Logger } from '../log.ts';
 import type { SecretObject } from '../secrets.ts';
 import { apiKeyExchange, staticToken, type TokenProvider } from './auth.ts';
 import { UpstreamClient, type UpstreamClientOptions } from './client.ts';
 import type { RateGovernor } from './rate.ts';
+import { upstreamCredentials } from './settings.ts';
 
 export * from './client.ts';
 export { UpstreamError } from './errors.ts';
@@ -20,22 +20,15 @@ export function tokenProviderFor(
   fetchImpl?: typeof fetch,
   governor?: RateGovernor,
 ): TokenProvider {
-  const token = env.apiToken ?? (typeof secrets.apiToken === 'string' ? secrets.apiToken : undefined);
-  const key = env.apiKey ?? (typeof secrets.apiKey === 'string' ? secrets.apiKey : undefined);
-  redactor.add(token);
-  redactor.add(key);
-  if (token) return staticToken(token);
-  if (key)
-    return apiKeyExchange({
-      baseUrl: env.apiUrl,
-      apiKey: key,
-      tenantId: env.tenantId,
-      fetch: fetchImpl,
-      governor,
-    });
-  throw new ConfigError(
-    'no upstream credentials: set EXPOSURE_API_TOKEN or EXPOSURE_API_KEY, or put apiToken or apiKey in the secret object',
-  );
+  const credentials = upstreamCredentials(env, secrets);
+  if ('token' in credentials) return staticToken(credentials.token);
+  return apiKeyExchange({
+    baseUrl: env.apiUrl,
+    apiKey: credentials.key,
+    tenantId: env.tenantId,
+    fetch: fetchImpl,
+    governor,
+  });
 }
 
 /**

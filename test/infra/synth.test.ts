@@ -204,6 +204,35 @@ describe('real synth with esbuild', () => {
       ).toBe(true);
   });
 
+  it('the API loads the upstream client, the Slack app, the OpenAPI document and account actions only when first used', () => {
+    const dir = assetDir('AWS::Lambda::Function', 'ApiFunction', 'Code');
+    const start = new Set(loadedAtStart(dir).files);
+    const sourcesOf = (file: string) =>
+      (JSON.parse(readFileSync(join(dir, `${file}.map`), 'utf8')) as { sources: string[] }).sources;
+    const atStart = [...start].flatMap(sourcesOf);
+    const lazy = readdirSync(dir)
+      .filter((f) => /^chunk-.*\.mjs$/.test(f) && !start.has(f))
+      .flatMap(sourcesOf);
+    // Most requests read the table alone; these load with the first request that needs them.
+    for (const file of [
+      'lib/upstream/client.ts',
+      'lib/state/governor.ts',
+      'lib/api/slack.ts',
+      'lib/api/openapi-packed.ts',
+      'lib/api/identity-requests.ts',
+      'lib/actions/lookup.ts',
+    ]) {
+      expect(
+        lazy.some((s) => s.endsWith(file)),
+        `${file} in a lazy chunk`,
+      ).toBe(true);
+      expect(
+        atStart.some((s) => s.endsWith(file)),
+        `${file} not at start`,
+      ).toBe(false);
+    }
+  });
+
   it('the config layer holds the validated config', () => {
     const dir = assetDir('AWS::Lambda::LayerVersion', 'AlertsConfig', 'Content');
     expect(readFileSync(join(dir, 'alerts.config.json'), 'utf8')).toBe(readFileSync(EXAMPLE_CONFIG, 'utf8'));
