@@ -87,6 +87,30 @@ describe('lib/', () => {
     expect(importsIn(text)).toEqual(['./a.ts', '../b.ts', './c.ts', './body.ts', './d.ts']);
   });
 
+  it('knows no kind of destination where the code is shared: the render options, the follow-up targets', () => {
+    // A kind's folder name, and how its code and docs call it (PagerDuty, Google Chat, e-mail).
+    const kinds = readdirSync(join(LIB, 'destinations'), { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
+    const named = new RegExp(`\\b(${[...kinds, 'google chat', 'e-mail', 'terminal'].join('|')})\\b`, 'i');
+    const block = (path: string, start: string) => {
+      const text = readFileSync(join(LIB, path), 'utf8');
+      const at = text.indexOf(start);
+      expect(at, `${start} in ${path}`).toBeGreaterThanOrEqual(0);
+      return text.slice(at, text.indexOf('\n}\n', at));
+    };
+    const shared = {
+      RenderOptions: block('render/types.ts', 'export interface RenderOptions'),
+      FollowUpTarget: block('deliver/follow-up.ts', 'export interface FollowUpTarget'),
+      'follow-up-targets.ts': readFileSync(join(LIB, 'deliver/follow-up-targets.ts'), 'utf8'),
+    };
+    const naming = Object.entries(shared).flatMap(([what, text]) => {
+      const found = named.exec(text);
+      return found ? [`${what}: ${found[0]}`] : [];
+    });
+    expect(naming).toEqual([]);
+  });
+
   it('has no file over about 300 lines that does not say why at its top', () => {
     const long = all.filter((path) => {
       const text = readFileSync(path, 'utf8');

@@ -31,9 +31,6 @@ export function keepsItems(destination: ResolvedDestination | undefined): boolea
 export function followUpTargets(destinations: Iterable<ResolvedDestination>): FollowUpTarget[] {
   return [...destinations].flatMap((d) => {
     const style = followUpStyle(d);
-    if (!style) return [];
-    return [
-      { name: d.name, pagerduty: style === 'incident', ...(style === 'ticket' ? { ticket: true } : {}) },
-    ];
+    return style ? [{ name: d.name, style }] : [];
   });
 }

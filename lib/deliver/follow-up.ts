@@ -5,36 +5,26 @@
  * keyed by (destination, item key, action id) with a conditional put, so the same action followed
  * up twice (a retry, a crash and a rerun) makes no second record. The records are deliveries like
  * any other: the delivery pass sends them (`sendFollowUps`), retries them, lets them die, and
- * `deliveries list` shows them. What each destination hears:
- * - a Slack app: the item's own message is edited in place (`chat.update`) to show the action, then
- *   a reply goes in its thread; an item sent inside a digest gets the reply on the digest's parent;
- *   a message too old to edit gets the reply alone, and a message deleted gets it in the channel
- *   (its thread is gone with it). The edit is written down before the
- *   reply, so a crash repeats at most the one request in flight (an edit repeats harmlessly);
- * - PagerDuty: `resolve` of `event:<uid>` on ignore or remediate, only for an event that had its own
- *   incident (one paged inside a digest gets nothing), and nothing on an undo;
- * - a webhook with `followUps: true`: a signed body of kind `action` with the item;
- * - Jira: a comment on the item's issue, and its `doneTransition` on ignore or remediate when the
- *   issue is the item's own (an issue listing several items gets the comment alone, naming the item);
- * - ServiceNow: a work note on the item's incident (naming the item when it lists several).
- * Other destinations (a Slack incoming webhook, Teams, e-mail, the console) get nothing.
+ * `deliveries list` shows them. How a destination hears is its kind's (its face's `followUps`, its
+ * body's `followUp`; docs/actions.md): its message edited and replied to, an `incident` resolved
+ * (only an event's own, by ignore or remediate), a `ticket` commented (only an item whose record
+ * names its ticket), an `action` body; a destination whose kind says none gets nothing.
  *
  * This module makes the records (it is all the API needs: its bundle stays free of renderers);
  * follow-up-send.ts sends them.
  */
 
-/** A destination that hears of actions: its name, and whether it is PagerDuty (own incidents only). */
-export interface FollowUpTarget {
-  name: string;
-  pagerduty: boolean;
-  /** A ticket destination: only an item whose record names its ticket gets the comment. */
-  ticket?: boolean;
-}
-
 import type { Clock } from '../clock.ts';
+import type { FollowUpStyle } from '../destinations/kind.ts';
 import { type FollowUpAction, type ItemKind, RESOLVING_ACTIONS } from '../model.ts';
 import type { RecordAccess } from '../state/records/once.ts';
 import { type DeliveryRecord, deliveryId, followUpId } from '../state/records/record.ts';
+
+/** A destination that hears of actions: its name, and how (its kind's `followUps`, above). */
+export interface FollowUpTarget {
+  name: string;
+  style: FollowUpStyle;
+}
 
 export interface FollowUpDeps {
   records: RecordAccess;
@@ -62,12 +52,12 @@ export async function followUp(deps: FollowUpDeps, change: ItemChange): Promise<
   for (const destination of targets) {
     const sent = found.get(deliveryId(destination.name, kind, key));
     if (sent?.status !== 'sent') continue;
-    if (destination.pagerduty) {
+    if (destination.style === 'incident') {
       // Only an event's own incident is resolved, and only by ignore or remediate.
       const own = !sent.inDigest && !sent.posted?.digest;
       if (!own || kind !== 'event' || !RESOLVING_ACTIONS.has(action.type)) continue;
     }
-    if (destination.ticket && !sent.ticket) continue;
+    if (destination.style === 'ticket' && !sent.ticket) continue;
     records.push({
       id: followUpId(destination.name, kind, key, action.id),
       destination: destination.name,

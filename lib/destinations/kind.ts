@@ -45,13 +45,24 @@ export interface Resolved {
  */
 export type FollowUpStyle = 'message' | 'incident' | 'ticket' | 'action';
 
+/**
+ * What a run says that a kind's renderer may read: each face takes what its kind reads
+ * (`renderOptions`), and the shared code knows none of it.
+ */
+export interface RenderRun {
+  /** The config's `actions`: the doors through which people act on alerts, by name. */
+  actions?: Readonly<Record<string, unknown>>;
+  /** The terminal takes ANSI colours. */
+  color?: boolean;
+}
+
 /** What a key of the config means, for the config reference and `config schema`'s descriptions. */
 export interface KeyDoc {
   text: string;
   example?: unknown;
 }
 
-export interface KindFace<C extends { type: string }, R extends Resolved> {
+export interface KindFace<C extends { type: string }, R extends Resolved, O = unknown> {
   readonly type: C['type'];
   /** The service's name, for people: `Microsoft Teams`. */
   readonly title: string;
@@ -94,10 +105,15 @@ export interface KindFace<C extends { type: string }, R extends Resolved> {
   describe(config: C): string;
   /** What `config validate` warns about in this destination's config (at `path`). */
   warnings?(config: C, path: string): string[];
+  /**
+   * What its renderer reads beyond the shared options, made from the run: given to its body as
+   * `RenderOptions.kindOptions`.
+   */
+  renderOptions?(run: RenderRun): O;
   /** What each key of its config means (its `docs.ts`, loaded by the CLI only), by key. */
   docs?(): Promise<Record<string, KeyDoc>>;
   /** Loads the body. */
-  load(): Promise<KindBody<R, unknown, C>>;
+  load(): Promise<KindBody<R, unknown, C, O>>;
 }
 
 /**
@@ -120,13 +136,13 @@ export interface FollowUpRecord {
   followUp?: { action: FollowUpAction; edited?: boolean };
 }
 
-export interface FollowUpSend<P> {
+export interface FollowUpSend<P, O = unknown> {
   /** The follow-up's record (`followUp.action` is `action`); `save` writes it as it is now. */
   record: FollowUpRecord;
   action: FollowUpAction;
   /** The item the follow-up is about, as the renderers take it. */
   alert: DeliveryAlert;
-  opts: RenderOptions;
+  opts: RenderOptions<O>;
   ctx: SendContext;
   log: Logger;
   /** Sends a payload of the kind, as its alerts are sent. */
@@ -146,11 +162,11 @@ export interface FollowUpSend<P> {
 }
 
 /** What renders and sends, loaded when a message of the kind is first rendered or sent. */
-export interface KindBody<R extends Resolved, P = unknown, C = unknown> {
+export interface KindBody<R extends Resolved, P = unknown, C = unknown, O = unknown> {
   /** The messages `destination` receives for `alerts` (digests over the threshold). Pure. */
-  render(destination: R, alerts: DeliveryAlert[], opts: RenderOptions): Rendered<P>[];
+  render(destination: R, alerts: DeliveryAlert[], opts: RenderOptions<O>): Rendered<P>[];
   /** A message that is not about alerts: a `destinations test`, an operator notice. Pure. */
-  notice(destination: R, notice: Notice, opts: RenderOptions): P;
+  notice(destination: R, notice: Notice, opts: RenderOptions<O>): P;
   /**
    * The HTTP request a payload is sent as (`deliveryIds` make keys such as a webhook's
    * Idempotency-Key); none for a kind that sends otherwise (`send`).
@@ -189,13 +205,13 @@ export interface KindBody<R extends Resolved, P = unknown, C = unknown> {
    * Tells the destination that someone acted on an item it was sent (its face's `followUps`):
    * edits and replies, resolves, comments, as the kind does.
    */
-  followUp?(destination: R, f: FollowUpSend<P>): Promise<SendOutcome | 'budget'>;
+  followUp?(destination: R, f: FollowUpSend<P, O>): Promise<SendOutcome | 'budget'>;
   /** The payloads a follow-up to `alert` would send, named (`config validate` checks them too). */
   followUpSamples?(
     destination: R,
     alert: DeliveryAlert,
     action: FollowUpAction,
-    opts: RenderOptions,
+    opts: RenderOptions<O>,
   ): [string, P][];
   /**
    * The payload as `preview` shows it, from the destination as configured (JSON by default): what

@@ -10,7 +10,7 @@ import { discordKind } from './discord/index.ts';
 import { emailKind } from './email/index.ts';
 import { googlechatKind } from './googlechat/index.ts';
 import { jiraKind } from './jira/index.ts';
-import type { KindBody, KindFace, Resolve } from './kind.ts';
+import type { KindBody, KindFace, RenderRun, Resolve } from './kind.ts';
 import { mattermostKind } from './mattermost/index.ts';
 import { pagerdutyKind } from './pagerduty/index.ts';
 import { sentinelKind } from './sentinel/index.ts';
@@ -97,4 +97,12 @@ export function previewDestination(name: string, config: DestinationConfig): Res
 /** The body of a destination's kind (loaded when first needed). */
 export function bodyOf(destination: { type: DestinationType }): Promise<KindBody<ResolvedDestination>> {
   return kindOf(destination.type).load();
+}
+
+/**
+ * What a destination's kind reads when it renders beyond the shared options (its face's
+ * `renderOptions`), from the run: `RenderOptions.kindOptions`.
+ */
+export function kindOptions(destination: { type: DestinationType }, run: RenderRun): unknown {
+  return kindOf(destination.type).renderOptions?.(run);
 }

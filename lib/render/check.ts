@@ -6,7 +6,7 @@
  * with an empty or multi-line subject, a password that survives the policy. `config validate` prints these as errors,
  * so template problems show up before deploying, not after alerts were dropped.
  */
-import { bodyOf, previewDestination } from '../destinations/kinds.ts';
+import { bodyOf, kindOptions, previewDestination } from '../destinations/kinds.ts';
 import type { DeliveryAlert } from '../model.ts';
 import type { AlertsConfig } from '../rules/config.ts';
 import { applyPasswordPolicy } from '../rules/passwords.ts';
@@ -58,7 +58,14 @@ export async function checkRendering(
       source: 'credentials:example.com',
       item: credential,
     });
-    const opts: RenderOptions = { destination: name, appUrl, digest: config.digest, now };
+    // With the options the kind gets in a run (Slack's buttons with `actions.slack`), no colours.
+    const opts: RenderOptions = {
+      destination: name,
+      appUrl,
+      digest: config.digest,
+      now,
+      kindOptions: kindOptions(destination, { actions: config.actions }),
+    };
     // Past the threshold whatever it is set to, with more items than a digest lists.
     const sampleDigest = { threshold: 1, maxItems: Math.min(config.digest.maxItems, SAMPLE_DIGEST_MAX) };
     const many = Array.from({ length: sampleDigest.maxItems + 5 }, (_, i) => [
@@ -87,7 +94,7 @@ export async function checkRendering(
       errors.push(`destinations.${name}: ${what} (${destination.type}): ${problem}`);
     for (const [what, alerts, caseOpts] of cases) {
       try {
-        const rendered = await render(destination, alerts, { ...caseOpts, color: false });
+        const rendered = await render(destination, alerts, caseOpts);
         const covered = rendered.flatMap((r) => r.deliveryIds).sort();
         const expected = alerts.map((a) => a.deliveryId).sort();
         if (covered.join('\n') !== expected.join('\n'))

@@ -5,7 +5,7 @@
  */
 import type { DeliveryAlert } from '../model.ts';
 
-export interface RenderOptions {
+export interface RenderOptions<K = unknown> {
   /** The destination's name in the config. */
   destination: string;
   /** Base of links into the upstream's web app (EXPOSURE_APP_URL). */
@@ -14,15 +14,10 @@ export interface RenderOptions {
   digest: { threshold: number; maxItems: number };
   now: Date;
   /**
-   * Slack: an event's own message carries the action buttons (the config has `actions.slack`), with
-   * the undo of what `flags` says is done.
+   * What the destination's kind alone reads, as its face made it from the run (its
+   * `renderOptions`, destinations/kind.ts), typed by the kind: shared code passes it on unread.
    */
-  buttons?: boolean;
-  flags?: { ignored?: boolean; remediated?: boolean };
-  /** Slack: posted by an incoming webhook (its buttons' answers replace it), else by the app. */
-  slackWebhook?: boolean;
-  /** The terminal: ANSI colours. */
-  color?: boolean;
+  kindOptions?: K;
   /**
    * What a credential's identity line calls its provider (`Entra ID corp`), by the tenant whose
    * config names it (undefined: the top level) and its name there (render/identity.ts).

@@ -7,9 +7,12 @@
  * policy (the API's lookups show passwords as it says), and the identity providers (status lists them).
  */
 
+import type { FollowUpTarget } from '../deliver/follow-up.ts';
 import { batchGet, type TableIo } from './io.ts';
 import { marshall, unmarshall } from './marshall.ts';
 import { PutItemCommand } from './sdk.ts';
+
+const STYLES: ReadonlySet<string> = new Set(['message', 'incident', 'ticket', 'action']);
 
 export interface Catalog {
   /** Stream ids, events then credentials, in the config's order. */
@@ -18,7 +21,7 @@ export interface Catalog {
   /** The `until` of each config silence: status counts those still ahead. */
   configSilences: string[];
   /** The destinations that hear of actions on what they were sent (deliver/follow-up.ts). */
-  followUps: { name: string; pagerduty: boolean; ticket?: boolean }[];
+  followUps: FollowUpTarget[];
   /** The config's password policy: lookups through the API show passwords as it says. */
   passwords?: 'masked' | 'hidden' | 'clear';
   /** The config's `tenants`, by id and name: status groups the streams by them. */
@@ -91,14 +94,14 @@ export class CatalogStore {
       configSilences: strings(item.configSilences),
       followUps: Array.isArray(item.followUps)
         ? item.followUps.flatMap((t: unknown) => {
-            const { name, pagerduty, ticket } = (t ?? {}) as {
-              name?: unknown;
-              pagerduty?: unknown;
-              ticket?: unknown;
-            };
-            return typeof name === 'string'
-              ? [{ name, pagerduty: pagerduty === true, ...(ticket === true ? { ticket: true } : {}) }]
-              : [];
+            const { name, style, pagerduty, ticket } = (t ?? {}) as Record<string, unknown>;
+            if (typeof name !== 'string') return [];
+            if (typeof style === 'string' && STYLES.has(style))
+              return [{ name, style: style as FollowUpTarget['style'] }];
+            // Written by a poller from before targets said their style, until the next one writes it.
+            return [
+              { name, style: ticket === true ? 'ticket' : pagerduty === true ? 'incident' : 'message' },
+            ];
           })
         : [],
       ...(Array.isArray(item.tenants)

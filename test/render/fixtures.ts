@@ -3,6 +3,7 @@
 import {
   type DestinationConfig,
   type DestinationType,
+  kindOf,
   previewDestination,
   type ResolvedDestination,
 } from '../../lib/destinations/kinds.ts';
@@ -78,7 +79,8 @@ export function toDelivery(
 
 export const NOW = new Date('2026-11-21T12:00:00Z');
 
-export function renderOptions(over: Partial<RenderOptions> = {}): RenderOptions {
+/** `K`: the kind's own options (`kindOptions`), none by default. */
+export function renderOptions<K = never>(over: Partial<RenderOptions<K>> = {}): RenderOptions<K> {
   return {
     destination: 'soc',
     appUrl: 'https://app.example.test',
@@ -152,7 +154,10 @@ export function renderTo(
   opts: RenderOptions,
   { color }: { color: boolean } = { color: false },
 ): Promise<Rendered<unknown>[]> {
-  return renderFor(destinationOf(target, opts.destination), alerts, { ...opts, color });
+  const destination = destinationOf(target, opts.destination);
+  // As the runtime gives them: what the kind's face makes of the run, unless the test says.
+  const kindOptions = opts.kindOptions ?? kindOf(destination.type).renderOptions?.({ color });
+  return renderFor(destination, alerts, { ...opts, kindOptions });
 }
 
 /**

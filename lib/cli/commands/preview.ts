@@ -64,7 +64,7 @@ async function renderForPreview(
   color: boolean,
   now: Date,
 ): Promise<string> {
-  const [{ bodyOf, previewDestination }, { identityLabelFor }] = await Promise.all([
+  const [{ bodyOf, kindOptions, previewDestination }, { identityLabelFor }] = await Promise.all([
     import('../../destinations/kinds.ts'),
     import('./preview-identity.ts'),
   ]);
@@ -75,7 +75,8 @@ async function renderForPreview(
     appUrl,
     digest: config.digest,
     now,
-    color,
+    // What the kind reads of the run, as a run gives it (Slack's buttons with `actions.slack`).
+    kindOptions: kindOptions(destination, { actions: config.actions, color }),
     identityLabel: identityLabelFor(config),
   });
   const several = messages.length > 1;

@@ -11,7 +11,7 @@ import { footer, headline } from '../../render/notice.ts';
 import type { DeliveryAlert, Notice, RenderOptions } from '../../render/types.ts';
 import type { KindBody } from '../kind.ts';
 import { renderConsole } from './render.ts';
-import type { ConsoleDestination } from './types.ts';
+import type { ConsoleDestination, ConsoleOptions } from './types.ts';
 
 /** A stand-in's message: what the terminal shows, and the items it holds, for `preview`. */
 interface StandInMessage {
@@ -68,9 +68,9 @@ export function consoleNotice(notice: Notice, opts: RenderOptions): string {
   return `${lines.map((l, i) => `${i ? '  ' : ''}${lineText(l, 2_000)}`).join('\n')}\n`;
 }
 
-export const consoleBody: KindBody<ConsoleDestination, ConsolePayload> = {
+export const consoleBody: KindBody<ConsoleDestination, ConsolePayload, unknown, ConsoleOptions> = {
   render(destination, alerts, opts) {
-    const messages = renderConsole(alerts, { ...opts, color: opts.color ?? false });
+    const messages = renderConsole(alerts, { ...opts, color: opts.kindOptions?.color ?? false });
     if (!destination.standsFor || !destination.keepIn) return messages;
     return messages.map((m) => {
       const ids = new Set(m.deliveryIds);

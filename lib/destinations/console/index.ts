@@ -6,18 +6,20 @@
  */
 import * as z from 'zod/mini';
 import type { KindBody, KindFace } from '../kind.ts';
-import type { ConsoleDestination } from './types.ts';
+import type { ConsoleDestination, ConsoleOptions } from './types.ts';
 
 export const consoleSchema = z.strictObject({ type: z.literal('console') });
 export type ConsoleConfig = z.infer<typeof consoleSchema>;
 
-export const consoleKind: KindFace<ConsoleConfig, ConsoleDestination> = {
+export const consoleKind: KindFace<ConsoleConfig, ConsoleDestination, ConsoleOptions> = {
   type: 'console',
   title: 'the terminal',
   schema: consoleSchema,
   resolve: (name) => ({ name, type: 'console' }),
   describe: () => 'printed on the terminal',
-  load: async (): Promise<KindBody<ConsoleDestination>> => (await import('./body.ts')).consoleBody,
+  renderOptions: (run) => ({ color: run.color === true }),
+  load: async (): Promise<KindBody<ConsoleDestination, unknown, unknown, ConsoleOptions>> =>
+    (await import('./body.ts')).consoleBody,
 };
 
 /** A dry run's stand-in for a destination: printed, saying the kind it stands for, never sent. */

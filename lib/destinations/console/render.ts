@@ -30,8 +30,10 @@ import { identityLine, verdictCounts, verdictOf } from '../../render/identity.ts
 import { credentialLink, eventLink } from '../../render/link.ts';
 import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
 import { type Severity, severityRank } from '../../upstream/event-types.ts';
+import type { ConsoleOptions } from './types.ts';
 
-export type ConsoleOptions = RenderOptions & { color: boolean };
+/** The terminal's render options: the shared ones and its own. */
+export type ConsoleRenderOptions = RenderOptions & ConsoleOptions;
 
 const CODES = {
   bold: ['\x1b[1m', '\x1b[22m'],
@@ -66,7 +68,7 @@ function marks(color: boolean) {
 
 const text = (raw: string, max = 300) => lineText(raw, max, ellipsis);
 
-function eventBlock(alert: EventDelivery, opts: ConsoleOptions, paint: Paint): string {
+function eventBlock(alert: EventDelivery, opts: ConsoleRenderOptions, paint: Paint): string {
   const item = alert.item;
   const names = identifierNames(item);
   const tags = tagsOf(item);
@@ -109,21 +111,26 @@ function passwordText(alert: CredentialDelivery): string {
  * A login's identity verdict on the line under it, controls stripped like upstream text (the
  * provider's display name is in it); red for a live account whose password may be the leaked one.
  */
-function verdictLine(alert: CredentialDelivery, opts: ConsoleOptions, paint: Paint): string {
+function verdictLine(alert: CredentialDelivery, opts: ConsoleRenderOptions, paint: Paint): string {
   const line = identityLine(alert, opts);
   if (!line) return '';
   const shown = `    ↳ ${text(line, 300)}`;
   return `\n${verdictOf(alert)?.verdict === 'at_risk' ? paint('red', shown) : paint('dim', shown)}`;
 }
 
-function credentialLine(alert: CredentialDelivery, opts: ConsoleOptions, paint: Paint, tail = ''): string {
+function credentialLine(
+  alert: CredentialDelivery,
+  opts: ConsoleRenderOptions,
+  paint: Paint,
+  tail = '',
+): string {
   const link = credentialLink(alert.item, opts.appUrl);
   return `  ${text(alert.item.identity_name, 200)}  ${passwordText(alert)}  ${paint('dim', `(${text(hashKind(alert.item), 40)})`)}${link ? `  ${text(link, 2_000)}` : ''}${tail}${verdictLine(alert, opts, paint)}`;
 }
 
 function credentialBlock(
   batch: Extract<Batch, { type: 'credentials' }>,
-  opts: ConsoleOptions,
+  opts: ConsoleRenderOptions,
   paint: Paint,
 ): string {
   const source = batch.alerts.find((a) => a.item.source)?.item.source;
@@ -139,7 +146,11 @@ function credentialBlock(
   return [head, when, ...batch.alerts.map((a) => credentialLine(a, opts, paint))].join('\n');
 }
 
-function digestBlock(batch: Extract<Batch, { type: 'digest' }>, opts: ConsoleOptions, paint: Paint): string {
+function digestBlock(
+  batch: Extract<Batch, { type: 'digest' }>,
+  opts: ConsoleRenderOptions,
+  paint: Paint,
+): string {
   const total = batch.alerts.length;
   const max = opts.digest.maxItems;
   const lines: string[] = [];
@@ -171,7 +182,7 @@ function digestBlock(batch: Extract<Batch, { type: 'digest' }>, opts: ConsoleOpt
 }
 
 /** One block of terminal text per event, per credential group, or per digest. */
-export function renderConsole(alerts: DeliveryAlert[], opts: ConsoleOptions): Rendered<string>[] {
+export function renderConsole(alerts: DeliveryAlert[], opts: ConsoleRenderOptions): Rendered<string>[] {
   const paint = painter(opts.color);
   return planBatches(alerts, opts.digest).map((batch) => {
     const body =

@@ -7,3 +7,9 @@ export interface ConsoleDestination {
   /** A dry run's folder for each message's items, which `preview` renders as the destination would. */
   keepIn?: string;
 }
+
+/** What the terminal's renderer reads of the run (its face's `renderOptions`). */
+export interface ConsoleOptions {
+  /** The terminal takes ANSI colours. */
+  color: boolean;
+}

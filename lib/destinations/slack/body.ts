@@ -15,9 +15,9 @@ import { postMessage, readSlackAnswer, updateMessage } from './app.ts';
 import { sendSlackFollowUp, slackFollowUp } from './follow-up.ts';
 import type { SlackPayload } from './limits.ts';
 import { fitSlackPayload, slackLimitProblems } from './limits.ts';
-import { renderSlack } from './render.ts';
+import { renderSlack, slackOptions } from './render.ts';
 import { renderSlackThreads } from './thread.ts';
-import type { SlackDestination } from './types.ts';
+import type { SlackDestination, SlackOptions } from './types.ts';
 
 export function slackNotice(notice: Notice, opts: RenderOptions): SlackPayload {
   const body =
@@ -41,9 +41,11 @@ function call(destination: SlackDestination, request: HttpRequest, ctx: SendCont
   );
 }
 
-export const slackBody: KindBody<SlackDestination, SlackPayload> = {
+export const slackBody: KindBody<SlackDestination, SlackPayload, unknown, SlackOptions> = {
   render: (destination, alerts, opts) =>
-    destination.app ? renderSlackThreads(alerts, opts) : renderSlack(alerts, { ...opts, slackWebhook: true }),
+    destination.app
+      ? renderSlackThreads(alerts, slackOptions(opts))
+      : renderSlack(alerts, { ...slackOptions(opts), webhook: true }),
   notice: (_destination, notice, opts) => slackNotice(notice, opts),
   request: (destination, payload) =>
     destination.app ? postMessage(destination.app, payload) : jsonRequest(destination.url, payload),

@@ -16,8 +16,8 @@ import { postMessage, UNEDITABLE_SLACK_ERRORS, updateMessage } from './app.ts';
 import { flagButtons } from './buttons.ts';
 import type { SlackPayload } from './limits.ts';
 import { fitSlackPayload } from './limits.ts';
-import { renderSlackBatch } from './render.ts';
-import type { SlackDestination } from './types.ts';
+import { renderSlackBatch, slackOptions } from './render.ts';
+import type { SlackDestination, SlackOptions } from './types.ts';
 
 const MARK: Record<string, string> = {
   ignore: ':no_bell:',
@@ -53,7 +53,7 @@ export interface SlackFollowUp {
 export function slackFollowUp(
   alert: DeliveryAlert,
   action: FollowUpAction,
-  opts: RenderOptions,
+  opts: RenderOptions<SlackOptions>,
 ): SlackFollowUp {
   const texts = actionTexts(action);
   const words = actionWords(action);
@@ -79,7 +79,7 @@ export function slackFollowUp(
           sourceId: alert.item.source_id,
           alerts: [alert],
         },
-    { ...opts, flags },
+    { ...slackOptions(opts), flags },
   );
   const original = own?.payload ?? { text: '', blocks: [] };
   const edit = fitSlackPayload({
@@ -119,7 +119,7 @@ const NO_THREAD: ReadonlySet<string> = new Set(['thread_not_found', 'message_not
 /** Sends a Slack app's follow-up (the edit once, then the reply); a webhook's Slack hears of none. */
 export async function sendSlackFollowUp(
   destination: SlackDestination,
-  f: FollowUpSend<SlackPayload>,
+  f: FollowUpSend<SlackPayload, SlackOptions>,
 ): Promise<SendOutcome | 'budget'> {
   const { app } = destination;
   const { record, action, log } = f;

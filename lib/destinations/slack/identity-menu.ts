@@ -1,7 +1,7 @@
 /**
  * The account actions' menus on a Slack app's messages (docs/identity.md): beside each login
  * with an identity verdict, an overflow menu (`exposure:identity`) of the account actions, when the
- * config has `actions.slack` (RenderOptions `buttons`) and the message is the app's own.
+ * config has `actions.slack` (SlackRenderOptions `buttons`, types.ts) and the message is the app's own.
  *
  * An option's value is `<action>|<item key>`: the credential's delivery key, whose stored verdict
  * (`idv#<key>`, lib/identity/store.ts) names the tenant, the provider and the login; api/slack.ts
@@ -18,10 +18,10 @@
 import { ACCOUNT_ACTIONS, ACTION_WORDS, type AccountAction } from '../../identity/words.ts';
 import type { CredentialDelivery } from '../../render/group.ts';
 import { verdictOf } from '../../render/identity.ts';
-import type { RenderOptions } from '../../render/types.ts';
 import { type Block, packSections, SECTION_BUDGET, section } from './blocks.ts';
 import { IDENTITY_ACTION_ID } from './buttons.ts';
 import { SLACK_LIMITS } from './limits.ts';
+import type { SlackRenderOptions } from './types.ts';
 
 export { IDENTITY_ACTION_ID };
 
@@ -51,8 +51,8 @@ export function parseMenuValue(value: unknown): { action: AccountAction; itemKey
 }
 
 /** Whether messages rendered with these options carry account menus. */
-export const menusOn = (opts: Pick<RenderOptions, 'buttons' | 'slackWebhook'>): boolean =>
-  opts.buttons === true && opts.slackWebhook !== true;
+export const menusOn = (opts: Pick<SlackRenderOptions, 'buttons' | 'webhook'>): boolean =>
+  opts.buttons === true && opts.webhook !== true;
 
 /**
  * The overflow menu for a login, or undefined: no verdict, `no_account`, menus off (see menusOn),
@@ -60,7 +60,7 @@ export const menusOn = (opts: Pick<RenderOptions, 'buttons' | 'slackWebhook'>): 
  */
 export function identityMenu(
   alert: CredentialDelivery,
-  opts: Pick<RenderOptions, 'buttons' | 'slackWebhook'>,
+  opts: Pick<SlackRenderOptions, 'buttons' | 'webhook'>,
 ): Block | undefined {
   if (!menusOn(opts)) return undefined;
   const verdict = verdictOf(alert);

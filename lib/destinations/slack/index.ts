@@ -8,7 +8,7 @@ import { nonEmpty } from '../../rules/match-schema.ts';
 import { httpUrl, secretOr } from '../../rules/schema-parts.ts';
 import { baseUrl } from '../describe.ts';
 import type { KindBody, KindFace } from '../kind.ts';
-import type { SlackDestination } from './types.ts';
+import type { SlackDestination, SlackOptions } from './types.ts';
 
 export const SLACK_API_URL = 'https://slack.com/api';
 
@@ -54,7 +54,7 @@ export const slackSchema = z
   );
 export type SlackConfig = z.infer<typeof slackSchema>;
 
-export const slackKind: KindFace<SlackConfig, SlackDestination> = {
+export const slackKind: KindFace<SlackConfig, SlackDestination, SlackOptions> = {
   type: 'slack',
   title: 'Slack',
   schema: slackSchema,
@@ -67,11 +67,13 @@ export const slackKind: KindFace<SlackConfig, SlackDestination> = {
   pace: () => ({ everyMs: 1_000 }),
   followUps: (d) => (d.app ? 'message' : undefined),
   threads: (d) => d.app !== undefined,
+  renderOptions: (run) => (run.actions?.slack ? { buttons: true } : {}),
   channel: ({ channel }) => (channel?.startsWith('#') ? undefined : channel),
   describe: (config) =>
     config.token
       ? `chat.postMessage to ${config.channel} as the Slack app (its bot token is a credential, not shown); a digest is a thread, follow-ups edit the message and reply in its thread`
       : 'POST to the Slack incoming webhook (its URL is a credential, not shown)',
   docs: async () => (await import('./docs.ts')).docs,
-  load: async (): Promise<KindBody<SlackDestination>> => (await import('./body.ts')).slackBody,
+  load: async (): Promise<KindBody<SlackDestination, unknown, unknown, SlackOptions>> =>
+    (await import('./body.ts')).slackBody,
 };

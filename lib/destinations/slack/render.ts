@@ -54,6 +54,7 @@ import { type Block, context, header, packSections, SECTION_BUDGET, section } fr
 import { actionButtons } from './buttons.ts';
 import { identityMenu, jsonLength, MESSAGE_JSON_BUDGET, menuBlocks, menuParts } from './identity-menu.ts';
 import { fitSlackPayload, SLACK_LIMITS, type SlackPayload } from './limits.ts';
+import type { SlackOptions, SlackRenderOptions } from './types.ts';
 
 /** Characters of listed lines per message: keeps the whole message well under ~12,000. */
 export const LINES_BUDGET = 7_500;
@@ -74,7 +75,7 @@ export function slackLink(url: string | undefined, label: string): string | unde
 export const listOf = (values: string[], max: number) =>
   joinList(values, max, (v) => slackText(v, 120, ellipsis));
 
-function eventMessage(alert: EventDelivery, opts: RenderOptions): SlackPayload {
+function eventMessage(alert: EventDelivery, opts: SlackRenderOptions): SlackPayload {
   const item = alert.item;
   const severity = eventSeverity(item);
   const type = item.metadata.type;
@@ -109,7 +110,7 @@ function eventMessage(alert: EventDelivery, opts: RenderOptions): SlackPayload {
     context(
       `${alert.tenant ? `tenant ${slackText(alert.tenant.name, 200)} (${alert.tenant.id}) · ` : ''}uid ${slackText(item.metadata.uid, 400)} · source ${slackText(alert.source, 200)} · routes ${slackText(alert.routes.join(', '), 400)}`,
     ),
-    ...(opts.buttons ? actionButtons(alert, opts.flags ?? {}, opts.slackWebhook ? 'webhook' : 'app') : []),
+    ...(opts.buttons ? actionButtons(alert, opts.flags ?? {}, opts.webhook ? 'webhook' : 'app') : []),
   ];
   const first = highlights[0] ? `: ${highlightPlain(highlights[0].text)}` : '';
   const about = names.length ? ` for ${names.join(', ')}` : '';
@@ -136,7 +137,7 @@ export function verdictSummary(alerts: CredentialDelivery[]): string {
   return counts ? `\n*Identity:* ${slackText(counts, 500)}` : '';
 }
 
-function credentialLine(alert: CredentialDelivery, opts: RenderOptions): string {
+function credentialLine(alert: CredentialDelivery, opts: SlackRenderOptions): string {
   const link = slackLink(credentialLink(alert.item, opts.appUrl), 'event');
   return `• ${slackText(alert.item.identity_name, 200)} (${slackText(hashKind(alert.item), 40, ellipsis)})${link ? ` ${link}` : ''}${verdictLine(alert, opts)}`;
 }
@@ -161,7 +162,7 @@ function chunk<E extends { line: string }>(items: E[], budget: number): E[][] {
 
 function credentialMessages(
   batch: Extract<Batch, { type: 'credentials' }>,
-  opts: RenderOptions,
+  opts: SlackRenderOptions,
 ): Rendered<SlackPayload>[] {
   const entries = batch.alerts.map((alert) => {
     const menu = identityMenu(alert, opts);
@@ -225,7 +226,7 @@ function credentialMessages(
   });
 }
 
-export function eventDigestLine(alert: EventDelivery, opts: RenderOptions): string {
+export function eventDigestLine(alert: EventDelivery, opts: SlackRenderOptions): string {
   const severity = eventSeverity(alert.item);
   const names = listOf(identifierNames(alert.item), 120);
   const first = highlightsOf(alert)[0];
@@ -235,7 +236,7 @@ export function eventDigestLine(alert: EventDelivery, opts: RenderOptions): stri
   return `${SEVERITY_EMOJI[severity]} *${severity.toUpperCase()}* ${slackText(alert.item.metadata.type, 60, ellipsis)}${names ? ` · ${names}` : ''}${excerpt}${link}`;
 }
 
-export function credentialDigestLine(alert: CredentialDelivery, opts: RenderOptions): string {
+export function credentialDigestLine(alert: CredentialDelivery, opts: SlackRenderOptions): string {
   const leak = alert.item.source?.name ?? alert.item.source_id;
   return `• ${slackText(alert.item.identity_name, 120, ellipsis)} — ${slackText(alert.item.domain, 80, ellipsis)} — ${slackText(leak, 80, ellipsis)} (${slackText(hashKind(alert.item), 30, ellipsis)})${verdictLine(alert, opts)}`;
 }
@@ -256,7 +257,7 @@ export function digestLines<T>(alerts: T[], line: (alert: T) => string, maxItems
   return { shown, rest: alerts.length - shown.length };
 }
 
-function digestMessage(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOptions): SlackPayload {
+function digestMessage(batch: Extract<Batch, { type: 'digest' }>, opts: SlackRenderOptions): SlackPayload {
   const total = batch.alerts.length;
   let title: string;
   let summary: string;
@@ -292,16 +293,21 @@ function digestMessage(batch: Extract<Batch, { type: 'digest' }>, opts: RenderOp
   return { text: slackText(fallback, 500), blocks };
 }
 
+/** Slack's render options from the shared ones (its own, from its face, in `kindOptions`). */
+export function slackOptions(opts: RenderOptions<SlackOptions>): SlackRenderOptions {
+  return { ...opts, ...(opts.kindOptions?.buttons ? { buttons: true } : {}) };
+}
+
 /**
  * One Slack message per event, per credential group, or per digest (over `digest.threshold`
  * alerts). Each Rendered lists exactly the alerts its message shows or, for a digest, counts.
  */
-export function renderSlack(alerts: DeliveryAlert[], opts: RenderOptions): Rendered<SlackPayload>[] {
+export function renderSlack(alerts: DeliveryAlert[], opts: SlackRenderOptions): Rendered<SlackPayload>[] {
   return planBatches(alerts, opts.digest).flatMap((batch) => renderSlackBatch(batch, opts));
 }
 
 /** The messages of one batch (render/group.ts): an event, a credential group, or a digest. */
-export function renderSlackBatch(batch: Batch, opts: RenderOptions): Rendered<SlackPayload>[] {
+export function renderSlackBatch(batch: Batch, opts: SlackRenderOptions): Rendered<SlackPayload>[] {
   if (batch.type === 'credentials') return credentialMessages(batch, opts);
   const payload = batch.type === 'event' ? eventMessage(batch.alert, opts) : digestMessage(batch, opts);
   const covered = batch.type === 'event' ? [batch.alert] : batch.alerts;

@@ -32,7 +32,7 @@ import {
 } from '../../render/group.ts';
 import { verdictCounts } from '../../render/identity.ts';
 import { credentialLink } from '../../render/link.ts';
-import type { DeliveryAlert, Rendered, RenderOptions } from '../../render/types.ts';
+import type { DeliveryAlert, Rendered } from '../../render/types.ts';
 import { type Block, context, header, packSections, section } from './blocks.ts';
 import { identityMenu, type Listed, MESSAGE_JSON_BUDGET, menuBlocks, menuParts } from './identity-menu.ts';
 import type { SlackPayload } from './limits.ts';
@@ -47,6 +47,7 @@ import {
   slackLink,
   verdictSummary,
 } from './render.ts';
+import type { SlackRenderOptions } from './types.ts';
 
 /** Replies a thread holds at most: past them the last reply counts the rest. */
 export const MAX_REPLIES = 50;
@@ -99,7 +100,7 @@ function replies(lines: Listed[], first: number, total: number): SlackPayload[] 
   });
 }
 
-function eventThread(batch: Extract<Batch, { type: 'digest'; kind: 'event' }>, opts: RenderOptions) {
+function eventThread(batch: Extract<Batch, { type: 'digest'; kind: 'event' }>, opts: SlackRenderOptions) {
   const total = batch.alerts.length;
   const sorted = mostSevereFirst(batch.alerts);
   const { shown } = digestLines(sorted, (a) => eventDigestLine(a, opts), opts.digest.maxItems);
@@ -123,7 +124,7 @@ function eventThread(batch: Extract<Batch, { type: 'digest'; kind: 'event' }>, o
 
 function credentialThread(
   batch: Extract<Batch, { type: 'digest'; kind: 'credential' }>,
-  opts: RenderOptions,
+  opts: SlackRenderOptions,
 ) {
   const total = batch.alerts.length;
   const groups = countBy(
@@ -175,7 +176,10 @@ function credentialThread(
  * One Slack message per event or credential group, as slack.ts renders them, and a thread per
  * digest: its parent, and its replies in `thread`.
  */
-export function renderSlackThreads(alerts: DeliveryAlert[], opts: RenderOptions): Rendered<SlackPayload>[] {
+export function renderSlackThreads(
+  alerts: DeliveryAlert[],
+  opts: SlackRenderOptions,
+): Rendered<SlackPayload>[] {
   return planBatches(alerts, opts.digest).flatMap((batch): Rendered<SlackPayload>[] => {
     if (batch.type !== 'digest') return renderSlackBatch(batch, opts);
     const { parent, thread } =

@@ -1,5 +1,7 @@
 /** Terminal rendering: compact lines, ANSI only when asked, no escape sequences from upstream. */
 import { describe, expect, it } from 'vitest';
+import { consoleBody } from '../../../lib/destinations/console/body.ts';
+import { consoleKind } from '../../../lib/destinations/console/index.ts';
 import { renderConsole } from '../../../lib/destinations/console/render.ts';
 import { applyPasswordPolicy } from '../../../lib/rules/passwords.ts';
 import {
@@ -94,5 +96,21 @@ describe('renderConsole', () => {
     expect(rendered[0]!.payload).toContain('[DIGEST] 7 events: 7 medium');
     expect(rendered[0]!.payload).toContain('… and 5 more items not listed (7 in all)');
     expect(rendered[0]!.deliveryIds).toHaveLength(7);
+  });
+});
+
+describe("the terminal's own options (its face's renderOptions)", () => {
+  it('colours only when the run says the terminal takes them, as the body gets them', () => {
+    const alerts = [toDelivery(eventAlert(makeEvent({ metadata: { severity: 'high' } })))];
+    const terminal = { name: 'term', type: 'console' as const };
+    const rendered = (color?: boolean) =>
+      consoleBody.render(terminal, alerts, {
+        ...renderOptions(),
+        kindOptions: consoleKind.renderOptions?.({ color }),
+      })[0]?.payload;
+    expect(consoleKind.renderOptions?.({ color: true })).toEqual({ color: true });
+    expect(rendered(true)).toContain('\x1b[');
+    expect(rendered(false)).not.toContain('\x1b[');
+    expect(rendered()).not.toContain('\x1b[');
   });
 });

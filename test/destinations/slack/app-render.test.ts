@@ -5,7 +5,9 @@
  * who acted and why, can ping, link or spoof nothing; every message stays within Slack's limits.
  */
 import { describe, expect, it } from 'vitest';
+import { slackBody } from '../../../lib/destinations/slack/body.ts';
 import { slackFollowUp } from '../../../lib/destinations/slack/follow-up.ts';
+import { slackKind } from '../../../lib/destinations/slack/index.ts';
 import type { SlackPayload } from '../../../lib/destinations/slack/limits.ts';
 import { renderSlackThreads } from '../../../lib/destinations/slack/thread.ts';
 import type { FollowUpAction } from '../../../lib/model.ts';
@@ -106,7 +108,7 @@ describe('the buttons on an event alert (actions.slack)', () => {
 
   it('a hostile event: Ignore, Remediated and Silence similar, our labels only, the text still safe', () => {
     const alert = toDelivery(eventAlert(hostileEvent(3)));
-    const [message] = renderSlackThreads([alert], renderOptions({ buttons: true }));
+    const [message] = renderSlackThreads([alert], { ...renderOptions(), buttons: true });
     const payload = message?.payload as SlackPayload;
     expectWithinSlackLimits(payload);
     expectNothingHostile(payload);
@@ -129,10 +131,11 @@ describe('the buttons on an event alert (actions.slack)', () => {
 
   it('after an action, its undo; no buttons without actions.slack, nor on a digest', () => {
     const alert = toDelivery(eventAlert(hostileEvent(4)));
-    const [done] = renderSlackThreads(
-      [alert],
-      renderOptions({ buttons: true, flags: { ignored: true, remediated: true } }),
-    );
+    const [done] = renderSlackThreads([alert], {
+      ...renderOptions(),
+      buttons: true,
+      flags: { ignored: true, remediated: true },
+    });
     expect(
       actionsOf(done?.payload as SlackPayload)[0]
         ?.elements.map((e) => e.action_id)
@@ -141,10 +144,10 @@ describe('the buttons on an event alert (actions.slack)', () => {
     const [plain] = renderSlackThreads([alert], renderOptions());
     expect(actionsOf(plain?.payload as SlackPayload)).toEqual([]);
     const many = Array.from({ length: 8 }, (_, i) => toDelivery(eventAlert(hostileEvent(i))));
-    const [digest] = renderSlackThreads(
-      many,
-      renderOptions({ buttons: true, digest: { threshold: 3, maxItems: 5 } }),
-    );
+    const [digest] = renderSlackThreads(many, {
+      ...renderOptions({ digest: { threshold: 3, maxItems: 5 } }),
+      buttons: true,
+    });
     expect(actionsOf(digest?.payload as SlackPayload)).toEqual([]);
     for (const reply of digest?.thread ?? []) expect(actionsOf(reply)).toEqual([]);
   });
@@ -152,8 +155,33 @@ describe('the buttons on an event alert (actions.slack)', () => {
   it('an event whose silence would not fit Slack: no select (never a broader silence), the buttons stay', () => {
     const event = hostileEvent(5);
     event.identifiers = Array.from({ length: 40 }, (_, i) => ({ id: 1_000_000 + i, name: `id${i}` }));
-    const [message] = renderSlackThreads([toDelivery(eventAlert(event))], renderOptions({ buttons: true }));
+    const [message] = renderSlackThreads([toDelivery(eventAlert(event))], {
+      ...renderOptions(),
+      buttons: true,
+    });
     const [actions] = actionsOf(message?.payload as SlackPayload);
     expect(actions?.elements.map((e) => e.action_id)).toEqual(['exposure:ignore', 'exposure:remediate']);
+  });
+});
+
+describe("Slack's own options (its face's renderOptions)", () => {
+  const app = {
+    name: 'soc',
+    type: 'slack' as const,
+    url: 'https://slack.example.test/api/chat.postMessage',
+    app: { token: 'xoxb-test', channel: 'C0123ABCD', apiUrl: 'https://slack.example.test/api' },
+  };
+  const buttonsWith = (actions?: Record<string, unknown>) => {
+    const [message] = slackBody.render(app, [toDelivery(eventAlert(hostileEvent(1)))], {
+      ...renderOptions(),
+      kindOptions: slackKind.renderOptions?.({ actions }),
+    });
+    return (message?.payload as SlackPayload).blocks.filter((b) => b.type === 'actions').length;
+  };
+
+  it('buttons on an event when the config has actions.slack, and none without', () => {
+    expect(buttonsWith({ slack: { signingSecret: 's' } })).toBe(1);
+    expect(buttonsWith({})).toBe(0);
+    expect(buttonsWith(undefined)).toBe(0);
   });
 });

@@ -21,7 +21,7 @@ import type { SlackPayload } from '../../../lib/destinations/slack/limits.ts';
 import { slackLimitProblems } from '../../../lib/destinations/slack/limits.ts';
 import { renderSlack } from '../../../lib/destinations/slack/render.ts';
 import { MAX_REPLIES, renderSlackThreads } from '../../../lib/destinations/slack/thread.ts';
-import type { SlackDestination } from '../../../lib/destinations/slack/types.ts';
+import type { SlackDestination, SlackOptions } from '../../../lib/destinations/slack/types.ts';
 import { ACCOUNT_ACTIONS, type IdentityVerdict } from '../../../lib/identity/words.ts';
 import type { DeliveryAlert } from '../../../lib/model.ts';
 import { verdictOf } from '../../../lib/render/identity.ts';
@@ -53,10 +53,21 @@ const app: SlackDestination = {
 };
 const webhook: SlackDestination = { name: 'soc', type: 'slack', url: 'https://hooks.slack.example/x' };
 
-const group = (over: Partial<RenderOptions> = {}) =>
-  renderOptions({ digest: { threshold: 1_000, maxItems: 20 }, identityLabel, buttons: true, ...over });
-const digest = (over: Partial<RenderOptions> = {}) =>
-  renderOptions({ digest: { threshold: 1, maxItems: 20 }, identityLabel, buttons: true, ...over });
+// As the runtime gives them with `actions.slack` configured: the Slack face's own options.
+const group = (over: Partial<RenderOptions<SlackOptions>> = {}) =>
+  renderOptions<SlackOptions>({
+    digest: { threshold: 1_000, maxItems: 20 },
+    identityLabel,
+    kindOptions: { buttons: true },
+    ...over,
+  });
+const digest = (over: Partial<RenderOptions<SlackOptions>> = {}) =>
+  renderOptions<SlackOptions>({
+    digest: { threshold: 1, maxItems: 20 },
+    identityLabel,
+    kindOptions: { buttons: true },
+    ...over,
+  });
 
 /** A hostile login (pings, a forged link) with a verdict whose display name is hostile too. */
 function hostileWithVerdict(i: number, verdict: IdentityVerdict = VERDICT_SAMPLES[0] as IdentityVerdict) {
@@ -263,7 +274,7 @@ describe("Slack's stand-in takes every message with menus", () => {
 describe('where there are no menus, nothing changes', () => {
   it('without actions.slack (no buttons option) a message with verdicts has no menu', () => {
     const alerts = VERDICT_SAMPLES.map((v) => withVerdict(v));
-    for (const opts of [group({ buttons: false }), digest({ buttons: false })])
+    for (const opts of [group({ kindOptions: {} }), digest({ kindOptions: {} })])
       for (const payload of payloadsOf(slackBody.render(app, alerts, opts)))
         expect(JSON.stringify(payload)).not.toContain('overflow');
   });
