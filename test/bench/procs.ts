@@ -21,6 +21,15 @@ export interface Child {
   stop(): Promise<void>;
 }
 
+/** The processes this module started that are still running (stopLeftovers). */
+const running = new Set<ChildProcess>();
+
+function tracked(child: ChildProcess): ChildProcess {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
+
 async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
@@ -78,19 +87,21 @@ function waitForLine(
 /** dynalite in its own process, in memory. */
 export async function startDynaliteProcess(): Promise<Child> {
   const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [
-      ...(process.env.BENCH_DYNALITE_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []),
-      join(ROOT, 'node_modules/dynalite/cli.js'),
-      '--host',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--createTableMs',
-      '0',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+  const child = tracked(
+    spawn(
+      process.execPath,
+      [
+        ...(process.env.BENCH_DYNALITE_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []),
+        join(ROOT, 'node_modules/dynalite/cli.js'),
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--createTableMs',
+        '0',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    ),
   );
   await waitForLine(child, /listening at/i, 'dynalite');
   const url = `http://127.0.0.1:${port}`;
@@ -143,34 +154,36 @@ export async function startEmulatorProcess(options: {
   /** The rate tiers the emulator enforces (`--basic-per-second`, `--search-per-second`); unlimited when unset. */
   rateLimits?: { basicPerSecond: number; searchPerSecond: number };
 }): Promise<EmulatorProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      join(ROOT, 'dist/exposure-alerts.mjs'),
-      'emulator',
-      '--port',
-      '0',
-      '--seed',
-      String(options.seed ?? 42),
-      '--latency-ms',
-      String(options.latencyMs ?? 0),
-      '--events',
-      String(options.events ?? 120),
-      '--credentials',
-      String(options.credentials ?? 0),
-      ...(options.lateMatches !== undefined ? ['--late-matches', String(options.lateMatches)] : []),
-      ...(options.groups !== undefined ? ['--groups', String(options.groups)] : []),
-      ...(options.quota !== undefined ? ['--quota', String(options.quota)] : []),
-      ...(options.rateLimits
-        ? [
-            '--basic-per-second',
-            String(options.rateLimits.basicPerSecond),
-            '--search-per-second',
-            String(options.rateLimits.searchPerSecond),
-          ]
-        : []),
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
+  const child = tracked(
+    spawn(
+      process.execPath,
+      [
+        join(ROOT, 'dist/exposure-alerts.mjs'),
+        'emulator',
+        '--port',
+        '0',
+        '--seed',
+        String(options.seed ?? 42),
+        '--latency-ms',
+        String(options.latencyMs ?? 0),
+        '--events',
+        String(options.events ?? 120),
+        '--credentials',
+        String(options.credentials ?? 0),
+        ...(options.lateMatches !== undefined ? ['--late-matches', String(options.lateMatches)] : []),
+        ...(options.groups !== undefined ? ['--groups', String(options.groups)] : []),
+        ...(options.quota !== undefined ? ['--quota', String(options.quota)] : []),
+        ...(options.rateLimits
+          ? [
+              '--basic-per-second',
+              String(options.rateLimits.basicPerSecond),
+              '--search-per-second',
+              String(options.rateLimits.searchPerSecond),
+            ]
+          : []),
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
+    ),
   );
   const banner = await waitForLine(child, /listening on [\s\S]*EXPOSURE_API_TOKEN=\S+\s/, 'emulator');
   const url = /listening on (http:\/\/\S+)/.exec(banner)?.[1] as string;
@@ -343,10 +356,12 @@ export async function startWorker(
     tsx ? join(ROOT, 'test/bench/worker.ts') : WORKER_BUNDLE,
     scenario,
   ]);
-  const child = spawn(command, args, {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-  });
+  const child = tracked(
+    spawn(command, args, {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    }),
+  );
   const next = () =>
     new Promise<WorkerMessage>((resolve, reject) => {
       const onMessage = (message: WorkerMessage) => {
@@ -404,6 +419,17 @@ export async function startWorker(
     throw error;
   }
   return { process: child, ready, request, call, stop };
+}
+
+/**
+ * Stops what a section left running (its workers, dynalite, the emulator: a section stops its
+ * own, but one that failed half-way may not), so the next section's figures do not pay for it.
+ * Returns how many it had to stop.
+ */
+export async function stopLeftovers(): Promise<number> {
+  const left = [...running];
+  await Promise.all(left.map((child) => stopChild(child)));
+  return left.length;
 }
 
 /** Deletes a table (dynalite drops its items), so a long bench keeps dynalite's heap small. */

@@ -20,6 +20,8 @@ export interface Budget {
    *   of events over 30 cycles), where the host's speed is a few seconds of 90.
    */
   holds?: 'ratio' | 'median' | 'count' | 'percentile';
+  /** What the figure aims at, below the budget: printed beside it, never failed on. */
+  goal?: number;
 }
 
 export interface Figure {
@@ -79,12 +81,21 @@ function formatValue(value: number, unit: string): string {
   return unit === '' || unit === 'x' ? `${text}${unit}` : `${text} ${unit}`;
 }
 
+/** How a budget holds, and its goal: ` (ratio; goal 1.05x)`. */
+function budgetNote(budget: Budget, unit: string): string {
+  const notes = [
+    ...(budget.holds ? [budget.holds] : []),
+    ...(budget.goal === undefined ? [] : [`goal ${formatValue(budget.goal, unit)}`]),
+  ];
+  return notes.length ? ` (${notes.join('; ')})` : '';
+}
+
 /** One table, aligned columns, grouped by section. */
 export function formatTable(figures: readonly Figure[], title: string): string {
   const rows = figures.map((f) => [
     f.label,
     formatValue(f.value, f.unit),
-    f.budget ? `<= ${formatValue(f.budget.max, f.unit)}${f.budget.holds ? ` (${f.budget.holds})` : ''}` : '',
+    f.budget ? `<= ${formatValue(f.budget.max, f.unit)}${budgetNote(f.budget, f.unit)}` : '',
     f.budget ? (f.pass ? 'pass' : 'FAIL') : '',
     f.detail ?? '',
   ]);
@@ -105,6 +116,16 @@ export function formatTable(figures: readonly Figure[], title: string): string {
   return out.join('\n');
 }
 
+/** One section of a run: how long it took, the host's 1-minute load around it, what it found left running. */
+export interface SectionRun {
+  name: string;
+  seconds: number;
+  loadBefore: number;
+  loadAfter: number;
+  /** Processes a section before left running, stopped before this one began (should be 0). */
+  leftovers: number;
+}
+
 export interface Report {
   command: string;
   startedAt: string;
@@ -112,6 +133,7 @@ export interface Report {
   machine: Machine;
   /** Whether the functions ran under their Lambda memory limit (procs.ts). */
   limits: string;
+  sections: SectionRun[];
   passed: boolean;
   figures: Figure[];
   /** Everything measured on the way (runs, counts), per section. */

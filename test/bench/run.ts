@@ -12,6 +12,7 @@
  * Each measurement starts its own dynalite and emulator processes; the product runs in bench
  * workers (worker.ts), bundled first as the CDK bundles our Lambda functions. Not part of `npm test`.
  */
+import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { API_MEMORY_MB, POLLER_MEMORY_MB } from '../../infra/function.ts';
@@ -28,8 +29,8 @@ import { measureLatency } from './measure-latency.ts';
 import { measureMemory } from './measure-memory.ts';
 import { measureScale, type ScaleOptions } from './measure-scale.ts';
 import { measureSlackApp } from './measure-slack-app.ts';
-import { memoryLimited, ROOT, removeCgroups, WORKER_BUNDLE } from './procs.ts';
-import { type Figure, formatTable, machine, type Report, writeReport } from './report.ts';
+import { memoryLimited, ROOT, removeCgroups, stopLeftovers, WORKER_BUNDLE } from './procs.ts';
+import { type Figure, formatTable, machine, type Report, type SectionRun, writeReport } from './report.ts';
 import { round } from './stats.ts';
 
 /**
@@ -102,13 +103,21 @@ async function main(): Promise<number> {
   log(`bench: ${limits}`);
   const figures: Figure[] = [];
   const raw: Record<string, unknown> = {};
+  const sections: SectionRun[] = [];
   for (const name of only as Section[]) {
+    // What a section before left running would take this one's CPU (none should be left).
+    const leftovers = await stopLeftovers();
+    if (leftovers) log(`bench: stopped ${leftovers} processes left running before ${name}`);
     const t0 = Date.now();
-    log(`bench: ${name}`);
+    const loadBefore = round(loadavg()[0] as number, 2);
+    log(`bench: ${name} (1-minute load ${loadBefore})`);
     const result = await SECTIONS[name](log);
     figures.push(...result.figures);
     raw[name] = result.raw;
-    log(`bench: ${name} took ${round((Date.now() - t0) / 1000, 1)} s`);
+    const seconds = round((Date.now() - t0) / 1000, 1);
+    const loadAfter = round(loadavg()[0] as number, 2);
+    sections.push({ name, seconds, loadBefore, loadAfter, leftovers });
+    log(`bench: ${name} took ${seconds} s (1-minute load ${loadAfter})`);
   }
   const host = machine();
   const passed = figures.every((f) => f.pass !== false);
@@ -119,6 +128,7 @@ async function main(): Promise<number> {
     durationS,
     machine: host,
     limits,
+    sections,
     passed,
     figures,
     raw,

@@ -5,14 +5,16 @@
  * them). The first message is `{type: 'init', data}`; every later one is a job answered by one
  * `result` (or `error`).
  *
- * Scenarios: `drain` (jobs `bare` and `product`), `history` (jobs `page`, the bare client, and
- * `walk`), `api` (serves the HTTP API; jobs `take`), `scale` (jobs `open`, `dispatch`, `work`,
- * `pass`, `stats`; several at once, each answered with the `id` it came with), `latency` (jobs
- * `latencyOpen`, `dispatch`, `latencyWork`, `pass`, `latencyRecords`; several at once too).
+ * Scenarios: `drain` (jobs `bare` and `product`, the latter with `optimisations` of its own when
+ * given), `history` (jobs `page`, the bare client, and `walk`), `api` (serves the HTTP API; jobs
+ * `take`), `scale` (jobs `open`, `dispatch`, `work`, `pass`, `stats`; several at once, each
+ * answered with the `id` it came with), `latency` (jobs `latencyOpen`, `dispatch`, `latencyWork`,
+ * `pass`, `latencyRecords`; several at once too).
  */
 
 import type { PollKind } from '../../lib/poll/streams.ts';
 import type { StreamJob } from '../../lib/poll/turn.ts';
+import type { Optimisations } from '../../lib/runtime.ts';
 import { type ApiServer, type ApiSetup, startApiServer } from './api-server.ts';
 import { type DrainSetup, drainBare, drainProduct } from './drain.ts';
 import { type HistorySetup, historyBare, historyWalk } from './history.ts';
@@ -28,7 +30,7 @@ import { type ScaleSetup, scaleDispatch, scaleOpen, scalePass, scaleStats, scale
 
 type Job =
   | { type: 'bare'; kinds: PollKind[] }
-  | { type: 'product'; table: string; kinds: PollKind[] }
+  | { type: 'product'; table: string; kinds: PollKind[]; optimisations?: Optimisations }
   | { type: 'walk'; table: string; firstRun: 'alert' | 'baseline' }
   | { type: 'page'; collect: boolean }
   | { type: 'take' }
@@ -62,7 +64,7 @@ async function handle(message: { type: string; data?: unknown }): Promise<unknow
   const job = message as unknown as Job;
   if (scenario === 'drain' && job.type === 'bare') return drainBare(setup as DrainSetup, job.kinds);
   if (scenario === 'drain' && job.type === 'product')
-    return drainProduct(setup as DrainSetup, job.table, job.kinds);
+    return drainProduct(setup as DrainSetup, job.table, job.kinds, job.optimisations);
   if (scenario === 'history' && job.type === 'page') return historyBare(setup as HistorySetup, job.collect);
   if (scenario === 'history' && job.type === 'walk')
     return historyWalk(setup as HistorySetup, job.table, job.firstRun);
