@@ -1,5 +1,5 @@
 /**
- * The console's Alerts in a real browser, against `serve` as a process after a real poll and
+ * The console's Alerts in a real browser, against `serve` (harness.ts) after a real poll and
  * delivery pass: the list, its filters, one alert's detail, acting on it (the upstream emulator
  * sees the action once), an account action on a credential with a verdict, `Silence similar`, and
  * the hostile samples (`<script>`, `<img onerror>`, `<!channel>` in upstream text) shown as text

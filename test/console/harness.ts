@@ -104,6 +104,11 @@ export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<
   const close = async () => {
     for (const c of closers.splice(0).reverse()) await c().catch(() => undefined);
   };
+  /** Whatever started is closed with the run, even when something beside it failed to start. */
+  const closeWithRun = <T extends { close(): Promise<unknown> }>(started: T): T => {
+    closers.push(() => started.close());
+    return started;
+  };
   try {
     const browserStarted = (options.browser ?? ownBrowser)();
     // The pages' contexts, closed before the browser is let go (a shared one outlives the run).
@@ -113,26 +118,20 @@ export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<
       await Promise.all([...contexts].map((c) => c.close().catch(() => undefined)));
       if (browser.connected) await release();
     });
-    const emulator = await startEmulator({
-      seed: 7,
-      rateLimits: 'off',
-      eventsPerTenant: 6,
-      lateMatchesPerTenant: 0,
-      credentials: 16,
-    });
-    closers.push(() => emulator.close());
-    const dynamo = await startDynalite();
-    closers.push(() => dynamo.close());
+    const [emulator, dynamo, hook, refusing] = await Promise.all([
+      startEmulator({
+        seed: 7,
+        rateLimits: 'off',
+        eventsPerTenant: 6,
+        lateMatchesPerTenant: 0,
+        credentials: 16,
+      }).then(closeWithRun),
+      startDynalite().then(closeWithRun),
+      startReceiver().then(closeWithRun),
+      startReceiver({ status: 410, body: 'gone' }).then(closeWithRun),
+    ]);
     const client = createDynamoClient({ endpoint: dynamo.endpoint });
     closers.push(async () => client.destroy());
-    const [hook, refusing] = await Promise.all([
-      startReceiver(),
-      startReceiver({ status: 410, body: 'gone' }),
-    ]);
-    closers.push(
-      () => hook.close(),
-      () => refusing.close(),
-    );
 
     const acme = emulator.emulator.dataset.tenant('acme');
     const [hostile] = emulator.emulator.appendEvents(acme.id, 1);
@@ -160,6 +159,33 @@ export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<
     };
     const table = 'console';
     await ensureTable(client, table);
+    const dir = await mkdtemp(join(tmpdir(), 'ea-console-'));
+    closers.push(() => rm(dir, { recursive: true, force: true }));
+    await writeFile(join(dir, 'alerts.config.json'), JSON.stringify(config));
+    await writeFile(
+      join(dir, 'secrets.json'),
+      JSON.stringify({
+        ...DEMO_IDENTITY_SECRETS,
+        apiClients: {
+          analyst: { digest: sha256Hex(tokens.analyst), scopes: ANALYST_SCOPES },
+          reader: { digest: sha256Hex(tokens.reader), scopes: ['read'] },
+        },
+      }),
+    );
+    // serve starts while the world polls and delivers: the tests need both, not one after the other.
+    const serving = serve({
+      EXPOSURE_API_URL: emulator.url,
+      EXPOSURE_API_TOKEN: 'emu-acme-token',
+      DYNAMODB_ENDPOINT: dynamo.endpoint,
+      TABLE_NAME: table,
+      PORT: '0',
+      SECRETS_FILE: join(dir, 'secrets.json'),
+      ALERTS_CONFIG: join(dir, 'alerts.config.json'),
+      LOG_LEVEL: 'error',
+    });
+    // Its failure is thrown where it is awaited, below; if it started, it stops with the run.
+    const served = serving.catch(() => undefined);
+    closers.push(async () => (await served)?.stop());
     const world = await makeWorld(
       {
         running: emulator,
@@ -176,34 +202,11 @@ export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<
       config,
       { table, secrets: { ...DEMO_IDENTITY_SECRETS } },
     );
-    await world.cycle('events');
-    await world.cycle('credentials');
+    // As the two kinds' functions run on AWS: side by side.
+    await Promise.all([world.cycle('events'), world.cycle('credentials')]);
     await world.deliver();
+    const service = await serving;
 
-    const dir = await mkdtemp(join(tmpdir(), 'ea-console-'));
-    closers.push(() => rm(dir, { recursive: true, force: true }));
-    await writeFile(join(dir, 'alerts.config.json'), JSON.stringify(config));
-    await writeFile(
-      join(dir, 'secrets.json'),
-      JSON.stringify({
-        ...DEMO_IDENTITY_SECRETS,
-        apiClients: {
-          analyst: { digest: sha256Hex(tokens.analyst), scopes: ANALYST_SCOPES },
-          reader: { digest: sha256Hex(tokens.reader), scopes: ['read'] },
-        },
-      }),
-    );
-    const service = await serve({
-      EXPOSURE_API_URL: emulator.url,
-      EXPOSURE_API_TOKEN: 'emu-acme-token',
-      DYNAMODB_ENDPOINT: dynamo.endpoint,
-      TABLE_NAME: table,
-      PORT: '0',
-      SECRETS_FILE: join(dir, 'secrets.json'),
-      ALERTS_CONFIG: join(dir, 'alerts.config.json'),
-      LOG_LEVEL: 'error',
-    });
-    closers.push(() => service.stop());
     const { browser } = await browserStarted;
     const tabs = new Map<string, Tab>();
 
@@ -251,6 +254,7 @@ export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<
       },
       async tab(token, view = 'alerts') {
         let tab = tabs.get(token);
+        const fresh = !tab;
         if (!tab) {
           tab = await newPage(VIEWPORT);
           tabs.set(token, tab);
@@ -267,11 +271,13 @@ export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<
             page,
             `Object.values(sessionStorage).join() === ${JSON.stringify(token)} || sessionStorage.clear()`,
           );
-          // Through a blank page: an address that differs only in its fragment would not load anew.
-          await page.goto('about:blank');
+          // Loaded anew in the same renderer: a page.goto to an address that differs only in its
+          // fragment would not load, and one through about:blank starts a renderer process each.
+          await inPage(page, `history.replaceState(null, '', ${JSON.stringify(`#/${view}`)})`);
+          await page.reload();
         }
         const { page } = tab;
-        await page.goto(`${service.url}/console#/${view}`);
+        if (fresh) await page.goto(`${service.url}/console#/${view}`);
         const shown = await page.waitForSelector('#nav:not([hidden]), input[name=token]');
         if (await shown?.evaluate((e) => e.tagName === 'INPUT')) await signIn(page, token);
         await settled(page);

@@ -1,5 +1,5 @@
 /**
- * The console's other views in a real browser, against `serve` as a process after a real poll and
+ * The console's other views in a real browser, against `serve` (harness.ts) after a real poll and
  * delivery pass: Silences (made through the form after its count, then expired), Destinations (a
  * test message the stand-in receives once, a second within the minute refused in words, the dead
  * re-queued), Streams and Audit; and every view at 1280×800 and on a 390-wide phone, in light and
@@ -135,28 +135,29 @@ describe('every view, on a screen and a phone, light and dark', () => {
   it('nothing wider than the screen; every control labelled; dark when the system is', async () => {
     const { page, errors } = await run.tab(run.tokens.analyst);
     const backgrounds = new Set<string>();
-    for (const scheme of ['light', 'dark'] as const) {
-      await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: scheme }]);
-      for (const viewport of [
-        { width: 1280, height: 800 },
-        { width: 390, height: 844 },
-      ]) {
-        await page.setViewport(viewport);
-        for (const name of [...VIEWS, `alerts/${encodeURIComponent(run.hostileUid)}`]) {
-          await view(page, name);
-          const where = `${name} at ${viewport.width} (${scheme})`;
+    // Each view is loaded once and looked at in each size and scheme: the page lays itself out by
+    // CSS alone (no script reads the width or the scheme), so a resize shows what a phone loads.
+    for (const name of [...VIEWS, `alerts/${encodeURIComponent(run.hostileUid)}`]) {
+      await view(page, name);
+      const unlabelled = await inPage<string[]>(
+        page,
+        `[...document.querySelectorAll('input, select, textarea, button')].filter((c) => !(c.labels?.length || c.getAttribute('aria-label') || (c.tagName === 'BUTTON' && c.textContent.trim()))).map((c) => c.outerHTML.slice(0, 80))`,
+      );
+      expect(unlabelled, name).toEqual([]);
+      for (const scheme of ['light', 'dark'] as const) {
+        await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: scheme }]);
+        for (const viewport of [
+          { width: 1280, height: 800 },
+          { width: 390, height: 844 },
+        ]) {
+          await page.setViewport(viewport);
           const wide = await inPage<{ scroll: number; client: number }>(
             page,
             '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
           );
-          expect(wide.scroll, where).toBeLessThanOrEqual(wide.client);
-          const unlabelled = await inPage<string[]>(
-            page,
-            `[...document.querySelectorAll('input, select, textarea, button')].filter((c) => !(c.labels?.length || c.getAttribute('aria-label') || (c.tagName === 'BUTTON' && c.textContent.trim()))).map((c) => c.outerHTML.slice(0, 80))`,
-          );
-          expect(unlabelled, where).toEqual([]);
+          expect(wide.scroll, `${name} at ${viewport.width} (${scheme})`).toBeLessThanOrEqual(wide.client);
+          backgrounds.add(await inPage<string>(page, 'getComputedStyle(document.body).backgroundColor'));
         }
-        backgrounds.add(await inPage<string>(page, 'getComputedStyle(document.body).backgroundColor'));
       }
     }
     expect(backgrounds.size).toBe(2);

@@ -1,5 +1,5 @@
 /**
- * Signing in to the console in a real browser, against `serve` as a process: the page asks once for
+ * Signing in to the console in a real browser, against `serve` (harness.ts): the page asks once for
  * a token, keeps it in the tab's sessionStorage alone (never a URL, a cookie or localStorage), says
  * so when a token is wrong or stops working and asks again, forgets it on Sign out, and works from
  * the keyboard alone; a `read` token sees every view and no button that changes anything.
