@@ -33,6 +33,8 @@ import {
   tenantsDeployment,
 } from './cost-model.ts';
 import { PRICES_READ_ON, PRICES_REGION } from './prices.ts';
+import { type Figure, figure } from './report.ts';
+import { round } from './stats.ts';
 
 export const DOCS_PATH = join(PROJECT_ROOT, 'docs', 'deploy.md');
 /** The cost section's committed baseline (measure-cost.ts writes it). */
@@ -174,6 +176,65 @@ export function linesApart(table: string, page = readFileSync(DOCS_PATH, 'utf8')
 /** Writes `table` into docs/deploy.md between the markers. */
 export function writeCostTable(table: string): void {
   writeFileSync(DOCS_PATH, withTable(readFileSync(DOCS_PATH, 'utf8'), table));
+}
+
+/**
+ * The cost section's figures of the page: this run's bill at the defaults and with the example
+ * config, and the page's table against the baseline's bill, written first when asked (the header).
+ */
+export function docsFigures(
+  measured: Measured,
+  stack: StackShape,
+  baseline: (BaselineNote & { measured: Measured }) | undefined,
+  log: (line: string) => void,
+): Figure[] {
+  const table = baseline ? costTable(baseline.measured, stack, baseline) : undefined;
+  if (table && (process.env.BENCH_COST_BASELINE === 'write' || process.env.BENCH_COST_DOCS === 'write')) {
+    writeCostTable(table);
+    log(`  cost: the cost table of ${DOCS_PATH} written from the baseline`);
+  }
+  const configs = docsConfigs();
+  const usd = (n: number) => round(n, n >= 100 ? 0 : 2);
+  const billOf = (config: AlertsConfig) => {
+    const d = deploymentOf(config);
+    const b = bill(measured, stack, d);
+    const metrics = b.lines.find((l) => l.id === 'metrics')?.usd ?? 0;
+    return {
+      b,
+      detail: `${streamsText(d)}; events ${every(b.intervalS.events)}, credentials ${every(b.intervalS.credentials)}; metrics $${usd(metrics)}`,
+    };
+  };
+  const defaults = billOf(configs.defaults);
+  const example = billOf(configs.example);
+  return [
+    figure({
+      section: 'cost',
+      id: 'cost.defaults',
+      label: "  at the defaults: a config like the built-in demo's",
+      value: usd(defaults.b.total),
+      unit: '$',
+      detail: defaults.detail,
+    }),
+    figure({
+      section: 'cost',
+      id: 'cost.example',
+      label: `  the example config (${EXAMPLE_CONFIG_PATH})`,
+      value: usd(example.b.total),
+      unit: '$',
+      detail: example.detail,
+    }),
+    figure({
+      section: 'cost',
+      id: 'cost.docsTable',
+      label: "  lines of docs/deploy.md's cost table apart from the baseline's bill",
+      value: table ? linesApart(table) : Number.NaN,
+      unit: '',
+      budget: { max: 0, holds: 'count' },
+      detail: table
+        ? 'rewrite: BENCH_COST_DOCS=write npm run bench -- --only cost (or npx tsx test/bench/cost-docs.ts --write), and commit it'
+        : 'no billable baseline to write the table from',
+    }),
+  ];
 }
 
 /** The table the committed baseline bills today (the stack synthesized as the cost section does). */

@@ -38,7 +38,9 @@
  * (test/bench/cost-baseline.json, its measured per-use figures billed with the same prices and
  * model), at most 1.10: a change that raises the bill per stream by more than 10% fails the bench.
  * Refresh the baseline after a deliberate change, and commit it:
- * `BENCH_COST_BASELINE=write npm run bench -- --only cost`.
+ * `BENCH_COST_BASELINE=write npm run bench -- --only cost`. docs/deploy.md's cost table is the
+ * baseline's bill (cost-docs.ts: at the defaults, with the example config, the world's): written
+ * with the baseline, checked on every run (`cost.docsTable`).
  *
  * `--only cost` runs the scale world itself (about 3 minutes at ×10; `--scale-load` makes it
  * shorter and the world smaller, `--scale-x` changes the tiers); it does not run the turns phase.
@@ -47,16 +49,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { type AttributeValue, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { StreamJob } from '../../lib/poll/turn.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
-import {
-  BASELINE_PATH,
-  costTable,
-  DOCS_PATH,
-  deploymentOf,
-  docsConfigs,
-  EXAMPLE_CONFIG_PATH,
-  linesApart,
-  writeCostTable,
-} from './cost-docs.ts';
+import { BASELINE_PATH, docsFigures } from './cost-docs.ts';
 import {
   type Bill,
   bill,
@@ -453,17 +446,6 @@ export async function measureCost(
   }
   const baselineBill = baseline && billable(baseline) ? bill(baseline.measured, stack, world) : undefined;
   const ratio = baselineBill ? here.total / baselineBill.total : Number.NaN;
-  // docs/deploy.md's table is the committed baseline's bill (cost-docs.ts): written with it, else checked.
-  const table = baseline && baselineBill ? costTable(baseline.measured, stack, baseline) : undefined;
-  if (table && (process.env.BENCH_COST_BASELINE === 'write' || process.env.BENCH_COST_DOCS === 'write')) {
-    writeCostTable(table);
-    log(`  cost: the cost table of ${DOCS_PATH} written from the baseline`);
-  }
-  const docsApart = table ? linesApart(table) : Number.NaN;
-  const configs = docsConfigs();
-  const defaultsBill = bill(measured, stack, deploymentOf(configs.defaults));
-  const exampleBill = bill(measured, stack, deploymentOf(configs.example));
-
   const tag = `${world.streams.events} event streams ${every(here.intervalS.events)}, ${world.streams.credentials} domains ${every(here.intervalS.credentials)}`;
   const lineOf = (b: Bill, id: string) => b.lines.find((l) => l.id === id);
   // Each sweep must visit every stream to the end, or its visits would look cheaper than they are.
@@ -498,33 +480,8 @@ export async function measureCost(
         detail: `${fmt(l.quantity)} ${l.unit}${l.detail ? `; ${l.detail}` : ''}`,
       }),
     ),
-    figure({
-      section: 'cost',
-      id: 'cost.defaults',
-      label: "  at the defaults: the built-in demo config's sources",
-      value: usd(defaultsBill.total),
-      unit: '$',
-      detail: `the default stack for ${configs.defaults.sources.credentials?.domains.length ?? 0} domains and the tenant's events, one destination (docs/deploy.md shows the baseline's)`,
-    }),
-    figure({
-      section: 'cost',
-      id: 'cost.example',
-      label: `  the example config (${EXAMPLE_CONFIG_PATH})`,
-      value: usd(exampleBill.total),
-      unit: '$',
-      detail: `events ${every(exampleBill.intervalS.events)}, credentials ${every(exampleBill.intervalS.credentials)}; metrics $${usd(lineOf(exampleBill, 'metrics')?.usd ?? 0)}`,
-    }),
-    figure({
-      section: 'cost',
-      id: 'cost.docsTable',
-      label: "  lines of docs/deploy.md's cost table apart from the baseline's bill",
-      value: docsApart,
-      unit: '',
-      budget: { max: 0, holds: 'count' },
-      detail: table
-        ? 'rewrite: BENCH_COST_DOCS=write npm run bench -- --only cost (or npx tsx test/bench/cost-docs.ts --write), and commit it'
-        : 'no billable baseline to write the table from',
-    }),
+    // At the defaults and with the example config; docs/deploy.md's table checked (cost-docs.ts).
+    ...docsFigures(measured, stack, baseline && baselineBill ? baseline : undefined, log),
     figure({
       section: 'cost',
       id: 'cost.per100Streams',
