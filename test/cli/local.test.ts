@@ -8,9 +8,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../lib/cli/run.ts';
-import { runCliProcess } from '../helpers/cli-process.ts';
-import { captureIo } from '../helpers/io.ts';
+import { runCliProcess, spawnCliProcess } from '../helpers/cli-process.ts';
 
 /** A newcomer's shell: none of the variables that point a command anywhere. */
 const BARE = {
@@ -33,31 +31,27 @@ const BARE = {
   AWS_EC2_METADATA_DISABLED: 'true',
 };
 
-const home = process.cwd();
 let dir: string;
-let stop: () => Promise<number>;
+let stop: () => Promise<number | null>;
 
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end && !check()) await new Promise((r) => setTimeout(r, 50));
-  return check();
-}
-
+/**
+ * npm start as a process too, as a newcomer runs it: its modules stay out of this test's process
+ * (loading them here cost more CPU than the built command's start), and its pid is its own.
+ */
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ea-local-'));
-  process.chdir(dir);
-  const io = captureIo({ PORT: '0', LOG_LEVEL: 'warn' });
-  const controller = new AbortController();
-  const done = runCli(['start'], io, controller.signal);
-  if (!(await until(() => io.out.includes('Ctrl-C stops it'), 15_000))) throw new Error(io.out + io.err);
+  const start = spawnCliProcess(['start'], { cwd: dir, env: { PORT: '0', LOG_LEVEL: 'warn' } });
   stop = async () => {
-    controller.abort();
-    return done;
+    if (start.child.exitCode === null && start.child.signalCode === null) start.child.kill('SIGINT');
+    return start.exited;
   };
-}, 20_000);
+  await start.waitFor(() => start.out().includes('Ctrl-C stops it'), 25_000).catch(async (error) => {
+    await stop();
+    throw error;
+  });
+}, 30_000);
 afterAll(async () => {
   await stop?.().catch(() => 0);
-  process.chdir(home);
 });
 
 describe('a second terminal beside npm start', () => {
