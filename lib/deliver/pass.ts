@@ -36,7 +36,7 @@ import { pauseLeft } from '../state/destinations.ts';
 import { keepAlive, LeaseLostError, LeaseRenewalError } from '../state/lease.ts';
 import type { ResolvedDestination } from './destinations.ts';
 import type { PassState } from './queue.ts';
-import { sendTimeoutMs } from './send-context.ts';
+import { sendTimeoutMs } from './send-timeout.ts';
 import type { DeliverDeps, DeliveryPassOptions, DeliverySummary, DestinationResult } from './types.ts';
 
 /** The send path (sending.ts), loaded when a pass first has more to do than read. */

@@ -16,6 +16,7 @@ import { parseRetryAfter } from '../upstream/wire.ts';
 import { originOf, waitingFor } from '../waits.ts';
 import type { HttpRequest, SendOutcome } from './outcome.ts';
 import type { HttpPost } from './post.ts';
+import { sendTimeoutMs } from './send-timeout.ts';
 
 export interface SendContext {
   /** The POST (post.ts; global fetch fits too). */
@@ -29,8 +30,6 @@ export interface SendContext {
   destination?: string;
 }
 
-export const DEFAULT_SEND_TIMEOUT_MS = 10_000;
-
 /** What a send takes from delivery's dependencies (DeliverDeps fits). */
 export interface SendDeps {
   post: HttpPost;
@@ -39,10 +38,7 @@ export interface SendDeps {
   sendTimeoutMs?: number;
 }
 
-/** How long a send waits for its answer. */
-export function sendTimeoutMs(deps: { sendTimeoutMs?: number }): number {
-  return deps.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
-}
+export { DEFAULT_SEND_TIMEOUT_MS, sendTimeoutMs } from './send-timeout.ts';
 
 /**
  * The context every send of delivery gets (the pass, its ops notices, inline delivery), so all of

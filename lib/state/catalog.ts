@@ -12,8 +12,6 @@ import { batchGet, type TableIo } from './io.ts';
 import { marshall, unmarshall } from './marshall.ts';
 import { PutItemCommand } from './sdk.ts';
 
-const STYLES: ReadonlySet<string> = new Set(['message', 'incident', 'ticket', 'action']);
-
 export interface Catalog {
   /** Stream ids, events then credentials, in the config's order. */
   streams: string[];
@@ -95,13 +93,11 @@ export class CatalogStore {
       followUps: Array.isArray(item.followUps)
         ? item.followUps.flatMap((t: unknown) => {
             const { name, style, pagerduty, ticket } = (t ?? {}) as Record<string, unknown>;
-            if (typeof name !== 'string') return [];
-            if (typeof style === 'string' && STYLES.has(style))
-              return [{ name, style: style as FollowUpTarget['style'] }];
-            // Written by a poller from before targets said their style, until the next one writes it.
-            return [
-              { name, style: ticket === true ? 'ticket' : pagerduty === true ? 'incident' : 'message' },
-            ];
+            // No style: written by a poller from before targets said it, until the next one writes it.
+            const was = ticket ? 'ticket' : pagerduty ? 'incident' : 'message';
+            return typeof name === 'string'
+              ? [{ name, style: (typeof style === 'string' ? style : was) as FollowUpTarget['style'] }]
+              : [];
           })
         : [],
       ...(Array.isArray(item.tenants)

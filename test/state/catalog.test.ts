@@ -14,7 +14,6 @@ describe('CatalogStore.from, follow-up targets', () => {
         { name: 'old-pager', pagerduty: true },
         { name: 'old-tickets', pagerduty: false, ticket: true },
         { name: 'old-app', pagerduty: false },
-        { name: 'odd', style: 'carrier pigeon' },
         { style: 'message' },
       ],
     });
@@ -26,7 +25,6 @@ describe('CatalogStore.from, follow-up targets', () => {
       { name: 'old-pager', style: 'incident' },
       { name: 'old-tickets', style: 'ticket' },
       { name: 'old-app', style: 'message' },
-      { name: 'odd', style: 'message' },
     ]);
   });
 });

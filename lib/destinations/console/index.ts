@@ -17,7 +17,7 @@ export const consoleKind: KindFace<ConsoleConfig, ConsoleDestination, ConsoleOpt
   schema: consoleSchema,
   resolve: (name) => ({ name, type: 'console' }),
   describe: () => 'printed on the terminal',
-  renderOptions: (run) => ({ color: run.color === true }),
+  renderOptions: (run) => ({ color: !!run.color }),
   load: async (): Promise<KindBody<ConsoleDestination, unknown, unknown, ConsoleOptions>> =>
     (await import('./body.ts')).consoleBody,
 };

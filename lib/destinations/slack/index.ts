@@ -67,7 +67,7 @@ export const slackKind: KindFace<SlackConfig, SlackDestination, SlackOptions> = 
   pace: () => ({ everyMs: 1_000 }),
   followUps: (d) => (d.app ? 'message' : undefined),
   threads: (d) => d.app !== undefined,
-  renderOptions: (run) => (run.actions?.slack ? { buttons: true } : {}),
+  renderOptions: (run) => ({ buttons: !!run.actions?.slack }),
   channel: ({ channel }) => (channel?.startsWith('#') ? undefined : channel),
   describe: (config) =>
     config.token
