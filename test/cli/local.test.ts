@@ -45,10 +45,12 @@ beforeAll(async () => {
     if (start.child.exitCode === null && start.child.signalCode === null) start.child.kill('SIGINT');
     return start.exited;
   };
-  await start.waitFor(() => start.out().includes('Ctrl-C stops it'), 25_000).catch(async (error) => {
-    await stop();
-    throw error;
-  });
+  await start
+    .waitFor(() => start.out().includes('Ctrl-C stops it'), 25_000)
+    .catch(async (error) => {
+      await stop();
+      throw error;
+    });
 }, 30_000);
 afterAll(async () => {
   await stop?.().catch(() => 0);
