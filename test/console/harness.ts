@@ -18,10 +18,10 @@
  * `startConsoleRun` stands alone (the screenshots script runs it, with a Chromium of its own);
  * `useConsoleRun` is it for a test file, on the test run's one shared Chromium (browser.ts
  * `sharedBrowser`). A page in a browser context of its own (`open`) is a renderer process and a
- * cold load, about a second of CPU each; so a file's tests share one tab per token (`tab`), which
- * each test gets afresh: loaded anew at the view it names, signed in, at the default size and
- * colour scheme, with no dialogs or errors recorded yet. Only a test about what a new tab keeps or
- * asks for opens its own.
+ * cold load, about a second of CPU each; so a file's tests share one tab (`tab`), which each test
+ * gets afresh: loaded anew at the view it names, signed in with the token it names, at the default
+ * size and colour scheme, with no dialogs or errors recorded yet. Only a test about what a new tab
+ * keeps or asks for opens its own.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -85,11 +85,13 @@ export interface ConsoleRun {
   /** A new page in a context of its own (no sessionStorage shared), at the console, signed in with `token`. */
   open(token?: string, viewport?: { width: number; height: number }): Promise<OpenPage>;
   /**
-   * The run's kept tab for `token` (made by `open` the first time), loaded anew at `#/<view>`
-   * and signed in: what an earlier test left in it (a view, a dialog, a size, a colour scheme, a
-   * token changed or forgotten, recorded dialogs and errors) is gone. Closed with the run.
+   * The run's one kept tab (a page in a context of its own the first time), loaded anew at
+   * `#/<view>` and signed in with `token` (through the form when it held another): what an
+   * earlier test left in it (a view, a dialog, a size, a colour scheme, a token changed or
+   * forgotten, recorded dialogs and errors) is gone. With `signedOut`, it keeps no token and shows
+   * the sign-in form, for the test to sign in itself. Closed with the run.
    */
-  tab(token: string, view?: string): Promise<Tab>;
+  tab(token: string, view?: string, options?: { signedOut?: boolean }): Promise<Tab>;
   close(): Promise<void>;
 }
 
@@ -208,7 +210,7 @@ export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<
     const service = await serving;
 
     const { browser } = await browserStarted;
-    const tabs = new Map<string, Tab>();
+    let kept: OpenPage | undefined;
 
     /** A blank page in a browser context of its own, its dialogs dismissed and its errors recorded. */
     const newPage = async (viewport: { width: number; height: number }): Promise<OpenPage> => {
@@ -252,12 +254,12 @@ export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<
         if (token) await signIn(opened.page, token);
         return opened;
       },
-      async tab(token, view = 'alerts') {
-        let tab = tabs.get(token);
+      async tab(token, view = 'alerts', { signedOut = false } = {}) {
+        let tab = kept;
         const fresh = !tab;
         if (!tab) {
           tab = await newPage(VIEWPORT);
-          tabs.set(token, tab);
+          kept = tab;
         } else {
           const { page } = tab;
           tab.dialogs.length = 0;
@@ -269,7 +271,9 @@ export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<
           // The tab keeps this token alone: one an earlier test changed is forgotten, to sign in anew.
           await inPage(
             page,
-            `Object.values(sessionStorage).join() === ${JSON.stringify(token)} || sessionStorage.clear()`,
+            signedOut
+              ? 'sessionStorage.clear()'
+              : `Object.values(sessionStorage).join() === ${JSON.stringify(token)} || sessionStorage.clear()`,
           );
           // Loaded anew in the same renderer: a page.goto to an address that differs only in its
           // fragment would not load, and one through about:blank starts a renderer process each.
@@ -279,6 +283,7 @@ export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<
         const { page } = tab;
         if (fresh) await page.goto(`${service.url}/console#/${view}`);
         const shown = await page.waitForSelector('#nav:not([hidden]), input[name=token]');
+        if (signedOut) return { page, dialogs: tab.dialogs, errors: tab.errors };
         if (await shown?.evaluate((e) => e.tagName === 'INPUT')) await signIn(page, token);
         await settled(page);
         return { page, dialogs: tab.dialogs, errors: tab.errors };

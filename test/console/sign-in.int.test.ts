@@ -25,7 +25,7 @@ const CHANGES =
 
 describe('signing in', () => {
   it('asks once; a wrong token is refused in words and never kept; the right one is kept in this tab alone', async () => {
-    const { page, errors, dialogs, close } = await run.open();
+    const { page, errors, dialogs } = await run.tab(run.tokens.analyst, 'alerts', { signedOut: true });
     const response = await page.reload();
     expect(response?.headers()['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
     // The field is focused and labelled: typing and Enter are enough.
@@ -59,7 +59,6 @@ describe('signing in', () => {
     await other.close();
     expect(dialogs).toEqual([]);
     expect(errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
-    await close();
   });
 
   it('a token the API stops accepting: the next request says so, forgets it and asks again', async () => {
