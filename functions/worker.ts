@@ -125,6 +125,7 @@ export async function createWorkerHandler(kind: PollKind, options: WorkerOptions
       metrics,
       // A dispatch and its jobs are the heartbeat's cycle here, not each invocation's streams.
       cycleHeartbeat: false,
+      kinds: [kind],
       ...(options.clock ? { clock: options.clock } : {}),
     });
     // Loaded only for a config with this kind's heartbeat.

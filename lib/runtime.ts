@@ -44,11 +44,10 @@ import { lazily } from './lazy.ts';
 import type { Logger } from './log.ts';
 import { MemoryMetrics, type Metrics } from './metrics.ts';
 import type { Alert } from './model.ts';
-import { catalogOf } from './poll/catalog.ts';
 import type { CycleDeps } from './poll/cycle.ts';
 import type { Pinger } from './poll/heartbeat.ts';
 import { type TenantRef, tenantOfStream, tenantRef } from './poll/ids.ts';
-import { QuotaGate } from './poll/quota.ts';
+import type { QuotaGate } from './poll/quota.ts';
 import { tenantRefusals } from './poll/refusals.ts';
 import type { PollKind, UpstreamFor } from './poll/streams.ts';
 import type { PollDeps } from './poll/types.ts';
@@ -59,14 +58,12 @@ import { decide } from './rules/match.ts';
 import { applyPasswordPolicy, maskRawItem } from './rules/passwords.ts';
 import { loadAlertsConfig } from './rules/source.ts';
 import { loadSecrets, type SecretObject } from './secrets.ts';
-import { CatalogStore } from './state/catalog.ts';
 import { describeSkew, syncedClock } from './state/clock-sync.ts';
 import { DestinationStateStore } from './state/destinations.ts';
 import { DynamoRateGovernor, type UpstreamRates } from './state/governor.ts';
 import { runOwner } from './state/lease.ts';
 import { anyUnfinished, EVENT_ACTIONS_OPEN, STALE_ACTION_MS } from './state/open-actions.ts';
 import { QuarantineStore } from './state/quarantine.ts';
-import { QuotaStore } from './state/quota.ts';
 import { type DeliveryQueue, DeliveryRecords } from './state/records/index.ts';
 import { SilenceStore, silenceSource } from './state/silences.ts';
 import { StreamStore } from './state/streams.ts';
@@ -103,6 +100,23 @@ function deliveryCredentials(make: () => TokenProvider): TokenProvider {
 /** The POST every delivery makes (deliver/post.ts), loaded with the first send. */
 const post = lazily('the POST of deliveries (deliver/post.ts)', () => import('./deliver/post.ts'));
 const httpPost: HttpPost = async (url, init) => (await post()).httpPost(url, init);
+
+// What only some configs or runs use, loaded when first needed (lib/lazy.ts).
+const heartbeatCode = lazily('the heartbeat (poll/heartbeat.ts)', () => import('./poll/heartbeat.ts'));
+const quotaCode = lazily('the global-search quota (poll/quota.ts, state/quota.ts)', async () => {
+  const [{ QuotaGate }, { QuotaStore }] = await Promise.all([
+    import('./poll/quota.ts'),
+    import('./state/quota.ts'),
+  ]);
+  return { QuotaGate, QuotaStore };
+});
+const catalogCode = lazily('the catalog for status (poll/catalog.ts, state/catalog.ts)', async () => {
+  const [{ catalogOf }, { CatalogStore }] = await Promise.all([
+    import('./poll/catalog.ts'),
+    import('./state/catalog.ts'),
+  ]);
+  return { catalogOf, CatalogStore };
+});
 
 export interface Optimisations {
   /** Final records of positioned items written as packs (state/records/packs.ts). */
@@ -148,6 +162,11 @@ export interface RuntimeOptions {
    * upstream only to finish an interrupted action, so it starts without credentials too.
    */
   polls?: boolean;
+  /**
+   * The kinds this run polls (a worker: its own); both by default. A run that polls no credentials
+   * loads no quota gate.
+   */
+  kinds?: readonly PollKind[];
   /**
    * Print what every destination would receive instead of sending it (`npm start -- --dry-run`):
    * no destination secret is needed.
@@ -251,7 +270,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     searching: (config.sources.credentials?.domains.length ?? 0) > 0,
     onRequest: options.onDynamoRequest,
   });
-  const quota = new QuotaGate(new QuotaStore(dynamo, env.tableName), clock);
+  // The global-search quota, for a run that polls credentials (loaded only then).
+  const searches =
+    options.polls !== false &&
+    (options.kinds ?? ['credentials']).includes('credentials') &&
+    [config.sources, ...(config.tenants ?? []).map((t) => t.sources)].some(
+      (sources) => (sources?.credentials?.domains.length ?? 0) > 0,
+    );
+  let quota: QuotaGate | undefined;
+  if (searches) {
+    const { QuotaGate, QuotaStore } = await quotaCode();
+    quota = new QuotaGate(new QuotaStore(dynamo, env.tableName), clock);
+  }
   const upstream =
     options.upstream ??
     createUpstreamClient(env, secrets, {
@@ -264,7 +294,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       governor,
       onQuota: (reading) => {
         if (reading.remaining === null) return;
-        quota.observe(reading.remaining);
+        quota?.observe(reading.remaining);
         metrics.gauge('GlobalSearchQuotaRemaining', reading.remaining);
         // Warned once a run, ahead of the pause (at quotaReserve) while there is still time to act.
         if (reading.remaining < 2 * config.upstream.quotaReserve && !quotaWarned) {
@@ -291,7 +321,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   // Loaded only for a config with a heartbeat.
   const beating =
     !options.dryRun && (config.heartbeat?.events ?? config.heartbeat?.credentials) !== undefined
-      ? await import('./poll/heartbeat.ts')
+      ? await heartbeatCode()
       : undefined;
   for (const kind of ['events', 'credentials'] as const) {
     const wanted = config.heartbeat?.[kind];
@@ -323,14 +353,20 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const deliveries = records.queue;
   const io = { client: dynamo, tableName: env.tableName, clock, onRequest: options.onDynamoRequest };
   const silences = new SilenceStore(io);
-  const catalog = new CatalogStore(io);
   let published: Promise<void> | undefined;
-  // Once a run (a Lambda's cold start): what `status` needs of this config, for the API to read.
+  // Once a run (a Lambda's cold start), with the first cycle: what `status` needs of this config,
+  // for the API to read. Loaded then: an invocation that polls nothing never needs it.
   const publish = () =>
-    (published ??= catalog.write(catalogOf(config, destinations.values())).catch((error: unknown) => {
-      published = undefined;
-      warn(`could not store the streams and destinations for status (${String(error)}); retried next cycle`);
-    }));
+    (published ??= catalogCode()
+      .then(({ catalogOf, CatalogStore }) =>
+        new CatalogStore(io).write(catalogOf(config, destinations.values())),
+      )
+      .catch((error: unknown) => {
+        published = undefined;
+        warn(
+          `could not store the streams and destinations for status (${String(error)}); retried next cycle`,
+        );
+      }));
   const streams = new StreamStore(dynamo, env.tableName, clock);
   const quarantine = new QuarantineStore(dynamo, env.tableName, clock, options.onDynamoRequest);
   const destinationState = new DestinationStateStore(dynamo, env.tableName, clock);
@@ -468,7 +504,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       }),
       poll,
       deliver,
-      quota,
+      ...(quota ? { quota } : {}),
       warn,
       publish,
       ...(tuning.inline === false ? { inline: false } : {}),

@@ -17,13 +17,15 @@
  * it) and moves the cursor no further.
  */
 import type { InlineDelivery } from '../deliver/inline.ts';
+import { describeError } from '../errors.ts';
+import { lazily } from '../lazy.ts';
 import type { Logger } from '../log.ts';
 import { countForStream } from '../metrics.ts';
 import { keepAlive, LeaseLostError, LeaseRenewalError } from '../state/lease.ts';
 import type { StreamLease } from '../state/streams.ts';
 import { RequestLimitError, UpstreamError } from '../upstream/errors.ts';
 import { isEndOfFeed } from '../upstream/paging.ts';
-import { statusOf } from './failure.ts';
+import type { StreamFailure } from './failure.ts';
 import { processPage, wouldSend } from './page.ts';
 import type { StreamPage, StreamSpec } from './streams.ts';
 import { type PageCounts, type PollBudget, type PollDeps, type StreamResult, zeroCounts } from './types.ts';
@@ -31,6 +33,19 @@ import { type Walk, WalkState, walkFields } from './walk.ts';
 
 /** What a stream stopped by the operator (PollBudget `stop`) says of it, beside its status `budget`. */
 const STOPPED = { code: 'stopped', message: 'stopped on request; resumes from its cursor' } as const;
+
+/** What a stream's end by an error makes of its result (failure.ts), loaded with the first such end. */
+const failures = lazily("a stream's failures (poll/failure.ts)", () => import('./failure.ts'));
+
+/** The failure `cause` is for `stream`; a failure to load that code is the stream's failure. */
+async function failureOf(cause: unknown, stream: string): Promise<StreamFailure> {
+  try {
+    return (await failures()).statusOf(cause, stream);
+  } catch (error) {
+    const message = `${describeError(cause)} (and ${describeError(error)})`;
+    return { status: 'failed', error: { code: 'load', message }, level: 'error', log: message, fields: {} };
+  }
+}
 
 /** Pages being written at once (besides the one being fetched). */
 export const PIPELINE_DEPTH = 4;
@@ -95,7 +110,7 @@ export async function pollStream(
     // Work aborted by the lease's keeper fails with what the keeper found, not with the abort.
     const reason = alive.signal.reason;
     const cause = reason instanceof LeaseRenewalError || reason instanceof LeaseLostError ? reason : thrown;
-    const failure = statusOf(cause, spec.id);
+    const failure = await failureOf(cause, spec.id);
     result.status = failure.status;
     result.error = failure.error;
     if (cause instanceof UpstreamError && cause.noTurn)

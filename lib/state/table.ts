@@ -18,12 +18,7 @@
  */
 import { originOf, waitingFor } from '../waits.ts';
 import { clockSyncOf } from './clock-sync.ts';
-import {
-  CreateTableCommand,
-  DescribeTableCommand,
-  DynamoDBClient,
-  ResourceNotFoundException,
-} from './sdk.ts';
+import { DynamoDBClient } from './sdk.ts';
 
 export const TABLE_KEYS = {
   partitionKey: 'pk',
@@ -96,56 +91,9 @@ function operationOf(context: { commandName?: string }): string {
 }
 
 /**
- * Creates the table (and its index) when it does not exist, then waits until it is active. Runs
- * started together on a fresh local table race to create it: the losers are told it is in use,
- * and wait for it like the winner.
+ * Creates the table (and its index) when it does not exist, then waits until it is active: only a
+ * local run (DYNAMODB_ENDPOINT) does, so the code is loaded then (table-create.ts).
  */
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<'created' | 'exists'> {
-  try {
-    const out = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    if (out.Table?.TableStatus === 'ACTIVE') return 'exists';
-  } catch (error) {
-    if (!(error instanceof ResourceNotFoundException)) throw error;
-    await createTable(client, tableName);
-  }
-  for (let i = 0; i < 60; i++) {
-    const out = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    if (out.Table?.TableStatus === 'ACTIVE') return 'created';
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`table ${tableName} did not become active`);
-}
-
-async function createTable(client: DynamoDBClient, tableName: string): Promise<void> {
-  try {
-    await client.send(
-      new CreateTableCommand({
-        TableName: tableName,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: TABLE_KEYS.partitionKey, AttributeType: 'S' },
-          { AttributeName: TABLE_KEYS.sortKey, AttributeType: 'S' },
-          { AttributeName: TABLE_KEYS.indexPartitionKey, AttributeType: 'S' },
-          { AttributeName: TABLE_KEYS.indexSortKey, AttributeType: 'S' },
-        ],
-        KeySchema: [
-          { AttributeName: TABLE_KEYS.partitionKey, KeyType: 'HASH' },
-          { AttributeName: TABLE_KEYS.sortKey, KeyType: 'RANGE' },
-        ],
-        GlobalSecondaryIndexes: [
-          {
-            IndexName: TABLE_KEYS.index,
-            KeySchema: [
-              { AttributeName: TABLE_KEYS.indexPartitionKey, KeyType: 'HASH' },
-              { AttributeName: TABLE_KEYS.indexSortKey, KeyType: 'RANGE' },
-            ],
-            Projection: { ProjectionType: 'ALL' },
-          },
-        ],
-      }),
-    );
-  } catch (error) {
-    // Another run created it a moment ago: it is there, or about to be.
-    if ((error as { name?: string })?.name !== 'ResourceInUseException') throw error;
-  }
+  return (await import('./table-create.ts')).ensureTable(client, tableName, TABLE_KEYS);
 }
