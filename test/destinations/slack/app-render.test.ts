@@ -176,7 +176,7 @@ describe("Slack's own options (its face's renderOptions)", () => {
       ...renderOptions(),
       kindOptions: slackKind.renderOptions?.({ actions }),
     });
-    return (message?.payload as SlackPayload).blocks.filter((b) => b.type === 'actions').length;
+    return (message?.payload as SlackPayload | undefined)?.blocks.filter((b) => b.type === 'actions').length;
   };
 
   it('buttons on an event when the config has actions.slack, and none without', () => {
