@@ -9,52 +9,54 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/alerts-config.ts';
-import { runCli } from '../../lib/cli/run.ts';
-import { captureIo } from '../helpers/io.ts';
+import { type CliProcess, runCliProcess, spawnCliProcess } from '../helpers/cli-process.ts';
 
-const home = process.cwd();
+/**
+ * npm start runs as a process, as a newcomer runs it: the product's modules stay out of this test's
+ * process (loading them here cost more CPU than the built command's start).
+ */
+let dir: string;
+let running: CliProcess | undefined;
 beforeAll(async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'ea-dry-'));
+  dir = await mkdtemp(join(tmpdir(), 'ea-dry-'));
   await copyFile(join(PROJECT_ROOT, 'infra/alerts.config.example.json'), join(dir, 'alerts.config.json'));
-  process.chdir(dir);
 });
-afterAll(() => process.chdir(home));
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end && !check()) await new Promise((r) => setTimeout(r, 50));
-  return check();
-}
+afterAll(async () => {
+  if (running && running.child.exitCode === null && running.child.signalCode === null) {
+    running.child.kill('SIGKILL');
+    await running.exited;
+  }
+});
 
 describe('npm start with the example config', () => {
   it('without its secrets: exit 2, each missing secret named, and both ways forward said', async () => {
-    const io = captureIo({ PORT: '0' });
-    expect(await runCli(['start'], io)).toBe(2);
-    expect(io.err).toContain('exposure-alerts: 12 destination secrets are missing:');
-    expect(io.err).toContain('destinations.soc.url: secret "socSlackWebhook"');
-    expect(io.err).toContain('set SECRETS_FILE=<that file>');
-    expect(io.err).toContain('run npm start -- --dry-run');
+    const run = await runCliProcess(['start'], { cwd: dir, env: { PORT: '0' } });
+    expect(run.code).toBe(2);
+    expect(run.err).toContain('exposure-alerts: 12 destination secrets are missing:');
+    expect(run.err).toContain('destinations.soc.url: secret "socSlackWebhook"');
+    expect(run.err).toContain('set SECRETS_FILE=<that file>');
+    expect(run.err).toContain('run npm start -- --dry-run');
   });
 
   it('--dry-run: each destination printed here under its name and kind, nothing sent, records apart, no warning', async () => {
-    const io = captureIo({ PORT: '0', LOG_LEVEL: 'warn' });
-    const controller = new AbortController();
-    const done = runCli(['start', '--dry-run'], io, controller.signal);
-    expect(await until(() => io.out.includes('Ctrl-C stops it'), 15_000)).toBe(true);
+    const run = spawnCliProcess(['start', '--dry-run'], { cwd: dir, env: { PORT: '0', LOG_LEVEL: 'warn' } });
+    running = run;
+    await run.waitFor(() => run.out().includes('Ctrl-C stops it'), 15_000);
     // Its own table, named after the real run's (whatever that is for this config).
-    expect(io.out).toMatch(
+    expect(run.out()).toMatch(
       /Dry run: {14}nothing is sent: each destination's messages are printed here instead, each with the preview command that shows it as that destination would receive it \(records in table \S+-dry-run, reading the real run's where it has none\)/,
     );
-    expect(await until(() => /── \w+ \(\w+, dry run: would send this; /.test(io.out), 20_000)).toBe(true);
-    controller.abort();
-    expect(await done).toBe(0);
+    await run.waitFor(() => /── \w+ \(\w+, dry run: would send this; /.test(run.out()), 20_000);
+    run.child.kill('SIGINT');
+    expect(await run.exited, run.err()).toBe(0);
+    const out = run.out();
     // The first cycle polled every stream (its pass comes after): nothing worth a warning.
-    expect(io.out).not.toMatch(/"level":"(warn|error)"/);
+    expect(out).not.toMatch(/"level":"(warn|error)"/);
     // The top-level tenant (Globex, the MSSP key's own) is not a tenants entry: no [Globex] alerts.
-    expect(io.out).not.toContain('[Globex]');
-    expect(io.out).toContain('[Initech]');
+    expect(out).not.toContain('[Globex]');
+    expect(out).toContain('[Initech]');
     const shown = new Set(
-      [...io.out.matchAll(/── (\w+) \((\w+), dry run: would send this; /g)].map((m) => `${m[1]}:${m[2]}`),
+      [...out.matchAll(/── (\w+) \((\w+), dry run: would send this; /g)].map((m) => `${m[1]}:${m[2]}`),
     );
     // Every shown destination is the config's, under its own kind.
     for (const name of shown)
