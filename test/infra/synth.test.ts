@@ -166,7 +166,7 @@ describe('real synth with esbuild', () => {
     },
   );
 
-  it('a worker loads each destination kind, the follow-ups and the notices only when first used', () => {
+  it('a worker loads each destination kind, the follow-ups, the notices and the send path only when first used', () => {
     const dir = assetDir('AWS::Lambda::Function', 'EventsWorkerFunction', 'Code');
     const start = new Set(loadedAtStart(dir).files);
     const sourcesOf = (file: string) =>
@@ -185,6 +185,14 @@ describe('real synth with esbuild', () => {
       ),
       'lib/render/notice.ts',
       'lib/render/follow-up.ts',
+      // A pass's send path, with its first message due; what only some configs or runs use (inline
+      // delivery, the heartbeat, the quota, threads, Slack work); a stream's failures; the table's creation.
+      ...['queue', 'settle', 'messages', 'thread', 'notify', 'inline', 'post'].map(
+        (f) => `lib/deliver/${f}.ts`,
+      ),
+      ...['heartbeat', 'jobs-heartbeat', 'quota', 'failure', 'catalog'].map((f) => `lib/poll/${f}.ts`),
+      ...['heartbeat', 'quota', 'thread-records', 'table-create'].map((f) => `lib/state/${f}.ts`),
+      'lib/actions/worker-slack.ts',
     ];
     for (const file of lazyFiles) {
       expect(
