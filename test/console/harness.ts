@@ -98,6 +98,8 @@ export interface ConsoleRun {
 export interface ConsoleRunOptions {
   /** The browser the run drives: by default a Chromium of its own, closed with the run. */
   browser?: () => Promise<BrowserLease>;
+  /** Opens the page `tab` keeps while the run starts, for a run whose tests will use it. */
+  keptTab?: boolean;
 }
 
 export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<ConsoleRun> {
@@ -115,11 +117,44 @@ export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<
     const browserStarted = (options.browser ?? ownBrowser)();
     // The pages' contexts, closed before the browser is let go (a shared one outlives the run).
     const contexts = new Set<BrowserContext>();
+    let keptStarted: Promise<OpenPage> | undefined;
     closers.push(async () => {
+      await keptStarted?.catch(() => undefined);
       const { browser, release } = await browserStarted;
       await Promise.all([...contexts].map((c) => c.close().catch(() => undefined)));
       if (browser.connected) await release();
     });
+    /** A blank page in a browser context of its own, its dialogs dismissed and its errors recorded. */
+    const newPage = async (viewport: { width: number; height: number }): Promise<OpenPage> => {
+      const { browser } = await browserStarted;
+      const context = await browser.createBrowserContext();
+      contexts.add(context);
+      const page = await context.newPage();
+      await page.setViewport(viewport);
+      const dialogs: string[] = [];
+      const errors: string[] = [];
+      page.on('dialog', (dialog) => {
+        dialogs.push(`${dialog.type()}: ${dialog.message()}`);
+        void dialog.dismiss();
+      });
+      page.on('pageerror', (error) => errors.push(String(error)));
+      page.on('console', (message) => {
+        if (message.type() === 'error') errors.push(message.text());
+      });
+      return {
+        page,
+        dialogs,
+        errors,
+        close: async () => {
+          contexts.delete(context);
+          await context.close();
+        },
+      };
+    };
+
+    // The kept tab's renderer starts while the world does (Chromium's CPU beside this process's).
+    keptStarted = options.keptTab ? newPage(VIEWPORT) : undefined;
+    keptStarted?.catch(() => undefined);
     const [emulator, dynamo, hook, refusing] = await Promise.all([
       startEmulator({
         seed: 7,
@@ -209,35 +244,7 @@ export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<
     await world.deliver();
     const service = await serving;
 
-    const { browser } = await browserStarted;
     let kept: OpenPage | undefined;
-
-    /** A blank page in a browser context of its own, its dialogs dismissed and its errors recorded. */
-    const newPage = async (viewport: { width: number; height: number }): Promise<OpenPage> => {
-      const context = await browser.createBrowserContext();
-      contexts.add(context);
-      const page = await context.newPage();
-      await page.setViewport(viewport);
-      const dialogs: string[] = [];
-      const errors: string[] = [];
-      page.on('dialog', (dialog) => {
-        dialogs.push(`${dialog.type()}: ${dialog.message()}`);
-        void dialog.dismiss();
-      });
-      page.on('pageerror', (error) => errors.push(String(error)));
-      page.on('console', (message) => {
-        if (message.type() === 'error') errors.push(message.text());
-      });
-      return {
-        page,
-        dialogs,
-        errors,
-        close: async () => {
-          contexts.delete(context);
-          await context.close();
-        },
-      };
-    };
 
     return {
       url: service.url,
@@ -258,7 +265,7 @@ export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<
         let tab = kept;
         const fresh = !tab;
         if (!tab) {
-          tab = await newPage(VIEWPORT);
+          tab = await (keptStarted ?? newPage(VIEWPORT));
           kept = tab;
         } else {
           const { page } = tab;
@@ -342,7 +349,7 @@ async function serve(env: Record<string, string>): Promise<{ url: string; stop()
 export function useConsoleRun(): ConsoleRun {
   let run: ConsoleRun | undefined;
   beforeAll(async () => {
-    run = await startConsoleRun({ browser: () => sharedBrowser(inject('browserBroker')) });
+    run = await startConsoleRun({ browser: () => sharedBrowser(inject('browserBroker')), keptTab: true });
   }, 60_000);
   afterAll(async () => {
     await run?.close();
