@@ -12,7 +12,7 @@ import { createLambdaHandler } from '../../lib/api/lambda.ts';
 import { DynamoRefusalAudit } from '../../lib/state/audit.ts';
 import { IdempotencyStore } from '../../lib/state/idempotency.ts';
 import type { EventItem } from '../../lib/upstream/schemas.ts';
-import { skipClock } from '../helpers/clock.ts';
+import { fakeClock, skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { functionUrlEvent } from './function-url.ts';
@@ -50,8 +50,14 @@ async function post(path: string, body: string, key: string, token = api.tokens.
   return { status: res.status, body: (await res.json()) as Answer };
 }
 
-async function viaLambda(path: string, body: string, key: string, token = api.tokens.runbook) {
-  const res = await createLambdaHandler(api.app)(
+async function viaLambda(
+  path: string,
+  body: string,
+  key: string,
+  token = api.tokens.runbook,
+  app: App = api.app,
+) {
+  const res = await createLambdaHandler(app)(
     functionUrlEvent('POST', path, {
       headers: { ...bearer(token), ...JSON_TYPE, 'Idempotency-Key': key },
       body,
@@ -169,14 +175,44 @@ describe('while the first is still running', () => {
     const body = JSON.stringify({ action: 'ignore', uids: [uidAt(5)] });
     const calls = () => control().calls('eventActions').length;
     const before = calls();
-    control().addFault({ endpoint: 'eventActions', delayMs: 1_500 });
-    const first = post('/events/actions', body, 'slow-1');
-    // Until the first holds the key (its upstream call then takes 1.5 s).
+    // The first's upstream call is held until the test lets it go: the first is still running
+    // for every step below, however slow the machine.
+    const act = api.deps.act as NonNullable<typeof api.deps.act>;
+    const upstream = act.upstream;
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const held = Object.create(upstream, {
+      eventActions: {
+        value: async (...args: Parameters<typeof upstream.eventActions>) => {
+          await gate;
+          return upstream.eventActions(...args);
+        },
+      },
+    }) as typeof upstream;
+    const first = post(
+      '/events/actions',
+      body,
+      'slow-1',
+      api.tokens.runbook,
+      createApiApp({ ...api.deps, act: { ...act, upstream: held } }),
+    );
+    // Until the first holds the key.
     const scope = { client: 'runbook', route: 'POST /events/actions', key: 'slow-1' };
-    for (let i = 0; i < 200 && !(await api.deps.idempotency?.get(scope)); i++)
-      await new Promise((r) => setTimeout(r, 10));
-    // Waits (for real) while the first runs, then answers as it did.
-    const waited = viaLambda('/events/actions', body, 'slow-1');
+    while (!(await api.deps.idempotency?.get(scope))) await new Promise((r) => setTimeout(r, 10));
+    // Waits (for real, on a clock whose 5 s never run out) while the first runs, then answers as it did.
+    const still = fakeClock();
+    let waits = 0;
+    const patient = createApiApp({
+      ...api.deps,
+      now: still.now,
+      sleep: (ms) => {
+        waits += 1;
+        return still.sleep(ms);
+      },
+    });
+    const waited = viaLambda('/events/actions', body, 'slow-1', api.tokens.runbook, patient);
     // A clock whose waits pass at once: the 5 s are up before the first is.
     const clock = skipClock();
     const impatient = createApiApp({ ...api.deps, now: clock.now, sleep: (ms) => clock.sleep(ms) });
@@ -185,6 +221,8 @@ describe('while the first is still running', () => {
     expect(refused.status).toBe(409);
     expect(refused.body.error?.code).toBe('idempotency_key_in_progress');
     expect(clock.now() - asked).toBeGreaterThanOrEqual(5_000);
+    while (waits === 0) await new Promise((r) => setTimeout(r, 10));
+    release();
     const answered = await first;
     expect(answered).toEqual({ status: 200, body: { results: [{ uid: uidAt(5), ok: true }] } });
     expect(await waited).toEqual(answered);

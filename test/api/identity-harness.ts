@@ -21,6 +21,8 @@ import type { ApiUnderTest, TableRef } from './harness.ts';
 
 export interface IdentityApi {
   app: ReturnType<typeof createApiApp>;
+  /** What `app` was made of, for an app of the same parts on another clock. */
+  deps: Parameters<typeof createApiApp>[0];
   accounts: AccountDeps;
   /** The work handed to a worker (no providers here). */
   handed: SlackWork[];
@@ -80,7 +82,7 @@ export function identityApi(
   };
   const identity: IdentityApiDeps = { accounts: async () => accounts, known: async () => known };
   const handed: SlackWork[] = [];
-  const app = createApiApp({
+  const deps: Parameters<typeof createApiApp>[0] = {
     ...api.deps,
     identity,
     // Kept here, and passed on to the API's own hand-off (Slack's work, in `api.handed`).
@@ -88,9 +90,11 @@ export function identityApi(
       handed.push(work);
       await api.deps.handOff?.(work);
     },
-  });
+  };
+  const app = createApiApp(deps);
   return {
     app,
+    deps,
     accounts,
     handed,
     async seed(logins, scope = 'top') {
