@@ -16,6 +16,9 @@
  * tests run beside the journey, one after the other (at most two starts at once, one a core).
  * Message counts are not compared: how a pass groups items into messages depends on whether both
  * kinds' cycles ended before it began, in a real run as in a dry one.
+ *
+ * Longer than 300 lines because the journey reads best as one test, with the few readers of a
+ * run's output it compares (its passes, the dry run's files, what each receiver got) beside it.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
