@@ -6,7 +6,11 @@
  * what inline delivery handed over. The active silences are read once, at the cycle's start, and
  * every item of the cycle is routed with them. The exit code follows
  * docs/cli.md: 3 when the upstream rejected the credentials, 1 when a stream failed for another
- * reason, 0 otherwise (a skipped or rate-limited stream resumes next time).
+ * reason, 0 otherwise (a skipped or rate-limited stream resumes next time). Inline delivery and the
+ * heartbeat load only for a cycle that uses them.
+ *
+ * Longer than 300 lines: one cycle's order (silences, tenants, the quota gate, each stream's share,
+ * the pass) reads best in one function, with its summary and exit code beside it.
  */
 import { runDeliveryPass } from '../deliver/pass.ts';
 import type {

@@ -14,7 +14,10 @@
  * What a crash at any point costs: before a page's records are written, nothing (the page is read
  * again); between records and cursor, nothing (the records exist, the re-read is deduped). A
  * failure stops the fetching, lets the pages in flight finish (so nothing is left writing behind
- * it) and moves the cursor no further.
+ * it) and moves the cursor no further; what ended it is read by failure.ts, loaded then.
+ *
+ * Longer than 300 lines: the lease, the pipeline and how a walk ends share their state, and read
+ * best in one file.
  */
 import type { InlineDelivery } from '../deliver/inline.ts';
 import { describeError } from '../errors.ts';
