@@ -112,7 +112,7 @@ function passCounts(s: CliProcess): Record<string, number> {
   return counts;
 }
 
-/** The first alert the demo's terminal shows. */
+/** An alert as the demo's terminal shows it (its first line). */
 const ALERT = /^\[(CRITICAL|HIGH|MEDIUM|LOW|INFO|DIGEST)\]/m;
 
 /** An item's key as its messages show it: an event's uid, a credential's login. */
