@@ -1,9 +1,12 @@
 /**
  * The docs' commands, run as a newcomer types them: every `sh` block of the README's quick start
  * and of docs/cli.md, api.md, actions.md and runbook.md, beside one real `npm start` in a fresh
- * folder (its package.json's scripts run this checkout's command, so `npm start` and
- * `npm run cli --` mean what they mean here). Each page runs in a shell of its own, top to bottom, since a reader may
- * open any one of them first: what a command exports, the page's next commands use. The commands
+ * folder (its package.json's scripts are the package's, run on this checkout, so `npm start` and
+ * `npm run cli --` mean what they mean here). Each page runs in a shell of its own, top to bottom,
+ * since a reader may open any one of them first: what a command exports, the page's next commands
+ * use. The pages run at once, taking turns where one could see another's doing (page-shell.ts);
+ * `npm run -s cli -- …` runs the folder's `cli` script as npm would, without npm's own half
+ * second of start each time (npm itself runs `npm start`). The commands
  * come from the pages themselves, so the pages cannot drift from the product: each must exit 0 and
  * print the line of its `# → ` comment (`…` stands for anything). A block that cannot run here (a
  * deploy, an AWS CLI call, a service that runs until stopped) carries `<!-- docs-test: skip -->`;
@@ -19,6 +22,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/alerts-config.ts';
 import { type Command, section, shCommands } from './markdown.ts';
+import { changes, pageShell, Turns } from './page-shell.ts';
 
 /** The pages that show commands, in the order they run; `section` limits a page to one `## ` part. */
 const PAGES: { file: string; section?: string }[] = [
@@ -71,20 +75,6 @@ function newcomerEnv(): Record<string, string> {
   };
 }
 
-function run(command: string, args: string[], cwd: string, env: Record<string, string>) {
-  return new Promise<{ code: number | null; out: string }>((done) => {
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      out += d;
-    });
-    child.on('close', (code) => done({ code, out }));
-  });
-}
-
 /** `…` in a `# → ` line stands for anything; the rest is literal. */
 function printed(expected: string | undefined): RegExp {
   return new RegExp(
@@ -117,29 +107,61 @@ describe('the docs pages that show commands', () => {
   }
 });
 
+/** The package's scripts, pointed at this checkout: `node lib/cli/dev.mjs` runs `node '<root>/lib/cli/dev.mjs'`. */
+function scriptsHere(): { start: string; cli: string } {
+  const { scripts } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const here = (script = '') =>
+    script.replace(
+      /(^|\s)((?:lib|dist)\/\S+)/g,
+      (_, space: string, path: string) => `${space}'${join(PROJECT_ROOT, path)}'`,
+    );
+  return { start: here(scripts.start), cli: here(scripts.cli) };
+}
+
+/**
+ * What npm does for `npm run -s cli -- <args>`, in the page's shell: the folder's `cli` script with
+ * the arguments after it (EA_CLI holds the script). Any other npm command is npm's.
+ */
+const NPM_RUN_CLI = `npm() {
+  if [ "$1 $2 $3 $4" = 'run -s cli --' ]; then shift 4; eval "$EA_CLI"' "$@"'; else command npm "$@"; fi
+}`;
+
 describe('the docs commands beside npm start', () => {
   let dir = '';
   let start: ChildProcess | undefined;
   let startOut = '';
-  const env = newcomerEnv();
+  const scripts = scriptsHere();
+  const env = { ...newcomerEnv(), EA_CLI: scripts.cli };
+  /** Each runnable page's run, started together once npm start is up: its shell's output. */
+  let runs: (Promise<string> | undefined)[] = [];
+
+  /** The page's blocks, in order, each with the active silences (through the API) before and after it. */
+  async function runPage(page: Page, turns: Turns): Promise<string> {
+    const api = /HTTP API:\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(startOut)?.[1];
+    const token = /Bearer (local-[0-9a-f]+)/.exec(startOut)?.[1];
+    const silences = (block: number, when: 'before' | 'after') =>
+      `echo "@@silences ${block} ${when}"; curl -s -H "Authorization: Bearer ${token}" "${api}/silences"; echo; echo "@@/silences"`;
+    const shell = pageShell(dir, env);
+    await shell.run(NPM_RUN_CLI);
+    for (const block of new Set(page.commands.map((c) => c.block))) {
+      const commands = page.commands.map((c, i) => ({ ...c, i })).filter((c) => c.block === block);
+      const script = [
+        silences(block, 'before'),
+        ...commands.map((c) => `echo "@@begin ${c.i}"\n{ ${c.text}\n} 2>&1\necho "@@end ${c.i} $?"`),
+        silences(block, 'after'),
+      ].join('\n');
+      await turns.hold(changes(commands.map((c) => c.text).join('\n')), () => shell.run(script));
+    }
+    return shell.close();
+  }
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ea-docs-'));
-    // The package's own scripts, pointed at this checkout: `npm start` builds the command, then
-    // runs it, as the package's does. `npm run cli` runs the command that build made, without the
-    // package's build before it: that build is the one `npm start` just ran (and the tests' global
-    // setup before it), from the same sources, and making it again before each of some sixty
-    // commands took a third of this file's time. The command itself runs as typed, through npm.
-    const build = `node ${join(PROJECT_ROOT, 'lib/cli/build.mjs')}`;
-    const bin = `node ${join(PROJECT_ROOT, 'dist/exposure-alerts.mjs')}`;
     await writeFile(
       join(dir, 'package.json'),
-      JSON.stringify({
-        name: 'docs-folder',
-        private: true,
-        type: 'module',
-        scripts: { start: `${build} && ${bin} start`, cli: bin },
-      }),
+      JSON.stringify({ name: 'docs-folder', private: true, type: 'module', scripts }),
     );
     start = spawn('npm', ['start'], {
       cwd: dir,
@@ -157,6 +179,12 @@ describe('the docs commands beside npm start', () => {
     // Up, and its first cycles delivered (the leaked logins' digest is printed).
     const end = Date.now() + 30_000;
     while (Date.now() < end && !/leaked logins/.test(startOut)) await new Promise((r) => setTimeout(r, 100));
+    const turns = new Turns();
+    runs = pages.map((page) =>
+      page.exists && page.commands.length > 0 && /leaked logins/.test(startOut)
+        ? runPage(page, turns).catch((error: unknown) => `the page's shell failed: ${error}`)
+        : undefined,
+    );
   }, 40_000);
 
   afterAll(() => {
@@ -167,41 +195,26 @@ describe('the docs commands beside npm start', () => {
     expect(startOut).toMatch(/leaked logins/);
   });
 
-  for (const page of pages) {
+  for (const [index, page] of pages.entries()) {
     const runnable = page.exists && page.commands.length > 0;
     it.skipIf(!runnable)(
       `${page.source}: every command runs as typed`,
       async () => {
         expect(startOut).toMatch(/leaked logins/);
-        // The active silences before a block and after it, through the API (a curl: a CLI command
-        // each time would add a second a block).
-        const api = /HTTP API:\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(startOut)?.[1];
-        const token = /Bearer (local-[0-9a-f]+)/.exec(startOut)?.[1];
-        const silences = (block: number, when: 'before' | 'after') =>
-          `echo "@@silences ${block} ${when}"; curl -s -H "Authorization: Bearer ${token}" "${api}/silences"; echo; echo "@@/silences"`;
-        const script = page.commands
-          .map((c, i, all) =>
-            [
-              ...(all[i - 1]?.block !== c.block ? [silences(c.block, 'before')] : []),
-              `echo "@@begin ${i}"\n{ ${c.text}\n} 2>&1\necho "@@end ${i} $?"`,
-              ...(all[i + 1]?.block !== c.block ? [silences(c.block, 'after')] : []),
-            ].join('\n'),
-          )
-          .join('\n');
-        const shell = await run('bash', ['-c', script], dir, env);
+        const out = (await runs[index]) ?? '';
         const outputs = new Map<number, { code: number; out: string }>();
-        for (const m of shell.out.matchAll(/@@begin (\d+)\n([\s\S]*?)@@end \1 (\d+)\n/g))
+        for (const m of out.matchAll(/@@begin (\d+)\n([\s\S]*?)@@end \1 (\d+)\n/g))
           outputs.set(Number(m[1]), { out: m[2] ?? '', code: Number(m[3]) });
         for (const [i, c] of page.commands.entries()) {
           const got = outputs.get(i);
-          const where = `${c.source}: ${c.text}\n${got?.out ?? shell.out}`;
+          const where = `${c.source}: ${c.text}\n${got?.out ?? out}`;
           expect(got?.code, where).toBe(0);
           expect(got?.out, where).toMatch(printed(c.expect));
         }
         // A block that makes something cleans it up: a silence left behind holds back real alerts
         // later (issue 47: docs/api.md's Idempotency-Key example left a 4-hour types=paste one).
         const active = new Map<string, string[]>();
-        for (const m of shell.out.matchAll(/@@silences (\d+) (before|after)\n([\s\S]*?)\n@@\/silences/g)) {
+        for (const m of out.matchAll(/@@silences (\d+) (before|after)\n([\s\S]*?)\n@@\/silences/g)) {
           const { items } = JSON.parse(m[3] ?? '') as {
             items: { id: string; match: unknown; reason: string }[];
           };
@@ -219,12 +232,14 @@ describe('the docs commands beside npm start', () => {
           ).toEqual(active.get(`${block} before`));
         }
       },
-      // A page is some thirty commands, each a process through npm: minutes on a busy machine.
-      180_000,
+      // The pages run together from the start, so a page's time is nearly the whole run's: some ten
+      // seconds alone, minutes on a machine with many times more work than cores.
+      300_000,
     );
   }
 
   it('stops cleanly on Ctrl-C', async () => {
+    await Promise.all(runs);
     const child = start;
     expect(child).toBeDefined();
     if (!child) return;
