@@ -32,6 +32,10 @@ beforeAll(async () => {
   table = await db.table();
   api = buildApi(emu, {
     table: { client: db.client, name: table },
+    // Nothing here is about the upstream's timeouts: the harness's short ones (400 ms an attempt)
+    // would fail a toggle on a busy machine.
+    upstream: { timeoutMs: 10_000 },
+    upstreamTimeoutMs: 20_000,
     // Two clients whose names and keys would join into the same text: `soar` + `x:k9`, `soar:x` + `k9`.
     clients: { soar: sha256Hex(tokens.soar), 'soar:x': sha256Hex(tokens.soarX) },
   });

@@ -4,6 +4,7 @@
  * destination paused by any run is left to the pass. A real emulator, dynalite and receivers.
  */
 import { describe, expect, it } from 'vitest';
+import { fakeClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { useReceivers } from '../helpers/receiver.ts';
@@ -23,9 +24,11 @@ describe('inline delivery', () => {
   it('429 with a 13-digit Retry-After: the stream goes on, the deliveries wait the backoff', async () => {
     const hook = await receiver({ status: 200, body: 'ok' });
     hook.script({ status: 429, headers: { 'Retry-After': '9999999999999' }, body: 'slow down' });
-    const world = await makeWorld(emu, db, webhookConfig(hook.url));
+    // On a clock that stands still the pause the 429 left cannot end during the cycle, however long
+    // a busy machine makes it, and the backoff is measured exactly.
+    const clock = fakeClock();
+    const world = await makeWorld(emu, db, webhookConfig(hook.url), { clock });
     world.runtime.deliver.random = () => 0.5;
-    const before = Date.now();
     const summary = await world.cycle('events');
     // Before the fix: RangeError in the inline sender, the stream failed and its cursor stayed.
     expect(summary.streams.map((s) => s.status)).toEqual(['done']);
@@ -35,7 +38,7 @@ describe('inline delivery', () => {
     expect(pending.length).toBeGreaterThan(0);
     for (const r of pending) {
       expect(r.attempts).toBe(0);
-      const wait = Date.parse(r.nextAttemptAt ?? '') - before;
+      const wait = Date.parse(r.nextAttemptAt ?? '') - clock.now();
       expect(wait).toBeGreaterThanOrEqual(700);
       expect(wait).toBeLessThan(5_000);
     }
@@ -45,12 +48,15 @@ describe('inline delivery', () => {
 
   it('a destination paused by another run gets nothing inline; the pass sends once the pause ends', async () => {
     const hook = await receiver({ status: 200, body: 'ok' });
-    const world = await makeWorld(emu, db, webhookConfig(hook.url));
-    await world.runtime.destinationState.extendPause('hook', Date.now() + 1_500, Date.now());
+    // The pause ends when the clock is moved past it, not after a real wait a busy machine could
+    // outrun before the cycle looks.
+    const clock = fakeClock();
+    const world = await makeWorld(emu, db, webhookConfig(hook.url), { clock });
+    await world.runtime.destinationState.extendPause('hook', clock.now() + 1_500, clock.now());
     const summary = await world.cycle('events');
     expect(hook.requests).toHaveLength(0);
     expect(summary.delivery.destinations.find((d) => d.destination === 'hook')?.status).toBe('paused');
-    await new Promise((r) => setTimeout(r, 1_600));
+    clock.advance(1_600);
     const later = await world.deliver();
     expect(later.sent).toBeGreaterThan(0);
     expect(hook.requests).toHaveLength(1);

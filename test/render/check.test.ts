@@ -59,7 +59,8 @@ describe('checkRendering', () => {
 
   it('stays fast, and still renders a digest that counts what it does not list, with any maxItems', async () => {
     const digestSizes: number[] = [];
-    const started = performance.now();
+    // CPU time, not wall time: what a busy machine's other processes take does not count.
+    const started = process.cpuUsage();
     const errors = await checkRendering(
       { ...all, digest: { threshold: 5, maxItems: 100_000 } },
       {
@@ -76,7 +77,8 @@ describe('checkRendering', () => {
     expect(digestSizes).toEqual(
       Array(Object.keys(all.destinations).length).fill((SAMPLE_DIGEST_MAX + 5) * 2),
     );
-    expect(performance.now() - started).toBeLessThan(5_000);
+    const cpu = process.cpuUsage(started);
+    expect((cpu.user + cpu.system) / 1000).toBeLessThan(5_000);
   });
 
   it('a Slack app: its digest thread and its follow-ups are checked too, and a reply over a limit is named', async () => {

@@ -6,7 +6,8 @@
  */
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { systemClock } from '../../lib/clock.ts';
+import { type Clock, systemClock } from '../../lib/clock.ts';
+import { ClockSync, SyncedClock } from '../../lib/state/clock-sync.ts';
 import { DynamoRateGovernor, PACE_SHARE, SLOW_FACTOR, type UpstreamRates } from '../../lib/state/governor.ts';
 import { marshall, unmarshall } from '../../lib/state/marshall.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
@@ -15,10 +16,33 @@ import { useDynalite } from '../helpers/dynamo.ts';
 
 const db = useDynalite();
 
-/** A governor with a DynamoDB client of its own. */
-function governor(table: string, rates?: UpstreamRates, searching = true) {
+/**
+ * A clock on which only waits move time, each at once: turns come exactly at their slots, and no
+ * lane goes idle because a busy machine was slow between two turns.
+ */
+function virtualClock(): Clock {
+  let now = Date.now();
+  return {
+    now: () => now,
+    sleep: async (ms, signal) => {
+      signal?.throwIfAborted();
+      now += Math.max(0, ms);
+    },
+  };
+}
+
+/** Bounds that agree with `clock` (one answer seen, dated by it): no read to settle, no correction. */
+function syncedOn(clock: Clock): ClockSync {
+  const sync = new ClockSync(clock.now);
+  sync.observe(new Date(clock.now()).toUTCString(), clock.now(), clock.now());
+  return sync;
+}
+
+/** A governor with a DynamoDB client of its own; on `clock` when given, else real time. */
+function governor(table: string, rates?: UpstreamRates, searching = true, clock?: Clock) {
   const client = createDynamoClient({ endpoint: db.endpoint });
-  const g = new DynamoRateGovernor(client, table, systemClock, {
+  const time = clock ? new SyncedClock(clock, syncedOn(clock)) : systemClock;
+  const g = new DynamoRateGovernor(client, table, time, {
     ...(rates ? { rates } : {}),
     searching,
   });
@@ -223,8 +247,9 @@ describe('the shared rate governor', () => {
   it('after a 429 every run paces at half the rate: the slowdown is shared through the table', async () => {
     const table = await db.table();
     const rates = { requestsPerSecond: 10, searchRequestsPerSecond: 2 };
-    const a = governor(table, rates);
-    const b = governor(table, rates);
+    const clock = virtualClock();
+    const a = governor(table, rates, true, clock);
+    const b = governor(table, rates, true, clock);
     try {
       await b.g.take('basic', {});
       await a.g.take('basic', {});
