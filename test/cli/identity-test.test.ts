@@ -161,20 +161,23 @@ describe('identity test', () => {
 
   it("a tenant's scope is its own: no identity there is a usage error saying so (exit 2); so is an unknown provider", async () => {
     const withTenant = config({ tenants: [{ id: 7, name: 'Globex' }] });
-    const tenant = await identityTest(['--tenant', 'globex'], withTenant);
+    const own = config({
+      tenants: [{ id: 7, name: 'Globex', identity: { providers: idp.providers({ okta: ['example.com'] }) } }],
+    });
+    // Three runs that share nothing but the stand-in, side by side: one process start's wait, not three.
+    const [tenant, unknown, tenantOwn] = await Promise.all([
+      identityTest(['--tenant', 'globex'], withTenant),
+      identityTest(['nope']),
+      identityTest(['--tenant', '7'], own),
+    ]);
     expect(tenant.code).toBe(2);
     expect(tenant.err).toMatch(
       /tenant Globex \(7\) has no identity of its own in .*: a tenant never inherits the top level's\n$/,
     );
-    const unknown = await identityTest(['nope']);
     expect(unknown.code).toBe(2);
     expect(unknown.err).toMatch(
       /no identity provider named "nope" at the top level of .* \(it has: corp, shop\)/,
     );
-    const own = config({
-      tenants: [{ id: 7, name: 'Globex', identity: { providers: idp.providers({ okta: ['example.com'] }) } }],
-    });
-    const tenantOwn = await identityTest(['--tenant', '7'], own);
     expect(tenantOwn.code).toBe(0);
     expect(tenantOwn.out).toContain('Okta shop (tenant Globex (7)): ok\n');
   });
