@@ -2,13 +2,8 @@
  * A real local run for the console's browser tests and screenshots: the emulator (with its
  * identity providers' stand-in) and dynalite over HTTP, a poll of each kind and a delivery pass of
  * the real runtime (world.ts) to two stand-in webhooks (one takes everything, one refuses
- * everything, so some deliveries are dead), then the `serve` command on the same table, and
- * headless Chromium (browser.ts) to drive the page it serves.
- *
- * `serve` runs in this process, through the command line's own entry (`runCli`, with its config
- * and secrets files and a real port), not as a process of the built command: a process cost a
- * second of CPU per file to start on these two-core machines, and test/cli/serve.test.ts already
- * runs it as one.
+ * everything, so some deliveries are dead), then the `serve` command on the same table (in this
+ * process: serve.ts), and headless Chromium (browser.ts) to drive the page it serves.
  *
  * One event carries hostile text in the fields a page shows (its identifiers' names, its
  * highlights): `<script>`, `<img src=x onerror=…>` and `<!channel>`; if any ran, it would set
@@ -29,7 +24,6 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { sha256Hex } from '../../lib/api/auth.ts';
-import { runCli } from '../../lib/cli/run.ts';
 import { DEMO_IDENTITY_SECRETS, type RunningEmulator, startEmulator } from '../../lib/emulator/index.ts';
 import { demoIdentityInput } from '../../lib/rules/demo-config.ts';
 import { startDynalite } from '../../lib/state/local.ts';
@@ -40,6 +34,8 @@ import { newToken } from '../api/harness.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 import { type BrowserLease, ownBrowser, sharedBrowser } from './browser.ts';
+import { inPage, settled, signIn } from './in-page.ts';
+import { serve } from './serve.ts';
 
 /** What the hostile samples would do if they ran: set this global, or open a dialog. */
 export const PWNED = '__pwned';
@@ -302,49 +298,6 @@ export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<
   }
 }
 
-/**
- * The `serve` command, run in this process by the command line's entry as the built command runs
- * it, until `stop`; its address is the one it prints.
- */
-async function serve(env: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }> {
-  const stop = new AbortController();
-  let out = '';
-  let err = '';
-  let listening: (url: string) => void = () => {};
-  const heard = new Promise<string>((resolve) => {
-    listening = resolve;
-  });
-  const exited = runCli(
-    ['serve'],
-    {
-      env,
-      isTTY: false,
-      stdout: (text) => {
-        out += text;
-        const url = /API listening on (\S+)/.exec(out)?.[1];
-        if (url) listening(url);
-      },
-      stderr: (text) => {
-        err += text;
-      },
-    },
-    stop.signal,
-  );
-  const url = await Promise.race([
-    heard,
-    exited.then((code) => {
-      throw new Error(`serve exited with ${code} before it listened: ${err}`);
-    }),
-  ]);
-  return {
-    url,
-    stop: async () => {
-      stop.abort('SIGTERM');
-      await exited;
-    },
-  };
-}
-
 /** The run for a test file: started before its tests, closed after them. */
 export function useConsoleRun(): ConsoleRun {
   let run: ConsoleRun | undefined;
@@ -360,61 +313,4 @@ export function useConsoleRun(): ConsoleRun {
       return run[name as keyof ConsoleRun];
     },
   });
-}
-
-/** Types the token into the labelled field and waits for the views' navigation. */
-export async function signIn(page: Page, token: string): Promise<void> {
-  await page.locator('::-p-aria(API token)').fill(token);
-  await page.keyboard.press('Enter');
-  await page.waitForSelector('#nav:not([hidden])');
-}
-
-/** The text of every element `selector` finds. */
-export function texts(page: Page, selector: string): Promise<string[]> {
-  return page.$$eval(selector, (els) => els.map((e) => e.textContent ?? ''));
-}
-
-/**
- * Evaluates `expression` in the page. A string, since this project's types are Node's, not the
- * DOM's (a callback naming `document` would not type-check here).
- */
-export function inPage<T>(page: Page, expression: string): Promise<T> {
-  return page.evaluate(expression) as Promise<T>;
-}
-
-/** The focused element: its id, name and text. */
-export function focused(page: Page): Promise<{ id: string; name: string | null; text: string }> {
-  return inPage(
-    page,
-    `({ id: document.activeElement?.id ?? '', name: document.activeElement?.getAttribute('name') ?? null, text: document.activeElement?.textContent ?? '' })`,
-  );
-}
-
-/**
- * Does `act` (a click that changes the address), then waits for the view it leads to to have
- * loaded: the page's `hashchange`, then no region still `aria-busy`.
- */
-export async function navigate(page: Page, act: () => Promise<unknown>): Promise<void> {
-  // (`void`: the expression's value is not the promise, which evaluate would wait for.)
-  await inPage(
-    page,
-    `void (window.__viewChanged = new Promise((r) => addEventListener('hashchange', r, { once: true })))`,
-  );
-  await act();
-  await inPage(page, 'window.__viewChanged');
-  await settled(page);
-}
-
-/** Waits until the view shows no region still loading (`aria-busy`). */
-export async function settled(page: Page): Promise<void> {
-  // Looked at on each change to the document, not on every frame: what it waits for is in the DOM.
-  await page.waitForFunction(
-    `!document.querySelector('main [aria-busy]') && !!document.querySelector('main h2')`,
-    { timeout: 5_000, polling: 'mutation' },
-  );
-}
-
-/** A button by its accessible name (a cell or a group may carry the same name). */
-export function button(name: string): string {
-  return `::-p-aria([name=${JSON.stringify(name)}][role="button"])`;
 }

@@ -7,7 +7,8 @@
  */
 import type { Page } from 'puppeteer-core';
 import { describe, expect, it } from 'vitest';
-import { button, inPage, navigate, settled, texts, useConsoleRun } from './harness.ts';
+import { useConsoleRun } from './harness.ts';
+import { button, inPage, navigate, settled, texts } from './in-page.ts';
 
 const run = useConsoleRun();
 

@@ -10,7 +10,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { type ConsoleRun, settled, startConsoleRun } from './harness.ts';
+import { type ConsoleRun, startConsoleRun } from './harness.ts';
+import { settled } from './in-page.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const OUT = join(ROOT, 'docs', 'console');

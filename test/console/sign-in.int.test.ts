@@ -8,7 +8,8 @@
 import type { Page } from 'puppeteer-core';
 import { describe, expect, it } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../../lib/console/page.ts';
-import { button, focused, inPage, texts, useConsoleRun } from './harness.ts';
+import { useConsoleRun } from './harness.ts';
+import { button, focused, inPage, texts } from './in-page.ts';
 
 const run = useConsoleRun();
 
