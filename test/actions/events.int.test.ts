@@ -198,7 +198,9 @@ describe('an upstream slower than the hold', () => {
       eventActions: async (...args) => {
         // A minute passes while the upstream takes its time, and a delivery pass runs meanwhile.
         await clock.sleep(61_000);
-        await new Promise((resolve) => setTimeout(resolve, 1_200));
+        // Until the hold is renewed past the moved clock (its heartbeat looks every half second).
+        while (((await act.actions.get('slow-1'))?.heldUntil ?? 0) <= clock.now())
+          await new Promise((resolve) => setTimeout(resolve, 20));
         taken = await finishActions(act);
         return act.upstream.eventActions(...args);
       },
