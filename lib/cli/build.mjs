@@ -119,10 +119,11 @@ export function recordBuild(inputs, outputs, started, at = root) {
   const before = readRecord(at);
   const kept = new Set([...outputs, ...Object.keys(before?.outputs ?? {})]);
   // A file changed while the build read it may be in the bundle as it was: recorded so that the
-  // next run builds again. Two seconds, for file systems that keep times to the second.
+  // next run builds again. A time in whole seconds may be a file system's that keeps no finer.
   const settled = (file) => {
     const s = stamp(file, at);
-    return Number(s.split(':')[1] ?? 0) > started - 2_000 ? 'changed during the build' : s;
+    const time = Number(s.split(':')[1] ?? 0);
+    return time > started - (time % 1000 === 0 ? 2_000 : 100) ? 'changed during the build' : s;
   };
   const record = {
     version: RECORD_VERSION,
