@@ -1,19 +1,45 @@
 /**
+ * What synth is given: the context settings and the alert config.
+ *
  * Context settings: cdk.json holds the same defaults as the code, and a bad value fails synth
  * with a SettingsError (code `settings`, the key as `key`) whose message names the key and what
- * it accepts.
+ * it accepts. The alert config: a missing or invalid file stops synth with a clear, path-precise
+ * message; a valid one is shipped as is, and its secret references are listed for the operator.
+ *
+ * One file for both (over 300 lines for that): each test file is a process of its own that loads
+ * aws-cdk-lib and the stack's modules again, about 4 CPU seconds that a second file would repeat.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../infra/alerts-config.ts';
+import { loadDeployableConfig, PROJECT_ROOT, secretNamesIn } from '../../infra/alerts-config.ts';
 import { pollerTiming, queueTiming } from '../../infra/schedule.ts';
 import { CONTEXT_DEFAULTS, parseRate, readSettings, SettingsError } from '../../infra/settings.ts';
+import { build, EXAMPLE_CONFIG } from './harness.ts';
 
 const settings = (context: Record<string, unknown>) => readSettings(new App({ context }).node);
+
+/**
+ * The real app (infra/app.ts) under tsx's loader, as `cdk synth` runs it (cdk.json: `npx tsx
+ * infra/app.ts`), with `context` as the CLI passes -c (CDK_CONTEXT_JSON). Node with tsx's loader
+ * rather than the tsx command, which starts a second Node process to do the same.
+ */
+function synthApp(context: Record<string, unknown>) {
+  const outdir = mkdtempSync(join(tmpdir(), 'ea-settings-'));
+  try {
+    return spawnSync(process.execPath, ['--import', 'tsx', 'infra/app.ts'], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify(context), CDK_OUTDIR: outdir },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
 
 /** What `run` threw; fails the test when it threw nothing. */
 function thrown(run: () => unknown): unknown {
@@ -127,20 +153,9 @@ describe('context validation', () => {
   });
 
   it('synth stops with the message alone and exit code 1', () => {
-    // The real app under tsx, as `cdk synth` runs it; CDK_CONTEXT_JSON is how the CLI passes -c.
-    const outdir = mkdtempSync(join(tmpdir(), 'ea-settings-'));
-    try {
-      const run = spawnSync(join(PROJECT_ROOT, 'node_modules/.bin/tsx'), ['infra/app.ts'], {
-        cwd: PROJECT_ROOT,
-        env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify({ apiAuth: 'IAM' }), CDK_OUTDIR: outdir },
-        encoding: 'utf8',
-        timeout: 60_000,
-      });
-      expect(run.status).toBe(1);
-      expect(run.stderr).toBe('exposure-alerts: context apiAuth must be NONE or AWS_IAM, got "IAM"\n');
-    } finally {
-      rmSync(outdir, { recursive: true, force: true });
-    }
+    const run = synthApp({ apiAuth: 'IAM' });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe('exposure-alerts: context apiAuth must be NONE or AWS_IAM, got "IAM"\n');
   }, 60_000);
 
   it('an unknown setting fails synth, naming the closest one; the CDK own keys pass', () => {
@@ -170,29 +185,11 @@ describe('context validation', () => {
   });
 
   it('through the real app as cdk synth runs it: -c pollerConcurency=4 ends synth with the closest setting', () => {
-    const outdir = mkdtempSync(join(tmpdir(), 'ea-settings-'));
-    try {
-      const run = spawnSync(join(PROJECT_ROOT, 'node_modules/.bin/tsx'), ['infra/app.ts'], {
-        cwd: PROJECT_ROOT,
-        env: {
-          ...process.env,
-          CDK_CONTEXT_JSON: JSON.stringify({
-            ...CONTEXT_DEFAULTS,
-            'cli-telemetry': false,
-            pollerConcurency: '4',
-          }),
-          CDK_OUTDIR: outdir,
-        },
-        encoding: 'utf8',
-        timeout: 60_000,
-      });
-      expect(run.stderr).toBe(
-        'exposure-alerts: context pollerConcurency is not a setting of this stack; did you mean pollerConcurrency?\n',
-      );
-      expect(run.status).toBe(1);
-    } finally {
-      rmSync(outdir, { recursive: true, force: true });
-    }
+    const run = synthApp({ ...CONTEXT_DEFAULTS, 'cli-telemetry': false, pollerConcurency: '4' });
+    expect(run.stderr).toBe(
+      'exposure-alerts: context pollerConcurency is not a setting of this stack; did you mean pollerConcurrency?\n',
+    );
+    expect(run.status).toBe(1);
   }, 60_000);
 
   it('accepts -c strings for numbers, "none" for no reserved concurrency, and trims', () => {
@@ -264,4 +261,88 @@ describe('stream queue timing', () => {
       expect(q.retention.toSeconds()).toBeLessThanOrEqual(1_209_600);
     },
   );
+});
+
+function writeConfig(value: unknown): string {
+  const dir = mkdtempSync(join(tmpdir(), 'alerts-config-test-'));
+  const path = join(dir, 'alerts.config.json');
+  writeFileSync(path, typeof value === 'string' ? value : JSON.stringify(value));
+  return path;
+}
+
+describe('alert config at synth', () => {
+  it('synth refuses an invalid config, listing every problem by its path', () => {
+    const example = JSON.parse(readFileSync(EXAMPLE_CONFIG, 'utf8'));
+    example.routes[1].match.colour = 'red';
+    example.routes[0].to.push('pager');
+    example.destinations.soc.url = 'not a url';
+    const path = writeConfig(example);
+    let message = '';
+    try {
+      build({ alertsConfig: path });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/^alert config .*alerts\.config\.json is invalid \(\d+ problems?\)/);
+    expect(message).toMatch(/routes\[1\]\.match\.colour/);
+    expect(message).toMatch(/destinations\.soc\.url/);
+    expect(message).toContain('-c alertsConfig=<path>');
+  });
+
+  it('cross-reference problems fail too (a route to a destination that does not exist)', () => {
+    const example = JSON.parse(readFileSync(EXAMPLE_CONFIG, 'utf8'));
+    example.routes[0].to = ['pager'];
+    expect(() => build({ alertsConfig: writeConfig(example) })).toThrow(
+      /routes\[0\]\.to\[0\]: no destination named "pager"/,
+    );
+  });
+
+  it('synth refuses a file that is not JSON', () => {
+    expect(() => build({ alertsConfig: writeConfig('{ "sources": ') })).toThrow(/is not valid JSON/);
+  });
+
+  it('a missing file says to create it or pass -c alertsConfig', () => {
+    expect(() => build({ alertsConfig: 'does/not/exist.json' })).toThrow(
+      /alert config .*does\/not\/exist\.json does not exist: create it \(start from infra\/alerts\.config\.example\.json.*or pass -c alertsConfig=<path>/,
+    );
+  });
+
+  it('a relative path is read from the project root, whatever the working directory', () => {
+    const loaded = loadDeployableConfig('infra/alerts.config.example.json');
+    expect(loaded.source).toBe(EXAMPLE_CONFIG);
+    expect(readFileSync(join(loaded.layerDir, 'alerts.config.json'), 'utf8')).toBe(
+      readFileSync(EXAMPLE_CONFIG, 'utf8'),
+    );
+    expect(loaded.secretNames).toEqual([
+      'jiraApiToken',
+      'oncallRoutingKey',
+      'sentinelClientSecret',
+      'servicenowPassword',
+      'siemKey',
+      'socDiscordWebhook',
+      'socGoogleChatWebhook',
+      'socMattermostWebhook',
+      'socSlackBotToken',
+      'socSlackWebhook',
+      'socTeamsWebhook',
+      'splunkHecToken',
+    ]);
+  });
+
+  it('finds every secret reference, wherever the schema allows one', () => {
+    expect(
+      secretNamesIn({
+        destinations: {
+          a: {
+            type: 'webhook',
+            url: { secret: 'u' },
+            headers: { 'X-Key': { secret: 'h' } },
+            signingSecret: { secret: 's' },
+          },
+          b: { type: 'email', apiKey: { secret: 'k' }, url: 'https://x' },
+          c: { type: 'slack', url: { secret: 'u' } },
+        },
+      }),
+    ).toEqual(['h', 'k', 's', 'u']);
+  });
 });
