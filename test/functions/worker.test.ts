@@ -18,7 +18,8 @@ import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, useReceivers } from '../helpers/receiver.ts';
 import { context, lambdaVariables, sqsRecord, withEnvironment } from './lambda.ts';
 
-const emu = useEmulator();
+// Six events a tenant, not 120: every test polls and delivers whole streams, and none needs more than a few.
+const emu = useEmulator({ eventsPerTenant: 6 });
 const db = useDynalite();
 const receiver = useReceivers();
 afterEach(() => emu.running.emulator.control.clearFaults());
