@@ -14,7 +14,8 @@ import { useEmulator } from '../helpers/emulator.ts';
 import { useReceivers } from '../helpers/receiver.ts';
 import { context, lambdaVariables, QUEUE_URL, sqsRecord, withEnvironment } from './lambda.ts';
 
-const emu = useEmulator();
+// A few events a tenant, not 120: the worker's polls here only set the turn order.
+const emu = useEmulator({ eventsPerTenant: 6, lateMatchesPerTenant: 0, credentials: 0 });
 const db = useDynalite();
 const receiver = useReceivers();
 
