@@ -9,7 +9,7 @@ import { redactor } from '../log.ts';
 import { originOf, waitingFor } from '../waits.ts';
 import { UpstreamError } from './errors.ts';
 import type { RateGovernor } from './rate.ts';
-import { generatedTokenSchema } from './schemas.ts';
+import { generatedTokenSchema } from './schemas-polled.ts';
 import { parseRetryAfter } from './wire.ts';
 
 /** A caller's time: the exchange's turn and request end by its deadline (on the provider's clock). */

@@ -1,20 +1,23 @@
 /**
- * A typed client for the eleven endpoints of the upstream spec (docs/architecture.md), plus the token
- * exchange (auth.ts).
+ * A typed client for the twelve endpoints of the upstream (docs/architecture.md: the spec's eleven
+ * and the event actions), plus the token exchange (auth.ts).
  *
  * Each method checks the spec's limits before sending, validates the response, and returns pages
  * whose items are split into valid ones and invalid ones (validate.ts), so one odd item never
  * costs its page. Paged endpoints also have `...Pages` iterators (paging.ts).
  *
- * Longer than 300 lines on purpose: one method per endpoint of the spec, each next to its own
- * limits; split up, the contract would be scattered over files that each hold a few endpoints.
+ * The three endpoints a poll calls (events of the tenant and of a group, the global credential
+ * search) are here; the others are other-endpoints.ts's, loaded with the first call of one (a
+ * worker's start does not carry them): their methods here only load it and hand it this client.
  */
 
+import { lazily } from '../lazy.ts';
 import type { Logger } from '../log.ts';
 import { silentLogger } from '../log.ts';
 import type { TokenProvider } from './auth.ts';
-import { RequestLimitError, UpstreamError } from './errors.ts';
-import type { CallOptions, QueryValue, RawResponse, RequestSpec, UpstreamHttpOptions } from './http.ts';
+import { checkPositiveId, checkSegment, checkSize, LIMITS, parseNextPage, readQuota } from './endpoint.ts';
+import { RequestLimitError } from './errors.ts';
+import type { CallOptions, RawResponse, RequestSpec, UpstreamHttpOptions } from './http.ts';
 import { UpstreamHttp } from './http.ts';
 import type { Fetched } from './paging.ts';
 import { pagesById, pagesByNext } from './paging.ts';
@@ -31,127 +34,31 @@ import type {
   Quota,
   QuotaPage,
 } from './requests.ts';
-import { EVENT_ACTIONS } from './requests.ts';
-import {
-  type Asset,
-  assetResponseSchema,
-  type Credential,
-  credentialSchema,
-  type EventItem,
-  eventItemSchema,
-  type Identity,
-  identitiesByAccountSchema,
-  identityArraySchema,
-  identitySchema,
-  legacySearchEnvelopeSchema,
-  legacySearchItemSchema,
-  nextPageEnvelopeSchema,
-  type TokenInfo,
-  tokenInfoSchema,
-  type V2Credential,
-  v2CredentialSchema,
-} from './schemas.ts';
-import type { InvalidItem, SplitItems } from './validate.ts';
-import { credentialKeyOf, describeIssues, eventKeyOf, issuesToText, splitValid } from './validate.ts';
+import type { Asset, Identity, TokenInfo, V2Credential } from './schemas.ts';
+import { type Credential, credentialSchema, type EventItem, eventItemSchema } from './schemas-polled.ts';
+import type { InvalidItem } from './validate.ts';
+import { credentialKeyOf, eventKeyOf, splitValid } from './validate.ts';
 import { upstreamCode } from './wire.ts';
 
+export { LIMITS, resetDeprecationWarnings } from './endpoint.ts';
 export type * from './requests.ts';
 export { EVENT_ACTIONS } from './requests.ts';
-
-export const LIMITS = {
-  tenantEventsSize: 10,
-  globalCredentialsSize: 10_000,
-  byPasswordSize: 10_000,
-  v2CredentialsSize: 5_000,
-  byAccountsBatch: 100,
-  eventActionTargets: 10,
-} as const;
 
 export interface UpstreamClientOptions extends UpstreamHttpOptions {
   /** Receives the quota headers of every global search response. */
   onQuota?: (quota: Quota, endpoint: string) => void;
 }
 
-const deprecationWarned = new Set<string>();
-
-/** Forget which deprecation warnings were printed (tests). */
-export function resetDeprecationWarnings(): void {
-  deprecationWarned.clear();
-}
-
-function checkSize(endpoint: string, size: number | undefined, min: number, max: number): void {
-  if (size === undefined) return;
-  if (!Number.isInteger(size) || size < min || size > max) {
-    throw new RequestLimitError(
-      endpoint,
-      `${endpoint}: size must be an integer from ${min} to ${max}, got ${size}`,
-    );
-  }
-}
-
-function checkPositiveId(endpoint: string, name: string, value: number): void {
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new RequestLimitError(endpoint, `${endpoint}: ${name} must be a positive integer, got ${value}`);
-  }
-}
-
-function checkSegment(endpoint: string, name: string, value: string): void {
-  if (typeof value !== 'string' || value.length === 0) {
-    throw new RequestLimitError(endpoint, `${endpoint}: ${name} must be a non-empty string`);
-  }
-}
-
-/**
- * A value as one path segment: percent-encoded, and refused when empty or a dot segment (`.`,
- * `..`), which the URL parser resolves to another path (`by_domain/..` would be
- * `/leaksdb/identities/`). Encoding leaves no other way out: `/`, `\`, `?`, `#` and `%` are escaped,
- * so no `%2e` form of a dot segment can come out of it. The value is not echoed: it may be a password.
- */
-function pathSegment(endpoint: string, name: string, value: string): string {
-  checkSegment(endpoint, name, value);
-  if (value === '.' || value === '..')
-    throw new RequestLimitError(endpoint, `${endpoint}: ${name} cannot be . or .. (a path of its own)`);
-  return encodeURIComponent(value);
-}
-
-function readQuota(headers: Headers): Quota {
-  const remaining = headers.get('x-flare-global-searches-remaining');
-  const reached = headers.get('x-flare-global-searches-batch-reached');
-  const n = remaining === null ? Number.NaN : Number(remaining);
-  return {
-    remaining: Number.isFinite(n) ? n : null,
-    batchReached: reached === null ? null : /^(true|1|yes)$/i.test(reached.trim()),
-  };
-}
-
-function invalidResponse(endpoint: string, detail: string): UpstreamError {
-  return new UpstreamError('invalid_response', `${endpoint}: unexpected response shape (${detail})`, {
-    endpoint,
-  });
-}
-
-function normaliseNext(next: string | number | null | undefined): string | null {
-  if (next === null || next === undefined || next === '') return null;
-  return String(next);
-}
-
-/** Highest password-record id among raw identities; undefined when none is readable. */
-function maxPasswordId(raw: readonly unknown[]): number | undefined {
-  let max: number | undefined;
-  for (const identity of raw) {
-    const passwords = (identity as { passwords?: unknown } | null)?.passwords;
-    if (!Array.isArray(passwords)) continue;
-    for (const record of passwords) {
-      const id = (record as { id?: unknown } | null)?.id;
-      if (typeof id === 'number' && Number.isFinite(id) && (max === undefined || id > max)) max = id;
-    }
-  }
-  return max;
-}
+/** The endpoints no poll calls, loaded with the first call of one. */
+const others = lazily(
+  'the upstream endpoints a poll does not call (upstream/other-endpoints.ts)',
+  () => import('./other-endpoints.ts'),
+);
 
 export class UpstreamClient {
   readonly http: UpstreamHttp;
-  private readonly logger: Logger;
+  /** Where a deprecated endpoint's first call is warned of. */
+  readonly logger: Logger;
   private readonly onQuota?: (quota: Quota, endpoint: string) => void;
   private readonly options: UpstreamClientOptions;
 
@@ -190,37 +97,9 @@ export class UpstreamClient {
     return this.http.request(spec, options);
   }
 
-  private deprecated(endpoint: string, replacement: string): void {
-    if (deprecationWarned.has(endpoint)) return;
-    deprecationWarned.add(endpoint);
-    this.logger.warn(`upstream endpoint ${endpoint} is deprecated; ${replacement}`, { endpoint });
-  }
-
-  /** The quota an answer reported (onQuota has heard of it already, as of every search answer). */
-  private quota(headers: Headers): Quota {
-    return readQuota(headers);
-  }
-
-  private parseNextPage<T>(
-    endpoint: string,
-    body: unknown,
-    split: (raw: unknown[]) => SplitItems<T>,
-  ): Page<T> {
-    const envelope = nextPageEnvelopeSchema.safeParse(body);
-    if (!envelope.success) {
-      throw invalidResponse(endpoint, issuesToText(describeIssues(envelope.error.issues, body)));
-    }
-    return { ...split(envelope.data.items), next: normaliseNext(envelope.data.next) };
-  }
-
   /** Endpoint 1: who the token belongs to. */
   async tokenTest(options?: CallOptions): Promise<TokenInfo> {
-    const endpoint = 'tokenTest';
-    const res = await this.send({ endpoint, method: 'GET', path: '/tokens/test' }, options);
-    const parsed = tokenInfoSchema.safeParse(res.body);
-    if (!parsed.success)
-      throw invalidResponse(endpoint, issuesToText(describeIssues(parsed.error.issues, res.body)));
-    return parsed.data;
+    return (await others()).tokenTest(this, options);
   }
 
   /**
@@ -231,26 +110,7 @@ export class UpstreamClient {
     accounts: readonly string[],
     options?: CallOptions,
   ): Promise<{ identities: Record<string, Identity>; invalid: InvalidItem[] }> {
-    const endpoint = 'identitiesByAccounts';
-    for (const account of accounts) checkSegment(endpoint, 'every account', account);
-    const unique = [...new Set(accounts)];
-    const identities: Record<string, Identity> = {};
-    const invalid: InvalidItem[] = [];
-    for (let i = 0; i < unique.length; i += LIMITS.byAccountsBatch) {
-      const batch = unique.slice(i, i + LIMITS.byAccountsBatch);
-      const res = await this.send(
-        { endpoint, method: 'POST', path: '/astp/identities/by_accounts', body: { accounts: batch } },
-        options,
-      );
-      const parsed = identitiesByAccountSchema.safeParse(res.body);
-      if (!parsed.success) throw invalidResponse(endpoint, 'expected an object keyed by account name');
-      for (const [name, raw] of Object.entries(parsed.data)) {
-        const one = identitySchema.safeParse(raw);
-        if (one.success) identities[name] = one.data;
-        else invalid.push({ index: i, key: name, issues: describeIssues(one.error.issues, raw), raw });
-      }
-    }
-    return { identities, invalid };
+    return (await others()).identitiesByAccounts(this, accounts, options);
   }
 
   /** Endpoint 3: events of one identifier group. */
@@ -266,7 +126,7 @@ export class UpstreamClient {
       { endpoint, method: 'POST', path: `/{core}/v4/events/identifier_groups/${groupId}/_search`, body },
       options,
     );
-    return this.parseNextPage(endpoint, res.body, (raw) => splitValid(eventItemSchema, raw, eventKeyOf));
+    return parseNextPage(endpoint, res.body, (raw) => splitValid(eventItemSchema, raw, eventKeyOf));
   }
 
   /** Endpoint 4: events matching the tenant's identifiers. `size` is at most 10. */
@@ -277,7 +137,7 @@ export class UpstreamClient {
       { endpoint, method: 'POST', path: '/{core}/v4/events/tenant/_search', body },
       options,
     );
-    return this.parseNextPage(endpoint, res.body, (raw) => splitValid(eventItemSchema, raw, eventKeyOf));
+    return parseNextPage(endpoint, res.body, (raw) => splitValid(eventItemSchema, raw, eventKeyOf));
   }
 
   /** Endpoint 5 (deprecated): identities that used a password. Needs the account-takeover module. */
@@ -286,20 +146,7 @@ export class UpstreamClient {
     params: { size?: number; from?: number } = {},
     options?: CallOptions,
   ): Promise<IdentityPage> {
-    const endpoint = 'identitiesByPassword';
-    const segment = pathSegment(endpoint, 'password', password);
-    checkSize(endpoint, params.size, 1, LIMITS.byPasswordSize);
-    this.deprecated(endpoint, 'the upstream replaces it with the credential search under /astp/v2');
-    const res = await this.send(
-      {
-        endpoint,
-        method: 'GET',
-        path: `/leaksdb/identities/by_password/${segment}`,
-        query: { size: params.size, from: params.from },
-      },
-      options,
-    );
-    return this.identityPage(endpoint, res.body);
+    return (await others()).identitiesByPassword(this, password, params, options);
   }
 
   /** Endpoint 6 (deprecated): the v2 credential list, ascending by id by default. */
@@ -307,21 +154,7 @@ export class UpstreamClient {
     params: { size?: number; from?: number | string; order?: 'asc' | 'desc'; source_id?: string } = {},
     options?: CallOptions,
   ): Promise<Page<V2Credential>> {
-    const endpoint = 'credentialsV2';
-    checkSize(endpoint, params.size, 1, LIMITS.v2CredentialsSize);
-    this.deprecated(endpoint, 'the upstream replaces it with the credential search under /astp/v2');
-    const res = await this.send(
-      {
-        endpoint,
-        method: 'GET',
-        path: '/leaksdb/v2/credentials',
-        query: { size: params.size, from: params.from, order: params.order, source_id: params.source_id },
-      },
-      options,
-    );
-    return this.parseNextPage(endpoint, res.body, (raw) =>
-      splitValid(v2CredentialSchema, raw, credentialKeyOf),
-    );
+    return (await others()).listCredentialsV2(this, params, options);
   }
 
   /** Endpoint 7: identities by account name, with `*` allowed at either end; case-insensitive. */
@@ -330,19 +163,7 @@ export class UpstreamClient {
     params: { from?: number; size?: number } = {},
     options?: CallOptions,
   ): Promise<IdentityPage> {
-    const endpoint = 'identitiesByKeyword';
-    const segment = pathSegment(endpoint, 'keyword', keyword);
-    checkSize(endpoint, params.size, 1, Number.MAX_SAFE_INTEGER);
-    const res = await this.send(
-      {
-        endpoint,
-        method: 'GET',
-        path: `/leaksdb/identities/by_keyword/${segment}`,
-        query: { from: params.from, size: params.size },
-      },
-      options,
-    );
-    return this.identityPage(endpoint, res.body);
+    return (await others()).identitiesByKeyword(this, keyword, params, options);
   }
 
   /** Endpoint 8: identities of a domain, ascending by id. */
@@ -351,29 +172,7 @@ export class UpstreamClient {
     params: { from?: number; size?: number } = {},
     options?: CallOptions,
   ): Promise<IdentityPage> {
-    const endpoint = 'identitiesByDomain';
-    const segment = pathSegment(endpoint, 'domain', domain);
-    checkSize(endpoint, params.size, 1, Number.MAX_SAFE_INTEGER);
-    const res = await this.send(
-      {
-        endpoint,
-        method: 'GET',
-        path: `/leaksdb/identities/by_domain/${segment}`,
-        query: { from: params.from, size: params.size },
-      },
-      options,
-    );
-    return this.identityPage(endpoint, res.body);
-  }
-
-  private identityPage(endpoint: string, body: unknown): IdentityPage {
-    const parsed = identityArraySchema.safeParse(body);
-    if (!parsed.success) throw invalidResponse(endpoint, 'expected an array of identities');
-    const split = splitValid(identitySchema, parsed.data, (raw) => {
-      const name = (raw as { name?: unknown } | null)?.name;
-      return typeof name === 'string' ? name : undefined;
-    });
-    return { ...split, lastId: maxPasswordId(parsed.data), rawCount: parsed.data.length };
+    return (await others()).identitiesByDomain(this, domain, params, options);
   }
 
   /** Endpoint 9: the global credential search for a domain. Draws on the global-search quota. */
@@ -391,8 +190,9 @@ export class UpstreamClient {
       { endpoint, method: 'POST', path: '/{core}/v4/credentials/global/_search', body },
       options,
     );
-    const quota = this.quota(res.headers);
-    const page = this.parseNextPage(endpoint, res.body, (raw) =>
+    // The quota this answer reported (onQuota has heard of it already, as of every search answer).
+    const quota = readQuota(res.headers);
+    const page = parseNextPage(endpoint, res.body, (raw) =>
       splitValid(credentialSchema, raw, credentialKeyOf),
     );
     return { ...page, quota };
@@ -400,23 +200,7 @@ export class UpstreamClient {
 
   /** Endpoint 10: enable or disable a monitored asset. */
   async toggleAsset(assetId: number, isDisabled: boolean, options?: CallOptions): Promise<Asset> {
-    const endpoint = 'assetToggle';
-    checkPositiveId(endpoint, 'asset_id', assetId);
-    if (typeof isDisabled !== 'boolean')
-      throw new RequestLimitError(endpoint, `${endpoint}: is_disabled must be a boolean`);
-    const res = await this.send(
-      {
-        endpoint,
-        method: 'POST',
-        path: `/{core}/v2/assets/${assetId}/toggle`,
-        body: { is_disabled: isDisabled },
-      },
-      options,
-    );
-    const parsed = assetResponseSchema.safeParse(res.body);
-    if (!parsed.success)
-      throw invalidResponse(endpoint, issuesToText(describeIssues(parsed.error.issues, res.body)));
-    return parsed.data.asset;
+    return (await others()).toggleAsset(this, assetId, isDisabled, options);
   }
 
   /**
@@ -424,62 +208,19 @@ export class UpstreamClient {
    * undo either, on at most 10 events a request. Any 2xx is success (the body is not documented).
    */
   async eventAction(type: EventActionType, uids: readonly string[], options?: CallOptions): Promise<void> {
-    const endpoint = 'eventActions';
-    if (!(EVENT_ACTIONS as readonly string[]).includes(type))
-      throw new RequestLimitError(endpoint, `${endpoint}: type must be one of ${EVENT_ACTIONS.join(', ')}`);
-    if (uids.length === 0 || uids.length > LIMITS.eventActionTargets)
-      throw new RequestLimitError(
-        endpoint,
-        `${endpoint}: 1 to ${LIMITS.eventActionTargets} uids a request, got ${uids.length}`,
-      );
-    for (const uid of uids) checkSegment(endpoint, 'every uid', uid);
-    await this.send(
-      {
-        endpoint,
-        method: 'POST',
-        path: '/{core}/v4/events/actions',
-        body: { action: { type }, targets: uids.map((uid) => ({ uid })) },
-      },
-      options,
-    );
+    return (await others()).eventAction(this, type, uids, options);
   }
 
   /**
-   * Endpoint 12 for any number of uids: validated first (a bad type or uid sends nothing), then
-   * sent 10 at a time, in order. A refused request does not stop the next; each batch says how it
-   * went. The upstream refuses a request whole when one of its uids is wrong (an unknown event):
-   * a batch refused for what it holds (a 4xx other than our credentials, the rate or a timeout) is
-   * sent again one uid at a time, so each uid gets its own answer. Duplicate uids are sent once.
+   * Endpoint 12 for any number of uids, 10 a request through `eventAction`; a batch refused for
+   * what it holds is sent again one uid at a time (other-endpoints.ts says how).
    */
   async eventActions(
     type: EventActionType,
     uids: readonly string[],
     options?: CallOptions,
   ): Promise<EventActionBatch[]> {
-    const endpoint = 'eventActions';
-    if (!(EVENT_ACTIONS as readonly string[]).includes(type))
-      throw new RequestLimitError(endpoint, `${endpoint}: type must be one of ${EVENT_ACTIONS.join(', ')}`);
-    for (const uid of uids) checkSegment(endpoint, 'every uid', uid);
-    const unique = [...new Set(uids)];
-    const send = async (batch: string[]): Promise<EventActionBatch> => {
-      try {
-        await this.eventAction(type, batch, options);
-        return { uids: batch, ok: true };
-      } catch (error) {
-        if (!(error instanceof UpstreamError)) throw error;
-        return { uids: batch, ok: false, error };
-      }
-    };
-    const out: EventActionBatch[] = [];
-    for (let i = 0; i < unique.length; i += LIMITS.eventActionTargets) {
-      const batch = await send(unique.slice(i, i + LIMITS.eventActionTargets));
-      if (batch.ok || batch.uids.length === 1 || !refusedForItsTargets(batch.error)) {
-        out.push(batch);
-        continue;
-      }
-      for (const uid of batch.uids) out.push(await send([uid]));
-    }
-    return out;
+    return (await others()).eventActions((t, batch, o) => this.eventAction(t, batch, o), type, uids, options);
   }
 
   /** Endpoint 11 (deprecated): the legacy global search. Draws on the global-search quota. */
@@ -487,24 +228,7 @@ export class UpstreamClient {
     params: LegacySearchParams = {},
     options?: CallOptions,
   ): Promise<LegacySearchPage> {
-    const endpoint = 'legacySearch';
-    checkSize(endpoint, params.size, 1, Number.MAX_SAFE_INTEGER);
-    this.deprecated(endpoint, 'the upstream replaces it with the v4 global event search');
-    const query: Record<string, QueryValue> = { ...params };
-    const res = await this.send({ endpoint, method: 'POST', path: '/{core}/v2/search/', query }, options);
-    const quota = this.quota(res.headers);
-    const envelope = legacySearchEnvelopeSchema.safeParse(res.body);
-    if (!envelope.success) {
-      throw invalidResponse(endpoint, issuesToText(describeIssues(envelope.error.issues, res.body)));
-    }
-    const split = splitValid(legacySearchItemSchema, envelope.data.items);
-    return {
-      ...split,
-      next: normaliseNext(envelope.data.links?.next),
-      searchAfter: envelope.data.search_after ?? null,
-      nbHits: envelope.data.nb_hits ?? null,
-      quota,
-    };
+    return (await others()).legacyGlobalSearch(this, params, options);
   }
 
   // --- Iterators ---------------------------------------------------------------------------------
@@ -570,14 +294,4 @@ export class UpstreamClient {
   identitiesByPasswordPages(password: string, params: { size?: number } = {}, options?: CallOptions) {
     return pagesById((from) => this.identitiesByPassword(password, { ...params, from }, options));
   }
-}
-
-/**
- * An endpoint 12 refusal that may be about one of the request's uids: a 4xx the upstream sent
- * (not one we raised before sending), other than our credentials (401, 403), a timeout (408) or
- * the rate (429).
- */
-function refusedForItsTargets(error: UpstreamError): boolean {
-  const status = error.status;
-  return status !== undefined && status >= 400 && status < 500 && ![401, 403, 408, 429].includes(status);
 }

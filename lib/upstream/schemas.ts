@@ -1,5 +1,8 @@
 /**
- * zod schemas for every resource of the upstream spec (docs/architecture.md, the upstream).
+ * zod schemas for every resource of the upstream spec (docs/architecture.md, the upstream). Those a
+ * poll reads (events, credentials, their pages' envelope, the token exchange) are schemas-polled.ts's,
+ * re-exported here: a worker's start loads that module alone, and this one with the first call of
+ * another endpoint (other-endpoints.ts).
  *
  * Rules applied throughout:
  * - Objects are loose: a field the spec does not list is kept as is, never rejected.
@@ -13,26 +16,22 @@
  *   the offset (`Z` or `±hh:mm`).
  */
 import * as z from 'zod/mini';
-import { SEVERITIES } from './event-types.ts';
+import { isoTimestamp, isoTimestampWithOffset, stringList } from './schemas-polled.ts';
 
-const isoTimestamp = z
-  .string()
-  .check(z.refine((s) => !Number.isNaN(Date.parse(s)), 'expected an ISO 8601 timestamp'));
+// What a poll reads is defined in schemas-polled.ts, so a worker's start holds only that.
+export {
+  type Credential,
+  credentialSchema,
+  type EventItem,
+  eventItemSchema,
+  type GlobalSource,
+  generatedTokenSchema,
+  globalSourceSchema,
+  nextPageEnvelopeSchema,
+  severitySchema,
+} from './schemas-polled.ts';
 
-const OFFSET = /(Z|[+-]\d{2}:?\d{2})$/i;
-const isoTimestampWithOffset = z
-  .string()
-  .check(
-    z.refine(
-      (s) => OFFSET.test(s) && !Number.isNaN(Date.parse(s)),
-      'expected an ISO 8601 timestamp with an offset',
-    ),
-  );
-
-const stringList = z.array(z.string());
 const jsonObject = z.record(z.string(), z.unknown());
-
-export const severitySchema = z.enum(SEVERITIES);
 
 // --- Token information (endpoint 1) --------------------------------------------------------------
 
@@ -45,12 +44,6 @@ export const tokenInfoSchema = z.looseObject({
   scopes: stringList,
 });
 export type TokenInfo = z.infer<typeof tokenInfoSchema>;
-
-/** Response of `POST /tokens/generate`, the token exchange. */
-export const generatedTokenSchema = z.looseObject({
-  token: z.string().check(z.minLength(1)),
-  refresh_token_exp: z.optional(z.unknown()),
-});
 
 // --- Legacy identity endpoints (2, 5, 7, 8) ------------------------------------------------------
 
@@ -103,66 +96,6 @@ export const v2CredentialSchema = z.looseObject({
 });
 export type V2Credential = z.infer<typeof v2CredentialSchema>;
 
-// --- Global credential search (endpoint 9) -------------------------------------------------------
-
-export const globalSourceSchema = z.looseObject({
-  id: z.string(),
-  name: z.string(),
-  description_en: z.optional(z.string()),
-  description_fr: z.optional(z.string()),
-  breached_at: z.optional(z.nullable(isoTimestamp)),
-  leaked_at: z.optional(z.nullable(isoTimestamp)),
-  is_alert_enabled: z.optional(z.boolean()),
-});
-export type GlobalSource = z.infer<typeof globalSourceSchema>;
-
-export const credentialSchema = z.looseObject({
-  id: z.int(),
-  identity_name: z.string(),
-  domain: z.string(),
-  hash: z.string(),
-  hash_type: z.optional(z.nullable(z.string())),
-  imported_at: isoTimestampWithOffset,
-  known_password_id: z.optional(z.unknown()),
-  source_id: z.string(),
-  source: z.optional(globalSourceSchema),
-  // Documented by the real service, absent from the spec's table.
-  credential_hash: z.optional(z.string()),
-  event_uid: z.optional(z.nullable(z.string())),
-});
-export type Credential = z.infer<typeof credentialSchema>;
-
-// --- Events (endpoints 3 and 4) ------------------------------------------------------------------
-
-/** `type/origin/id`, where the id part may itself contain `/`. */
-const eventUid = z.string().check(z.regex(/^[^/]+\/[^/]+\/.+$/, 'expected a uid of the form type/origin/id'));
-
-export const eventItemSchema = z.looseObject({
-  metadata: z.looseObject({
-    estimated_created_at: isoTimestamp,
-    matched_at: isoTimestamp,
-    type: z.string().check(z.minLength(1)),
-    uid: eventUid,
-    severity: severitySchema,
-    flare_url: z.optional(z.string()),
-  }),
-  tenant_metadata: z.optional(
-    z.looseObject({
-      severity: z.optional(
-        z.looseObject({
-          original: z.optional(z.nullable(severitySchema)),
-          override: z.optional(z.nullable(severitySchema)),
-        }),
-      ),
-      tags: z.optional(stringList),
-      notes: z.optional(z.nullable(z.string())),
-    }),
-  ),
-  identifiers: z.optional(z.array(z.looseObject({ id: z.number(), name: z.string() }))),
-  highlights: z.optional(z.record(z.string(), stringList)),
-});
-export type EventItem = z.infer<typeof eventItemSchema>;
-
 // --- Assets (endpoint 10) ------------------------------------------------------------------------
 
 export const assetSchema = z.looseObject({
@@ -198,14 +131,6 @@ export const legacySearchEnvelopeSchema = z.looseObject({
   links: z.optional(z.looseObject({ next: z.optional(z.nullable(z.string())) })),
   nb_hits: z.optional(z.int()),
   search_after: z.optional(z.nullable(z.string())),
-});
-
-// --- Envelopes -----------------------------------------------------------------------------------
-
-/** `{items, next}`: items are validated one by one afterwards, so one bad item cannot sink its page. */
-export const nextPageEnvelopeSchema = z.looseObject({
-  items: z.array(z.unknown()),
-  next: z.optional(z.nullable(z.union([z.string(), z.number()]))),
 });
 
 export const identityArraySchema = z.array(z.unknown());
