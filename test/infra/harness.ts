@@ -47,10 +47,20 @@ export function build(context: Record<string, unknown> = {}, options: BuildOptio
   return { app, stack: defineApp(app), outdir };
 }
 
-/** Synthesizes (cdk-nag runs here and throws on any unacknowledged finding) and returns the template. */
+let exampleTemplate: (Template & { built: Built }) | undefined;
+
+/**
+ * Synthesizes (cdk-nag runs here and throws on any unacknowledged finding) and returns the template.
+ * Without context, the example's template is synthesized once per process and shared: a Template
+ * is only read, and the files that read it share a process (stack.test.ts runs least-privilege.ts).
+ */
 export function template(context: Record<string, unknown> = {}): Template & { built: Built } {
+  const example = Object.keys(context).length === 0;
+  if (example && exampleTemplate) return exampleTemplate;
   const built = build(context);
-  return Object.assign(Template.fromStack(built.stack), { built });
+  const t = Object.assign(Template.fromStack(built.stack), { built });
+  if (example) exampleTemplate = t;
+  return t;
 }
 
 export interface NagReport {

@@ -78,7 +78,7 @@ describe('the stack with identity providers', () => {
       },
     ]);
     expect(API_IDENTITY_STATUS_ACTIONS).toEqual(['dynamodb:Query']);
-    // No other role reads it. (Without identity, least-privilege.test.ts holds the API to its
+    // No other role reads it. (Without identity, least-privilege.ts holds the API to its
     // exact statements, this one not among them.)
     for (const role of ['EventsWorkerRole', 'CredentialsWorkerRole', 'EventsDispatcherRole'])
       expect(JSON.stringify(statementsOf(withIdentity, role))).not.toContain('"idp"');

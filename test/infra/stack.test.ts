@@ -3,6 +3,10 @@
  * functions, the schedules, the stream queues and their event sources, the dead-letter queues,
  * the API's Function URL, the alert config's delivery, the alarms and the outputs. Bundling is
  * skipped (the real synth is in synth.test.ts); cdk-nag runs in every synth here.
+ *
+ * The least-privilege tests (least-privilege.ts) run in this file's process, on the same synth of
+ * the example: a file of their own loaded aws-cdk-lib and the stack and synthesized it again,
+ * about 5 CPU seconds.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +15,7 @@ import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TABLE_KEYS } from '../../lib/state/table.ts';
 import { EXAMPLE_CONFIG, logicalId, nagReport, template } from './harness.ts';
+import './least-privilege.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a CloudFormation template is untyped JSON; the assertions check its shape.
 type Props = Record<string, any>;

@@ -5,7 +5,7 @@
  * the API touches audit items, silences and the rate governor's item, reads what status needs (read
  * only, and on the index counts only); nothing can delete the table; the
  * API function cannot invoke anything; no role carries a managed policy. (Which table actions the
- * code really uses is grants.test.ts.)
+ * code really uses is grants.test.ts.) Run by stack.test.ts, in its process and on its synth.
  */
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
