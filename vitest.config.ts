@@ -9,9 +9,18 @@ import { defineConfig } from 'vitest/config';
  * `integration` project. Everything else is `unit`, the fast subset (`npm run test:unit`, about
  * 30 s) for the edit-test loop; `npm test` runs both. A test moved keeps its project by keeping its
  * name.
+ *
+ * Of those, the files below get a process per file (the `own-process` project): they run esbuild
+ * (the stack's bundles, the console's page), a browser, or a Lambda handler that keeps its cold
+ * start in its module, which the next file in a shared worker would find.
  */
 const INTEGRATION_FOLDERS = ['cli', 'docs', 'infra', 'functions'];
 const INTEGRATION = ['test/**/*.int.test.ts', ...INTEGRATION_FOLDERS.map((f) => `test/${f}/**/*.test.ts`)];
+const OWN_PROCESS = [
+  'test/infra/**/*.test.ts',
+  'test/functions/**/*.test.ts',
+  'test/console/**/*.int.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -56,7 +65,22 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'integration', include: INTEGRATION, exclude: ['test/bench/**', 'node_modules/**'] },
+        test: {
+          name: 'integration',
+          /**
+           * Shared workers, as the unit files have: a process and its imports per file were about
+           * 40% of these files' CPU (12 CLI files: 22 s of CPU a process each, 13 s shared). Safe
+           * for the same reasons (no module mocked, each file its own folder and environment, the
+           * shape test checks); what each file starts (processes, servers, dynalite) it stops.
+           */
+          isolate: false,
+          include: INTEGRATION,
+          exclude: ['test/bench/**', 'node_modules/**', ...OWN_PROCESS],
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'own-process', include: OWN_PROCESS, exclude: ['test/bench/**', 'node_modules/**'] },
       },
     ],
   },

@@ -22,6 +22,9 @@
  * `npm start` itself also stands its emulator in for the demo's identity providers: the built-in
  * demo config names them (rules/demo-config.ts, from `Environment.localEmulatorUrl`) and
  * {@link withLocalSecrets} supplies their secrets.
+ *
+ * It is longer than 300 lines because those rules are one decision each command makes once, at its
+ * start (find the folder's deployment, or open, lock and record it), and read best together.
  */
 
 import {
