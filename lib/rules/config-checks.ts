@@ -1,14 +1,14 @@
 /**
- * The checks of an alert config that its schema cannot make (config.ts runs both in one pass):
+ * The checks of an alert config that its schema cannot make (config-parse.ts runs both in one pass):
  * references between its parts, read from the raw input so a wrong route target is reported with
  * any shape error; and warnings for what is allowed but probably not meant. Each names its path.
- * The `identity` key's checks are in config-identity.ts: its errors run here, its warnings only
- * where a person reads them (`config validate`, synth), so the workers do not carry them.
+ * The `identity` key's checks are in config-identity.ts: its errors run with these for a config
+ * that has the key (config.ts), its warnings only where a person reads them (`config validate`,
+ * synth), so the workers do not carry them.
  * `missingSecrets` and `urlSecretProblems` are what `config validate --secrets` adds.
  */
 import { kindOf } from '../destinations/kinds.ts';
 import { RECORD_RETENTION_DAYS } from '../model.ts';
-import { checkIdentityReferences } from './config-identity.ts';
 import { parseDuration } from './duration.ts';
 import { SOURCE_REF } from './match-schema.ts';
 import type { AlertsConfig, Match } from './schema.ts';
@@ -104,7 +104,6 @@ export function checkReferences(input: unknown, errors: string[]): void {
   listAt(root.silences).forEach((silence, i) => {
     checkMatch(`silences[${i}]`, objectAt(silence).match);
   });
-  checkIdentityReferences(root, errors);
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
- * The `identity` config's checks beyond its schema (docs/identity.md): its errors run with
- * every config check (config-checks.ts); its warnings where a person reads them, `config validate`
- * and synth (the workers' bundles, near their budget, leave them out).
+ * The `identity` config's checks beyond its schema (docs/identity.md): its errors run with the
+ * config's whole check (config.ts), which a worker loads only for a config with `identity`; its
+ * warnings where a person reads them, `config validate` and synth (the workers leave them out).
  *
  * A scope is the top level or one `tenants` entry, and nothing crosses between scopes: a tenant
  * without its own `identity` has no provider, whatever the top level has. So every check here goes
@@ -15,8 +15,9 @@
  * route's `sources` and `domains` let through and that a provider of that scope covers; domains
  * overlap when one is the other or lies under it.
  */
+import { type ConfigCheck, checkWith } from './config-parse.ts';
 import { domainWithin } from './match.ts';
-import type { AlertsConfig, Match } from './schema.ts';
+import { type AlertsConfig, configSchema, type Match } from './schema.ts';
 
 type Json = Record<string, unknown>;
 const objectAt = (value: unknown): Json =>
@@ -25,6 +26,15 @@ const listAt = (value: unknown): unknown[] => (Array.isArray(value) ? value : []
 
 /** What `identity.auto.atRisk` may list: revoking sessions and raising the risk lock nobody out. */
 export const AUTO_ACTIONS = ['revokeSessions', 'confirmCompromised'] as const;
+
+/**
+ * The whole check of a config (config.ts's checkConfig): its shape with the identity schema, and
+ * the identity keys' errors. Here, so that a worker loads it (source.ts) with the identity schema
+ * only for a config that has `identity`.
+ */
+export function checkWithIdentity(input: unknown, now: Date): ConfigCheck {
+  return checkWith(input, now, configSchema, checkIdentityReferences);
+}
 
 /** Errors the raw input shows: each `auto.atRisk` entry that is not an automatic action. */
 export function checkIdentityReferences(root: Json, errors: string[]): void {

@@ -197,6 +197,8 @@ describe('real synth with esbuild', () => {
       // The upstream endpoints no poll calls (lookups, toggles, event actions) and their schemas.
       'lib/upstream/other-endpoints.ts',
       'lib/upstream/schemas.ts',
+      // The identity config's schema and checks, for a config with `identity`.
+      ...['identity/schema', 'rules/schema', 'rules/config-identity'].map((f) => `lib/${f}.ts`),
     ];
     for (const file of lazyFiles) {
       expect(
