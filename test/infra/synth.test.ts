@@ -199,6 +199,8 @@ describe('real synth with esbuild', () => {
       'lib/upstream/schemas.ts',
       // The identity config's schema and checks, for a config with `identity`.
       ...['identity/schema', 'rules/schema', 'rules/config-identity'].map((f) => `lib/${f}.ts`),
+      // A refused tenant's report, with the first refusal.
+      'lib/poll/refused.ts',
     ];
     for (const file of lazyFiles) {
       expect(
