@@ -10,6 +10,14 @@
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
+/**
+ * What a function may load at its start, in KiB: `index.mjs` and the chunks it imports statically,
+ * minified, without the AWS SDK (the runtime's). What only some configs or some invocations use
+ * loads when first needed, so each later feature pays for its own bytes within this budget
+ * (test/infra/synth.test.ts checks it at every run; the bench's coldstart section reports it).
+ */
+export const START_BUDGET_KB = 170;
+
 /** Some bundled CommonJS dependencies call `require`; ESM output has none, so each file defines one. */
 export const REQUIRE_BANNER =
   "import { createRequire as __alertsCreateRequire } from 'node:module'; const require = __alertsCreateRequire(import.meta.url);";
