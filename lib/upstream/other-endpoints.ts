@@ -190,22 +190,23 @@ export async function listCredentialsV2(
   return parseNextPage(endpoint, res.body, (raw) => splitValid(v2CredentialSchema, raw, credentialKeyOf));
 }
 
-/** Endpoint 7: identities by account name, with `*` allowed at either end; case-insensitive. */
-export async function identitiesByKeyword(
+/** Endpoints 7 and 8: one page of identities under `/leaksdb/identities/by_<part>/<value>`. */
+async function identitiesBy(
   client: Sender,
-  keyword: string,
-  params: { from?: number; size?: number } = {},
+  endpoint: 'identitiesByKeyword' | 'identitiesByDomain',
+  part: 'keyword' | 'domain',
+  value: string,
+  params: { from?: number; size?: number },
   options?: CallOptions,
 ): Promise<IdentityPage> {
-  const endpoint = 'identitiesByKeyword';
-  const segment = pathSegment(endpoint, 'keyword', keyword);
+  const segment = pathSegment(endpoint, part, value);
   checkSize(endpoint, params.size, 1, Number.MAX_SAFE_INTEGER);
   const res = await send(
     client,
     {
       endpoint,
       method: 'GET',
-      path: `/leaksdb/identities/by_keyword/${segment}`,
+      path: `/leaksdb/identities/by_${part}/${segment}`,
       query: { from: params.from, size: params.size },
     },
     options,
@@ -213,27 +214,24 @@ export async function identitiesByKeyword(
   return identityPage(endpoint, res.body);
 }
 
+/** Endpoint 7: identities by account name, with `*` allowed at either end; case-insensitive. */
+export function identitiesByKeyword(
+  client: Sender,
+  keyword: string,
+  params: { from?: number; size?: number } = {},
+  options?: CallOptions,
+): Promise<IdentityPage> {
+  return identitiesBy(client, 'identitiesByKeyword', 'keyword', keyword, params, options);
+}
+
 /** Endpoint 8: identities of a domain, ascending by id. */
-export async function identitiesByDomain(
+export function identitiesByDomain(
   client: Sender,
   domain: string,
   params: { from?: number; size?: number } = {},
   options?: CallOptions,
 ): Promise<IdentityPage> {
-  const endpoint = 'identitiesByDomain';
-  const segment = pathSegment(endpoint, 'domain', domain);
-  checkSize(endpoint, params.size, 1, Number.MAX_SAFE_INTEGER);
-  const res = await send(
-    client,
-    {
-      endpoint,
-      method: 'GET',
-      path: `/leaksdb/identities/by_domain/${segment}`,
-      query: { from: params.from, size: params.size },
-    },
-    options,
-  );
-  return identityPage(endpoint, res.body);
+  return identitiesBy(client, 'identitiesByDomain', 'domain', domain, params, options);
 }
 
 /** Endpoint 10: enable or disable a monitored asset. */
