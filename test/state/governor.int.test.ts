@@ -4,7 +4,7 @@
  * whoever books them, a turn that cannot come before its deadline booking nothing, the rates a
  * poller stores reaching a run without its own, and the slowdown after a 429.
  */
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { type Clock, systemClock } from '../../lib/clock.ts';
 import { ClockSync, SyncedClock } from '../../lib/state/clock-sync.ts';
@@ -31,17 +31,27 @@ function virtualClock(): Clock {
   };
 }
 
-/** Bounds that agree with `clock` (one answer seen, dated by it): no read to settle, no correction. */
-function syncedOn(clock: Clock): ClockSync {
+/**
+ * `clock` as a governor on real time would have it: its client's answers dated by `clock` (so the
+ * run still reads once before its first booking, having seen no answer yet), never off.
+ */
+function syncedOn(clock: Clock, client: DynamoDBClient): SyncedClock {
   const sync = new ClockSync(clock.now);
-  sync.observe(new Date(clock.now()).toUTCString(), clock.now(), clock.now());
-  return sync;
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const out = await next(args);
+      sync.observe(new Date(clock.now()).toUTCString(), clock.now(), clock.now());
+      return out;
+    },
+    { step: 'deserialize', name: 'dateOnTheTestClock' },
+  );
+  return new SyncedClock(clock, sync);
 }
 
 /** A governor with a DynamoDB client of its own; on `clock` when given, else real time. */
 function governor(table: string, rates?: UpstreamRates, searching = true, clock?: Clock) {
   const client = createDynamoClient({ endpoint: db.endpoint });
-  const time = clock ? new SyncedClock(clock, syncedOn(clock)) : systemClock;
+  const time = clock ? syncedOn(clock, client) : systemClock;
   const g = new DynamoRateGovernor(client, table, time, {
     ...(rates ? { rates } : {}),
     searching,
@@ -107,12 +117,15 @@ describe('the shared rate governor', () => {
 
   it('one write a turn, on an idle lane as on a busy one', async () => {
     const table = await db.table();
-    const run = governor(table, { requestsPerSecond: 20, searchRequestsPerSecond: 5 });
+    // On a clock only waits move: a write slower than LATE_MS (a busy machine) would make a turn
+    // late and book again, which is not what this counts.
+    const clock = virtualClock();
+    const run = governor(table, { requestsPerSecond: 20, searchRequestsPerSecond: 5 }, true, clock);
     try {
-      // Idle: each turn a while after the last (the lane restarts at now).
+      // Idle: each turn a while after the last (two intervals: the lane restarts at now).
       for (let i = 0; i < 4; i++) {
         await run.g.take('basic', {});
-        await new Promise((resolve) => setTimeout(resolve, 150));
+        await clock.sleep(150);
       }
       expect(run.g.stats).toMatchObject({ turns: 4, writes: 4, failedWrites: 0, reads: 1 });
       // Busy: turns back to back (each the lane's next slot).
