@@ -1,5 +1,6 @@
 /**
- * `identity test [provider] [--login L] [--tenant T]` through the real CLI as a process, against
+ * `identity test [provider] [--login L] [--tenant T]` through the real CLI (runCli in this
+ * process; a process of its own only for npm start's folder, which it finds from its cwd), against
  * the identity providers' stand-in (Entra's token endpoint and Graph, Okta's users API, over
  * HTTP): the Entra token's permissions against what each use needs, a login's account and its
  * verdict for a leak dated today, an Okta token's read; refusals exit 3, failures 1, a scope
@@ -11,12 +12,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tokenRoles } from '../../lib/cli/commands/identity-test.ts';
+import { runCli } from '../../lib/cli/run.ts';
+import { forgetEntraToken } from '../../lib/entra-token.ts';
+import { GRAPH_SCOPE } from '../../lib/identity/entra.ts';
 import { runCliProcess } from '../helpers/cli-process.ts';
 import {
   type IdentityProviders,
   identityProviders,
   STAND_IN_SECRET_NAMES,
 } from '../helpers/identity-providers.ts';
+import { captureIo } from '../helpers/io.ts';
 import { secretsManager } from '../helpers/secrets-manager.ts';
 
 let idp: IdentityProviders;
@@ -57,12 +62,22 @@ afterEach(() => {
   idp.stand.entra.roles = ['User.Read.All', 'User.RevokeSessions.All'];
 });
 
+/**
+ * The command in this process: its exit code and what it printed, as a process's run gives them.
+ * A process starts with no Entra token; this one forgets the last run's, whose roles a test may
+ * have changed since.
+ */
+async function inProcess(argv: string[], env: Record<string, string>) {
+  forgetEntraToken(idp.entra, GRAPH_SCOPE);
+  const io = captureIo(env);
+  const code = await runCli(argv, io);
+  return { code, out: io.out, err: io.err };
+}
+
 async function identityTest(args: string[], cfg: unknown = config(), secrets = secretsFile) {
   const file = join(dir, `config-${Math.random().toString(36).slice(2)}.json`);
   await writeFile(file, JSON.stringify(cfg));
-  const r = await runCliProcess(['identity', 'test', ...args], {
-    env: { ALERTS_CONFIG: file, SECRETS_FILE: secrets },
-  });
+  const r = await inProcess(['identity', 'test', ...args], { ALERTS_CONFIG: file, SECRETS_FILE: secrets });
   // Never a secret, nor an access token (a JWT starts with eyJ).
   for (const value of Object.values(idp.secrets)) expect(`${r.out}${r.err}`).not.toContain(value);
   expect(`${r.out}${r.err}`).not.toMatch(/eyJ[\w-]{10,}/);
@@ -164,7 +179,7 @@ describe('identity test', () => {
     const own = config({
       tenants: [{ id: 7, name: 'Globex', identity: { providers: idp.providers({ okta: ['example.com'] }) } }],
     });
-    // Three runs that share nothing but the stand-in, side by side: one process start's wait, not three.
+    // Three runs that share nothing but the stand-in, side by side.
     const [tenant, unknown, tenantOwn] = await Promise.all([
       identityTest(['--tenant', 'globex'], withTenant),
       identityTest(['nope']),
@@ -232,10 +247,15 @@ describe('identity test with the identity secret (IDENTITY_SECRET_ID)', () => {
     });
     const file = join(dir, 'config-two-secrets.json');
     await writeFile(file, JSON.stringify(config()));
-    const r = await runCliProcess(['identity', 'test'], {
-      env: { ALERTS_CONFIG: file, ...sm.env, SECRET_ID: 'main', IDENTITY_SECRET_ID: 'identity' },
+    const env = { ALERTS_CONFIG: file, ...sm.env, SECRET_ID: 'main', IDENTITY_SECRET_ID: 'identity' };
+    // The AWS SDK reads its region, keys and endpoint from process.env, as it would in a process.
+    const saved = { ...process.env };
+    Object.assign(process.env, sm.env);
+    const r = await inProcess(['identity', 'test'], env).finally(() => {
+      for (const key of Object.keys(sm.env)) delete process.env[key];
+      Object.assign(process.env, saved);
     });
-    expect(r.code).toBe(0);
+    expect(r.code, r.err).toBe(0);
     expect(sm.read).toEqual(['main', 'identity']);
     expect(r.out).toContain('Entra ID corp (top level): ok\n');
     expect(r.out).toMatch(/^Okta shop \(top level\): ok$/m);
