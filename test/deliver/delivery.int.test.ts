@@ -60,7 +60,7 @@ describe('destination answers', () => {
     const pending = await world.runtime.deliveries.list({ status: 'pending', destinations: ['hook'] });
     expect(pending.length).toBeGreaterThan(0);
     for (const r of pending) {
-      expect(r.attempts).toBe(0); // a 429 costs no attempt (rate-limit.int.test.ts)
+      expect(r.attempts).toBe(0); // a 429 costs no attempt (rate-limit.test.ts)
       expect(Date.parse(r.nextAttemptAt ?? '')).toBeGreaterThanOrEqual(refusedAt + 1_900);
     }
     const early = await world.deliver();
