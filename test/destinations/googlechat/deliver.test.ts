@@ -24,7 +24,7 @@ import {
 import { crashingOnce, expectNoPassword, oneDestination } from '../../helpers/one-destination.ts';
 import { configFrom, makeWorld } from '../../helpers/world.ts';
 
-const emu = useEmulator({ eventsPerTenant: 12, lateMatchesPerTenant: 0, credentials: 80 });
+const emu = useEmulator({ eventsPerTenant: 4, lateMatchesPerTenant: 0, credentials: 40 });
 const db = useDynalite();
 const open: GoogleChatStandIn[] = [];
 afterEach(async () => {
