@@ -31,7 +31,12 @@ export interface DeliveryWorld {
   seed(
     destination: string,
     count: number,
-    options?: { from?: number; item?: (i: number) => unknown },
+    options?: {
+      from?: number;
+      item?: (i: number) => unknown;
+      /** Written as an exclusive stream writes them: in batches, not a conditional put each. */
+      exclusive?: boolean;
+    },
   ): Promise<string[]>;
   /** One delivery pass whose sends may start for `seconds` more (on the world's clock). */
   pass(seconds?: number, options?: Omit<DeliveryPassOptions, 'deadline'>): ReturnType<typeof runDeliveryPass>;
@@ -89,7 +94,7 @@ export async function deliveryWorld(
           item,
           status: 'pending' as const,
         })),
-        { exclusive: false },
+        { exclusive: seedOptions.exclusive ?? false },
       );
       return created.map((r) => r.id);
     },

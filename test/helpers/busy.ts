@@ -34,7 +34,8 @@ export async function seedBusyTable(db: DynamoFixture, table?: string): Promise<
   const world = await deliveryWorld(db, BUSY_CONFIG, table ? { table } : {});
   const { runtime } = world;
   await runtime.cycle.publish?.();
-  await world.seed('soc', BUSY_PENDING);
+  // Batch-written: a conditional put each (a shared stream's way) took about 15 s of CPU here.
+  await world.seed('soc', BUSY_PENDING, { exclusive: true });
   const dead = await world.seed('siem', BUSY_DEAD, { from: 10_000 });
   const records = await runtime.deliveries.getMany(dead);
   await runtime.deliveries.save(
