@@ -1,6 +1,6 @@
 /**
  * Scale (docs/architecture.md), on real dynalite and the emulator over HTTP with its rate tiers
- * on (ten times the real ones, to stay quick: the ratios are what count): concurrent runs keep
+ * on (twenty times the real ones, to stay quick: the ratios are what count): concurrent runs keep
  * together within the shared rate and split the streams; no stream starves with a short budget;
  * credential polling pauses below the quota reserve and resumes; every item arrives once.
  */
@@ -12,8 +12,8 @@ import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { makeWorld } from '../helpers/world.ts';
 
-const BASIC = 40;
-const SEARCH = 10;
+const BASIC = 80;
+const SEARCH = 20;
 const emu = useEmulator({
   eventsPerTenant: 30,
   credentials: 300,
@@ -96,7 +96,7 @@ describe('no stream starves', () => {
     let run = 0;
     while (firstVisit.size < n && run < 20) {
       run += 1;
-      // Budget of about 1.5 s: polling gets half, at 10 searches a second a few streams a run.
+      // Budget of about 1.5 s: polling gets half, at 20 searches a second a dozen streams a run.
       const summary = await world.cycle('credentials', 1.5);
       // Polled: it read at least a page (a stream whose turn came too late keeps its place).
       const done = summary.streams.filter((s) => s.pages > 0);
