@@ -2,27 +2,22 @@
  * A lookup's argument is one segment of the upstream's path, never a way to another path:
  * `lookup domain ..` would have been `GET /leaksdb/identities/`. What is not a domain (`.`, `..`,
  * empty, a slash) is refused with a clear error at every door, before any upstream request: the
- * CLI as a process (exit 2), the API through `app.request` and the Lambda handler (400), and the
- * Slack command (an ephemeral answer, nothing handed on). The client itself encodes each value as
- * one segment and refuses a dot segment, for every path it builds from a value.
+ * CLI as a process (exit 2; lookup-paths-cli.int.test.ts, which starts processes), the API through
+ * `app.request` and the Lambda handler (400), and the Slack command (an ephemeral answer, nothing
+ * handed on). The client itself encodes each value as one segment and refuses a dot segment, for
+ * every path it builds from a value.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLambdaHandler } from '../../lib/api/lambda.ts';
 import { readEnvironment } from '../../lib/env.ts';
 import { RequestLimitError } from '../../lib/upstream/errors.ts';
 import { functionUrlEvent } from '../api/function-url.ts';
 import { bearer, buildApi } from '../api/harness.ts';
-import { runCliProcess } from '../helpers/cli-process.ts';
-import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 import { slackSigned } from '../helpers/slack-api.ts';
 
 const emu = useEmulator({ eventsPerTenant: 2, credentials: 50 });
-const db = useDynalite();
 const control = () => emu.running.emulator.control;
 /** Every upstream request made under `/leaksdb/identities` (a lookup's endpoints and what is above them). */
 const identityRequests = () => control().requests.filter((r) => r.path.startsWith('/leaksdb/identities'));
@@ -33,39 +28,6 @@ const TEAM = 'T0TEAM01';
 const ANA = 'U0ANA001';
 
 describe('lookup domain: only a domain name, at every door', () => {
-  it('the CLI refuses each with exit 2 and one line, and asks the upstream nothing', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'ea-lookup-paths-'));
-    await writeFile(
-      join(dir, 'alerts.config.json'),
-      JSON.stringify({
-        destinations: { terminal: { type: 'console' } },
-        routes: [{ name: 'all', to: ['terminal'] }],
-      }),
-    );
-    const env = {
-      ALERTS_CONFIG: join(dir, 'alerts.config.json'),
-      EXPOSURE_API_URL: emu.url,
-      EXPOSURE_API_TOKEN: 'emu-acme-token',
-      TABLE_NAME: await db.table(),
-      DYNAMODB_ENDPOINT: db.endpoint,
-    };
-    control().clearLog();
-    for (const domain of ['..', '.', 'a/b']) {
-      const r = await runCliProcess(['lookup', 'domain', domain], { env });
-      expect(r.code, `${domain}: ${r.err}`).toBe(2);
-      expect(r.err).toContain(`${JSON.stringify(domain)} is not a domain name`);
-      expect(r.err.trim().split('\n')).toHaveLength(1);
-    }
-    const keyword = await runCliProcess(['lookup', 'keyword', '..'], { env });
-    expect(keyword.code).toBe(2);
-    expect(keyword.err).toContain('cannot be a keyword');
-    expect(identityRequests()).toEqual([]);
-    // A domain still goes, as one segment of the path.
-    const good = await runCliProcess(['lookup', 'domain', 'acme.test', '--json'], { env });
-    expect(good.code, good.err).toBe(0);
-    expect(identityRequests().map((r) => r.path)).toEqual(['/leaksdb/identities/by_domain/acme.test']);
-  }, 20_000);
-
   it('the API answers 400 naming what is wrong, through app.request and the Lambda handler', async () => {
     const { app, tokens } = buildApi(emu);
     const lambda = createLambdaHandler(app);
