@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { ConfigError } from './errors.ts';
 import { redactor as globalRedactor, type Redactor } from './log.ts';
 import { parseJson } from './rules/json.ts';
-import { secretsManager } from './state/sdk.ts';
+import { requireSdk } from './state/aws-require.ts';
 
 export type SecretObject = Record<string, unknown>;
 
@@ -40,7 +40,9 @@ function parseSecretObject(text: string, where: string): SecretObject {
 
 /** Fetches a secret string from Secrets Manager; the SDK is loaded only when used. */
 export async function fetchSecretString(secretId: string): Promise<string> {
-  const { SecretsManagerClient, GetSecretValueCommand } = secretsManager();
+  const { SecretsManagerClient, GetSecretValueCommand } = requireSdk(
+    '@aws-sdk/client-secrets-manager',
+  ) as typeof import('@aws-sdk/client-secrets-manager');
   const client = new SecretsManagerClient({});
   const out = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
   if (typeof out.SecretString !== 'string') throw new ConfigError(`secret ${secretId} has no string value`);

@@ -3,15 +3,14 @@
  * while its ES module build is hundreds of small files that Node resolves and links one by one:
  * loading it this way takes about half the time, and that time is every cold start. Types still
  * come from the package itself. Everything in lib/ takes the SDK from here, so there is one copy of
- * its classes (an `instanceof` check against the other build would never match).
+ * its classes (an `instanceof` check against the other build would never match). Secrets Manager is
+ * loaded the same way by secrets.ts, without this module (aws-require.ts).
  */
-import { createRequire } from 'node:module';
-
-const load = createRequire(import.meta.url);
+import { requireSdk } from './aws-require.ts';
 
 type DynamoSdk = typeof import('@aws-sdk/client-dynamodb');
 
-const sdk = load('@aws-sdk/client-dynamodb') as DynamoSdk;
+const sdk = requireSdk('@aws-sdk/client-dynamodb') as DynamoSdk;
 
 export const {
   BatchGetItemCommand,
@@ -30,8 +29,3 @@ export const {
 
 export const DynamoDBClient = sdk.DynamoDBClient;
 export type DynamoDBClient = import('@aws-sdk/client-dynamodb').DynamoDBClient;
-
-/** Secrets Manager, loaded (the same way) only by code that reads a secret from AWS. */
-export function secretsManager(): typeof import('@aws-sdk/client-secrets-manager') {
-  return load('@aws-sdk/client-secrets-manager') as typeof import('@aws-sdk/client-secrets-manager');
-}
