@@ -1,5 +1,6 @@
 /**
- * Identity verdicts end to end (issue 36): `poll credentials --once` as a process, against the
+ * Identity verdicts end to end (issue 36): `poll credentials --once` through the real CLI (runCli
+ * in this process: each run is a fresh runtime; what lasts across runs is in the table), against the
  * emulator and dynalite over HTTP, the providers' stand-in and real receivers. Each verdict is
  * reached and carried as `_identity`; a route on `identity: ["at_risk"]` gets exactly the at-risk
  * logins; a login is looked up once an hour across cycles; a provider down or slow gives
@@ -10,10 +11,11 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCliProcess } from '../helpers/cli-process.ts';
+import { runCli } from '../../lib/cli/run.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
+import { captureIo } from '../helpers/io.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 
 const emu = useEmulator({ credentials: 0 });
@@ -88,7 +90,12 @@ type Item = {
 const items = (r: Receiver) => r.requests.flatMap((q) => (q.json() as { items: Item[] }).items);
 const lookups = () =>
   idp.requests.filter((r) => r.endpoint === 'graphUser' || r.endpoint === 'graphUsers').length;
-const poll = () => runCliProcess(['poll', 'credentials', '--once'], { env });
+async function cli(argv: string[]) {
+  const io = captureIo({ ...env });
+  const code = await runCli(argv, io);
+  return { code, out: io.out, err: io.err };
+}
+const poll = () => cli(['poll', 'credentials', '--once']);
 
 describe('poll credentials with an identity provider', () => {
   it('reaches each verdict, routes exactly the at-risk logins, and sends nothing but logins to the provider', async () => {
@@ -116,7 +123,7 @@ describe('poll credentials with an identity provider', () => {
   });
 
   it('status lists the provider with its last lookup, as the poll left it', async () => {
-    const run = await runCliProcess(['status'], { env });
+    const run = await cli(['status']);
     expect(run.code, run.err).toBe(0);
     expect(run.out).toContain('identity providers:');
     const line = run.out.split('\n').find((l) => l.includes('corp')) ?? '';
@@ -153,7 +160,7 @@ describe('poll credentials with an identity provider', () => {
     const started = Date.now();
     const run = await poll();
     expect(run.code, run.err).toBe(0);
-    // The hanging lookup ends at its 3 s; the rest is the process's own start (generous).
+    // The hanging lookup ends at its 3 s (generous for a busy machine).
     expect(Date.now() - started).toBeLessThan(20_000);
     idp.stand.control.releaseHangs();
     const got = items(all);
