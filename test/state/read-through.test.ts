@@ -22,7 +22,7 @@ import { captureIo } from '../helpers/io.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { configFrom, makeWorld } from '../helpers/world.ts';
 
-const emu = useEmulator();
+const emu = useEmulator({ eventsPerTenant: 24, lateMatchesPerTenant: 0, credentials: 0 });
 const db = useDynalite();
 let hook: Receiver;
 beforeAll(async () => {
