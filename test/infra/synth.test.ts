@@ -2,7 +2,8 @@
  * The one real synth: esbuild bundles the five functions offline, as `cdk synth` does. Each
  * bundle is minified ESM with an external source map, leaves the AWS SDK to the runtime, stays
  * within its size budget, and loads: a child Node process imports it and gets a handler, its cold
- * start (config from the layer, secrets, clients) included.
+ * start (config from the layer, secrets, clients) included. What the console's page costs the
+ * API's start is checked here too, on the same bundle (a build of its own would cost an esbuild run).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -249,6 +250,29 @@ describe('real synth with esbuild', () => {
         `${file} not at start`,
       ).toBe(false);
     }
+  });
+
+  it('the console page and its server load only with the first request for the page, never at the API’s start', () => {
+    const dir = assetDir('AWS::Lambda::Function', 'ApiFunction', 'Code');
+    const start = new Set(loadedAtStart(dir).files);
+    const sourcesOf = (file: string) =>
+      (JSON.parse(readFileSync(join(dir, `${file}.map`), 'utf8')) as { sources: string[] }).sources;
+    const atStart = [...start].flatMap(sourcesOf);
+    const lazy = readdirSync(dir)
+      .filter((f) => /^chunk-.*\.mjs$/.test(f) && !start.has(f))
+      .flatMap(sourcesOf);
+    for (const file of ['lib/console/page-packed.ts', 'lib/console/page.ts']) {
+      expect(
+        lazy.some((s) => s.endsWith(file)),
+        `${file} in a lazy chunk`,
+      ).toBe(true);
+      expect(
+        atStart.some((s) => s.endsWith(file)),
+        `${file} not at start`,
+      ).toBe(false);
+    }
+    // The routes themselves are at start (they are registered there), and are small.
+    expect(atStart.some((s) => s.endsWith('lib/console/routes.ts'))).toBe(true);
   });
 
   it("the CDK's CloudFormation rules find nothing: the report lists only cdk-nag's two packs, both clean", () => {
