@@ -40,7 +40,7 @@ async function storeWithCounts() {
   const table = await db.table();
   const counts: Record<string, number> = {};
   const store = new DeliveryRecords(db.client, table, clock, {
-    // The alert index's writes are counted where it is tested (test/api/alerts.int.test.ts).
+    // The alert index's writes are counted where it is tested (test/api/alerts.test.ts).
     alertIndex: false,
     onRequest: (operation) => {
       counts[operation] = (counts[operation] ?? 0) + 1;
