@@ -1,6 +1,6 @@
 /**
  * `preview` with what an identity provider answered (`identityAnswer` beside a credential's
- * fields), through the real CLI as a process: the verdict decided as a run decides it (the leak's
+ * fields), through the real CLI (runCli in this process): the verdict decided as a run decides it (the leak's
  * date from the item), set as `_identity` before routing so routes on `identity` take it, shown
  * with the routes it matched and in the payloads; a bad answer refused by its path.
  */
@@ -8,7 +8,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCliProcess } from '../helpers/cli-process.ts';
+import { runCli } from '../../lib/cli/run.ts';
+import { captureIo } from '../helpers/io.ts';
 
 const credential = {
   id: 4242,
@@ -61,9 +62,14 @@ const file = async (name: string, content: unknown) => {
   await writeFile(path, JSON.stringify(content));
   return path;
 };
+async function cli(argv: string[], env: Record<string, string> = {}) {
+  const io = captureIo(env);
+  const code = await runCli(argv, io);
+  return { code, out: io.out, err: io.err };
+}
 const preview = async (item: unknown) =>
-  runCliProcess(['preview', await file(`item-${Math.random().toString(36).slice(2)}.json`, item)], {
-    env: { ALERTS_CONFIG: configFile },
+  cli(['preview', await file(`item-${Math.random().toString(36).slice(2)}.json`, item)], {
+    ALERTS_CONFIG: configFile,
   });
 
 beforeAll(async () => {
@@ -167,7 +173,7 @@ describe('preview with an identity answer', () => {
   });
 
   it('preview --help documents the shape', async () => {
-    const r = await runCliProcess(['preview', '--help']);
+    const r = await cli(['preview', '--help']);
     expect(r.code).toBe(0);
     expect(r.out).toContain('"identityAnswer": {"provider": "corp", "found": false}');
     expect(r.out).toContain('"passwordChangedAt" is null when the password was never changed');
