@@ -1,5 +1,5 @@
 /**
- * `config validate` on a config with identity providers, through the real CLI as a process: the
+ * `config validate` on a config with identity providers, through the real CLI (runCli in this process): the
  * warnings for overlapping providers and an unreachable identity route, an automatic action refused
  * by path (exit 2), and `--secrets`: each missing provider secret named, no value ever printed,
  * and which name belongs in which secret; with IDENTITY_SECRET_ID (Secrets Manager's stand-in), both
@@ -10,7 +10,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCliProcess } from '../helpers/cli-process.ts';
+import { runCli } from '../../lib/cli/run.ts';
+import { captureIo } from '../helpers/io.ts';
 import { secretsManager } from '../helpers/secrets-manager.ts';
 
 const corp = {
@@ -43,13 +44,34 @@ const file = async (name: string, content: unknown) => {
   return path;
 };
 
+/**
+ * The command in this process, with `env` as its environment. The AWS SDK reads its region, keys
+ * and endpoint from process.env, as in a process of its own: those are set there for the run.
+ */
+async function cli(argv: string[], options: { env?: Record<string, string> } = {}) {
+  const env = options.env ?? {};
+  const aws = Object.keys(env).filter((name) => name.startsWith('AWS_'));
+  const saved = new Map(aws.map((name) => [name, process.env[name]]));
+  for (const name of aws) process.env[name] = env[name];
+  try {
+    const io = captureIo(env);
+    const code = await runCli(argv, io);
+    return { code, out: io.out, err: io.err };
+  } finally {
+    for (const [name, value] of saved) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+}
+
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ea-identity-validate-'));
 });
 
 describe('config validate with identity', () => {
   it('warns of overlapping providers and a route no provider reaches, and counts the providers', async () => {
-    const r = await runCliProcess(['config', 'validate', await file('ok.json', config)]);
+    const r = await cli(['config', 'validate', await file('ok.json', config)]);
     expect(r.code).toBe(0);
     expect(r.out).toBe('config OK: 2 routes, 1 destination, 2 identity providers\n');
     expect(r.err).toContain(
@@ -61,7 +83,7 @@ describe('config validate with identity', () => {
 
   it('refuses an automatic action other than revokeSessions and confirmCompromised, naming identity.auto.atRisk (exit 2)', async () => {
     const bad = { ...config, identity: { providers: { corp }, auto: { atRisk: ['disable'] } } };
-    const r = await runCliProcess(['config', 'validate', await file('auto.json', bad)]);
+    const r = await cli(['config', 'validate', await file('auto.json', bad)]);
     expect(r.code).toBe(2);
     expect(r.err).toContain(
       '  identity.auto.atRisk[0]: "disable" cannot be automatic: identity.auto.atRisk takes only revokeSessions and confirmCompromised',
@@ -70,7 +92,7 @@ describe('config validate with identity', () => {
 
   it('--secrets names each provider secret the secret object lacks, and prints no value (exit 2)', async () => {
     const secrets = await file('secrets.json', { corpSecret: 'entra-client-secret-value-123' });
-    const r = await runCliProcess(['config', 'validate', await file('s.json', config), '--secrets'], {
+    const r = await cli(['config', 'validate', await file('s.json', config), '--secrets'], {
       env: { SECRETS_FILE: secrets },
     });
     expect(r.code).toBe(2);
@@ -84,7 +106,7 @@ describe('config validate with identity', () => {
   it('--secrets with every secret there: OK, and says so; without a secret object: a usage error', async () => {
     const secrets = await file('all.json', { corpSecret: 'a-value', shopToken: 'another-value' });
     const path = await file('s2.json', config);
-    const ok = await runCliProcess(['config', 'validate', path, '--secrets'], {
+    const ok = await cli(['config', 'validate', path, '--secrets'], {
       env: { SECRETS_FILE: secrets },
     });
     expect(ok.code).toBe(0);
@@ -98,7 +120,7 @@ describe('config validate with identity', () => {
       ].join('\n'),
     );
     expect(`${ok.out}${ok.err}`).not.toMatch(/a-value|another-value/);
-    const none = await runCliProcess(['config', 'validate', path, '--secrets']);
+    const none = await cli(['config', 'validate', path, '--secrets']);
     expect(none.code).toBe(2);
     expect(none.err).toBe(
       'exposure-alerts: --secrets reads the secret object: set SECRETS_FILE (or SECRET_ID on AWS)\n',
@@ -119,7 +141,7 @@ describe('config validate --secrets with the identity secret (IDENTITY_SECRET_ID
   };
   const validate = async (secrets: Record<string, unknown>, name: string, content: unknown = withHook) => {
     const sm = await secretsManager(secrets);
-    const r = await runCliProcess(['config', 'validate', await file(name, content), '--secrets'], {
+    const r = await cli(['config', 'validate', await file(name, content), '--secrets'], {
       env: { ...sm.env, SECRET_ID: 'main', IDENTITY_SECRET_ID: 'identity' },
     });
     expect(sm.read.sort()).toEqual(['identity', 'main']);
