@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/alerts-config.ts';
 import { runCli } from '../../lib/cli/run.ts';
-import { runCliProcess } from '../helpers/cli-process.ts';
 import { captureIo } from '../helpers/io.ts';
 
 /** Runs the real CLI dispatcher with an in-memory Io. */
@@ -148,7 +147,7 @@ describe('config validate on a huge config', () => {
       to: ['nowhere'],
     }));
     const big = await file('huge.json', { destinations: { local: { type: 'console' } }, routes });
-    const r = await runCliProcess(['config', 'validate', big], { cwd: dir });
+    const r = await run(['config', 'validate', big]);
     expect(r.code).toBe(2);
     const lines = r.err.trimEnd().split('\n');
     expect(lines[0]).toBe(`exposure-alerts: ${big} is invalid (400000 errors):`);
@@ -167,9 +166,10 @@ describe('config validate on a huge config', () => {
       stop: 'no',
     }));
     const big = await file('huge-run.json', { destinations: { local: { type: 'console' } }, routes });
-    const r = await runCliProcess(['deliveries', 'list'], {
-      cwd: dir,
-      env: { ALERTS_CONFIG: big, DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', TABLE_NAME: 't' },
+    const r = await run(['deliveries', 'list'], {
+      ALERTS_CONFIG: big,
+      DYNAMODB_ENDPOINT: 'http://127.0.0.1:9',
+      TABLE_NAME: 't',
     });
     expect(r.code).toBe(2);
     const lines = r.err.trimEnd().split('\n');
