@@ -14,7 +14,7 @@ import { crashingOnce, expectNoPassword, oneDestination } from '../../helpers/on
 import { SENTINEL_APP, type SentinelStandIn, startSentinel } from '../../helpers/sentinel.ts';
 import { makeWorld } from '../../helpers/world.ts';
 
-const emu = useEmulator({ eventsPerTenant: 20, lateMatchesPerTenant: 0, credentials: 80 });
+const emu = useEmulator({ eventsPerTenant: 4, lateMatchesPerTenant: 0, credentials: 40 });
 const db = useDynalite();
 let az: SentinelStandIn;
 beforeAll(async () => {
