@@ -19,7 +19,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../lib/cli/run.ts';
 import { MSSP_API_KEY } from '../../lib/emulator/dataset.ts';
-import { runCliProcess } from '../helpers/cli-process.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { captureIo } from '../helpers/io.ts';
@@ -246,9 +245,13 @@ describe('the top-level tenant listed again in tenants', () => {
         routes: [{ name: 'all', to: ['local'] }],
       }),
     );
-    // Its own emulator, with the MSSP key since the config has tenants: Globex by default.
-    const run = await runCliProcess(['start'], { cwd: folder, env: { PORT: '0' } });
-    expect(run.code).toBe(2);
-    expect(run.err).toBe(twin(0, 1002, 'Globex', 'the API key acts for by default'));
+    // Its own emulator, with the MSSP key since the config has tenants: Globex by default. In this
+    // process, from that folder (where start finds its config and `.data/`).
+    const home = process.cwd();
+    process.chdir(folder);
+    const io = captureIo({ PORT: '0' });
+    const code = await runCli(['start'], io).finally(() => process.chdir(home));
+    expect(code).toBe(2);
+    expect(io.err).toBe(twin(0, 1002, 'Globex', 'the API key acts for by default'));
   });
 });
