@@ -15,7 +15,7 @@ import { makeWorld } from '../helpers/world.ts';
 import { allRows, detail, states } from './alert-rows.ts';
 import { buildApi } from './harness.ts';
 
-const emu = useEmulator({ eventsPerTenant: 16, lateMatchesPerTenant: 0, credentials: 0 });
+const emu = useEmulator({ eventsPerTenant: 8, lateMatchesPerTenant: 0, credentials: 0 });
 const db = useDynalite();
 
 describe('through the poll cycle', () => {

@@ -21,7 +21,7 @@ import { makeWorld, type World } from '../helpers/world.ts';
 import { allRows, destinationsOf, get, leaks, page, type Row } from './alert-rows.ts';
 import { type ApiUnderTest, buildApi } from './harness.ts';
 
-const emu = useEmulator({ eventsPerTenant: 16, lateMatchesPerTenant: 0, credentials: 0 });
+const emu = useEmulator({ eventsPerTenant: 8, lateMatchesPerTenant: 0, credentials: 0 });
 const db = useDynalite();
 
 const config = {
