@@ -1,6 +1,7 @@
 /**
  * `identity revoke-sessions|require-password-change|confirm-compromised|disable|enable <login>...`
- * as a process (issue 37), against dynalite, the emulator and the providers' stand-in over HTTP,
+ * through the real CLI (runCli in this process; `serve` a process of its own, stopped by SIGTERM)
+ * (issue 37), against dynalite, the emulator and the providers' stand-in over HTTP,
  * with verdicts stored as a credentials poll stores them. Each login's outcome is printed and
  * the exit code says how it went: 0 every login done, 1 a provider failed, 2 a usage error or a
  * login never leaked (named, nothing called), 3 a provider refused (the missing permission named,
@@ -12,16 +13,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../lib/api/auth.ts';
+import { runCli } from '../../lib/cli/run.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { ALL_ENTRA_ROLES } from '../../lib/emulator/identity/index.ts';
 import { accountStore } from '../../lib/identity/act.ts';
 import { IdentityStore } from '../../lib/identity/store.ts';
 import { marshall } from '../../lib/state/marshall.ts';
 import { GetItemCommand } from '../../lib/state/sdk.ts';
-import { runCliProcess, startCliService } from '../helpers/cli-process.ts';
+import { startCliService } from '../helpers/cli-process.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
+import { captureIo } from '../helpers/io.ts';
 
 const emu = useEmulator({ eventsPerTenant: 1, lateMatchesPerTenant: 0, credentials: 0 });
 const db = useDynalite();
@@ -90,7 +93,11 @@ afterAll(async () => {
   await Promise.all([idp.close(), bare.close()]);
 });
 
-const identity = (args: string[], e = env) => runCliProcess(['identity', ...args], { env: e });
+async function identity(args: string[], e = env) {
+  const io = captureIo({ ...e });
+  const code = await runCli(['identity', ...args], io);
+  return { code, out: io.out, err: io.err };
+}
 const secretsIn = (text: string) =>
   [...Object.values(idp.secrets), ...Object.values(bare.secrets)].filter((s) => text.includes(s));
 
