@@ -136,7 +136,7 @@ describe('walk rules', () => {
 });
 
 describe('walks against the emulator', () => {
-  const emu = useEmulator({ eventsPerTenant: 40, credentials: 20 });
+  const emu = useEmulator({ eventsPerTenant: 16, credentials: 20 });
   const db = useDynalite();
   let hook: Receiver;
   beforeAll(async () => {
