@@ -1,5 +1,5 @@
 /**
- * `deliver --once`, the real CLI in a process of its own, finishes an action a crash interrupted
+ * `deliver --once`, the real CLI (runCli in this process, a runtime of its own), finishes an action a crash interrupted
  * (a delivery pass does, by the contract): the upstream asked, the event's flag set, the Slack
  * message edited and replied to, PagerDuty resolved, each once. Without upstream credentials it
  * still delivers, says what is missing, and leaves the action open for a pass that has them.
@@ -9,12 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ActDeps, actOnEvents } from '../../lib/actions/events.ts';
+import { runCli } from '../../lib/cli/run.ts';
 import { deliveryId } from '../../lib/state/records/record.ts';
 import type { EventItem } from '../../lib/upstream/schemas.ts';
-import { runCliProcess } from '../helpers/cli-process.ts';
 import { skipClock } from '../helpers/clock.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
+import { captureIo } from '../helpers/io.ts';
 import { TEST_ROUTING_KEY, usePagerDutyReceivers } from '../helpers/pagerduty-receiver.ts';
 import { SLACK_CHANNEL, type SlackStandIn, startSlackApi } from '../helpers/slack-api.ts';
 import { makeWorld } from '../helpers/world.ts';
@@ -86,14 +87,20 @@ async function interrupted(uid: string, id: string) {
   return { world, dir, env, seen, status: async () => (await act.actions.get(id))?.status };
 }
 
+async function deliver(argv: string[], env: Record<string, string | undefined>) {
+  const io = captureIo(env);
+  const code = await runCli(argv, io);
+  return { code, out: io.out, err: io.err };
+}
+
 describe('deliver --once and an action a crash interrupted', () => {
   it('finishes it: the upstream asked once, the flag set, each destination followed up once', async () => {
     const uid = uidAt(0);
-    const { dir, env, seen, status } = await interrupted(uid, 'cut-short-1');
+    const { env, seen, status } = await interrupted(uid, 'cut-short-1');
     const calls = emu.running.emulator.control.calls('eventActions').length;
-    const run = await runCliProcess(['deliver', '--once', '--max-seconds', '30'], {
-      cwd: dir,
-      env: { ...env, EXPOSURE_API_TOKEN: 'emu-acme-token' },
+    const run = await deliver(['deliver', '--once', '--max-seconds', '30'], {
+      ...env,
+      EXPOSURE_API_TOKEN: 'emu-acme-token',
     });
     expect(run.err).not.toContain('could not finish');
     expect(run.code).toBe(0);
@@ -102,19 +109,17 @@ describe('deliver --once and an action a crash interrupted', () => {
     expect(await status()).toBe('done');
     expect(await seen()).toEqual({ edits: 1, replies: 1, resolves: 1 });
     // A second pass does nothing more.
-    await runCliProcess(['deliver', '--once'], {
-      cwd: dir,
-      env: { ...env, EXPOSURE_API_TOKEN: 'emu-acme-token' },
-    });
+    await deliver(['deliver', '--once'], { ...env, EXPOSURE_API_TOKEN: 'emu-acme-token' });
     expect(await seen()).toEqual({ edits: 1, replies: 1, resolves: 1 });
   }, 30_000);
 
   it('without upstream credentials: delivers, says what is missing, and leaves the action open', async () => {
     const uid = uidAt(1);
-    const { dir, env, status } = await interrupted(uid, 'cut-short-2');
-    const run = await runCliProcess(['deliver', '--once', '--max-seconds', '30'], {
-      cwd: dir,
-      env: { ...env, EXPOSURE_API_TOKEN: undefined, EXPOSURE_API_KEY: undefined },
+    const { env, status } = await interrupted(uid, 'cut-short-2');
+    const run = await deliver(['deliver', '--once', '--max-seconds', '30'], {
+      ...env,
+      EXPOSURE_API_TOKEN: undefined,
+      EXPOSURE_API_KEY: undefined,
     });
     expect(run.code).toBe(0);
     expect(run.out).toContain('delivery:');
