@@ -10,12 +10,13 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../../lib/cli/run.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { inTurn } from '../../lib/poll/turn.ts';
 import { StreamStore } from '../../lib/state/streams.ts';
-import { runCliProcess } from '../helpers/cli-process.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
+import { captureIo } from '../helpers/io.ts';
 
 const GROUPS = [101, 102, ...Array.from({ length: 18 }, (_, i) => 100_003 + i)];
 const SLOW = 102;
@@ -51,8 +52,9 @@ describe('poll events --once with one slow group among 20', () => {
     // for 15 s, a twentieth each but never less than 5 s).
     emu.running.emulator.control.addFault({ path: `/identifier_groups/${SLOW}/`, delayMs: 8_000, times: 5 });
     const started = Date.now();
-    // The built command in a process: the product's modules stay out of this test's process.
-    const run = await runCliProcess(['poll', 'events', '--once', '--max-seconds', '30'], { env });
+    const io = captureIo(env);
+    const code = await runCli(['poll', 'events', '--once', '--max-seconds', '30'], io);
+    const run = { code, out: io.out, err: io.err };
     emu.running.emulator.control.clearFaults();
     expect(run.code, run.err).toBe(0);
     expect(Date.now() - started).toBeLessThan(20_000);
