@@ -134,27 +134,42 @@ describe('the docs commands beside npm start', () => {
   let startOut = '';
   const scripts = scriptsHere();
   const env = { ...newcomerEnv(), EA_CLI: scripts.cli };
-  /** Each runnable page's run, started together once npm start is up: its shell's output. */
-  let runs: (Promise<string> | undefined)[] = [];
+  /**
+   * Each runnable page's run, started together once npm start is up: its shell's output, and the
+   * active silences before and after each block (`<block> before`, `<block> after`).
+   */
+  let runs: (Promise<{ out: string; active: Map<string, string[]> }> | undefined)[] = [];
 
-  /** The page's blocks, in order, each with the active silences (through the API) before and after it. */
-  async function runPage(page: Page, turns: Turns): Promise<string> {
+  /**
+   * The page's blocks, in order, each with the active silences before and after it, read through
+   * the API by this process within the block's turn (a curl in the shell would be two more
+   * processes a block).
+   */
+  async function runPage(page: Page, turns: Turns): Promise<{ out: string; active: Map<string, string[]> }> {
     const api = /HTTP API:\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(startOut)?.[1];
     const token = /Bearer (local-[0-9a-f]+)/.exec(startOut)?.[1];
-    const silences = (block: number, when: 'before' | 'after') =>
-      `echo "@@silences ${block} ${when}"; curl -s -H "Authorization: Bearer ${token}" "${api}/silences"; echo; echo "@@/silences"`;
+    const active = new Map<string, string[]>();
+    const silences = async () => {
+      const response = await fetch(`${api}/silences`, { headers: { authorization: `Bearer ${token}` } });
+      const { items } = (await response.json()) as {
+        items: { id: string; match: unknown; reason: string }[];
+      };
+      return items.map((x) => `${x.id} ${JSON.stringify(x.match)} ${x.reason}`).sort();
+    };
     const shell = pageShell(dir, env);
     await shell.run(NPM_RUN_CLI);
     for (const block of new Set(page.commands.map((c) => c.block))) {
       const commands = page.commands.map((c, i) => ({ ...c, i })).filter((c) => c.block === block);
-      const script = [
-        silences(block, 'before'),
-        ...commands.map((c) => `echo "@@begin ${c.i}"\n{ ${c.text}\n} 2>&1\necho "@@end ${c.i} $?"`),
-        silences(block, 'after'),
-      ].join('\n');
-      await turns.hold(changes(commands.map((c) => c.text).join('\n')), () => shell.run(script));
+      const script = commands
+        .map((c) => `echo "@@begin ${c.i}"\n{ ${c.text}\n} 2>&1\necho "@@end ${c.i} $?"`)
+        .join('\n');
+      await turns.hold(changes(commands.map((c) => c.text).join('\n')), async () => {
+        active.set(`${block} before`, await silences());
+        await shell.run(script);
+        active.set(`${block} after`, await silences());
+      });
     }
-    return shell.close();
+    return { out: await shell.close(), active };
   }
 
   beforeAll(async () => {
@@ -182,7 +197,10 @@ describe('the docs commands beside npm start', () => {
     const turns = new Turns();
     runs = pages.map((page) =>
       page.exists && page.commands.length > 0 && /leaked logins/.test(startOut)
-        ? runPage(page, turns).catch((error: unknown) => `the page's shell failed: ${error}`)
+        ? runPage(page, turns).catch((error: unknown) => ({
+            out: `the page's shell failed: ${error}`,
+            active: new Map<string, string[]>(),
+          }))
         : undefined,
     );
   }, 40_000);
@@ -201,7 +219,7 @@ describe('the docs commands beside npm start', () => {
       `${page.source}: every command runs as typed`,
       async () => {
         expect(startOut).toMatch(/leaked logins/);
-        const out = (await runs[index]) ?? '';
+        const { out, active } = (await runs[index]) ?? { out: '', active: new Map<string, string[]>() };
         const outputs = new Map<number, { code: number; out: string }>();
         for (const m of out.matchAll(/@@begin (\d+)\n([\s\S]*?)@@end \1 (\d+)\n/g))
           outputs.set(Number(m[1]), { out: m[2] ?? '', code: Number(m[3]) });
@@ -213,16 +231,6 @@ describe('the docs commands beside npm start', () => {
         }
         // A block that makes something cleans it up: a silence left behind holds back real alerts
         // later (issue 47: docs/api.md's Idempotency-Key example left a 4-hour types=paste one).
-        const active = new Map<string, string[]>();
-        for (const m of out.matchAll(/@@silences (\d+) (before|after)\n([\s\S]*?)\n@@\/silences/g)) {
-          const { items } = JSON.parse(m[3] ?? '') as {
-            items: { id: string; match: unknown; reason: string }[];
-          };
-          active.set(
-            `${m[1]} ${m[2]}`,
-            items.map((x) => `${x.id} ${JSON.stringify(x.match)} ${x.reason}`).sort(),
-          );
-        }
         for (const block of new Set(page.commands.map((c) => c.block))) {
           const first = page.commands.find((c) => c.block === block)?.text;
           expect(active.get(`${block} before`), `${page.source}: the block of "${first}"`).toBeDefined();
