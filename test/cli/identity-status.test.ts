@@ -2,19 +2,20 @@
  * `status` and GET /status with identity providers (docs/cli.md and docs/identity.md): each provider
  * of the catalog (the top level's, then each tenant's), its last lookup, and whether it refuses our
  * credentials, since when and with what answer; read with one Query of the `idp` partition, and
- * without any Query more when the config has no provider. Through dynalite, the real CLI as a
- * process, and the API app.
+ * without any Query more when the config has no provider. Through dynalite, the real CLI (runCli
+ * in this process), and the API app.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../lib/cli/run.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { IdentityStore } from '../../lib/identity/store.ts';
 import { type Catalog, CatalogStore } from '../../lib/state/catalog.ts';
 import { SilenceStore } from '../../lib/state/silences.ts';
 import { StatusReader } from '../../lib/state/status.ts';
 import { buildApi } from '../api/harness.ts';
-import { runCliProcess } from '../helpers/cli-process.ts';
 import { countingClient, useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
+import { captureIo } from '../helpers/io.ts';
 
 const db = useDynalite();
 const emu = useEmulator({ eventsPerTenant: 1, credentials: 1 });
@@ -97,11 +98,17 @@ describe('the status read', () => {
   });
 });
 
+async function cli(argv: string[], env: Record<string, string>) {
+  const io = captureIo(env);
+  const code = await runCli(argv, io);
+  return { code, out: io.out, err: io.err };
+}
+
 describe('status through its doors', () => {
   const env = () => ({ DYNAMODB_ENDPOINT: db.endpoint, TABLE_NAME: table, AWS_REGION: 'eu-west-1' });
 
   it('the CLI prints each provider: scope, name, type, last lookup, refusing since when, and the answer', async () => {
-    const r = await runCliProcess(['status'], { env: { ...env(), COLUMNS: '160' } });
+    const r = await cli(['status'], { ...env(), COLUMNS: '160' });
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     const lines = r.out.split('\n');
@@ -117,7 +124,7 @@ describe('status through its doors', () => {
   });
 
   it('status --json and GET /status carry identityProviders', async () => {
-    const r = await runCliProcess(['status', '--json'], { env: env() });
+    const r = await cli(['status', '--json'], env());
     expect(r.code).toBe(0);
     expect((JSON.parse(r.out) as { identityProviders: unknown }).identityProviders).toEqual(expected);
     const api = buildApi(emu, { table: { client: db.client, name: table } });
