@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { itemKind } from '../../lib/cli/commands/preview.ts';
 import { runCli } from '../../lib/cli/run.ts';
 import { webhookIdempotencyKey } from '../../lib/render/keys.ts';
-import { runCliProcess } from '../helpers/cli-process.ts';
 import { captureIo } from '../helpers/io.ts';
 
 /** Runs `preview` through the real CLI dispatcher with an in-memory Io. */
@@ -206,9 +205,8 @@ describe('preview with a config', () => {
       },
       routes: [{ name: 'all', to: ['jira', 'snow', 'splunk', 'sentinel'] }],
     };
-    const r = await runCliProcess(['preview', await file('event-tickets.json', event)], {
-      cwd: dir,
-      env: { ALERTS_CONFIG: await file('tickets.json', tickets) },
+    const r = await preview([await file('event-tickets.json', event)], {
+      ALERTS_CONFIG: await file('tickets.json', tickets),
     });
     expect(r.code, r.err).toBe(0);
     expect(r.out).toContain('POST https://acme.atlassian.net/rest/api/3/issue ');
