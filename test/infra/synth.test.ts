@@ -40,6 +40,33 @@ function loadedAtStart(dir: string): { files: string[]; bytes: number } {
   return { files, bytes: files.reduce((n, f) => n + statSync(join(dir, f)).size, 0) };
 }
 
+/** The sources a function's bundle in `dir` loads at its start, and those in chunks it loads later. */
+function sourcesByLoad(dir: string): { atStart: string[]; lazy: string[] } {
+  const start = new Set(loadedAtStart(dir).files);
+  const sourcesOf = (file: string) =>
+    (JSON.parse(readFileSync(join(dir, `${file}.map`), 'utf8')) as { sources: string[] }).sources;
+  return {
+    atStart: [...start].flatMap(sourcesOf),
+    lazy: readdirSync(dir)
+      .filter((f) => /^chunk-.*\.mjs$/.test(f) && !start.has(f))
+      .flatMap(sourcesOf),
+  };
+}
+
+/** Each of `files` sits in a chunk loaded when first used, none at start. */
+function expectLazy(files: readonly string[], atStart: string[], lazy: string[]): void {
+  for (const file of files) {
+    expect(
+      lazy.some((s) => s.endsWith(file)),
+      `${file} in a lazy chunk`,
+    ).toBe(true);
+    expect(
+      atStart.some((s) => s.endsWith(file)),
+      `${file} not at start`,
+    ).toBe(false);
+  }
+}
+
 let outdir: string;
 let template: Template;
 const assetDir = (type: string, prefix: string, codeKey: 'Code' | 'Content') => {
@@ -172,13 +199,7 @@ describe('real synth with esbuild', () => {
 
   it('a worker loads each destination kind, the follow-ups, the notices and the send path only when first used', () => {
     const dir = assetDir('AWS::Lambda::Function', 'EventsWorkerFunction', 'Code');
-    const start = new Set(loadedAtStart(dir).files);
-    const sourcesOf = (file: string) =>
-      (JSON.parse(readFileSync(join(dir, `${file}.map`), 'utf8')) as { sources: string[] }).sources;
-    const atStart = [...start].flatMap(sourcesOf);
-    const lazy = readdirSync(dir)
-      .filter((f) => /^chunk-.*\.mjs$/.test(f) && !start.has(f))
-      .flatMap(sourcesOf);
+    const { atStart, lazy } = sourcesByLoad(dir);
     // Every kind's body and what it imports (its renderers, its follow-ups), and the notices' and
     // follow-ups' shared words: loaded when a message of the kind is first rendered or sent.
     const lazyFiles = [
@@ -205,16 +226,7 @@ describe('real synth with esbuild', () => {
       // A refused tenant's report, with the first refusal.
       'lib/poll/refused.ts',
     ];
-    for (const file of lazyFiles) {
-      expect(
-        lazy.some((s) => s.endsWith(file)),
-        `${file} in a lazy chunk`,
-      ).toBe(true);
-      expect(
-        atStart.some((s) => s.endsWith(file)),
-        `${file} not at start`,
-      ).toBe(false);
-    }
+    expectLazy(lazyFiles, atStart, lazy);
     // The faces are what every function loads at start.
     for (const kind of DESTINATION_TYPES)
       expect(
@@ -225,52 +237,26 @@ describe('real synth with esbuild', () => {
 
   it('the API loads the upstream client, the Slack app, the OpenAPI document and account actions only when first used', () => {
     const dir = assetDir('AWS::Lambda::Function', 'ApiFunction', 'Code');
-    const start = new Set(loadedAtStart(dir).files);
-    const sourcesOf = (file: string) =>
-      (JSON.parse(readFileSync(join(dir, `${file}.map`), 'utf8')) as { sources: string[] }).sources;
-    const atStart = [...start].flatMap(sourcesOf);
-    const lazy = readdirSync(dir)
-      .filter((f) => /^chunk-.*\.mjs$/.test(f) && !start.has(f))
-      .flatMap(sourcesOf);
+    const { atStart, lazy } = sourcesByLoad(dir);
     // Most requests read the table alone; these load with the first request that needs them.
-    for (const file of [
-      'lib/upstream/client.ts',
-      'lib/state/governor.ts',
-      'lib/api/slack.ts',
-      'lib/api/openapi-packed.ts',
-      'lib/api/identity-requests.ts',
-      'lib/actions/lookup.ts',
-    ]) {
-      expect(
-        lazy.some((s) => s.endsWith(file)),
-        `${file} in a lazy chunk`,
-      ).toBe(true);
-      expect(
-        atStart.some((s) => s.endsWith(file)),
-        `${file} not at start`,
-      ).toBe(false);
-    }
+    expectLazy(
+      [
+        'lib/upstream/client.ts',
+        'lib/state/governor.ts',
+        'lib/api/slack.ts',
+        'lib/api/openapi-packed.ts',
+        'lib/api/identity-requests.ts',
+        'lib/actions/lookup.ts',
+      ],
+      atStart,
+      lazy,
+    );
   });
 
   it('the console page and its server load only with the first request for the page, never at the API’s start', () => {
     const dir = assetDir('AWS::Lambda::Function', 'ApiFunction', 'Code');
-    const start = new Set(loadedAtStart(dir).files);
-    const sourcesOf = (file: string) =>
-      (JSON.parse(readFileSync(join(dir, `${file}.map`), 'utf8')) as { sources: string[] }).sources;
-    const atStart = [...start].flatMap(sourcesOf);
-    const lazy = readdirSync(dir)
-      .filter((f) => /^chunk-.*\.mjs$/.test(f) && !start.has(f))
-      .flatMap(sourcesOf);
-    for (const file of ['lib/console/page-packed.ts', 'lib/console/page.ts']) {
-      expect(
-        lazy.some((s) => s.endsWith(file)),
-        `${file} in a lazy chunk`,
-      ).toBe(true);
-      expect(
-        atStart.some((s) => s.endsWith(file)),
-        `${file} not at start`,
-      ).toBe(false);
-    }
+    const { atStart, lazy } = sourcesByLoad(dir);
+    expectLazy(['lib/console/page-packed.ts', 'lib/console/page.ts'], atStart, lazy);
     // The routes themselves are at start (they are registered there), and are small.
     expect(atStart.some((s) => s.endsWith('lib/console/routes.ts'))).toBe(true);
   });
