@@ -5,9 +5,6 @@
  * through: a real receiver on a port the prefix's port is a string prefix of (`:4356` against
  * `:43567`) is never POSTed to, through `app.request` and the Lambda handler alike.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { underPrefix } from '../../lib/actions/slack-answer.ts';
 import { createLambdaHandler } from '../../lib/api/lambda.ts';
@@ -18,11 +15,11 @@ import { useReceivers } from '../helpers/receiver.ts';
 import { slackSigned } from '../helpers/slack-api.ts';
 import { functionUrlEvent } from './function-url.ts';
 import { buildApi } from './harness.ts';
+import { PREFIX_RULE, prefixConfigFile, TEAM } from './prefix-config.ts';
 
 const emu = useEmulator({ eventsPerTenant: 2, credentials: 10 });
 const receivers = useReceivers();
 const SECRET = 'slack-signing-secret-for-tests';
-const TEAM = 'T0TEAM01';
 
 /** A click by a user not allowed: answered at once at its `response_url`, before Slack's 200. */
 const strangerClick = (responseUrl: string) =>
@@ -109,20 +106,8 @@ describe('response_url: only under responseUrlPrefix, by origin and path', () =>
 });
 
 describe('config validate: responseUrlPrefix', () => {
-  const config = (responseUrlPrefix: string) => ({
-    destinations: { local: { type: 'console' } },
-    routes: [{ name: 'all', to: ['local'] }],
-    actions: {
-      slack: { signingSecret: { secret: 's' }, teamId: TEAM, allowedUsers: ['U0ANA001'], responseUrlPrefix },
-    },
-  });
-  const file = async (prefix: string) => {
-    const dir = await mkdtemp(join(tmpdir(), 'ea-prefix-'));
-    const path = join(dir, 'alerts.config.json');
-    await writeFile(path, JSON.stringify(config(prefix)));
-    return path;
-  };
-  const RULE = 'actions.slack.responseUrlPrefix: expected an https:// origin followed by /';
+  const file = prefixConfigFile;
+  const RULE = PREFIX_RULE;
 
   const validate = async (prefix: string) => {
     const io = captureIo();
