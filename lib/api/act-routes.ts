@@ -8,6 +8,7 @@
 import type { Hono, MiddlewareHandler } from 'hono';
 import type { ActDeps } from '../actions/events.ts';
 import type { LookupAnswer, LookupQuery } from '../actions/lookup.ts';
+import { lazily } from '../lazy.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import type { Scope } from './auth.ts';
 import { readJsonText } from './body.ts';
@@ -17,9 +18,8 @@ import { answerOnce, type IdempotencyDeps } from './idempotency.ts';
 import { MAX_BODY_BYTES } from './schemas.ts';
 import type { SlackDeps } from './slack.ts';
 
-let slackCode: Promise<typeof import('./slack.ts')> | undefined;
 /** The Slack app's code, loaded with its first request (only with actions.slack are there any). */
-const slackModule = () => (slackCode ??= import('./slack.ts'));
+const slackModule = lazily("the Slack app's routes (api/slack.ts)", () => import('./slack.ts'));
 
 /** What these routes need of the API's dependencies (app.ts ApiDeps fits). */
 export type ActRouteDeps = Omit<SlackDeps, 'slack' | 'handOff'> &

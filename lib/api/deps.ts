@@ -24,6 +24,7 @@ import { type Clock, systemClock } from '../clock.ts';
 import type { Environment } from '../env.ts';
 import { ConfigError } from '../errors.ts';
 import type { AccountDeps } from '../identity/act.ts';
+import { lazily } from '../lazy.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { EmfMetrics } from '../metrics.ts';
 import type { AlertsConfig } from '../rules/schema.ts';
@@ -125,20 +126,22 @@ export async function createApiDeps(
   // what would make them fail is checked now, as building them did.
   if (!options.upstream?.auth) upstreamCredentials(env, secrets);
   checkBaseUrl(options.upstream?.baseUrl ?? env.apiUrl);
-  let made: Promise<UpstreamClients> | undefined;
-  const clients = () =>
-    (made ??= import('./upstream-clients.ts').then(({ upstreamClients }) =>
-      upstreamClients({
-        env,
-        secrets,
-        dynamo,
-        real,
-        clock,
-        logger,
-        budgets: { toggle: API_UPSTREAM_BUDGET, acting: ACTION_UPSTREAM_BUDGET },
-        ...(options.upstream ? { overrides: options.upstream } : {}),
-      }),
-    ));
+  const clients: () => Promise<UpstreamClients> = lazily(
+    'the upstream clients (api/upstream-clients.ts)',
+    () =>
+      import('./upstream-clients.ts').then(({ upstreamClients }) =>
+        upstreamClients({
+          env,
+          secrets,
+          dynamo,
+          real,
+          clock,
+          logger,
+          budgets: { toggle: API_UPSTREAM_BUDGET, acting: ACTION_UPSTREAM_BUDGET },
+          ...(options.upstream ? { overrides: options.upstream } : {}),
+        }),
+      ),
+  );
   const upstream: AssetToggler = {
     toggleAsset: async (...args) => (await clients()).upstream.toggleAsset(...args),
   };

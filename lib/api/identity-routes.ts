@@ -23,6 +23,7 @@
  * verdicts' store) load with the first request here: the API's start carries only this wiring.
  */
 import type { Context, Hono, MiddlewareHandler } from 'hono';
+import { lazily } from '../lazy.ts';
 import type { Scope } from './auth.ts';
 import type { Vars } from './context.ts';
 import type { IdentityRouteDeps } from './identity-requests.ts';
@@ -36,9 +37,11 @@ export interface ScopeGuard {
   forbid(c: Context<Vars>, scope: Scope): Promise<never>;
 }
 
-let requests: Promise<typeof import('./identity-requests.ts')> | undefined;
 /** The routes' work (identity-requests.ts), loaded with their first request. */
-const identityRequests = () => (requests ??= import('./identity-requests.ts'));
+const identityRequests = lazily(
+  'the account-action routes (api/identity-requests.ts)',
+  () => import('./identity-requests.ts'),
+);
 
 export function addIdentityRoutes(app: Hono<Vars>, deps: IdentityRouteDeps, guard: ScopeGuard): void {
   app.post('/identity/actions', guard.need('identity:act', 'identity:disable'), async (c) =>
