@@ -407,9 +407,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const tenantIds = (config.tenants ?? []).map((t) => t.id);
   // Acting on events (actions/events.ts) is loaded when first needed: a worker's pass that finds
   // no action left open, and a run that acts on nothing, never load it.
-  let acting: Promise<ActDeps> | undefined;
-  const act = () =>
-    (acting ??= import('./actions/events.ts').then(({ actDeps }) =>
+  const act: () => Promise<ActDeps> = lazily('acting on events (actions/events.ts)', () =>
+    import('./actions/events.ts').then(({ actDeps }) =>
       actDeps({
         upstream,
         tenants: { ids: async () => tenantIds, upstreamFor: (id) => upstreamFor(tenantRef(config, id)) },
@@ -418,7 +417,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         logger,
         targets: followUpTargets(destinations.values()),
       }),
-    ));
+    ),
+  );
   const deliver: DeliverDeps = {
     deliveries,
     destinationState,
