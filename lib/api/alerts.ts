@@ -13,7 +13,9 @@ import type { TableIo } from '../state/io.ts';
 import { SORT_KEY_BYTES, utf8Bytes } from '../state/limits.ts';
 import type { IndexEntry } from '../state/records/alert-index.ts';
 import { SEVERITIES } from '../upstream/event-types.ts';
+import type { Binding } from './auth.ts';
 import { ApiError } from './errors.ts';
+import { findTenant, notFound, sees } from './tenancy.ts';
 
 export interface TenantName {
   id: number;
@@ -92,11 +94,27 @@ export function parseListCursor(cursor: string): ListPosition {
   return { month, ...(below === undefined ? {} : { below: below as string }) };
 }
 
-/** `GET /alerts`'s query: filters (a tenant by id or name) and where to start. */
+/**
+ * `GET /alerts`'s query: filters (a tenant by id or name) and where to start. A bound client's
+ * tenants are the only ones it may name (any other is a 404 that names none of them) and its list
+ * holds only their items.
+ */
 export function parseAlertQuery(
   all: Record<string, string[]>,
   tenants: readonly TenantName[],
+  binding?: Binding,
 ): { filters: AlertFilters; from?: ListPosition } {
+  if (binding) {
+    const { tenant } = single(all, ALERT_PARAMS);
+    if (tenant !== undefined) {
+      const found = findTenant(tenants, tenant);
+      if (!found || !binding.tenants.has(found.id))
+        throw notFound(`tenant ${JSON.stringify(tenant.slice(0, 40))}`);
+    }
+    const mine = tenants.filter((t) => binding.tenants.has(t.id));
+    const parsed = parseAlertQuery(all, mine);
+    return { ...parsed, filters: { ...parsed.filters, within: binding } };
+  }
   const q = single(all, ALERT_PARAMS);
   const filters: AlertFilters = {};
   if (q.kind !== undefined) {
@@ -136,9 +154,9 @@ function tenantOf(entry: IndexEntry, tenants: readonly TenantName[]) {
 }
 
 /** `GET /alerts`. */
-export async function listAlerts(deps: ConsoleReadDeps, query: Record<string, string[]>) {
+export async function listAlerts(deps: ConsoleReadDeps, query: Record<string, string[]>, binding?: Binding) {
   const tenants = await deps.tenants();
-  const { filters, from } = parseAlertQuery(query, tenants);
+  const { filters, from } = parseAlertQuery(query, tenants, binding);
   const page = await new AlertReader(deps.io).page(filters, from);
   return {
     items: page.items.map(({ entry, deliveries }) => ({
@@ -162,11 +180,12 @@ function uidOf(entry: IndexEntry): string {
 }
 
 /** `GET /alerts/{key}`: 404 for a key the index does not hold. */
-export async function alertDetail(deps: ConsoleReadDeps, key: string) {
+export async function alertDetail(deps: ConsoleReadDeps, key: string, binding?: Binding) {
   if (key.length === 0 || key.length > 2_000)
     bad('the key must be 1 to 2000 characters, percent-encoded as one segment');
   const [found, tenants] = await Promise.all([new AlertReader(deps.io).item(key), deps.tenants()]);
-  if (!found)
+  // Another tenant's item is answered as one that does not exist: its key is not confirmed.
+  if (!found || !sees(binding, found.entry.tenant))
     throw new ApiError(
       'not_found',
       `no alert with key ${JSON.stringify(key.slice(0, 200))} in the last 90 days (items recorded before the console's index existed are not listed)`,
@@ -241,9 +260,32 @@ export function parseAuditCursor(cursor: string): TrailPosition {
 export const AUDIT_PAGE = 50;
 
 /** `GET /audit`. */
-export async function auditPage(deps: ConsoleReadDeps, query: Record<string, string[]>) {
+export async function auditPage(
+  deps: ConsoleReadDeps,
+  query: Record<string, string[]>,
+  caller?: { name: string; binding?: Binding },
+) {
   const q = single(query, ['cursor']);
   const from = q.cursor === undefined ? {} : parseAuditCursor(q.cursor);
-  const page = await readTrail(deps.io, from, AUDIT_PAGE);
+  const binding = caller?.binding;
+  const page = await readTrail(
+    deps.io,
+    from,
+    AUDIT_PAGE,
+    binding && caller ? (row) => auditSeenBy(caller.name, binding, row) : undefined,
+  );
   return { items: page.items, ...(page.next ? { cursor: auditCursor(page.next) } : {}) };
+}
+
+/**
+ * A trail entry a bound client sees: its own doings, and entries that keep the tenant they are
+ * about (`tenant`: an id, or `top` for the top level) within its binding. An entry that keeps no
+ * tenant (written before they were kept, or about what every tenant shares) is for unbound
+ * clients only.
+ */
+function auditSeenBy(name: string, binding: Binding, row: Record<string, unknown>): boolean {
+  if (row.client === name || row.by === name) return true;
+  const tenant = row.tenant;
+  if (tenant === 'top') return binding.topLevel;
+  return typeof tenant === 'number' && binding.tenants.has(tenant);
 }

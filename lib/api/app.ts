@@ -37,6 +37,7 @@ import type { SlackWork } from '../actions/slack-work.ts';
 import { addConsoleRoutes } from '../console/routes.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
+import type { Silence } from '../rules/silences.ts';
 import type { AuditStore, RefusalAuditStore } from '../state/audit.ts';
 import type { Status } from '../state/status.ts';
 import { addActRoutes } from './act-routes.ts';
@@ -64,6 +65,7 @@ import {
 } from './schemas.ts';
 import { addSilence, expireSilence, type SilenceDeps } from './silences.ts';
 import type { SlackSettings } from './slack.ts';
+import { bindSilenceRequest, findTenant, sees, silenceWithin, statusFor, tenantToActAs } from './tenancy.ts';
 import { type AssetToggler, toggleAsset } from './toggle.ts';
 
 export interface ApiDeps extends SilenceDeps, IdempotencyDeps {
@@ -92,6 +94,8 @@ export interface ApiDeps extends SilenceDeps, IdempotencyDeps {
   lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
   /** With tenants: the tenant a Slack channel's routes carry alone, for its lookups. */
   tenantOfChannel?: (channel: string) => Promise<number | undefined>;
+  /** A `tenants` entry's asset toggles, sent with its own token (`?tenant=`). */
+  upstreamFor?: (tenant: number) => AssetToggler;
   /** `GET /status` (state/status.ts): read from the table alone. */
   status: { read(): Promise<Status> };
   /** Reads the `apiClients` map (client name to SHA-256 hex digest of its token) afresh. */
@@ -131,6 +135,7 @@ function shortPath(path: string): string {
 export function createApiApp(deps: ApiDeps): Hono<Vars> {
   const auth = new ApiClientAuth({
     load: deps.loadApiClients,
+    ...(deps.console ? { tenants: deps.console.tenants } : {}),
     now: deps.now,
     logger: deps.logger,
     reloadIntervalMs: deps.authReloadIntervalMs,
@@ -241,9 +246,32 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
       const caller = await identify(c);
       c.set('client', caller.name);
       c.set('scopes', caller.scopes);
+      if (caller.binding) c.set('binding', caller.binding);
       if (!scopes.some((scope) => caller.scopes.has(scope))) await forbid(c, scopes.join(' or '));
       await next();
     };
+
+  /** The config's tenants by id and name, that requests name theirs by. */
+  const knownTenants = async () => (await deps.console?.tenants()) ?? [];
+
+  /**
+   * The tenant a toggle acts as (`?tenant=`, an id or a name; tenancy.ts): a bound client's within
+   * its tenants; an unbound client's any of the config's, or the top level's (undefined) unnamed.
+   */
+  const toggleTenant = async (c: Context<Vars>): Promise<number | undefined> => {
+    const wanted = c.req.query('tenant');
+    const known = await knownTenants();
+    const choice = tenantToActAs(c.get('binding'), known, wanted);
+    if (!('unbound' in choice)) return choice.tenant;
+    if (wanted === undefined) return undefined;
+    const found = findTenant(known, wanted);
+    if (!found)
+      throw new ApiError(
+        'invalid_request',
+        `tenant: no tenant named ${JSON.stringify(wanted.slice(0, 40))}${known.length ? ` (the config has ${known.map((t) => t.name).join(', ')})` : ' (the config names no tenants)'}; give its id or name`,
+      );
+    return found.id;
+  };
 
   app.get('/health', (c) => c.json({ status: 'ok' as const }));
 
@@ -263,13 +291,20 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
     const text = await readJsonText(c.req.raw, MAX_BODY_BYTES);
     const assetId = parseAssetId(c.req.param('asset_id'));
     const body = parseToggleBody(text);
+    const tenant = await toggleTenant(c);
+    const upstream = tenant === undefined ? deps.upstream : deps.upstreamFor?.(tenant);
+    if (!upstream) throw new ApiError('internal_error', 'this service cannot toggle a tenant’s assets');
     return answerOnce(c, deps, 'POST /assets/{asset_id}/toggle', body, async () => {
-      const asset = await toggleAsset(deps, {
-        client: c.get('client') as string,
-        assetId,
-        isDisabled: body.is_disabled,
-        requestId: c.get('requestId'),
-      });
+      const asset = await toggleAsset(
+        { ...deps, upstream },
+        {
+          client: c.get('client') as string,
+          assetId,
+          isDisabled: body.is_disabled,
+          requestId: c.get('requestId'),
+          tenant: tenant ?? 'top',
+        },
+      );
       return { status: 200, body: { asset } };
     });
   });
@@ -278,7 +313,14 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
     const assetId = parseAssetId(c.req.param('asset_id'));
     const limit = parseAuditLimit(c.req.query('limit'));
     const items = await deps.audit.list(assetId, limit);
-    return c.json({ items });
+    const binding = c.get('binding');
+    // A bound client sees the toggles made within its tenants; one that kept no tenant, none.
+    const seen = binding
+      ? items.filter(
+          (e) => e.tenant !== undefined && sees(binding, e.tenant === 'top' ? undefined : e.tenant),
+        )
+      : items;
+    return c.json({ items: seen });
   });
 
   // The console's API (console-api.ts); before POST /silences, whose dry run it answers.
@@ -287,12 +329,19 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
   app.get('/silences', need('read'), async (c) => {
     const all = parseAll(c.req.query('all'));
     const items = all ? await deps.silences.all() : await deps.silences.active();
-    return c.json({ items });
+    const binding = c.get('binding');
+    if (!binding) return c.json({ items });
+    const known = await knownTenants();
+    return c.json({ items: items.filter((s) => silenceWithin(binding, known, s.match)) });
   });
 
   app.post('/silences', need('silences:write'), async (c) => {
     const text = await readJsonText(c.req.raw, MAX_BODY_BYTES);
-    const body = parseJson(text, '{"match": {...}, "until": "PT4H", "reason": "..."}');
+    const body = bindSilenceRequest(
+      c.get('binding'),
+      c.get('binding') ? await knownTenants() : [],
+      parseJson(text, '{"match": {...}, "until": "PT4H", "reason": "..."}'),
+    );
     return answerOnce(c, deps, 'POST /silences', body, async (id, startedAt) => ({
       status: 201,
       body: await addSilence(deps, {
@@ -305,15 +354,20 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
   });
 
   app.delete('/silences/:id', need('silences:write'), async (c) => {
+    const binding = c.get('binding');
+    const known = binding ? await knownTenants() : [];
     const { silence } = await expireSilence(deps, {
       client: c.get('client') as string,
       requestId: c.get('requestId'),
       id: c.req.param('id'),
+      ...(binding ? { within: (s: Silence) => silenceWithin(binding, known, s.match) } : {}),
     });
     return c.json({ silence });
   });
 
-  app.get('/status', need('read'), async (c) => c.json(await deps.status.read()));
+  app.get('/status', need('read'), async (c) =>
+    c.json(statusFor(c.get('binding'), await deps.status.read())),
+  );
 
   // Acting on an alert and looking things up (act-routes.ts), Slack's doors included.
   addActRoutes(app, deps, need);

@@ -27,15 +27,42 @@ export { SCOPES, type Scope } from './scopes.ts';
 /** What a client given as a bare digest may do: the first five scopes, never the last three. */
 export const BARE_DIGEST_SCOPES: ReadonlySet<Scope> = new Set<Scope>(SCOPES.slice(0, 5));
 
+/** A role is shorthand for a set of scopes (docs/api.md), usable beside or instead of `scopes`. */
+export const ROLES = {
+  viewer: ['read'],
+  responder: ['read', 'lookup', 'events:act', 'silences:write', 'identity:act'],
+  admin: [...SCOPES],
+} as const satisfies Record<string, readonly Scope[]>;
+export type Role = keyof typeof ROLES;
+
+/** A client given by name: its digest, what it may do, and the tenants whose data it is bound to. */
+export interface NamedClient {
+  digest: string;
+  scopes: Scope[];
+  /** `tenants` entries by id or name, as the secret gives them; resolved to ids when loaded. */
+  tenants?: (number | string)[];
+  /** Bound to the top-level sources' data (beside or instead of `tenants`). */
+  topLevel?: true;
+}
+
+/** Client name to the SHA-256 hex digest of its token (BARE_DIGEST_SCOPES), or to a NamedClient. */
+export type ApiClients = Record<string, string | NamedClient>;
+
 /**
- * Client name to the SHA-256 hex digest of its token (BARE_DIGEST_SCOPES), or to `{digest, scopes}`.
+ * The data a bound client may see: its tenants' (by id) and, with `topLevel`, the top-level
+ * sources'. A client without a binding sees everything.
  */
-export type ApiClients = Record<string, string | { digest: string; scopes: Scope[] }>;
+export interface Binding {
+  tenants: ReadonlySet<number>;
+  topLevel: boolean;
+}
 
 /** Who called, and what it may do. */
 export interface ApiCaller {
   name: string;
   scopes: ReadonlySet<Scope>;
+  /** Absent: unbound, every tenant's data. */
+  binding?: Binding;
 }
 
 /** Every scope: an IAM-authenticated caller's (its IAM policy decides what it may call). */
@@ -47,13 +74,26 @@ export function sha256Hex(token: string): string {
 
 const CLIENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$/;
 const HEX_DIGEST = /^[0-9a-fA-F]{64}$/;
+/**
+ * Names the product gives its own doers (the automatic response, people signed in, Slack users,
+ * the CLI, IAM callers, PagerDuty): a client so named could pose as one in the audit trail.
+ */
+const RESERVED = /^(auto$|auto:|sso:|slack:|cli:|iam:|pagerduty:)/i;
+const ENTRY_KEYS = ['digest', 'scopes', 'role', 'tenants', 'topLevel'];
+
+/** A client the secret names that is refused on its own (401 for it), and why: never its digest. */
+export interface RefusedClient {
+  name: string;
+  why: string;
+}
 
 /**
- * The `apiClients` value of the secret object, checked. Absent means no client yet (every token
- * is refused until one is added). Error messages name the client, never the value.
+ * The `apiClients` value of the secret object, checked: what it grants, and the clients refused
+ * on their own (a reserved name). A malformed map or entry throws, naming the client and the key,
+ * never the value. Absent means no client yet (every token is refused until one is added).
  */
-export function parseApiClients(value: unknown): ApiClients {
-  if (value === undefined || value === null) return {};
+export function readApiClients(value: unknown): { clients: ApiClients; refused: RefusedClient[] } {
+  if (value === undefined || value === null) return { clients: {}, refused: [] };
   if (typeof value !== 'object' || Array.isArray(value)) {
     throw new ConfigError(
       'secret apiClients must be an object of client name to SHA-256 hex digest of its token',
@@ -61,38 +101,129 @@ export function parseApiClients(value: unknown): ApiClients {
   }
   const problems: string[] = [];
   const clients: ApiClients = {};
+  const refused: RefusedClient[] = [];
   const digestHint = `expected the SHA-256 hex digest of the client's token (64 hex characters), e.g. printf %s "$TOKEN" | sha256sum`;
   for (const [name, entry] of Object.entries(value)) {
     if (!CLIENT_NAME.test(name)) {
       problems.push(`apiClients.${name.slice(0, 64)}: a client name is 1 to 64 letters, digits or . _ : @ -`);
-    } else if (typeof entry === 'string') {
-      if (HEX_DIGEST.test(entry)) clients[name] = entry.toLowerCase();
+      continue;
+    }
+    let parsed: string | NamedClient | undefined;
+    if (typeof entry === 'string') {
+      if (HEX_DIGEST.test(entry)) parsed = entry.toLowerCase();
       else problems.push(`apiClients.${name}: ${digestHint}`);
     } else if (entry && typeof entry === 'object' && !Array.isArray(entry)) {
-      const { digest, scopes, ...extra } = entry as { digest?: unknown; scopes?: unknown };
-      const unknownKey = Object.keys(extra)[0];
-      const badScope = Array.isArray(scopes)
-        ? scopes.find((x) => !(SCOPES as readonly unknown[]).includes(x))
-        : undefined;
-      if (unknownKey !== undefined)
-        problems.push(
-          `apiClients.${name}.${unknownKey.slice(0, 64)}: unknown key (expected digest and scopes)`,
-        );
-      else if (typeof digest !== 'string' || !HEX_DIGEST.test(digest))
-        problems.push(`apiClients.${name}.digest: ${digestHint}`);
-      else if (!Array.isArray(scopes))
-        problems.push(`apiClients.${name}.scopes: expected a list of scopes from ${SCOPES.join(', ')}`);
-      else if (badScope !== undefined)
-        problems.push(
-          `apiClients.${name}.scopes: ${JSON.stringify(badScope).slice(0, 64)} is not a scope (expected ${SCOPES.join(', ')})`,
-        );
-      else clients[name] = { digest: digest.toLowerCase(), scopes: [...new Set(scopes as Scope[])] };
+      const problem = namedClientProblem(name, entry as Record<string, unknown>, digestHint);
+      if (problem) problems.push(problem);
+      else parsed = namedClient(entry as Record<string, unknown>);
     } else {
       problems.push(`apiClients.${name}: ${digestHint}, or {"digest": "...", "scopes": [...]}`);
     }
+    if (parsed === undefined) continue;
+    if (RESERVED.test(name)) {
+      refused.push({
+        name,
+        why: `the name "${name}" is reserved for the product's own doers (auto, auto:, sso:, slack:, cli:, iam:, pagerduty:); rename the client`,
+      });
+    } else clients[name] = parsed;
   }
   if (problems.length > 0) throw new ConfigError(problems[0] as string, problems);
-  return clients;
+  return { clients, refused };
+}
+
+/** readApiClients' grants alone (a reserved name left out). */
+export function parseApiClients(value: unknown): ApiClients {
+  return readApiClients(value).clients;
+}
+
+function namedClientProblem(
+  name: string,
+  entry: Record<string, unknown>,
+  digestHint: string,
+): string | undefined {
+  const unknownKey = Object.keys(entry).find((k) => !ENTRY_KEYS.includes(k));
+  if (unknownKey !== undefined)
+    return `apiClients.${name}.${unknownKey.slice(0, 64)}: unknown key (expected ${ENTRY_KEYS.join(', ')})`;
+  const { digest, scopes, role, tenants, topLevel } = entry;
+  if (typeof digest !== 'string' || !HEX_DIGEST.test(digest))
+    return `apiClients.${name}.digest: ${digestHint}`;
+  if (scopes === undefined && role === undefined)
+    return `apiClients.${name}: give "role" (${Object.keys(ROLES).join(', ')}) or "scopes" (${SCOPES.join(', ')})`;
+  if (scopes !== undefined) {
+    if (!Array.isArray(scopes))
+      return `apiClients.${name}.scopes: expected a list of scopes from ${SCOPES.join(', ')}`;
+    const bad = scopes.find((x) => !(SCOPES as readonly unknown[]).includes(x));
+    if (bad !== undefined)
+      return `apiClients.${name}.scopes: ${JSON.stringify(bad).slice(0, 64)} is not a scope (expected ${SCOPES.join(', ')})`;
+  }
+  if (role !== undefined && !Object.hasOwn(ROLES, role as string))
+    return `apiClients.${name}.role: ${JSON.stringify(role).slice(0, 64)} is not a role (expected ${Object.keys(ROLES).join(', ')})`;
+  if (
+    tenants !== undefined &&
+    (!Array.isArray(tenants) ||
+      !tenants.every(
+        (t) => (Number.isSafeInteger(t) && (t as number) > 0) || (typeof t === 'string' && t !== ''),
+      ))
+  )
+    return `apiClients.${name}.tenants: expected a list of tenants entries' ids or names`;
+  if (topLevel !== undefined && typeof topLevel !== 'boolean')
+    return `apiClients.${name}.topLevel: expected true or false`;
+  return undefined;
+}
+
+function namedClient(entry: Record<string, unknown>): NamedClient {
+  const { digest, scopes, role, tenants, topLevel } = entry as {
+    digest: string;
+    scopes?: Scope[];
+    role?: Role;
+    tenants?: (number | string)[];
+    topLevel?: boolean;
+  };
+  const granted = new Set<Scope>([...(role ? ROLES[role] : []), ...(scopes ?? [])]);
+  return {
+    digest: digest.toLowerCase(),
+    scopes: SCOPES.filter((s) => granted.has(s)),
+    ...(tenants !== undefined ? { tenants: [...new Set(tenants)] } : {}),
+    ...(topLevel === true ? { topLevel: true } : {}),
+  };
+}
+
+/** A `tenants` entry as the config names it. */
+export interface TenantRef {
+  id: number;
+  name: string;
+}
+
+/**
+ * A client's binding with its tenants' names resolved to ids: undefined for an unbound client, or
+ * why it is refused (a binding that names no tenant of the config, or is empty with no
+ * `topLevel`: fail closed, for that client alone).
+ */
+export function resolveBinding(
+  name: string,
+  client: string | NamedClient,
+  known: readonly TenantRef[],
+): { binding?: Binding; refused?: string } {
+  if (typeof client === 'string' || (client.tenants === undefined && client.topLevel === undefined))
+    return {};
+  const ids = new Set<number>();
+  for (const ref of client.tenants ?? []) {
+    const found = known.find(
+      (t) => t.id === ref || String(t.id) === ref || t.name.toLowerCase() === String(ref).toLowerCase(),
+    );
+    if (!found) {
+      const names = known.map((t) => t.name).join(', ');
+      return {
+        refused: `apiClients.${name}.tenants: ${JSON.stringify(ref).slice(0, 64)} is no tenant of the alert config (${names ? `its tenants: ${names}` : 'it has none'}); the client is refused until it names one`,
+      };
+    }
+    ids.add(found.id);
+  }
+  if (ids.size === 0 && client.topLevel !== true)
+    return {
+      refused: `apiClients.${name}: bound to no data (tenants is empty and topLevel is not true); the client is refused`,
+    };
+  return { binding: { tenants: ids, topLevel: client.topLevel === true } };
 }
 
 /** The token of an `Authorization` header: missing, malformed, or the token itself. */
@@ -110,6 +241,11 @@ export function parseBearer(header: string | undefined): BearerToken {
 export interface ApiClientAuthOptions {
   /** Reads `apiClients` afresh (Secrets Manager or SECRETS_FILE). */
   load: () => Promise<ApiClients>;
+  /**
+   * The config's tenants, by id and name, that bound clients' names resolve to when the clients
+   * are read; none given: a binding naming a tenant refuses its client.
+   */
+  tenants?: () => Promise<readonly TenantRef[]>;
   now?: () => number;
   logger?: Logger;
   /** Least time between two re-reads caused by unknown tokens; default 60 s. */
@@ -122,6 +258,9 @@ interface Entry {
   name: string;
   digest: Buffer;
   scopes: ReadonlySet<Scope>;
+  binding?: Binding;
+  /** Refused on its own (a reserved name, a binding to nothing): its token is 401. */
+  refused?: true;
 }
 
 export class ApiClientAuth {
@@ -175,8 +314,12 @@ export class ApiClientAuth {
     let found: ApiCaller | undefined;
     for (const entry of this.entries ?? []) {
       // No early exit: every digest is compared whether or not an earlier one matched.
-      if (timingSafeEqual(entry.digest, digest) && found === undefined)
-        found = { name: entry.name, scopes: entry.scopes };
+      if (timingSafeEqual(entry.digest, digest) && found === undefined && !entry.refused)
+        found = {
+          name: entry.name,
+          scopes: entry.scopes,
+          ...(entry.binding ? { binding: entry.binding } : {}),
+        };
     }
     return found;
   }
@@ -193,12 +336,29 @@ export class ApiClientAuth {
     this.attemptedAt = this.now();
     this.loads += 1;
     try {
-      const clients = parseApiClients(await this.options.load());
-      this.entries = Object.entries(clients).map(([name, entry]) =>
-        typeof entry === 'string'
-          ? { name, digest: Buffer.from(entry, 'hex'), scopes: BARE_DIGEST_SCOPES }
-          : { name, digest: Buffer.from(entry.digest, 'hex'), scopes: new Set(entry.scopes) },
-      );
+      const { clients, refused } = readApiClients(await this.options.load());
+      const bound = Object.values(clients).some((c) => typeof c !== 'string' && (c.tenants || c.topLevel));
+      const known = bound ? ((await this.options.tenants?.()) ?? []) : [];
+      const entries: Entry[] = [];
+      for (const [name, entry] of Object.entries(clients)) {
+        if (typeof entry === 'string') {
+          entries.push({ name, digest: Buffer.from(entry, 'hex'), scopes: BARE_DIGEST_SCOPES });
+          continue;
+        }
+        const { binding, refused: why } = resolveBinding(name, entry, known);
+        if (why) refused.push({ name, why });
+        entries.push({
+          name,
+          digest: Buffer.from(entry.digest, 'hex'),
+          scopes: new Set(entry.scopes),
+          ...(binding ? { binding } : {}),
+          ...(why ? { refused: true as const } : {}),
+        });
+      }
+      // A refused client's digest is still compared (the timing says nothing of which matched).
+      this.entries = entries;
+      for (const { name, why } of refused)
+        this.logger.warn(`API client "${name}" refused: ${why}`, { client: name });
       this.loadedAt = this.now();
       if (this.entries.length === 0) {
         this.logger.warn(

@@ -12,6 +12,7 @@
  * - A test is sent at once, as `destinations test` sends it (the same notice, its follow-on steps),
  *   once a minute per destination for every process on the table (state/test-pace.ts).
  */
+
 import * as z from 'zod/mini';
 import type { ResolvedDestination } from '../deliver/destinations.ts';
 import type { HttpPost } from '../deliver/post.ts';
@@ -25,7 +26,9 @@ import { deadIds, MAX_REQUEUE, requeueDead } from '../state/records/requeue.ts';
 import { takeTestTurn } from '../state/test-pace.ts';
 import { describeIssues, issuesToText } from '../upstream/validate.ts';
 import type { TenantName } from './alerts.ts';
+import type { Binding } from './auth.ts';
 import { ApiError } from './errors.ts';
+import { sees } from './tenancy.ts';
 
 export const DRY_RUN_DAYS = 7;
 export const DRY_RUN_MAX = 2_000;
@@ -45,6 +48,8 @@ function bad(message: string): never {
 export async function dryRunSilence(
   deps: { io: TableIo; tenants(): Promise<readonly TenantName[]> },
   body: unknown,
+  /** A bound client counts only its tenants' alerts (api/tenancy.ts). */
+  binding?: Binding,
 ): Promise<{ wouldHold: number; of: number }> {
   const parsed = dryRunBodySchema.safeParse(body);
   if (!parsed.success)
@@ -59,7 +64,10 @@ export async function dryRunSilence(
     deps.tenants(),
   ]);
   let wouldHold = 0;
+  let of = 0;
   for (const entry of entries) {
+    if (!sees(binding, entry.tenant)) continue;
+    of += 1;
     const tenant =
       entry.tenant === undefined
         ? undefined
@@ -76,7 +84,7 @@ export async function dryRunSilence(
     } as unknown as Alert;
     if (matches(match, alert)) wouldHold += 1;
   }
-  return { wouldHold, of: entries.length };
+  return { wouldHold, of };
 }
 
 const retryBodySchema = z.union([

@@ -17,6 +17,7 @@ import { ApiError } from './errors.ts';
 import { answerOnce, type IdempotencyDeps } from './idempotency.ts';
 import type { ScopeGuard } from './identity-routes.ts';
 import { MAX_BODY_BYTES, parseJson } from './schemas.ts';
+import { bindSilenceRequest, unboundOnly } from './tenancy.ts';
 
 /** What the console's routes read and send with. */
 export interface ConsoleDeps {
@@ -50,17 +51,23 @@ async function optionalJson(c: Context<Vars>): Promise<unknown> {
 export function addConsoleApiRoutes(app: Hono<Vars>, deps: ConsoleRouteDeps, guard: ScopeGuard): void {
   app.get('/alerts', guard.need('read'), async (c) => {
     const { listAlerts } = await import('./alerts.ts');
-    return c.json(await listAlerts(setUp(deps), c.req.queries()));
+    return c.json(await listAlerts(setUp(deps), c.req.queries(), c.get('binding')));
   });
 
   app.get('/alerts/:key', guard.need('read'), async (c) => {
     const { alertDetail } = await import('./alerts.ts');
-    return c.json(await alertDetail(setUp(deps), c.req.param('key')));
+    return c.json(await alertDetail(setUp(deps), c.req.param('key'), c.get('binding')));
   });
 
   app.get('/audit', guard.need('read'), async (c) => {
     const { auditPage } = await import('./alerts.ts');
-    return c.json(await auditPage(setUp(deps), c.req.queries()));
+    const binding = c.get('binding');
+    return c.json(
+      await auditPage(setUp(deps), c.req.queries(), {
+        name: c.get('client') as string,
+        ...(binding ? { binding } : {}),
+      }),
+    );
   });
 
   // A middleware, not a route: POST /silences stays one route (its Allow, its OpenAPI path).
@@ -74,10 +81,15 @@ export function addConsoleApiRoutes(app: Hono<Vars>, deps: ConsoleRouteDeps, gua
       if (dry !== 'true') throw new ApiError('invalid_request', 'dryRun must be true or false');
     });
     const { dryRunSilence } = await import('./console-acts.ts');
-    return c.json(await dryRunSilence(setUp(deps), body));
+    const console = setUp(deps);
+    const binding = c.get('binding');
+    // Counted as the silence would be made: within the client's tenants.
+    const bound = binding ? bindSilenceRequest(binding, await console.tenants(), body) : body;
+    return c.json(await dryRunSilence(console, bound, binding));
   });
 
   app.post('/destinations/:name/test', guard.need('destinations:write'), async (c) => {
+    unboundOnly(c, 'a test message');
     const name = c.req.param('name');
     const body = await optionalJson(c);
     if (!body || typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length > 0)
@@ -102,6 +114,7 @@ export function addConsoleApiRoutes(app: Hono<Vars>, deps: ConsoleRouteDeps, gua
   });
 
   app.post('/deliveries/retry', guard.need('destinations:write'), async (c) => {
+    unboundOnly(c, 're-queueing dead deliveries');
     const body = parseJson(await readJsonText(c.req.raw, MAX_BODY_BYTES), '{"ids": [...]}');
     const { retryDeliveries, retryRequest } = await import('./console-acts.ts');
     // Checked before answerOnce, which a dry run stops at (dry-run.ts): a bad body is still a 400.

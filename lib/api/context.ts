@@ -5,6 +5,8 @@ export type Vars = {
     client?: string;
     /** The client's scopes, once authenticated (a route whose scope depends on its body reads them). */
     scopes?: ReadonlySet<string>;
+    /** The tenants whose data the client is bound to (auth.ts); absent: unbound, it sees all. */
+    binding?: import('./auth.ts').Binding;
     errorCode?: string;
   };
 };

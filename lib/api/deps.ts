@@ -145,6 +145,10 @@ export async function createApiDeps(
   const upstream: AssetToggler = {
     toggleAsset: async (...args) => (await clients()).upstream.toggleAsset(...args),
   };
+  // A `tenants` entry's assets are toggled with its own token, which reaches only its assets.
+  const upstreamFor = (tenant: number): AssetToggler => ({
+    toggleAsset: async (...args) => (await clients()).lookingFor(tenant).toggleAsset(...args),
+  });
   const acting = (tenant?: number): ActingUpstream => ({
     eventActions: async (type, uids) => {
       const made = await clients();
@@ -213,6 +217,7 @@ export async function createApiDeps(
     // On AWS: what a Slack request leaves for after its answer, and account actions, go to a worker.
     ...(env.workQueueUrl ? { handOff: queueHandOff(env.workQueueUrl) } : {}),
     upstream,
+    upstreamFor,
     act,
     identity,
     console: {

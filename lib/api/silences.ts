@@ -146,7 +146,11 @@ export async function addSilence(
  */
 export async function expireSilence(
   deps: SilenceDeps,
-  request: SilenceChange & { id: string },
+  request: SilenceChange & {
+    id: string;
+    /** A bound client's rule (api/tenancy.ts): a silence outside its tenants is one it cannot see, a 404. */
+    within?: (silence: Silence) => boolean;
+  },
 ): Promise<{ silence: Silence; already: boolean }> {
   const id = parseSilenceId(request.id);
   return audited(
@@ -159,6 +163,11 @@ export async function expireSilence(
       silenceId: id,
     },
     async () => {
+      const within = request.within;
+      if (within) {
+        const found = await deps.silences.get(id);
+        if (!found || !within(found)) throw new ApiError('not_found', `no silence with id ${id}`);
+      }
       const expiry = await deps.silences.expire(id, request.client);
       if (expiry.outcome === 'unknown') throw new ApiError('not_found', `no silence with id ${id}`);
       const already = expiry.outcome === 'already';

@@ -37,6 +37,8 @@ export interface ToggleRequest {
   assetId: number;
   isDisabled: boolean;
   requestId: string;
+  /** The tenant whose token it is sent with (`top`: the top level's), kept in its audit entry. */
+  tenant?: number | 'top';
 }
 
 /** The `pending` audit record could not be written: the toggle must not be sent. */
@@ -48,7 +50,7 @@ class AuditUnavailable extends Error {
 
 /** Toggles the asset and returns it as the upstream reports it; throws an ApiError otherwise. */
 export async function toggleAsset(deps: ToggleDeps, request: ToggleRequest): Promise<Asset> {
-  const { client, assetId, isDisabled, requestId } = request;
+  const { client, assetId, isDisabled, requestId, tenant } = request;
   const log = deps.logger.child({ requestId, client, assetId, requestedDisabled: isDisabled });
   const base = {
     at: new Date(deps.now()).toISOString(),
@@ -56,6 +58,7 @@ export async function toggleAsset(deps: ToggleDeps, request: ToggleRequest): Pro
     client,
     assetId,
     requestedDisabled: isDisabled,
+    ...(tenant === undefined ? {} : { tenant }),
   };
   // The `pending` record is written while the request waits for its turn; the request is sent
   // only once the record is in, so no toggle reaches the upstream without a trace.

@@ -1,7 +1,7 @@
 /**
  * The console's routes on the API app (docs/console.md): the page at `GET /console`, its
- * files at `GET /console/<name>`, and `GET /whoami`, which tells a token's holder its client and
- * scopes (any scope will do), so the page offers only what the token may do, and whether this is a
+ * files at `GET /console/<name>`, and `GET /whoami`, which tells a token's holder its name and
+ * grants (scopes, and the tenants they hold on; any scope will do), so the page offers only what the token may do, and whether this is a
  * dry run (`start --dry-run`), so the page says so.
  *
  * The page needs no auth: it holds no data, and reads everything through the bearer API. Its bytes
@@ -17,6 +17,7 @@
 import type { Hono, MiddlewareHandler } from 'hono';
 import { SCOPES, type Scope } from '../api/auth.ts';
 import type { Vars } from '../api/context.ts';
+import { grantOf } from '../api/tenancy.ts';
 
 export function addConsoleRoutes(
   app: Hono<Vars>,
@@ -26,8 +27,9 @@ export function addConsoleRoutes(
   app.get('/whoami', need(...SCOPES), (c) => {
     const scopes = c.get('scopes');
     return c.json({
-      client: c.get('client') as string,
-      scopes: SCOPES.filter((s) => scopes?.has(s)),
+      name: c.get('client') as string,
+      // A client is one grant: its scopes, on its tenants when it is bound to some (tenancy.ts).
+      grants: [grantOf(SCOPES.filter((s) => scopes?.has(s)), c.get('binding'))],
       // The page says so in a banner (api/dry-run.ts: what acts outside answers 409 dry_run).
       ...(api.dryRun ? { dryRun: true } : {}),
     });

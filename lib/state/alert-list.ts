@@ -68,6 +68,8 @@ export interface AlertFilters {
   severity?: string;
   /** A `tenants` entry's id. */
   tenant?: number;
+  /** A bound client's tenants (and the top level with `topLevel`): only their items are listed. */
+  within?: { tenants: ReadonlySet<number>; topLevel: boolean };
   destination?: string;
   state?: DeliveryState;
   /** Lowercase text to find in the title (or login) or the key. */
@@ -162,6 +164,8 @@ function matchesEntry(entry: IndexEntry, f: AlertFilters): boolean {
   if (f.kind !== undefined && entry.kind !== f.kind) return false;
   if (f.severity !== undefined && entry.severity !== f.severity) return false;
   if (f.tenant !== undefined && entry.tenant !== f.tenant) return false;
+  if (f.within && !(entry.tenant === undefined ? f.within.topLevel : f.within.tenants.has(entry.tenant)))
+    return false;
   if (f.destination !== undefined && !(f.destination in entry.deliveries)) return false;
   if (f.q !== undefined && !entry.title.toLowerCase().includes(f.q) && !entry.key.toLowerCase().includes(f.q))
     return false;

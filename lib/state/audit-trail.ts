@@ -93,6 +93,11 @@ export async function readTrail(
   io: TableIo,
   from: TrailPosition,
   limit: number,
+  /**
+   * Which stored entries the reader may see (a client bound to tenants, api/tenancy.ts): the
+   * others are read past, so a page may hold fewer than `limit` and still go on; none is skipped.
+   */
+  keep?: (row: Record<string, unknown>) => boolean,
 ): Promise<{ items: TrailEntry[]; next?: TrailPosition }> {
   const names = Object.keys(TRAILS) as TrailName[];
   const read = await Promise.all(
@@ -125,10 +130,12 @@ export async function readTrail(
     else next[name] = null;
   }
   return {
-    items: merged.map(({ name, row }) => {
-      const { pk: _pk, sk: _sk, ...entry } = row;
-      return trailLine(name, entry);
-    }),
+    items: merged
+      .filter(({ row }) => !keep || keep(row))
+      .map(({ name, row }) => {
+        const { pk: _pk, sk: _sk, ...entry } = row;
+        return trailLine(name, entry);
+      }),
     ...(open ? { next } : {}),
   };
 }

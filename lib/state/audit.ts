@@ -24,6 +24,11 @@ export interface AuditEntry {
   status: number;
   /** The asset's state after the toggle, when it succeeded. */
   isDisabled?: boolean;
+  /**
+   * Whose asset: the `tenants` entry whose token the toggle was sent with, or `top` for the
+   * top level's; absent in entries written before it was kept (seen by unbound clients only).
+   */
+  tenant?: number | 'top';
 }
 
 /** Every toggle, whatever the asset: the merged trail reads it (state/audit-trail.ts). */

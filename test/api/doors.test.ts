@@ -294,7 +294,7 @@ const ROWS: Row[] = [
     route: 'GET /whoami',
     request: () => ({ method: 'GET', path: '/whoami', headers: bearer(viewer) }),
     status: 200,
-    check: (a) => expect(json(a)).toEqual({ client: 'viewer', scopes: ['read'] }),
+    check: (a) => expect(json(a)).toEqual({ name: 'viewer', grants: [{ scopes: ['read'] }] }),
   },
   // The console's API (lib/api/console-api.ts).
   {

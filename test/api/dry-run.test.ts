@@ -184,7 +184,7 @@ describe('the API under start --dry-run', () => {
     const made = await post('/silences', { match: { types: ['paste'] }, until: 'PT1H', reason: 'trying' });
     expect(made.status).toBe(201);
     const who = await dry.request('/whoami', { headers: bearer(tokens.reader) });
-    expect(await who.json()).toMatchObject({ client: 'reader', dryRun: true });
+    expect(await who.json()).toMatchObject({ name: 'reader', dryRun: true });
     const realWho = await real.request('/whoami', { headers: bearer(tokens.reader) });
     expect(await realWho.json()).not.toHaveProperty('dryRun');
   });

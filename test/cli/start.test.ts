@@ -54,12 +54,13 @@ describe('start', () => {
     const who = (await (
       await fetch(`${api}/whoami`, { headers: { Authorization: `Bearer ${token}` } })
     ).json()) as {
-      scopes: string[];
+      grants: { scopes: string[] }[];
     };
-    expect(who.scopes).toEqual(
+    const scopes = who.grants.flatMap((g) => g.scopes);
+    expect(scopes).toEqual(
       expect.arrayContaining(['read', 'events:act', 'silences:write', 'destinations:write', 'identity:act']),
     );
-    expect(who.scopes).not.toContain('identity:disable');
+    expect(scopes).not.toContain('identity:disable');
     // The demo alerts the first cycles sent are listed.
     const alerts = (await (
       await fetch(`${api}/alerts`, { headers: { Authorization: `Bearer ${token}` } })

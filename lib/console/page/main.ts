@@ -11,7 +11,7 @@
 import { explain, identify, session, whenSignedOut } from './api.ts';
 import { errorLine, fill, h, statusLine } from './dom.ts';
 import { signIn } from './sign-in.ts';
-import type { Scope, View, WhoAmI } from './types.ts';
+import { SCOPES, type Scope, type View, type WhoAmI } from './types.ts';
 import { alertView } from './views/alert.ts';
 import { alertsView } from './views/alerts.ts';
 import { auditView } from './views/audit.ts';
@@ -73,13 +73,19 @@ function drawDryRun(me: WhoAmI | undefined): void {
     : '';
 }
 
+/** Every scope any of the holder's grants gives, in the API's order. */
+function scopesOf(me: WhoAmI): Scope[] {
+  const all = new Set(me.grants.flatMap((g) => g.scopes));
+  return SCOPES.filter((s) => all.has(s));
+}
+
 function drawWho(me: WhoAmI): void {
   drawDryRun(me);
   fill(
     whoBox,
-    h('span', {}, 'Signed in as ', h('strong', {}, me.client)),
+    h('span', {}, 'Signed in as ', h('strong', {}, me.name)),
     ' ',
-    h('span', { class: 'scopes' }, `(${me.scopes.join(', ') || 'no scopes'})`),
+    h('span', { class: 'scopes' }, `(${scopesOf(me).join(', ') || 'no scopes'})`),
     ' ',
     h(
       'button',
@@ -111,13 +117,13 @@ async function route(): Promise<void> {
     );
     return;
   }
-  const can = (scope: Scope) => me.scopes.includes(scope);
+  const can = (scope: Scope) => scopesOf(me).includes(scope);
   if (!can('read')) {
     fill(
       root,
       h('h2', { id: 'view-title', tabindex: -1 }, found[1]),
       errorLine(
-        `The client "${me.client}" lacks the read scope, so the console cannot show anything. Ask for a token with read.`,
+        `The client "${me.name}" lacks the read scope, so the console cannot show anything. Ask for a token with read.`,
       ),
     );
     return;

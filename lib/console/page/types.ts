@@ -9,10 +9,18 @@ import type { Scope } from '../../api/scopes.ts';
 // The scopes are the API's own list (no imports there: it compiles for the browser too).
 export { SCOPES, type Scope } from '../../api/scopes.ts';
 
-/** `GET /whoami`: the token's client and what it may do. */
-export interface WhoAmI {
-  client: string;
+/** What a grant allows, and on which tenants' data (none named: all of it). */
+export interface Grant {
   scopes: Scope[];
+  /** `tenants` entries' ids; with `topLevel`, the top-level sources' too. */
+  tenants?: number[];
+  topLevel?: true;
+}
+
+/** `GET /whoami`: the token's holder and what it may do, one grant per client. */
+export interface WhoAmI {
+  name: string;
+  grants: Grant[];
   /** The API runs under `start --dry-run`: what would act outside answers 409 `dry_run`. */
   dryRun?: boolean;
 }
