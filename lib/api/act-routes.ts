@@ -9,12 +9,14 @@ import type { Hono, MiddlewareHandler } from 'hono';
 import type { ActDeps } from '../actions/events.ts';
 import type { LookupAnswer, LookupQuery } from '../actions/lookup.ts';
 import { lazily } from '../lazy.ts';
+import type { TableIo } from '../state/io.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import type { Scope } from './auth.ts';
 import { readJsonText } from './body.ts';
 import type { Vars } from './context.ts';
 import { ApiError, upstreamFailure } from './errors.ts';
 import { answerOnce, type IdempotencyDeps } from './idempotency.ts';
+import type { TenantDomains } from './lookup.ts';
 import { MAX_BODY_BYTES } from './schemas.ts';
 import type { SlackDeps } from './slack.ts';
 
@@ -26,6 +28,10 @@ export type ActRouteDeps = Omit<SlackDeps, 'slack' | 'handOff'> &
   IdempotencyDeps & {
     act?: ActDeps;
     lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
+    /** The table the alert index is in: which tenant a bound client's uids belong to. */
+    console?: { io: TableIo };
+    /** The tenants' and the top level's credential domains: what a bound client may look up. */
+    credentialDomains?: () => Promise<{ tenants: readonly TenantDomains[]; top: readonly string[] }>;
     slack?: SlackDeps['slack'];
     handOff?: SlackDeps['handOff'];
   };
@@ -36,11 +42,18 @@ export function addActRoutes(
   need: (scope: Scope) => MiddlewareHandler<Vars>,
 ): void {
   app.get('/lookup', need('lookup'), async (c) => {
-    const { parseLookupQuery } = await import('./lookup.ts');
-    const query = parseLookupQuery(c.req.queries());
+    const { boundLookup, parseLookupQuery } = await import('./lookup.ts');
+    const asked = parseLookupQuery(c.req.queries());
     if (!deps.lookup) throw new ApiError('internal_error', 'lookups are not set up in this service');
+    const binding = c.get('binding');
+    const scope = binding ? await deps.credentialDomains?.() : undefined;
+    // A bound client's lookup, kept within its tenants' domains; what is outside reaches no upstream.
+    const { query, notFound } = binding
+      ? boundLookup(binding, scope?.tenants ?? [], scope?.top ?? [], asked)
+      : { query: asked, notFound: [] };
     try {
-      return c.json(await deps.lookup(query));
+      const answer = query ? await deps.lookup(query) : { identities: [], more: 0 };
+      return c.json(notFound.length ? { ...answer, notFound } : answer);
     } catch (error) {
       if (error instanceof UpstreamError) throw upstreamFailure(error, 'retry later');
       throw error;
@@ -74,17 +87,25 @@ export function addActRoutes(
   }
 
   app.post('/events/actions', need('events:act'), async (c) => {
-    const { actionIdOf, eventActionsRequest, parseEventActionBody } = await import('./actions.ts');
+    const { actionIdOf, boundEventActionsRequest, eventActionsRequest, parseEventActionBody, screenUids } =
+      await import('./actions.ts');
     const body = parseEventActionBody(await readJsonText(c.req.raw, MAX_BODY_BYTES));
     const act = deps.act;
     if (!act) throw new ApiError('internal_error', 'acting on events is not set up in this service');
-    return answerOnce(c, deps, 'POST /events/actions', body, async (id) => ({
-      status: 200,
-      body: await eventActionsRequest(act, {
-        client: c.get('client') as string,
-        body,
-        ...(id ? { id: actionIdOf(id) } : {}),
-      }),
-    }));
+    const binding = c.get('binding');
+    return answerOnce(c, deps, 'POST /events/actions', body, async (id) => {
+      const request = { client: c.get('client') as string, body, ...(id ? { id: actionIdOf(id) } : {}) };
+      return {
+        status: 200,
+        body: binding
+          ? await boundEventActionsRequest(act, await screenUids(indexOf(deps), binding, body.uids), request)
+          : await eventActionsRequest(act, request),
+      };
+    });
   });
+}
+
+function indexOf(deps: ActRouteDeps): TableIo {
+  if (!deps.console) throw new ApiError('internal_error', 'the alert index is not set up in this service');
+  return deps.console.io;
 }

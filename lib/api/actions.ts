@@ -9,8 +9,12 @@
  */
 import * as z from 'zod/mini';
 import { type ActDeps, actOnEvents, EVENT_ACTION_TYPES, MAX_ACTION_UIDS } from '../actions/events.ts';
+import { AlertReader } from '../state/alert-list.ts';
+import type { TableIo } from '../state/io.ts';
 import { describeIssues, issuesToText } from '../upstream/validate.ts';
+import type { Binding } from './auth.ts';
 import { ApiError, upstreamFailure } from './errors.ts';
+import { sees } from './tenancy.ts';
 
 export const eventActionBodySchema = z
   .strictObject({
@@ -85,4 +89,53 @@ export async function eventActionsRequest(
       'nothing was changed; retry (with the same Idempotency-Key, if you sent one)',
     );
   return { results: outcome.results };
+}
+
+/**
+ * A bound client's uids (docs/api.md): each names an item by its key (`1001:<uid>`) or by its bare
+ * uid where that is one item within the client's tenants. An item counts as the client's when the
+ * alert index lists it under one of them (the tenant of the stream that recorded it, never a
+ * reading of the key); any other uid is `not_found` and the upstream never hears of it. Returns
+ * the keys to act on, by the uid the client sent.
+ */
+export async function screenUids(
+  io: TableIo,
+  binding: Binding,
+  uids: readonly string[],
+): Promise<Map<string, string | undefined>> {
+  const reader = new AlertReader(io);
+  const screened = new Map<string, string | undefined>();
+  await Promise.all(
+    uids.map(async (uid) => {
+      const candidates = /^\d+:/.test(uid)
+        ? [uid]
+        : [...(binding.topLevel ? [uid] : []), ...[...binding.tenants].map((t) => `${t}:${uid}`)];
+      const found = await Promise.all(candidates.map((key) => reader.entry(key)));
+      const mine = found.flatMap((f) =>
+        f && f.entry.kind === 'event' && sees(binding, f.entry.tenant) ? [f.entry.key] : [],
+      );
+      screened.set(uid, mine.length === 1 ? mine[0] : undefined);
+    }),
+  );
+  return screened;
+}
+
+/** Acts on the uids `screened` let through, and answers `not_found` for the others, in the order sent. */
+export async function boundEventActionsRequest(
+  act: ActDeps,
+  screened: Map<string, string | undefined>,
+  request: { client: string; body: EventActionBody; id?: string },
+): Promise<{ results: { uid: string; ok: boolean; error?: string }[] }> {
+  const keys = request.body.uids.flatMap((uid) => screened.get(uid) ?? []);
+  const acted = keys.length
+    ? (await eventActionsRequest(act, { ...request, body: { ...request.body, uids: keys } })).results
+    : [];
+  const byKey = new Map(acted.map((r) => [r.uid, r]));
+  return {
+    results: request.body.uids.map((uid) => {
+      const key = screened.get(uid);
+      const result = key === undefined ? undefined : byKey.get(key);
+      return result ? { ...result, uid } : { uid, ok: false, error: 'not_found' };
+    }),
+  };
 }

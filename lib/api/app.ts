@@ -40,7 +40,7 @@ import type { Metrics } from '../metrics.ts';
 import type { Silence } from '../rules/silences.ts';
 import type { AuditStore, RefusalAuditStore } from '../state/audit.ts';
 import type { Status } from '../state/status.ts';
-import { addActRoutes } from './act-routes.ts';
+import { type ActRouteDeps, addActRoutes } from './act-routes.ts';
 import {
   ALL_SCOPES,
   type ApiCaller,
@@ -92,6 +92,8 @@ export interface ApiDeps extends SilenceDeps, IdempotencyDeps {
   console?: ConsoleDeps;
   /** What the leak store knows (actions/lookup.ts): `GET /lookup`. */
   lookup?: (query: LookupQuery) => Promise<LookupAnswer>;
+  /** The tenants' and the top level's credential domains: what a client bound to them may look up. */
+  credentialDomains?: ActRouteDeps['credentialDomains'];
   /** With tenants: the tenant a Slack channel's routes carry alone, for its lookups. */
   tenantOfChannel?: (channel: string) => Promise<number | undefined>;
   /** A `tenants` entry's asset toggles, sent with its own token (`?tenant=`). */

@@ -40,7 +40,13 @@ import { createDynamoClient, ensureTable } from '../state/table.ts';
 import type { UpstreamClientOptions } from '../upstream/client.ts';
 import { checkBaseUrl, upstreamCredentials } from '../upstream/settings.ts';
 import type { ApiDeps } from './app.ts';
-import { parseApiClients } from './auth.ts';
+import {
+  type ApiClients,
+  parseApiClients,
+  type RefusedClient,
+  readApiClients,
+  resolveBinding,
+} from './auth.ts';
 import type { TestableDestinations } from './console-acts.ts';
 import { ApiError } from './errors.ts';
 import type { SlackSettings } from './slack.ts';
@@ -110,7 +116,14 @@ export async function createApiDeps(
   // Under IAM auth there are no bearer tokens, so no apiClients to check.
   const check = (options.checkApiClients ?? true) && env.apiAuth !== 'aws_iam';
   // Checked now, so a malformed map fails the cold start instead of every request.
-  const initialClients = check ? parseApiClients(secrets.apiClients) : undefined;
+  const initial = check ? readApiClients(secrets.apiClients) : undefined;
+  const initialClients = initial?.clients;
+  // Each client refused on its own is named now, never its digest (auth.ts says again at each read).
+  for (const { name, why } of [
+    ...(initial?.refused ?? []),
+    ...refusedBindings(initialClients, options.known),
+  ])
+    logger.warn(`API client "${name}" refused: ${why}`, { client: name });
   if (initialClients && Object.keys(initialClients).length === 0) {
     logger.warn(
       'no API clients are configured: add apiClients (client name to SHA-256 hex digest of its token) to the secret object; every token is refused until then',
@@ -228,6 +241,10 @@ export async function createApiDeps(
         : env.alertsConfig
           ? { destinations: configDestinations(env, readSecrets) }
           : {}),
+    },
+    credentialDomains: async () => {
+      const facts = await known();
+      return { tenants: facts?.tenants ?? [], top: facts?.domains ?? [] };
     },
     // With tenants: the tenant a Slack channel's routes carry alone, for its lookups.
     tenantOfChannel: async (channel) => (await known())?.channels?.find((c) => c.channel === channel)?.tenant,
@@ -412,4 +429,13 @@ function queueHandOff(queueUrl: string): (work: SlackWork) => Promise<void> {
       new sqs.module.SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(work) }),
     );
   };
+}
+
+/** The clients whose binding names no tenant of a config that is known at start (serve, npm start). */
+function refusedBindings(clients: ApiClients | undefined, known: ApiDepsOptions['known']): RefusedClient[] {
+  if (!clients || !known) return [];
+  return Object.entries(clients).flatMap(([name, client]) => {
+    const { refused } = resolveBinding(name, client, known.tenants ?? []);
+    return refused ? [{ name, why: refused }] : [];
+  });
 }

@@ -10,12 +10,13 @@ import type { AccountDeps, AccountRequest } from '../identity/act.ts';
 import { ADMIN_ACTIONS } from '../identity/words.ts';
 import type { Catalog } from '../state/catalog.ts';
 import { actionIdOf } from './actions.ts';
-import type { Scope } from './auth.ts';
+import type { Binding, Scope } from './auth.ts';
 import { readJsonText } from './body.ts';
 import type { Vars } from './context.ts';
 import { ApiError } from './errors.ts';
 import { answerOnce, type IdempotencyDeps } from './idempotency.ts';
 import { MAX_BODY_BYTES } from './schemas.ts';
+import { sees, tenantToActAs } from './tenancy.ts';
 
 export interface IdentityApiDeps {
   /**
@@ -80,6 +81,21 @@ async function tenantOf(identity: IdentityApiDeps, wanted: number | string | und
   return tenant;
 }
 
+/**
+ * A bound client's tenant for an account action (`tenant` in the body, as `?tenant=` elsewhere:
+ * tenancy.ts), which must have identity providers of its own.
+ */
+async function boundTenant(
+  identity: IdentityApiDeps,
+  binding: Binding,
+  wanted: number | string | undefined,
+): Promise<number | undefined> {
+  const known = (await identity.known())?.tenants ?? [];
+  const choice = tenantToActAs(binding, known, wanted === undefined ? undefined : String(wanted));
+  const tenant = 'tenant' in choice ? choice.tenant : undefined;
+  return tenantOf(identity, tenant);
+}
+
 /** `POST /identity/actions`, its client authenticated; `forbid` refuses it for lack of a scope (403, audited). */
 export async function postAccountAction(
   c: Context<Vars>,
@@ -95,16 +111,26 @@ export async function postAccountAction(
     const scope: Scope = ADMIN_ACTIONS.has(asked) ? 'identity:disable' : 'identity:act';
     if (!c.get('scopes')?.has(scope)) await forbid(c, scope);
   }
-  const body = shapes.accountActionBody(json);
+  const asSent = shapes.accountActionBody(json);
   const identity = setUp(deps);
-  const tenant = await tenantOf(identity, body.tenant);
+  const binding = c.get('binding');
+  // A bound client acts as one of its tenants only (another is a 404, as one that does not exist).
+  const tenant = binding
+    ? await boundTenant(identity, binding, asSent.tenant)
+    : await tenantOf(identity, asSent.tenant);
   const [accounts, act] = await Promise.all([identity.accounts(), import('../identity/act.ts')]);
   const handOff = deps.handOff;
   const never = await act.neverLeaked(accounts, {
-    logins: body.logins,
+    logins: asSent.logins,
     ...(tenant === undefined ? {} : { tenant }),
   });
-  if (never.length)
+  // A bound client's login without a stored verdict in its tenant is `not_found`, on its own:
+  // no provider is asked for it, and the others go on.
+  const notFound = binding ? never : [];
+  const body = binding ? { ...asSent, logins: asSent.logins.filter((l) => !never.includes(l)) } : asSent;
+  if (binding && body.logins.length === 0)
+    return c.json({ results: notFound.map((login) => ({ login, ok: false, error: 'not_found' })) });
+  if (!binding && never.length)
     throw new ApiError(
       'invalid_request',
       `logins: never leaked ${tenant === undefined ? 'at the top level' : `in tenant ${tenant}`} (no stored verdict names ${never.length === 1 ? 'it' : 'them'}): ${never
@@ -131,7 +157,11 @@ export async function postAccountAction(
       // A provider that has not answered yet (or another call still at it): a later pass
       // finishes it, so it is handed off, as on AWS, and GET /identity/actions/{id} follows it.
       if (outcome.open) return { status: 202, body: { id: outcome.id } };
-      return { status: 200, body: { id: outcome.id, results: outcome.results.map(shapes.apiResult) } };
+      const results = [
+        ...outcome.results.map(shapes.apiResult),
+        ...notFound.map((login) => ({ login, ok: false, error: 'not_found' })),
+      ];
+      return { status: 200, body: { id: outcome.id, results } };
     }
     // Recorded first: a hand-off lost on the way is finished by a worker's delivery pass.
     await act.recordAccountAction(accounts, request);
@@ -155,7 +185,9 @@ export async function getAccountAction(
   const identity = setUp(deps);
   const [accounts, act] = await Promise.all([identity.accounts(), import('../identity/act.ts')]);
   const record = await accounts.actions.get(id);
-  if (!record) throw new ApiError('not_found', `no identity action ${JSON.stringify(id)}`);
+  // Another tenant's action is answered as one that does not exist.
+  if (!record || !sees(c.get('binding'), record.scope === 'top' ? undefined : record.scope))
+    throw new ApiError('not_found', `no identity action ${JSON.stringify(id)}`);
   const outcome = act.outcomeOf(record);
   return c.json({
     id: record.id,

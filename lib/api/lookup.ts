@@ -4,7 +4,9 @@
  */
 import * as z from 'zod/mini';
 import { LOOKUP_MAX_ACCOUNTS, type LookupQuery, lookupProblem } from '../actions/lookup.ts';
+import type { Binding } from './auth.ts';
 import { ApiError } from './errors.ts';
+import { tenantToActAs } from './tenancy.ts';
 
 const USAGE =
   'use ?account=<name> (repeatable), ?domain=<domain> or ?keyword=<pattern>, and ?tenant=<id or name> with tenants';
@@ -54,3 +56,56 @@ export const lookupAnswerSchema = z.object({
   ),
   more: z.number(),
 });
+
+/** A `tenants` entry with its credential domains, as the catalog keeps it. */
+export interface TenantDomains {
+  id: number;
+  name: string;
+  domains?: string[];
+}
+
+/** `d` is `domain` or a subdomain of it. */
+const within = (d: string, domain: string) => d === domain || d.endsWith(`.${domain}`);
+
+/**
+ * A bound client's lookup (docs/api.md): it runs as one of its tenants (`?tenant=`, tenancy.ts),
+ * and reaches only its tenants' own credential domains, since the leak store is global: an account
+ * `x@d` or a domain `d` where `d` is one of those domains or a subdomain of one, a keyword exactly
+ * `*@d` or `*.d`. Anything else is `not_found` and reaches no upstream: 404 for a lone one; in a
+ * list of accounts, an answer entry of its own (`notFound`), the others looked up.
+ */
+export function boundLookup(
+  binding: Binding,
+  tenants: readonly TenantDomains[],
+  topDomains: readonly string[],
+  query: LookupQuery,
+): { query?: LookupQuery; notFound: string[] } {
+  const choice = tenantToActAs(binding, tenants, query.tenant);
+  const tenant = 'tenant' in choice ? choice.tenant : undefined;
+  const domains = [
+    ...tenants.filter((t) => binding.tenants.has(t.id)).flatMap((t) => t.domains ?? []),
+    ...(binding.topLevel ? topDomains : []),
+  ].map((d) => d.toLowerCase());
+  const ours = (d: string) => domains.some((domain) => within(d.toLowerCase(), domain));
+  const as = tenant === undefined ? {} : { tenant: String(tenant) };
+  if ('account' in query) {
+    const mine = query.account.filter((a) => a.includes('@') && ours(a.slice(a.lastIndexOf('@') + 1)));
+    const notFound = query.account.filter((a) => !mine.includes(a));
+    if (mine.length === 0 && query.account.length === 1) throw notFoundOf('account', query.account[0]);
+    return { ...(mine.length ? { query: { account: mine, ...as } } : {}), notFound };
+  }
+  if ('domain' in query) {
+    if (!ours(query.domain)) throw notFoundOf('domain', query.domain);
+    return { query: { domain: query.domain, ...as }, notFound: [] };
+  }
+  const pattern = /^\*[@.](.+)$/.exec(query.keyword);
+  if (!pattern || !ours(pattern[1] as string)) throw notFoundOf('keyword', query.keyword);
+  return { query: { keyword: query.keyword, ...as }, notFound: [] };
+}
+
+function notFoundOf(what: string, value: string | undefined): ApiError {
+  return new ApiError(
+    'not_found',
+    `no ${what} ${JSON.stringify(String(value).slice(0, 100))} among this client’s tenants’ credential domains`,
+  );
+}

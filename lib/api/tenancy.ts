@@ -52,10 +52,9 @@ export function findTenant(known: readonly TenantRef[], wanted: string): TenantR
 
 /**
  * The tenant a bound client's lookup or toggle runs as (`?tenant=`, an id or a name): one of its
- * own (404 outside them, as for one that does not exist). None named: the top level when the client
- * is bound to it (as an unbound client's unnamed lookup is), else its one tenant, else (several)
- * 400 asking for one. `undefined` in `tenant` is the top level. An unbound client's choice is left
- * to the route (`unbound: true`).
+ * own (404 outside them, as for one that does not exist). None named: its one choice when it has
+ * one (a tenant, or the top level), else 400 asking for one. `undefined` in `tenant` is the top
+ * level. An unbound client's choice is left to the route (`unbound: true`).
  */
 export function tenantToActAs(
   binding: Binding | undefined,
@@ -69,8 +68,8 @@ export function tenantToActAs(
       throw notFound(`tenant ${JSON.stringify(wanted.slice(0, 64))}`);
     return { tenant: found.id };
   }
-  if (binding.topLevel) return { tenant: undefined };
-  if (binding.tenants.size === 1) return { tenant: [...binding.tenants][0] };
+  if (binding.tenants.size === 0) return { tenant: undefined };
+  if (binding.tenants.size === 1 && !binding.topLevel) return { tenant: [...binding.tenants][0] };
   const names = known.filter((t) => binding.tenants.has(t.id)).map((t) => t.name);
   throw new ApiError(
     'invalid_request',

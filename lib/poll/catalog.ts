@@ -19,8 +19,16 @@ export function catalogOf(config: AlertsConfig, destinations: Iterable<ResolvedD
     followUps: followUpTargets(destinations),
     passwords: config.passwords,
     ...(identityProvidersOf(config).length ? { identity: identityProvidersOf(config) } : {}),
+    ...(config.sources.credentials?.domains.length ? { domains: config.sources.credentials.domains } : {}),
     ...(config.tenants?.length
-      ? { tenants: config.tenants.map((t) => ({ id: t.id, name: t.name })), channels: channelTenants(config) }
+      ? {
+          tenants: config.tenants.map((t) => ({
+            id: t.id,
+            name: t.name,
+            ...(t.sources.credentials?.domains.length ? { domains: t.sources.credentials.domains } : {}),
+          })),
+          channels: channelTenants(config),
+        }
       : {}),
   };
 }

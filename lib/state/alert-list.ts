@@ -406,6 +406,20 @@ export class AlertReader {
   async item(
     key: string,
   ): Promise<{ entry: IndexEntry; item: unknown; deliveries: ListedDelivery[] } | undefined> {
+    const found = await this.entry(key);
+    if (!found) return undefined;
+    const { entry, itemJson } = found;
+    const records = await this.records(pendingIds(entry));
+    // The detail shows the item whatever a later entry did; its records are as they are now.
+    const deliveries = deliveriesOf(entry, records) ?? [...records.values()].map(fromRecord);
+    return { entry, item: typeof itemJson === 'string' ? JSON.parse(itemJson) : null, deliveries };
+  }
+
+  /**
+   * The entry of an item's key as listed (its tenant among what it keeps: the stream's that
+   * recorded it), without its records' state: at most two Queries.
+   */
+  async entry(key: string): Promise<{ entry: IndexEntry; itemJson: unknown } | undefined> {
     const nowSeconds = Math.floor(this.io.clock.now() / 1000);
     const stored = await queryAll(this.io, {
       KeyConditionExpression: 'pk = :pk',
@@ -423,10 +437,7 @@ export class AlertReader {
           : entriesOf(found, nowSeconds).entries[0];
       const entry = listed?.shared ? withDetail(listed, sharedDetail(found, nowSeconds)) : listed;
       if (!entry || entry.key !== key) continue;
-      const records = await this.records(pendingIds(entry));
-      // The detail shows the item whatever a later entry did; its records are as they are now.
-      const deliveries = deliveriesOf(entry, records) ?? [...records.values()].map(fromRecord);
-      return { entry, item: typeof itemJson === 'string' ? JSON.parse(itemJson) : null, deliveries };
+      return { entry, itemJson };
     }
     return undefined;
   }

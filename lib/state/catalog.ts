@@ -22,8 +22,13 @@ export interface Catalog {
   followUps: FollowUpTarget[];
   /** The config's password policy: lookups through the API show passwords as it says. */
   passwords?: 'masked' | 'hidden' | 'clear';
-  /** The config's `tenants`, by id and name: status groups the streams by them. */
-  tenants?: { id: number; name: string }[];
+  /**
+   * The config's `tenants`, by id and name: status groups the streams by them. With each, its
+   * credential `domains`: a client bound to it may look up only those (api/tenancy.ts).
+   */
+  tenants?: { id: number; name: string; domains?: string[] }[];
+  /** The top-level sources' credential `domains`, for a client bound to the top level. */
+  domains?: string[];
   /**
    * Slack channels (by id) whose routes carry one tenant's items only: a lookup from that channel
    * runs as that tenant (docs/actions.md).
@@ -103,11 +108,14 @@ export class CatalogStore {
       ...(Array.isArray(item.tenants)
         ? {
             tenants: item.tenants.flatMap((t: unknown) => {
-              const { id, name } = (t ?? {}) as { id?: unknown; name?: unknown };
-              return typeof id === 'number' && typeof name === 'string' ? [{ id, name }] : [];
+              const { id, name, domains } = (t ?? {}) as { id?: unknown; name?: unknown; domains?: unknown };
+              return typeof id === 'number' && typeof name === 'string'
+                ? [{ id, name, ...(listed(domains) ? { domains: listed(domains) } : {}) }]
+                : [];
             }),
           }
         : {}),
+      ...(listed(item.domains) ? { domains: listed(item.domains) } : {}),
       ...(Array.isArray(item.channels)
         ? {
             channels: item.channels.flatMap((c: unknown) => {
@@ -134,4 +142,9 @@ export class CatalogStore {
       writtenAt: typeof item.writtenAt === 'string' ? item.writtenAt : '',
     };
   }
+}
+
+/** A stored list of strings, or undefined when it is not one (a catalog from before it was kept). */
+function listed(value: unknown): string[] | undefined {
+  return Array.isArray(value) && value.every((v) => typeof v === 'string') ? (value as string[]) : undefined;
 }

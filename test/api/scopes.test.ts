@@ -20,7 +20,7 @@ describe('apiClients with scopes', () => {
     const digest = sha256Hex('t');
     expect(parseApiClients({ a: digest, b: { digest, scopes: ['read', 'lookup', 'read'] } })).toEqual({
       a: digest,
-      b: { digest, scopes: ['read', 'lookup'] },
+      b: { digest, scopes: ['lookup', 'read'] }, // once each, in the API's order
     });
     expect(() => parseApiClients({ b: { digest, scopes: ['admin'] } })).toThrow(
       /apiClients\.b\.scopes: "admin" is not a scope \(expected assets:write, silences:write, events:act, lookup, read, destinations:write, identity:act, identity:disable\)/,
@@ -32,7 +32,7 @@ describe('apiClients with scopes', () => {
       /apiClients\.b\.digest: expected the SHA-256/,
     );
     expect(() => parseApiClients({ b: { digest } })).toThrow(
-      /apiClients\.b\.scopes: expected a list of scopes/,
+      /apiClients\.b: give "role" \(viewer, responder, admin\) or "scopes"/,
     );
   });
 });

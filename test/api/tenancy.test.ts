@@ -344,3 +344,75 @@ describe('through the app', () => {
     expect(await whose(tokens.admin)).toEqual(expect.arrayContaining(['admin', 'globex']));
   });
 });
+
+describe('acting and looking up as a bound client', () => {
+  const control = () => emu.running.emulator.control;
+
+  beforeAll(() => {
+    api.deps.credentialDomains = async () => ({
+      tenants: [
+        { id: 1002, name: 'Globex', domains: ['globex.test'] },
+        { id: 1003, name: 'Initech', domains: ['initech.test'] },
+      ],
+      top: ['acme.test'],
+    });
+  });
+
+  it('looks up only its tenants’ domains: anything else is 404 alone, not_found in a list, and reaches no upstream', async () => {
+    control().clearLog();
+    for (const query of [
+      'domain=initech.test',
+      'account=kim@initech.test',
+      'keyword=kim*',
+      'keyword=*@initech.test',
+    ]) {
+      const res = await get(`/lookup?${query}`, tokens.globex);
+      expect(res.status, query).toBe(404);
+      expect(await res.text(), query).not.toMatch(/Initech/);
+    }
+    // Another tenant named, or one that does not exist: the same answer but for the name sent back.
+    const other = await get('/lookup?domain=globex.test&tenant=Initech', tokens.globex);
+    const none = await get('/lookup?domain=globex.test&tenant=Hooli', tokens.globex);
+    expect(other.status).toBe(404);
+    expect((await other.text()).replace('Initech', 'Hooli')).toBe(await none.text());
+    expect(control().calls()).toEqual([]);
+
+    expect((await get('/lookup?domain=mail.globex.test', tokens.globex)).status).toBe(200);
+    expect((await get('/lookup?keyword=*@globex.test', tokens.globex)).status).toBe(200);
+    control().clearLog();
+    const listed = await get('/lookup?account=ana@globex.test&account=kim@initech.test', tokens.globex);
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as { notFound: string[] }).notFound).toEqual(['kim@initech.test']);
+    expect(
+      JSON.stringify(
+        control()
+          .calls()
+          .map((c) => c.input),
+      ),
+    ).not.toContain('initech');
+  });
+
+  it('acts on its tenants’ events only: another tenant’s key or an unknown uid is not_found, and the upstream never hears of it', async () => {
+    control().clearLog();
+    const res = await send('POST', '/events/actions', tokens.globex, {
+      action: 'ignore',
+      uids: [keys.initech, 'paste/initech/1', 'paste/nowhere/1', 'paste/globex/1'],
+    });
+    expect(res.status).toBe(200);
+    const { results } = (await res.json()) as { results: { uid: string; ok: boolean; error?: string }[] };
+    expect(results.slice(0, 3)).toEqual([
+      { uid: keys.initech, ok: false, error: 'not_found' },
+      { uid: 'paste/initech/1', ok: false, error: 'not_found' },
+      { uid: 'paste/nowhere/1', ok: false, error: 'not_found' },
+    ]);
+    // The bare uid is the one Globex item of that uid: asked of the upstream by its key, answered by the uid sent.
+    expect(results[3]?.uid).toBe('paste/globex/1');
+    const asked = JSON.stringify(
+      control()
+        .calls('eventActions')
+        .map((c) => c.input),
+    );
+    expect(asked).not.toContain('initech');
+    expect(asked).not.toContain('nowhere');
+  });
+});
