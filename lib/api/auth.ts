@@ -372,3 +372,24 @@ export class ApiClientAuth {
     }
   }
 }
+
+/**
+ * What `config validate --secrets` says of the secret's `apiClients` against the config's tenants:
+ * a malformed entry, a reserved name, a binding to no tenant the config has. Each names the
+ * client, never its digest.
+ */
+export function apiClientProblems(value: unknown, tenants: readonly TenantRef[]): string[] {
+  let read: ReturnType<typeof readApiClients>;
+  try {
+    read = readApiClients(value);
+  } catch (error) {
+    return error instanceof ConfigError ? [...error.problems] : [(error as Error).message];
+  }
+  return [
+    ...read.refused.map((r) => `apiClients.${r.name}: ${r.why}`),
+    ...Object.entries(read.clients).flatMap(([name, client]) => {
+      const { refused } = resolveBinding(name, client, tenants);
+      return refused ? [refused] : [];
+    }),
+  ];
+}

@@ -7,13 +7,17 @@
  * name, its toggles' audit, and a 403 for what every tenant shares. The real app, real dynalite,
  * the real emulator; alerts recorded as a tenant's stream records them.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readApiClients, resolveBinding, sha256Hex } from '../../lib/api/auth.ts';
 import type { AssetToggler } from '../../lib/api/toggle.ts';
+import { runCli } from '../../lib/cli/run.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { DeliveryRecords } from '../../lib/state/records/index.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
+import { captureIo } from '../helpers/io.ts';
 import { type ApiUnderTest, acmeAssetIds, bearer, buildApi, JSON_TYPE, newToken } from './harness.ts';
 
 const emu = useEmulator({ eventsPerTenant: 2, lateMatchesPerTenant: 0, credentials: 2 });
@@ -414,5 +418,41 @@ describe('acting and looking up as a bound client', () => {
     );
     expect(asked).not.toContain('initech');
     expect(asked).not.toContain('nowhere');
+  });
+});
+
+describe('config validate --secrets', () => {
+  it('names a client bound to a tenant the config does not have, and a reserved name, never a digest', async () => {
+    const dir = process.cwd();
+    const configFile = join(dir, 'tenancy.config.json');
+    const secretsFile = join(dir, 'tenancy.secrets.json');
+    await writeFile(
+      configFile,
+      JSON.stringify({
+        tenants: [{ id: 1002, name: 'Globex', sources: { tenantEvents: { enabled: true } } }],
+        destinations: { hook: { type: 'webhook', url: 'https://hooks.example.test/x' } },
+        routes: [{ name: 'all', to: ['hook'] }],
+      }),
+    );
+    const digest = sha256Hex('tenancy-validate');
+    await writeFile(
+      secretsFile,
+      JSON.stringify({
+        apiToken: 'emu-acme-token',
+        apiClients: {
+          globex: { digest, role: 'viewer', tenants: ['Globex'] },
+          hooli: { digest, role: 'viewer', tenants: ['Hooli'] },
+          'slack:ana': { digest, role: 'viewer' },
+        },
+      }),
+    );
+    const io = captureIo({ SECRETS_FILE: secretsFile });
+    expect(await runCli(['config', 'validate', configFile, '--secrets'], io)).toBe(2);
+    expect(io.err).toContain(
+      'apiClients.hooli.tenants: "Hooli" is no tenant of the alert config (its tenants: Globex)',
+    );
+    expect(io.err).toContain('apiClients.slack:ana: the name "slack:ana" is reserved');
+    expect(io.err).not.toContain('apiClients.globex');
+    expect(io.out + io.err).not.toContain(digest);
   });
 });

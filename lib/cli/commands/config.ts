@@ -90,16 +90,20 @@ export const configValidateCommand: Command = {
       errors.push(...(await checkRendering(check.config, { appUrl, now })));
       if (values.secrets) {
         // Reading secrets takes the AWS SDK: only with --secrets.
-        const [{ identitySecretProblems, withoutProviderSecrets }, { loadSecrets }] = await Promise.all([
-          import('../../identity/secrets.ts'),
-          import('../../secrets.ts'),
-        ]);
+        const [{ identitySecretProblems, withoutProviderSecrets }, { loadSecrets }, { apiClientProblems }] =
+          await Promise.all([
+            import('../../identity/secrets.ts'),
+            import('../../secrets.ts'),
+            import('../../api/auth.ts'),
+          ]);
         const secrets = await loadSecrets(secretSource);
         // With the identity secret, the providers' names are looked for there (and warned of in the main one).
         const identity = identitySecretId ? await loadSecrets({ secretId: identitySecretId }) : undefined;
         const placed = identity && identitySecretProblems(check.config, secrets, identity);
         const mainConfig = placed ? withoutProviderSecrets(check.config) : check.config;
         errors.push(...missingSecrets(mainConfig, secrets), ...urlSecretProblems(check.config, secrets));
+        // The API's clients: a binding must name tenants this config has (docs/api.md).
+        errors.push(...apiClientProblems(secrets.apiClients, check.config.tenants ?? []));
         errors.push(...(placed?.errors ?? []));
         check.warnings.push(...(placed?.warnings ?? []));
       }
