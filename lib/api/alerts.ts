@@ -113,7 +113,13 @@ export function parseAlertQuery(
     }
     const mine = tenants.filter((t) => binding.tenants.has(t.id));
     const parsed = parseAlertQuery(all, mine);
-    return { ...parsed, filters: { ...parsed.filters, within: binding } };
+    // Bound to one tenant: its own copy of the list, full pages whatever the others' volume.
+    const only = binding.tenants.size === 1 && !binding.topLevel ? [...binding.tenants][0] : undefined;
+    const partition = parsed.filters.tenant ?? only;
+    return {
+      ...parsed,
+      filters: { ...parsed.filters, within: binding, ...(partition === undefined ? {} : { partition }) },
+    };
   }
   const q = single(all, ALERT_PARAMS);
   const filters: AlertFilters = {};
@@ -141,6 +147,8 @@ export function parseAlertQuery(
         `tenant: no tenant named ${JSON.stringify(wanted.slice(0, 40))}${tenants.length ? ` (the config has ${tenants.map((t) => t.name).join(', ')})` : ' (the config names no tenants)'}; give its id or name`,
       );
     filters.tenant = found.id;
+    // One tenant's alerts: from its own copy of the list (full pages whatever the others' volume).
+    filters.partition = found.id;
   }
   if (q.destination !== undefined) filters.destination = q.destination;
   if (q.q !== undefined && q.q.trim() !== '') filters.q = q.q.trim().toLowerCase();

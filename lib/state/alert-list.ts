@@ -41,6 +41,8 @@ import {
   MONTH_PREFIX,
   monthOf,
   monthOfSk,
+  TENANT_COPIES_KEY,
+  tenantEntryPk,
 } from './records/alert-index.ts';
 import { type DeliveryRecord, deliveryId, fromStored, isLive, keyOfId } from './records/record.ts';
 import { QueryCommand } from './sdk.ts';
@@ -70,6 +72,12 @@ export interface AlertFilters {
   tenant?: number;
   /** A bound client's tenants (and the top level with `topLevel`): only their items are listed. */
   within?: { tenants: ReadonlySet<number>; topLevel: boolean };
+  /**
+   * A tenant whose own copy of the list to read (records/alert-index.ts `tenantEntryPk`): full
+   * pages of its items whatever the others' volume; what was listed before copies existed is read
+   * from the global partition, filtered.
+   */
+  partition?: number;
   destination?: string;
   state?: DeliveryState;
   /** Lowercase text to find in the title (or login) or the key. */
@@ -286,6 +294,14 @@ export class AlertReader {
       at = 0;
       below = undefined;
     }
+    // With a tenant's copy: its partition for what was listed since copies exist (`since`), the
+    // global partition below that. A position at or below `since` is in the global one.
+    const since = filters.partition === undefined ? undefined : await this.copiesSince();
+    const inCopy = () =>
+      since !== undefined &&
+      (below === undefined
+        ? (months[at] as string) >= monthOf(since)
+        : (boundOf(below).sk as string) > since);
     let queries = 0;
     let entries = 0;
     let keysRead = 0;
@@ -297,6 +313,7 @@ export class AlertReader {
       if (queries >= MAX_QUERIES || entries >= MAX_ENTRIES) return { items, next: position() };
       queries += 1;
       const bound = boundOf(below);
+      const copy = inCopy();
       this.io.onRequest?.('Query');
       const out = await this.io.client.send(
         new QueryCommand({
@@ -309,7 +326,9 @@ export class AlertReader {
                 ? 'pk = :pk AND sk <= :below'
                 : 'pk = :pk AND sk < :below',
           ExpressionAttributeValues: marshall({
-            ':pk': entryPk(months[at] as string),
+            ':pk': copy
+              ? tenantEntryPk(filters.partition as number, months[at] as string)
+              : entryPk(months[at] as string),
             ...(bound.sk === undefined ? {} : { ':below': bound.sk }),
           }),
           ScanIndexForward: false,
@@ -318,8 +337,14 @@ export class AlertReader {
       );
       // The chunk's entries, each with the position just after it, as far as the bounds go.
       const flat: { after: string; entry?: IndexEntry; pack?: string }[] = [];
+      // In the copy, a pack at or below `since` is the global partition's to list: the copy ends there.
+      let copyEnds = false;
       for (const stored of out.Items ?? []) {
         const sk = String(unmarshall(stored).sk);
+        if (copy && sk <= (since as string)) {
+          copyEnds = true;
+          break;
+        }
         const { entries: list, pack } = entriesOf(stored, nowSeconds);
         storedRead += 1;
         entriesRead += list.length;
@@ -393,13 +418,25 @@ export class AlertReader {
       }
       // Full, or out of record reads or entries: the next page goes on after the last one looked at.
       if (items.length >= PAGE_ITEMS || cut) return { items, next: position() };
-      if (!out.LastEvaluatedKey) {
+      if (copy && (copyEnds || (!out.LastEvaluatedKey && months[at] === monthOf(since as string)))) {
+        // On in the global partition, from `since` down, in the month that holds it.
+        at = Math.max(at, months.indexOf(monthOf(since as string)));
+        below = since;
+        if (at < 0) return { items };
+      } else if (!out.LastEvaluatedKey) {
         at += 1;
         below = undefined;
         if (at >= months.length) return { items };
       }
     }
     return { items };
+  }
+
+  /** Since when tenants' list packs have their copies (records/tenant-copies.ts); none: no copy yet. */
+  private async copiesSince(): Promise<string | undefined> {
+    const [found] = await batchGet(this.io, [marshall(TENANT_COPIES_KEY)]);
+    const at = found ? unmarshall(found).at : undefined;
+    return typeof at === 'string' ? at : undefined;
   }
 
   /** An item's entry and the item itself (the detail), or undefined. */

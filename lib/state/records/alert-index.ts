@@ -99,6 +99,21 @@ export function entryPk(month: string): string {
   return `${MONTH_PREFIX}${month}`;
 }
 
+/**
+ * A tenant's own copy of its list packs, month by month (`alerts#t<id>#<yyyy-mm>`): a client bound
+ * to that tenant reads full pages of its alerts from it, at the same bounded reads whatever the
+ * other tenants' volume (state/alert-list.ts). The global partition keeps every pack as before.
+ */
+export function tenantEntryPk(tenant: number, month: string): string {
+  return `${MONTH_PREFIX}t${tenant}#${month}`;
+}
+
+/**
+ * Since when every list pack of a tenant's items has its tenant copy: written once, before the
+ * first copy (ensureTenantCopies), so a reader takes older packs from the global partition.
+ */
+export const TENANT_COPIES_KEY = { pk: 'alerts#tenant-copies', sk: 'since' } as const;
+
 export function entrySk(entry: Pick<IndexEntry, 'at' | 'matchedAt' | 'kind' | 'key'>): string {
   return fitKey(`${entry.at}#${entry.matchedAt}#${entry.kind}#${entry.key}`, SORT_KEY_BYTES);
 }
@@ -212,10 +227,18 @@ export interface PackLayout {
   json: string[];
 }
 
-/** The list pack holding `json` (its entries' JSON, newest first) under `sk`. */
-export function listPackItem(sk: string, json: readonly string[], expiresAt: number | undefined): StoredItem {
+/**
+ * The list pack holding `json` (its entries' JSON, newest first) under `sk`: in the global
+ * partition, or (`tenant`) that tenant's copy of it.
+ */
+export function listPackItem(
+  sk: string,
+  json: readonly string[],
+  expiresAt: number | undefined,
+  tenant?: number,
+): StoredItem {
   return marshall({
-    pk: entryPk(monthOfSk(sk)),
+    pk: tenant === undefined ? entryPk(monthOfSk(sk)) : tenantEntryPk(tenant, monthOfSk(sk)),
     sk,
     entries: `[${json.join(',')}]`,
     ...(expiresAt === undefined ? {} : { expiresAt }),
@@ -231,6 +254,8 @@ export function indexWrites(items: readonly Indexed[], expiresAt: number | undef
   const expiry = expiresAt === undefined ? {} : { expiresAt };
   for (const pack of packLayout(items)) {
     out.lists.push(listPackItem(pack.sk, pack.json, expiresAt));
+    const tenant = pack.entries[0]?.entry.tenant;
+    if (tenant !== undefined) out.lists.push(listPackItem(pack.sk, pack.json, expiresAt, tenant));
     for (const indexed of pack.entries)
       out.details.push(
         marshall({
@@ -250,12 +275,15 @@ export function packLayout(items: readonly Indexed[]): PackLayout[] {
   const out: PackLayout[] = [];
   if (items.length === 0) return out;
   const byTime = new Map<string, { sk: string; json: string; indexed: Indexed }[]>();
+  // By time and tenant: a pack lists one tenant's entries, so its tenant copy holds no other's.
   for (const indexed of items) {
-    const list = byTime.get(indexed.entry.at) ?? [];
+    const group = `${indexed.entry.at}\u0000${indexed.entry.tenant ?? ''}`;
+    const list = byTime.get(group) ?? [];
     list.push({ sk: entrySk(indexed.entry), json: JSON.stringify(indexed.entry), indexed });
-    byTime.set(indexed.entry.at, list);
+    byTime.set(group, list);
   }
-  for (const [at, entries] of byTime) {
+  for (const [group, entries] of byTime) {
+    const at = group.slice(0, group.indexOf('\u0000'));
     entries.sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0));
     let pack: typeof entries = [];
     let chars = 0;

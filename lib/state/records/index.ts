@@ -45,6 +45,7 @@ import {
   type NewDelivery,
   toStored,
 } from './record.ts';
+import { ensureTenantCopies, holdsTenantCopies } from './tenant-copies.ts';
 
 export { ClaimWindow, itemPosition, PackStore } from './packs.ts';
 
@@ -212,9 +213,10 @@ export class DeliveryRecords {
     const details = index?.details ?? [];
     const later = Math.min(details.length, (stored.length + details.length) % BATCH_WRITE_ITEMS);
     await batchPut(this.io, [...stored, ...details.slice(0, details.length - later)]);
-    if (index?.lists.length)
+    if (index?.lists.length) {
+      if (holdsTenantCopies(index.lists)) await ensureTenantCopies(this.io);
       await batchPut(this.io, [...details.slice(details.length - later), ...index.lists]);
-    else if (later) await batchPut(this.io, details.slice(details.length - later));
+    } else if (later) await batchPut(this.io, details.slice(details.length - later));
   }
 
   /** One record per distinct id, with its times and expiry. */

@@ -52,6 +52,7 @@ import {
   packLayout,
 } from './alert-index.ts';
 import { isLive } from './record.ts';
+import { ensureTenantCopies, holdsTenantCopies } from './tenant-copies.ts';
 
 /** Concurrent detail updates, as the records' conditional puts (once.ts). */
 const CONCURRENCY = 16;
@@ -84,13 +85,15 @@ export async function indexShared(
     },
   );
   await mapLimit([...adopt], CONCURRENCY, ([sk, adopted]) => adoptEntries(io, sk, adopted));
-  await batchPut(
-    io,
-    packs.flatMap((pack) => {
-      const json = pack.json.filter((_, i) => first.has(pack.entries[i] as Indexed));
-      return json.length ? [listPackItem(pack.sk, json, expiresAt)] : [];
-    }),
-  );
+  const lists = packs.flatMap((pack) => {
+    const json = pack.json.filter((_, i) => first.has(pack.entries[i] as Indexed));
+    const tenant = pack.entries[0]?.entry.tenant;
+    if (json.length === 0) return [];
+    const global = listPackItem(pack.sk, json, expiresAt);
+    return tenant === undefined ? [global] : [global, listPackItem(pack.sk, json, expiresAt, tenant)];
+  });
+  if (holdsTenantCopies(lists)) await ensureTenantCopies(io);
+  await batchPut(io, lists);
 }
 
 /**
