@@ -166,6 +166,8 @@ describe('Teams delivery', () => {
   it('1,000 hostile events in one pass go as one digest card under 28,000 bytes', async () => {
     const { teams, world } = await setup({ digest: { threshold: 5, maxItems: 1_000 } }, 0);
     await world.seed('teams', 1_000, {
+      // Batch-written, as an exclusive stream writes a page: what is checked is the card.
+      exclusive: true,
       item: (i) => {
         const item = sampleHostileEvent(new Date());
         return { ...item, metadata: { ...item.metadata, uid: `paste/pastebin/${i}/x` } };
