@@ -1,26 +1,43 @@
 /**
  * "A function of ours": every Lambda of the stack is built here, so all of them run the same way:
  * arm64 on the newest Node runtime, bundled by the local esbuild as minified ESM with source maps
- * and code splitting (the AWS SDK v3 left to the runtime; infra/lambda-bundle.mjs), an explicit timeout and memory size, their own log group
- * with a retention, their own role holding nothing but what the caller grants (no managed
- * policies), active tracing, and alarms on errors and throttles.
+ * and code splitting (the AWS SDK v3 left to the runtime; infra/lambda-bundle.mjs), an explicit
+ * timeout and memory size, their own log group with a retention, their own role holding nothing
+ * but what the caller grants (no managed policies), active tracing, and alarms on errors and
+ * throttles.
+ *
+ * Each function is bundled once, in this process, by esbuild's synchronous API with
+ * infra/lambda-bundle.mjs's options (one esbuild service for the five). NodejsFunction's own
+ * bundling made each bundle twice (its one-file build, then ours with code splitting over it) and
+ * started `npx esbuild` and a Node process per function: about 6 CPU seconds of a synth.
  */
-import { join } from 'node:path';
-import { type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import {
+  AssetHashType,
+  DockerImage,
+  type Duration,
+  type ILocalBundling,
+  RemovalPolicy,
+  Stack,
+  Validations,
+} from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, type IAlarmAction, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
   Architecture,
+  Code,
   type IDestination,
   type ILayerVersion,
+  Function as LambdaFunction,
   Runtime,
   Tracing,
 } from 'aws-cdk-lib/aws-lambda';
-import { LogLevel, NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { buildSync } from 'esbuild';
 import { PROJECT_ROOT } from './alerts-config.ts';
+// @ts-expect-error a plain JavaScript module of the stack (infra/lambda-bundle.mjs), shared with the bench
+import { lambdaBuildOptions } from './lambda-bundle.mjs';
 
 /**
  * Node 24 is the newest runtime CDK knows: the longest support window, and it satisfies the
@@ -46,9 +63,19 @@ export const API_MEMORY_MB = 256;
  */
 export const SOURCE_MAP_NODE_OPTIONS = '--enable-source-maps';
 
-/** Some bundled CommonJS dependencies call `require`; ESM output has none, so define one. */
-const REQUIRE_BANNER =
-  "import { createRequire as __alertsCreateRequire } from 'node:module'; const require = __alertsCreateRequire(import.meta.url);";
+/**
+ * Bundles one function's entry (`functions/<name>.ts`, from the project root) into the asset's
+ * folder. The entry is a field, not only in the closure: the CDK keys its cache of staged assets
+ * on the bundling options' JSON, so five bundlers alike but for the entry would share one bundle.
+ */
+class LocalBundle implements ILocalBundling {
+  constructor(readonly entry: string) {}
+
+  tryBundle(outputDir: string): boolean {
+    buildSync(lambdaBuildOptions(this.entry, outputDir));
+    return true;
+  }
+}
 
 export interface AlarmThreshold {
   /** Alarm when the Sum over `period` reaches this. */
@@ -82,7 +109,7 @@ export interface AlertsFunctionProps {
 }
 
 export class AlertsFunction extends Construct {
-  readonly function: NodejsFunction;
+  readonly function: LambdaFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
   readonly errorsAlarm: Alarm;
@@ -114,11 +141,18 @@ export class AlertsFunction extends Construct {
       onFailure = { bind: () => ({ destination: queue.queueArn }) };
     }
 
-    this.function = new NodejsFunction(this, 'Function', {
-      entry: join(PROJECT_ROOT, 'functions', `${props.name}.ts`),
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+    this.function = new LambdaFunction(this, 'Function', {
+      // The bundle's folder is hashed (OUTPUT), never the project root it is built from.
+      code: Code.fromAsset(PROJECT_ROOT, {
+        assetHashType: AssetHashType.OUTPUT,
+        bundling: {
+          local: new LocalBundle(`functions/${props.name}.ts`),
+          // Required by the CDK, never run: local bundling always succeeds or fails the synth
+          // (esbuild is a dependency of this project; no Docker fallback, bundling works offline).
+          image: DockerImage.fromRegistry('public.ecr.aws/sam/build-nodejs22.x'),
+        },
+      }),
+      handler: 'index.handler',
       description: props.description,
       runtime: FUNCTION_RUNTIME,
       architecture: Architecture.ARM_64,
@@ -140,31 +174,6 @@ export class AlertsFunction extends Construct {
             onFailure,
           }
         : {}),
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node22',
-        mainFields: ['module', 'main'],
-        banner: REQUIRE_BANNER,
-        minify: true,
-        sourceMap: true,
-        sourceMapMode: SourceMapMode.DEFAULT,
-        sourcesContent: false,
-        // The runtime provides the AWS SDK v3; bundling it would triple the size and cold start.
-        externalModules: ['@aws-sdk/*'],
-        logLevel: LogLevel.WARNING,
-        // Never fall back to Docker: bundling must work offline with the local esbuild.
-        forceDockerBundling: false,
-        // NodejsFunction writes one file; the bundle is then made again with code splitting
-        // (infra/lambda-bundle.mjs: the same settings), so a function loads at start only what it
-        // always runs, and each destination kind's code when it first delivers to one.
-        commandHooks: {
-          beforeBundling: () => [],
-          beforeInstall: () => [],
-          afterBundling: (inputDir: string, outputDir: string) => [
-            `node ${JSON.stringify(join(inputDir, 'infra', 'lambda-bundle.mjs'))} ${JSON.stringify(join(inputDir, 'functions', `${props.name}.ts`))} ${JSON.stringify(outputDir)}`,
-          ],
-        },
-      },
     });
 
     const alarm = (kind: 'errors' | 'throttles', limit: AlarmThreshold) => {

@@ -1,14 +1,10 @@
-#!/usr/bin/env node
-// How every Lambda function of the stack is bundled (infra/function.ts runs this after the CDK's
-// own esbuild step, and the bench and the synth test use the same options): minified ESM for
-// Node 22+, the AWS SDK v3 left to the runtime, source maps without their sources, and code
+// How every Lambda function of the stack is bundled (infra/function.ts builds each function with
+// these options, once, in the synth's process; the bench and the synth test use them too): minified
+// ESM for Node 22+, the AWS SDK v3 left to the runtime, source maps without their sources, and code
 // splitting, so what a function may never run (the renderer of a destination kind its config
 // lacks, the follow-ups, the notices) sits in chunks of its own, loaded only when first used.
 // `index.mjs` is the handler; `chunk-*.mjs` beside it.
-//
-//   node infra/lambda-bundle.mjs <entry.ts> <outdir>
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 
 /**
  * What a function may load at its start, in KiB: `index.mjs` and the chunks it imports statically,
@@ -45,13 +41,4 @@ export function lambdaBuildOptions(entry, outdir) {
     external: ['@aws-sdk/*'],
     logLevel: 'warning',
   };
-}
-
-if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
-  const [entry, outdir] = process.argv.slice(2);
-  if (!entry || !outdir) {
-    console.error('usage: node infra/lambda-bundle.mjs <entry.ts> <outdir>');
-    process.exit(2);
-  }
-  await build(lambdaBuildOptions(entry, outdir));
 }
