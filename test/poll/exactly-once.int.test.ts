@@ -17,7 +17,7 @@ import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { configFrom, makeWorld } from '../helpers/world.ts';
 
-const emu = useEmulator({ eventsPerTenant: 45, credentials: 240 });
+const emu = useEmulator({ eventsPerTenant: 35, credentials: 120 });
 const db = useDynalite();
 let hookA: Receiver;
 let hookB: Receiver;
