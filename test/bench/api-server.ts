@@ -27,6 +27,9 @@ export interface ApiSetup {
   table: string;
   /** SHA-256 hex digest of the bench client's bearer token. */
   clientDigest: string;
+  /** A second client's digest, bound to one tenant (`GET /alerts` as an MSSP's analyst reads it). */
+  boundDigest?: string;
+  boundTenant?: number;
 }
 
 export interface ApiTimings {
@@ -53,7 +56,13 @@ export async function startApiServer(setup: ApiSetup): Promise<ApiServer> {
   });
   // Every request is logged as in production; the lines are formatted, then dropped.
   const logger = createLogger({ level: 'info', name: 'api', write: () => {} });
-  const deps = await createApiDeps(env, { apiClients: { bench: setup.clientDigest } }, { logger });
+  const apiClients = {
+    bench: setup.clientDigest,
+    ...(setup.boundDigest && setup.boundTenant
+      ? { analyst: { digest: setup.boundDigest, role: 'viewer', tenants: [setup.boundTenant] } }
+      : {}),
+  };
+  const deps = await createApiDeps(env, { apiClients }, { logger });
   const waits = new AsyncLocalStorage<{ upstream: number }>();
   const upstream = deps.upstream;
   const app = createApiApp({

@@ -2,8 +2,9 @@
  * 6. API: `POST /assets/{id}/toggle` against the emulator with no added latency, 2,000 requests one
  * after another, then 2,000 with 32 in flight. Then the console's `GET /alerts` over 1,000 alerts
  * in the table (written as a poll writes them: records and the alert index, each alert to two
- * destinations whose records are read for their state), 200 first pages one after another, and
- * 200 pages of a filter nothing matches (a page read to its bounds); beside them, as a baseline of
+ * destinations whose records are read for their state) and 50 tenants' 60 each, 200 first pages one
+ * after another, 200 pages of a filter nothing matches (a page read to its bounds), and 200 first
+ * pages of a client bound to one of the tenants (full, from its own copy); beside them, as a baseline of
  * the same run, `GET /silences` (one Query). The API runs in a bench worker (the app as
  * functions/api.ts builds it: bearer auth, audit records in dynalite before and after, its turn
  * from the shared governor, the upstream call); this process sends the requests. The API's own
@@ -28,6 +29,8 @@
 import { createHash } from 'node:crypto';
 import { API_MEMORY_MB } from '../../infra/function.ts';
 import { systemClock } from '../../lib/clock.ts';
+import { PAGE_ITEMS } from '../../lib/state/alert-list.ts';
+import { CatalogStore } from '../../lib/state/catalog.ts';
 import { DEFAULT_RATES, DynamoRateGovernor } from '../../lib/state/governor.ts';
 import { DeliveryRecords, type NewDelivery } from '../../lib/state/records/index.ts';
 import { createDynamoClient } from '../../lib/state/table.ts';
@@ -55,6 +58,56 @@ const API_TURNS = 20;
 /** Alerts in the table for `GET /alerts`, and the pages read. */
 const ALERTS = 1_000;
 const PAGES = 200;
+/**
+ * Tenants, and alerts of each, beside the top level's: a client bound to one of them reads its
+ * own alerts' pages (issue 49: "a client bound to 1 of 50 tenants gets 50 of its alerts a page").
+ */
+const TENANTS = 50;
+const ALERTS_PER_TENANT = 60;
+const BOUND_TENANT = 2001;
+
+/**
+ * Each of 50 tenants' 60 alerts as their streams record them, 10 a page, the tenants' pages
+ * interleaved in time, each to one destination; and the catalog naming the tenants, as the pollers
+ * publish it for the API.
+ */
+async function seedTenantAlerts(endpoint: string, table: string): Promise<void> {
+  const client = createDynamoClient({ endpoint });
+  try {
+    const start = Date.now() - 2 * 3_600_000;
+    let page = 0;
+    for (let round = 0; round < ALERTS_PER_TENANT / 10; round++)
+      for (let t = 0; t < TENANTS; t++, page++) {
+        const tenant = BOUND_TENANT + t;
+        const at = start + page * 1_000;
+        const clock = { ...systemClock, now: () => at };
+        const deliveries: NewDelivery[] = Array.from({ length: 10 }, (_, i) => {
+          const uid = `leak/tenant/${tenant}/${round * 10 + i}`;
+          return {
+            destination: 'soc',
+            kind: 'event',
+            key: `${tenant}:${uid}`,
+            source: `tenant:${tenant}`,
+            routes: ['all'],
+            status: 'pending',
+            item: {
+              metadata: { uid, type: 'leak', severity: 'high', matched_at: new Date(at - i).toISOString() },
+            },
+          };
+        });
+        await new DeliveryRecords(client, table, clock).recordPage(deliveries, { exclusive: true });
+      }
+    await new CatalogStore({ client, tableName: table, clock: systemClock }).write({
+      streams: [],
+      destinations: ['soc', 'siem'],
+      configSilences: [],
+      followUps: [],
+      tenants: Array.from({ length: TENANTS }, (_, t) => ({ id: BOUND_TENANT + t, name: `Tenant ${t + 1}` })),
+    });
+  } finally {
+    client.destroy();
+  }
+}
 
 /** 1,000 alerts as a poll records them, 100 a page, each to two destinations (pending: read for their state). */
 async function seedAlerts(endpoint: string, table: string): Promise<void> {
@@ -175,7 +228,10 @@ export async function measureApi(): Promise<{ figures: Figure[]; raw: unknown }>
   let bareWorker: Worker | undefined;
   try {
     const token = 'bench-api-client-token';
+    const boundToken = 'bench-api-analyst-token';
     const setup: ApiSetup = {
+      boundDigest: createHash('sha256').update(boundToken).digest('hex'),
+      boundTenant: BOUND_TENANT,
       apiUrl: emu.url,
       token: emu.token,
       dynamoEndpoint: db.url,
@@ -261,22 +317,49 @@ export async function measureApi(): Promise<{ figures: Figure[]; raw: unknown }>
       }
     }
     await seedAlerts(db.url, setup.table);
+    await seedTenantAlerts(db.url, setup.table);
     const reads: Record<string, number[]> = {};
-    for (const [name, path] of [
-      ['silences', '/silences'],
-      ['alerts', '/alerts'],
-      ['alertsNoMatch', '/alerts?q=nothing-matches-this'],
+    for (const [name, path, as] of [
+      ['silences', '/silences', token],
+      ['alerts', '/alerts', token],
+      ['alertsNoMatch', '/alerts?q=nothing-matches-this', token],
+      ['alertsBound', '/alerts', boundToken],
     ] as const) {
-      for (let i = 0; i < PAGES; i++) await read(url, token, path);
+      for (let i = 0; i < PAGES; i++) await read(url, as, path);
       reads[name] = (await worker.request<ApiTimings>({ type: 'take' })).server;
     }
+    // What a page of each holds: the bound client's page must be full of its own alerts.
+    const itemsOf = async (as: string) =>
+      (
+        (await (await fetch(`${url}/alerts`, { headers: { Authorization: `Bearer ${as}` } })).json()) as {
+          items: { key: string }[];
+        }
+      ).items;
+    const boundPage = await itemsOf(boundToken);
+    if (boundPage.some((i) => !i.key.startsWith(`${BOUND_TENANT}:`)))
+      throw new Error('api: the bound client was shown another tenant’s alert');
+    figures.push(
+      figure({
+        section: 'api',
+        id: 'api.alertsBound.pageShort',
+        label: `GET /alerts as a client bound to 1 of ${TENANTS} tenants (${ALERTS_PER_TENANT} alerts each): its first page's items short of a full page (50)`,
+        value: PAGE_ITEMS - boundPage.length,
+        unit: 'items',
+        budget: { max: 0, holds: 'count' },
+        detail: `${boundPage.length} of its own; unbound: ${(await itemsOf(token)).length} a page`,
+      }),
+    );
     const base = percentile(reads.silences ?? [], 50);
     for (const [name, label] of [
       [
         'alerts',
-        `GET /alerts over ${ALERTS.toLocaleString('en')} alerts: the first page (50 items, their records read)`,
+        `GET /alerts over ${(ALERTS + TENANTS * ALERTS_PER_TENANT).toLocaleString('en')} alerts: the first page (50 items, their records read)`,
       ],
       ['alertsNoMatch', 'GET /alerts with a filter nothing matches: a page read to its bounds'],
+      [
+        'alertsBound',
+        `GET /alerts as a client bound to 1 of ${TENANTS} tenants: its first page (its own copy of the list)`,
+      ],
     ] as const) {
       const times = reads[name] ?? [];
       for (const p of [50, 99]) {
