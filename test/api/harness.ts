@@ -175,8 +175,12 @@ export function bearer(token: string): Record<string, string> {
 
 export const JSON_TYPE = { 'Content-Type': 'application/json' };
 
-/** One event's pending delivery record to `hook`, written as a poll writes it (the alert index too). */
-export async function recordAlert(table: TableRef, key: string) {
+/**
+ * One event's pending delivery record to `hook`, written as a poll writes it (the alert index too):
+ * the top level's, or as the stream of `tenant` records it (its key `<tenant>:<uid>`).
+ */
+export async function recordAlert(table: TableRef, uid: string, tenant?: number) {
+  const key = tenant === undefined ? uid : `${tenant}:${uid}`;
   const { DeliveryRecords } = await import('../../lib/state/records/index.ts');
   const { systemClock } = await import('../../lib/clock.ts');
   const page = await new DeliveryRecords(table.client, table.name, systemClock).recordPage(
@@ -185,11 +189,11 @@ export async function recordAlert(table: TableRef, key: string) {
         destination: 'hook',
         kind: 'event',
         key,
-        source: 'tenant',
+        source: tenant === undefined ? 'tenant' : `tenant:${tenant}`,
         routes: ['all'],
         status: 'pending',
         item: {
-          metadata: { uid: key, type: 'leak', severity: 'high', matched_at: new Date().toISOString() },
+          metadata: { uid, type: 'leak', severity: 'high', matched_at: new Date().toISOString() },
         },
       },
     ],

@@ -13,12 +13,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readApiClients, resolveBinding, sha256Hex } from '../../lib/api/auth.ts';
 import type { AssetToggler } from '../../lib/api/toggle.ts';
 import { runCli } from '../../lib/cli/run.ts';
-import { systemClock } from '../../lib/clock.ts';
-import { DeliveryRecords } from '../../lib/state/records/index.ts';
 import { useDynalite } from '../helpers/dynamo.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { captureIo } from '../helpers/io.ts';
-import { type ApiUnderTest, acmeAssetIds, bearer, buildApi, JSON_TYPE, newToken } from './harness.ts';
+import {
+  type ApiUnderTest,
+  acmeAssetIds,
+  bearer,
+  buildApi,
+  JSON_TYPE,
+  newToken,
+  recordAlert as recordAlertIn,
+} from './harness.ts';
 
 const emu = useEmulator({ eventsPerTenant: 2, lateMatchesPerTenant: 0, credentials: 2 });
 const db = useDynalite();
@@ -55,22 +61,8 @@ const toggled: number[] = [];
 
 /** An alert as a stream of `tenant` (undefined: the top level) records it, with its index entry. */
 async function recordAlert(tenant: number | undefined, uid: string): Promise<string> {
-  const key = tenant === undefined ? uid : `${tenant}:${uid}`;
-  await new DeliveryRecords(db.client, table, systemClock).recordPage(
-    [
-      {
-        destination: 'hook',
-        kind: 'event',
-        key,
-        source: tenant === undefined ? 'tenant' : `tenant:${tenant}`,
-        routes: ['all'],
-        status: 'pending',
-        item: { metadata: { uid, type: 'leak', severity: 'high', matched_at: new Date().toISOString() } },
-      },
-    ],
-    { exclusive: true },
-  );
-  return key;
+  await recordAlertIn({ client: db.client, name: table }, uid, tenant);
+  return tenant === undefined ? uid : `${tenant}:${uid}`;
 }
 
 const keys: Record<string, string> = {};
