@@ -84,6 +84,9 @@ async function pending(kind: ItemKind, count: number, digest: { threshold: numbe
     metrics: new MemoryMetrics(),
     dynamo: db.client,
     write: () => {},
+    // The console's index of the seeded items is not what is checked here: a third of the setup's
+    // writes (an item's detail and list packs for each), and nothing the pass reads or sends.
+    optimisations: { alertIndex: false },
   });
   const now = new Date();
   const items = Array.from({ length: count }, (_, n) => item(kind, n, now));
