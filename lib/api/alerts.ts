@@ -15,7 +15,7 @@ import type { IndexEntry } from '../state/records/alert-index.ts';
 import { SEVERITIES } from '../upstream/event-types.ts';
 import type { Binding } from './auth.ts';
 import { ApiError } from './errors.ts';
-import { findTenant, notFound, sees } from './tenancy.ts';
+import { findTenant, notFound, sees, silenceWithin } from './tenancy.ts';
 
 export interface TenantName {
   id: number;
@@ -276,24 +276,33 @@ export async function auditPage(
   const q = single(query, ['cursor']);
   const from = q.cursor === undefined ? {} : parseAuditCursor(q.cursor);
   const binding = caller?.binding;
+  const known = binding ? await deps.tenants() : [];
   const page = await readTrail(
     deps.io,
     from,
     AUDIT_PAGE,
-    binding && caller ? (row) => auditSeenBy(caller.name, binding, row) : undefined,
+    binding && caller ? (row) => auditSeenBy(caller.name, binding, known, row) : undefined,
   );
   return { items: page.items, ...(page.next ? { cursor: auditCursor(page.next) } : {}) };
 }
 
 /**
- * A trail entry a bound client sees: its own doings, and entries that keep the tenant they are
- * about (`tenant`: an id, or `top` for the top level) within its binding. An entry that keeps no
- * tenant (written before they were kept, or about what every tenant shares) is for unbound
- * clients only.
+ * A trail entry a bound client sees: its own doings, and entries about its tenants: a toggle's
+ * `tenant` and an account action's `scope` (an id, or `top` for the top level), a silence made with
+ * a match within them. An entry that keeps no tenant (written before they were kept, an event
+ * action, a silence ended, a refusal of another client) is for unbound clients only.
  */
-function auditSeenBy(name: string, binding: Binding, row: Record<string, unknown>): boolean {
+function auditSeenBy(
+  name: string,
+  binding: Binding,
+  known: readonly TenantName[],
+  row: Record<string, unknown>,
+): boolean {
   if (row.client === name || row.by === name) return true;
-  const tenant = row.tenant;
+  const match = (row.silence as { match?: unknown } | undefined)?.match;
+  if (match && typeof match === 'object')
+    return silenceWithin(binding, known, match as Record<string, unknown>);
+  const tenant = row.tenant ?? row.scope;
   if (tenant === 'top') return binding.topLevel;
   return typeof tenant === 'number' && binding.tenants.has(tenant);
 }

@@ -332,12 +332,24 @@ describe('through the app', () => {
   });
 
   it('GET /audit: a bound client sees its own doings and entries within its tenants, never another client’s elsewhere', async () => {
-    const whose = async (token: string) =>
-      ((await (await get('/audit', token)).json()) as { items: { who: string }[] }).items.map((i) => i.who);
-    const globex = await whose(tokens.globex);
+    const lines = async (token: string) =>
+      ((await (await get('/audit', token)).json()) as { items: { who: string; target: string }[] }).items;
+    const globex = await lines(tokens.globex);
     expect(globex.length).toBeGreaterThan(0);
-    expect(globex.every((w) => w === 'globex')).toBe(true);
-    expect(await whose(tokens.admin)).toEqual(expect.arrayContaining(['admin', 'globex']));
+    // So far the admin's doings were on Initech's silence and the top level's asset: none shown.
+    expect(globex.every((l) => l.who === 'globex')).toBe(true);
+    expect((await lines(tokens.admin)).map((l) => l.who)).toEqual(
+      expect.arrayContaining(['admin', 'globex']),
+    );
+    // The admin's silence of Globex's alerts is about Globex: shown to its client.
+    const made = await send('POST', '/silences', tokens.admin, {
+      match: { tenants: ['globex'] },
+      until: 'PT1H',
+      reason: 'for globex',
+    });
+    const { silence } = (await made.json()) as { silence: { id: string } };
+    const after = await lines(tokens.globex);
+    expect(after.filter((l) => l.who === 'admin').map((l) => l.target)).toEqual([silence.id]);
   });
 });
 
