@@ -7,8 +7,7 @@
  * A Slack receiver names the events of its messages by the `uid` a single event's message shows,
  * and counts those a digest carries (it does not name them).
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { standIn } from '../helpers/stand-in.ts';
 
 export interface Arrival {
   /** ms since the epoch, when the request's body was fully read. */
@@ -103,35 +102,30 @@ export async function startBenchReceiver(kind: keyof typeof ANSWERS): Promise<Be
     keys.set(key, (keys.get(key) ?? 0) + 1);
     if (!firstAt.has(key)) firstAt.set(key, at);
   };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const at = Date.now();
-      const body = Buffer.concat(chunks).toString('utf8');
-      let items = 1;
-      if (kind === 'webhook') {
-        const found = keysOf(body);
-        items = found.length;
-        for (const { key, verdict, matchedAt: matched } of found) {
-          seen(key, at);
-          if (verdict !== undefined) verdicts.set(key, verdict);
-          if (matched !== undefined && !matchedAt.has(key)) matchedAt.set(key, matched);
-        }
-      } else if (kind === 'slack') {
-        const found = slackItems(body);
-        for (const key of found.keys) seen(key, at);
-        digested += found.digested;
+  // The tests' one stand-in server (it reads the whole body, then answers through this handler).
+  const stand = await standIn((_req, body, res) => {
+    const at = Date.now();
+    let items = 1;
+    if (kind === 'webhook') {
+      const found = keysOf(body);
+      items = found.length;
+      for (const { key, verdict, matchedAt: matched } of found) {
+        seen(key, at);
+        if (verdict !== undefined) verdicts.set(key, verdict);
+        if (matched !== undefined && !matchedAt.has(key)) matchedAt.set(key, matched);
       }
-      arrivals.push({ at, items });
-      res.writeHead(answer.status, { 'Content-Type': answer.type });
-      res.end(answer.body(body));
-    });
+    } else if (kind === 'slack') {
+      const found = slackItems(body);
+      for (const key of found.keys) seen(key, at);
+      digested += found.digested;
+    }
+    arrivals.push({ at, items });
+    res.writeHead(answer.status, { 'Content-Type': answer.type });
+    res.end(answer.body(body));
   });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  stand.server.keepAliveTimeout = 60_000;
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    url: `${stand.url}/hook`,
     arrivals,
     keys,
     verdicts,
@@ -159,10 +153,6 @@ export async function startBenchReceiver(kind: keyof typeof ANSWERS): Promise<Be
       }
       return most;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => stand.close(),
   };
 }
