@@ -24,7 +24,7 @@ const BASIC = 20;
 const SEARCH = 5;
 const emu = useEmulator({
   eventsPerTenant: 5,
-  credentials: 200,
+  credentials: 100,
   rateLimits: { basicPerSecond: BASIC, searchPerSecond: SEARCH },
 });
 // dynalite in a process of its own: its work for three writers would otherwise hold up the
