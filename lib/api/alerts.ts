@@ -7,7 +7,13 @@
  */
 
 import { actedOn } from '../state/acted.ts';
-import { type AlertFilters, AlertReader, DELIVERY_STATES, type ListPosition } from '../state/alert-list.ts';
+import {
+  type AlertFilters,
+  AlertReader,
+  DELIVERY_STATES,
+  type ListedAlert,
+  type ListPosition,
+} from '../state/alert-list.ts';
 import { readTrail, TRAILS, type TrailEntry, type TrailPosition } from '../state/audit-trail.ts';
 import type { TableIo } from '../state/io.ts';
 import { SORT_KEY_BYTES, utf8Bytes } from '../state/limits.ts';
@@ -15,7 +21,7 @@ import type { IndexEntry } from '../state/records/alert-index.ts';
 import { SEVERITIES } from '../upstream/event-types.ts';
 import type { Binding } from './auth.ts';
 import { ApiError } from './errors.ts';
-import { findTenant, notFound, sees, silenceWithin } from './tenancy.ts';
+import { sees } from './tenancy.ts';
 
 export interface TenantName {
   id: number;
@@ -28,9 +34,9 @@ export interface ConsoleReadDeps {
   tenants(): Promise<readonly TenantName[]>;
 }
 
-const ALERT_PARAMS = ['kind', 'severity', 'tenant', 'destination', 'state', 'q', 'cursor'] as const;
+export const ALERT_PARAMS = ['kind', 'severity', 'tenant', 'destination', 'state', 'q', 'cursor'] as const;
 const MAX_CURSOR = 4_096;
-const BAD_CURSOR = 'cursor is not one this API gave: pass back the cursor of the last page as it was';
+export const BAD_CURSOR = 'cursor is not one this API gave: pass back the cursor of the last page as it was';
 const MAX_TEXT = 200;
 
 function bad(message: string): never {
@@ -38,7 +44,7 @@ function bad(message: string): never {
 }
 
 /** The one value of each parameter; an unknown or repeated one is a 400 naming it. */
-function single(all: Record<string, string[]>, allowed: readonly string[]): Record<string, string> {
+export function single(all: Record<string, string[]>, allowed: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, values] of Object.entries(all)) {
     if (!allowed.includes(name))
@@ -52,11 +58,11 @@ function single(all: Record<string, string[]>, allowed: readonly string[]): Reco
   return out;
 }
 
-function encode(value: unknown): string {
+export function encode(value: unknown): string {
   return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
 }
 
-function decode(cursor: string): unknown {
+export function decode(cursor: string): unknown {
   if (!/^[A-Za-z0-9_-]+$/.test(cursor)) bad(BAD_CURSOR);
   try {
     return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -94,33 +100,11 @@ export function parseListCursor(cursor: string): ListPosition {
   return { month, ...(below === undefined ? {} : { below: below as string }) };
 }
 
-/**
- * `GET /alerts`'s query: filters (a tenant by id or name) and where to start. A bound client's
- * tenants are the only ones it may name (any other is a 404 that names none of them) and its list
- * holds only their items.
- */
+/** `GET /alerts`'s query: filters (a tenant by id or name) and where to start. */
 export function parseAlertQuery(
   all: Record<string, string[]>,
   tenants: readonly TenantName[],
-  binding?: Binding,
 ): { filters: AlertFilters; from?: ListPosition } {
-  if (binding) {
-    const { tenant } = single(all, ALERT_PARAMS);
-    if (tenant !== undefined) {
-      const found = findTenant(tenants, tenant);
-      if (!found || !binding.tenants.has(found.id))
-        throw notFound(`tenant ${JSON.stringify(tenant.slice(0, 40))}`);
-    }
-    const mine = tenants.filter((t) => binding.tenants.has(t.id));
-    const parsed = parseAlertQuery(all, mine);
-    // Bound to one tenant: its own copy of the list, full pages whatever the others' volume.
-    const only = binding.tenants.size === 1 && !binding.topLevel ? [...binding.tenants][0] : undefined;
-    const partition = parsed.filters.tenant ?? only;
-    return {
-      ...parsed,
-      filters: { ...parsed.filters, within: binding, ...(partition === undefined ? {} : { partition }) },
-    };
-  }
   const q = single(all, ALERT_PARAMS);
   const filters: AlertFilters = {};
   if (q.kind !== undefined) {
@@ -164,8 +148,16 @@ function tenantOf(entry: IndexEntry, tenants: readonly TenantName[]) {
 /** `GET /alerts`. */
 export async function listAlerts(deps: ConsoleReadDeps, query: Record<string, string[]>, binding?: Binding) {
   const tenants = await deps.tenants();
-  const { filters, from } = parseAlertQuery(query, tenants, binding);
-  const page = await new AlertReader(deps.io).page(filters, from);
+  const reader = new AlertReader(deps.io);
+  let page: { items: ListedAlert[]; cursor?: string };
+  if (binding) {
+    const { boundPage } = await import('./alerts-bound.ts');
+    page = await boundPage(reader, query, tenants, binding);
+  } else {
+    const { filters, from } = parseAlertQuery(query, tenants);
+    const read = await reader.page(filters, from);
+    page = { items: read.items, ...(read.next ? { cursor: listCursor(read.next) } : {}) };
+  }
   return {
     items: page.items.map(({ entry, deliveries }) => ({
       key: entry.key,
@@ -177,7 +169,7 @@ export async function listAlerts(deps: ConsoleReadDeps, query: Record<string, st
       ...(entry.identity ? { identity: entry.identity } : {}),
       deliveries,
     })),
-    ...(page.next ? { cursor: listCursor(page.next) } : {}),
+    ...(page.cursor ? { cursor: page.cursor } : {}),
   };
 }
 
@@ -281,28 +273,9 @@ export async function auditPage(
     deps.io,
     from,
     AUDIT_PAGE,
-    binding && caller ? (row) => auditSeenBy(caller.name, binding, known, row) : undefined,
+    binding && caller
+      ? (await import('./alerts-bound.ts')).auditSeenBy(caller.name, binding, known)
+      : undefined,
   );
   return { items: page.items, ...(page.next ? { cursor: auditCursor(page.next) } : {}) };
-}
-
-/**
- * A trail entry a bound client sees: its own doings, and entries about its tenants: a toggle's
- * `tenant` and an account action's `scope` (an id, or `top` for the top level), a silence made with
- * a match within them. An entry that keeps no tenant (written before they were kept, an event
- * action, a silence ended, a refusal of another client) is for unbound clients only.
- */
-function auditSeenBy(
-  name: string,
-  binding: Binding,
-  known: readonly TenantName[],
-  row: Record<string, unknown>,
-): boolean {
-  if (row.client === name || row.by === name) return true;
-  const match = (row.silence as { match?: unknown } | undefined)?.match;
-  if (match && typeof match === 'object')
-    return silenceWithin(binding, known, match as Record<string, unknown>);
-  const tenant = row.tenant ?? row.scope;
-  if (tenant === 'top') return binding.topLevel;
-  return typeof tenant === 'number' && binding.tenants.has(tenant);
 }

@@ -63,6 +63,8 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number];
 export interface ListedAlert {
   entry: IndexEntry;
   deliveries: ListedDelivery[];
+  /** Where a page that ends with this item goes on from (a merge of lists cuts a page there). */
+  after?: ListPosition;
 }
 
 export interface AlertFilters {
@@ -413,7 +415,7 @@ export class AlertReader {
         const deliveries = deliveriesOf(entry, records);
         if (!deliveries) continue;
         if (filters.state && !deliveries.some((d) => d.status === filters.state)) continue;
-        items.push({ entry, deliveries });
+        items.push({ entry, deliveries, after: position() });
         if (items.length >= PAGE_ITEMS) break;
       }
       // Full, or out of record reads or entries: the next page goes on after the last one looked at.
