@@ -5,7 +5,7 @@ import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { makeWorld } from '../helpers/world.ts';
 
-const emu = useEmulator({ eventsPerTenant: 40, credentials: 200 });
+const emu = useEmulator({ eventsPerTenant: 30, credentials: 100 });
 const db = useDynalite();
 let hook: Receiver;
 const control = () => emu.running.emulator.control;
