@@ -9,7 +9,7 @@ import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { makeWorld } from '../helpers/world.ts';
 
-const emu = useEmulator({ eventsPerTenant: 60, credentials: 50 });
+const emu = useEmulator({ eventsPerTenant: 40, credentials: 50 });
 const db = useDynalite();
 let hook: Receiver;
 beforeAll(async () => {
