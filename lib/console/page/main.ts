@@ -11,7 +11,7 @@
 import { explain, identify, session, whenSignedOut } from './api.ts';
 import { errorLine, fill, h, statusLine } from './dom.ts';
 import { signIn } from './sign-in.ts';
-import { SCOPES, type Scope, type View, type WhoAmI } from './types.ts';
+import { type Grant, SCOPES, type Scope, type View, type WhoAmI } from './types.ts';
 import { alertView } from './views/alert.ts';
 import { alertsView } from './views/alerts.ts';
 import { auditView } from './views/audit.ts';
@@ -79,6 +79,24 @@ function scopesOf(me: WhoAmI): Scope[] {
   return SCOPES.filter((s) => all.has(s));
 }
 
+const unbound = (g: Grant) => g.tenants === undefined && !g.topLevel;
+
+/**
+ * Scopes over what every tenant shares (a destination's test message, re-queueing): the API
+ * refuses them to a client bound to tenants (403), so only a grant bound to none counts.
+ */
+const SHARED: readonly Scope[] = ['destinations:write'];
+
+function mayDo(me: WhoAmI, scope: Scope): boolean {
+  return me.grants.some((g) => g.scopes.includes(scope) && (!SHARED.includes(scope) || unbound(g)));
+}
+
+/** The tenants the holder is bound to (View.tenants); undefined when a grant binds it to none. */
+function tenantsOf(me: WhoAmI): Set<number> | undefined {
+  if (me.grants.some(unbound)) return undefined;
+  return new Set(me.grants.flatMap((g) => g.tenants ?? []));
+}
+
 function drawWho(me: WhoAmI): void {
   drawDryRun(me);
   fill(
@@ -117,7 +135,7 @@ async function route(): Promise<void> {
     );
     return;
   }
-  const can = (scope: Scope) => scopesOf(me).includes(scope);
+  const can = (scope: Scope) => mayDo(me, scope);
   if (!can('read')) {
     fill(
       root,
@@ -129,7 +147,7 @@ async function route(): Promise<void> {
     return;
   }
   try {
-    await found[2]({ root, who: me, can, path, params });
+    await found[2]({ root, who: me, can, tenants: tenantsOf(me), path, params });
   } catch (error) {
     root.append(errorLine(explain(error)));
   }

@@ -142,11 +142,15 @@ export interface ProviderLine {
   refusedMessage?: string;
 }
 
+/**
+ * `GET /status`. A client bound to tenants gets its tenants' streams and providers only: the
+ * counts that mix tenants (destinations' queues, active silences, the quota) are left out.
+ */
 export interface Status {
   streams: StreamLine[];
-  destinations: DestinationLine[];
-  silences: number;
-  quota: { remaining: number; at: string } | null;
+  destinations?: DestinationLine[];
+  silences?: number;
+  quota?: { remaining: number; at: string } | null;
   identityProviders?: ProviderLine[];
 }
 
@@ -155,6 +159,11 @@ export interface View {
   root: HTMLElement;
   who: WhoAmI;
   can(scope: Scope): boolean;
+  /**
+   * The tenants (ids) the client is bound to; undefined when a grant binds it to none, so it sees
+   * every tenant. Empty: bound to the top-level sources alone.
+   */
+  tenants?: ReadonlySet<number>;
   /** The address's path after the view's name, decoded (`#/alerts/<key>` gives `[key]`). */
   path: string[];
   params: URLSearchParams;

@@ -1,7 +1,9 @@
 /**
  * Destinations (from `GET /status`): what waits, what died, who refuses; a test message
  * (`POST /destinations/{name}/test`, one a minute each: a PagerDuty test pages someone) and
- * re-queueing the dead (`POST /deliveries/retry`), for a token with `destinations:write`.
+ * re-queueing the dead (`POST /deliveries/retry`), for a token with `destinations:write` bound to
+ * no tenant. A client bound to tenants is told why it sees none: every tenant's deliveries share a
+ * destination's queue, so the API leaves the counts out for it.
  */
 import { call, explain, idempotencyKey, segment } from '../api.ts';
 import { confirmChange } from '../confirm.ts';
@@ -24,11 +26,22 @@ export async function destinationsView(v: View, notice?: Child): Promise<void> {
     notice ? h('div', { class: 'notice', tabindex: -1 }, notice) : null,
     results,
   );
-  let lines: DestinationLine[];
+  let lines: DestinationLine[] | undefined;
   try {
     lines = (await knownStatus(true)).destinations;
   } catch (error) {
     settle(results, errorLine(`The destinations could not be loaded. ${explain(error)}`));
+    return;
+  }
+  if (!lines) {
+    settle(
+      results,
+      statusLine(
+        v.tenants
+          ? `The client "${v.who.name}" is bound to tenants, and every tenant's deliveries share a destination's queue, so the API shows it no destination counts. Each alert's deliveries are in its detail.`
+          : 'The API sent no destination counts.',
+      ),
+    );
     return;
   }
   const said = h('div', { class: 'said', 'aria-live': 'polite' });

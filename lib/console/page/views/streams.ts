@@ -1,6 +1,7 @@
 /**
  * Streams (from `GET /status`): how far behind each stream is, how its last poll went, the
- * global-search quota, and, with identity, each provider's state.
+ * global-search quota, and, with identity, each provider's state. A client bound to tenants gets
+ * its tenants' streams alone, without the quota and the silences count, which mix tenants.
  */
 import { explain } from '../api.ts';
 import { duration, errorLine, fill, h, heading, loading, settle, table, when } from '../dom.ts';
@@ -17,22 +18,23 @@ export async function streamsView(v: View): Promise<void> {
     settle(results, errorLine(`The status could not be loaded. ${explain(error)}`));
     return;
   }
+  const { quota, silences } = status;
   settle(
     results,
-    h(
-      'dl',
-      { class: 'summary' },
-      h('dt', {}, 'Search quota'),
-      h(
-        'dd',
-        {},
-        status.quota
-          ? [`${status.quota.remaining} global searches left, read `, when(status.quota.at)]
-          : 'not read yet',
-      ),
-      h('dt', {}, 'Active silences'),
-      h('dd', {}, String(status.silences)),
-    ),
+    quota === undefined && silences === undefined
+      ? null
+      : h(
+          'dl',
+          { class: 'summary' },
+          h('dt', {}, 'Search quota'),
+          h(
+            'dd',
+            {},
+            quota ? [`${quota.remaining} global searches left, read `, when(quota.at)] : 'not read yet',
+          ),
+          h('dt', {}, 'Active silences'),
+          h('dd', {}, silences === undefined ? '—' : String(silences)),
+        ),
     table(
       'Streams',
       ['Stream', 'Tenant', 'Last polled', 'Lag', 'Last result'],
