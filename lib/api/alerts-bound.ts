@@ -23,7 +23,7 @@ import {
   parseListCursor,
   single,
   type TenantName,
-} from './alerts.ts';
+} from './alert-query.ts';
 import type { Binding } from './auth.ts';
 import { ApiError } from './errors.ts';
 import { findTenant, notFound, silenceWithin } from './tenancy.ts';

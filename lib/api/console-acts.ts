@@ -25,7 +25,7 @@ import type { TableIo } from '../state/io.ts';
 import { deadIds, MAX_REQUEUE, requeueDead } from '../state/records/requeue.ts';
 import { takeTestTurn } from '../state/test-pace.ts';
 import { describeIssues, issuesToText } from '../upstream/validate.ts';
-import type { TenantName } from './alerts.ts';
+import type { TenantName } from './alert-query.ts';
 import type { Binding } from './auth.ts';
 import { ApiError } from './errors.ts';
 import { sees } from './tenancy.ts';

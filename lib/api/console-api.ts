@@ -9,7 +9,7 @@
  */
 import type { Context, Hono } from 'hono';
 import type { TableIo } from '../state/io.ts';
-import type { TenantName } from './alerts.ts';
+import type { TenantName } from './alert-query.ts';
 import { readBounded, readJsonText } from './body.ts';
 import type { TestableDestinations } from './console-acts.ts';
 import type { Vars } from './context.ts';
