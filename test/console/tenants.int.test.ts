@@ -227,6 +227,16 @@ describe('the console for a client bound to a tenant', () => {
     }
     expect(errors).toEqual([]);
     expect(dialogs).toEqual([]);
+
+    // Another tenant asked for in the address, or one that does not exist: refused as unknown,
+    // without naming the tenants the config has (the browser logs the 404s, hence after the above).
+    for (const asked of [String(B.id), 'Hooli']) {
+      await go(`alerts?tenant=${asked}`);
+      expect((await texts(page, '.results [role=alert]'))[0]).toMatch(
+        /^The alerts could not be loaded\. Not found/,
+      );
+      expect({ asked, shown: await bShown() }).toEqual({ asked, shown: [] });
+    }
   });
 
   it('a client bound to none sees both tenants, their names, the counts and the buttons', async () => {
