@@ -219,9 +219,10 @@ export async function msspWorld(emu: EmulatorFixture, db: DynamoFixture, dir: st
     })),
     true,
   );
-  const action = (await send(tokens.b, 'POST', '/identity/actions', {
+  const action = (await send(tokens.root, 'POST', '/identity/actions', {
     action: 'revokeSessions',
     logins: [B.login],
+    tenant: B.id,
     reason: 'in a combo list',
   })) as { id: string };
 

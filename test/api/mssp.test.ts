@@ -135,6 +135,7 @@ const ROUTES: Record<string, Row> = {
       path: `/assets/${w.b.assetId}/toggle`,
       body: { is_disabled: true },
       status: 404,
+      twin: [[String(w.b.assetId), '999999']],
     },
     ...[B.name, B.name.toUpperCase(), String(B.id), ` ${B.id} `].map(
       (tenant): Probe => ({
@@ -566,6 +567,14 @@ describe('as an adversary beside the walk', () => {
         keys.join(' '),
       ).toBe(true);
     }
+    // A cursor of a client bound to several tenants (each copy's position), B's among them.
+    const merged = Buffer.from(
+      JSON.stringify({ v: 2, p: { [B.id]: { month }, [A.id]: { month } } }),
+    ).toString('base64url');
+    const res = await send(w.tokens.a, 'GET', `/alerts?cursor=${merged}`);
+    const text = await res.text();
+    expect(MENTIONS_B(w)(text)).toBeUndefined();
+    expect([200, 400]).toContain(res.status);
     const future = '9999-01-01T00:00:00.000Z';
     for (const cursor of [auditCursor({}), auditCursor({ a: future, s: future, e: future, r: future })]) {
       const res = await send(w.tokens.a, 'GET', `/audit?cursor=${cursor}`);
