@@ -2,6 +2,10 @@
  * A delivery-only world for tests: the real runtime's delivery pass and stores on real dynalite,
  * with pending deliveries written straight into the table (no emulator, no poll cycle), so a test
  * controls exactly how many deliveries wait, for whom, and on which clock.
+ *
+ * The console's alert index is off unless asked for (`alertIndex`): the pass neither reads nor
+ * writes it, and its writes were half of a seeded delivery's requests (an update and a batch write
+ * beside the existence check and the conditional put).
  */
 import { type Clock, systemClock } from '../../lib/clock.ts';
 import { runDeliveryPass } from '../../lib/deliver/pass.ts';
@@ -52,7 +56,7 @@ export const TEST_ENV = {
 export async function deliveryWorld(
   db: DynamoFixture,
   configInput: unknown,
-  options: { clock?: Clock; secrets?: Record<string, unknown>; table?: string } = {},
+  options: { clock?: Clock; secrets?: Record<string, unknown>; table?: string; alertIndex?: boolean } = {},
 ): Promise<DeliveryWorld> {
   const table = options.table ?? (await db.table());
   const env = readEnvironment({ ...TEST_ENV, TABLE_NAME: table, DYNAMODB_ENDPOINT: db.endpoint });
@@ -68,6 +72,7 @@ export async function deliveryWorld(
       logger,
       metrics,
       dynamo: db.client,
+      optimisations: { alertIndex: options.alertIndex ?? false },
       write: (text) => consoleLines.push(text),
       ...(clock ? { clock } : {}),
     });
