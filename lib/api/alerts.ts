@@ -88,12 +88,15 @@ export async function alertDetail(deps: ConsoleReadDeps, key: string, binding?: 
   const { entry, item, deliveries } = found;
   const login =
     entry.kind === 'credential' ? (item as { identity_name?: unknown } | null)?.identity_name : undefined;
+  // An event's actions by its key, as they were taken (a tenant's item by `<tenant>:<uid>`): by the
+  // bare uid they would be the top level's item of that uid, another tenant's data. An account
+  // action that kept no scope (written before scopes were kept) is for unbound clients only.
   const acted =
     entry.kind === 'event'
-      ? await actedOn(deps.io, 'action', uidOf(entry))
+      ? await actedOn(deps.io, 'action', entry.key)
       : typeof login === 'string'
-        ? (await actedOn(deps.io, 'idaction', login)).filter(
-            (a) => a.scope === undefined || a.scope === (entry.tenant ?? 'top'),
+        ? (await actedOn(deps.io, 'idaction', login)).filter((a) =>
+            a.scope === undefined ? !binding : a.scope === (entry.tenant ?? 'top'),
           )
         : [];
   const recorded: TrailEntry = {

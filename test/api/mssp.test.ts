@@ -603,4 +603,18 @@ describe('as an adversary beside the walk', () => {
     expect(await act(w.tokens.both)).toEqual([{ uid: w.shared, ok: false, error: 'not_found' }]);
     expect(control().calls()).toEqual([]);
   });
+
+  it('an item’s detail lists the actions on that item, not those on the top level’s or B’s item of the same uid', async () => {
+    const act = (token: string, uid: string) =>
+      send(token, 'POST', '/events/actions', { action: 'ignore', uids: [uid] });
+    expect((await act(w.tokens.root, w.shared)).status).toBe(200);
+    expect((await act(w.tokens.root, w.b.sharedKey)).status).toBe(200);
+    expect((await act(w.tokens.a, w.a.sharedKey)).status).toBe(200);
+    const detail = (await (
+      await send(w.tokens.a, 'GET', `/alerts/${encodeURIComponent(w.a.sharedKey)}`)
+    ).json()) as { actions: { by: string }[]; audit: { who: string }[] };
+    expect(detail.actions.length).toBeGreaterThan(0);
+    expect(detail.actions.filter((a) => a.by !== 'a')).toEqual([]);
+    expect(detail.audit.map((e) => e.who)).not.toContain('root');
+  });
 });
