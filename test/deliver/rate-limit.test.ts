@@ -60,7 +60,7 @@ async function setup(type: keyof typeof destinationOf, fallback: Reply = { statu
     { clock },
   );
   world.runtime.deliver.random = () => 0.5;
-  for (let i = 0; i < 5; i++) await world.seed('d', 1, { from: i });
+  await world.seed('d', 5);
   // A webhook takes every due item in one body; make it one message per item like the others.
   if (type === 'webhook') {
     const render = world.runtime.deliver.render;
