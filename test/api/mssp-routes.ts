@@ -198,7 +198,7 @@ export const ROUTES: Record<string, Row> = {
     },
   ],
   'DELETE /silences/:id': (w) =>
-    [w.b.silenceId, w.b.sourcesSilenceId].map((id) => ({
+    [w.b.silenceId, w.b.sourcesSilenceId, w.b.mixedSilenceId].map((id) => ({
       method: 'DELETE',
       path: `/silences/${id}`,
       status: 404,

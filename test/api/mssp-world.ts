@@ -66,6 +66,8 @@ export interface MsspWorld {
     silenceId: string;
     /** A silence made unbound whose match names B in `sources` only. */
     sourcesSilenceId: string;
+    /** A silence made unbound whose match names A and B. */
+    mixedSilenceId: string;
     actionId: string;
     /** The Idempotency-Key B's client made a silence with. */
     idempotencyKey: string;
@@ -200,6 +202,11 @@ export async function msspWorld(emu: EmulatorFixture, db: DynamoFixture, dir: st
     until: 'PT4H',
     reason: `${B.name} stream quiet`,
   })) as { silence: { id: string } };
+  const mixed = (await send(tokens.root, 'POST', '/silences', {
+    match: { tenants: [A.id, B.id] },
+    until: 'PT4H',
+    reason: 'both tenants',
+  })) as { silence: { id: string } };
   const idempotencyKey = 'mssp-review-key-1';
   await send(
     tokens.b,
@@ -233,6 +240,7 @@ export async function msspWorld(emu: EmulatorFixture, db: DynamoFixture, dir: st
     assetId: assetOf(B.id),
     silenceId: silence.silence.id,
     sourcesSilenceId: bySources.silence.id,
+    mixedSilenceId: mixed.silence.id,
     actionId: action.id,
     idempotencyKey,
     deliveryId: recorded.b.deliveryId,
@@ -262,6 +270,7 @@ export async function msspWorld(emu: EmulatorFixture, db: DynamoFixture, dir: st
       b.sharedKey,
       b.silenceId,
       b.sourcesSilenceId,
+      b.mixedSilenceId,
       b.actionId,
       b.deliveryId,
       'b replay bait',

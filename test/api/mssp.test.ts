@@ -176,7 +176,7 @@ describe('a client bound to A walks every route with B’s ids', () => {
     // B's silences still hold, B's action is untouched.
     const left = await w.app.request('/silences', { headers: bearer(w.tokens.root) });
     const ids = ((await left.json()) as { items: { id: string }[] }).items.map((s) => s.id);
-    expect(ids).toEqual(expect.arrayContaining([w.b.silenceId, w.b.sourcesSilenceId]));
+    expect(ids).toEqual(expect.arrayContaining([w.b.silenceId, w.b.sourcesSilenceId, w.b.mixedSilenceId]));
     expect(w.idp.actions.filter((a) => a.login === B.login).map((a) => a.action)).toEqual(['revokeSessions']);
   });
 
