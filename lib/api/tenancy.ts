@@ -142,6 +142,12 @@ export function bindSilenceRequest(
   const outside = () => notFound('tenant of that name or id among this client’s');
   const ids = namedTenants(known, m);
   if (ids.some((id) => id === undefined || !binding.tenants.has(id))) throw outside();
+  // It would hold back nothing, and be a silence its maker could neither list nor end.
+  if (Array.isArray(m.tenants) && m.tenants.length === 0)
+    throw new ApiError(
+      'invalid_request',
+      'match.tenants is empty: name your tenants, or leave it out for all of them',
+    );
   const sources = Array.isArray(m.sources) ? m.sources : [];
   for (const source of sources) {
     if (typeof source !== 'string') continue;

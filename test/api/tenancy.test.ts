@@ -235,6 +235,13 @@ describe('through the app', () => {
       const res = await send('POST', '/silences', tokens.globex, { match, until: 'PT1H', reason: 'x' });
       expect(res.status, JSON.stringify(match)).toBe(404);
     }
+    const empty = await send('POST', '/silences', tokens.globex, {
+      match: { tenants: [] },
+      until: 'PT1H',
+      reason: 'x',
+    });
+    expect(empty.status).toBe(400);
+    expect(await empty.text()).toMatch(/match\.tenants is empty/);
     const unsure = await send('POST', '/silences', tokens.both, {
       match: { types: ['leak'] },
       until: 'PT1H',
