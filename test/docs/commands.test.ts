@@ -4,7 +4,8 @@
  * folder (its package.json's scripts are the package's, run on this checkout, so `npm start` and
  * `npm run cli --` mean what they mean here). Each page runs in a shell of its own, top to bottom,
  * since a reader may open any one of them first: what a command exports, the page's next commands
- * use. The pages run at once, taking turns where one could see another's doing (page-shell.ts);
+ * use. The pages run at once, taking turns where one could see another's doing (page-shell.ts:
+ * readers beside anything, actions one at a time, a silence's block alone);
  * `npm run -s cli -- …` runs the folder's `cli` script as npm would, without npm's own half
  * second of start each time (npm itself runs `npm start`). The commands
  * come from the pages themselves, so the pages cannot drift from the product: each must exit 0 and
@@ -22,7 +23,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/alerts-config.ts';
 import { type Command, section, shCommands } from './markdown.ts';
-import { changes, pageShell, Turns } from './page-shell.ts';
+import { pageShell, Turns, turnOf } from './page-shell.ts';
 
 /** The pages that show commands, in the order they run; `section` limits a page to one `## ` part. */
 const PAGES: { file: string; section?: string }[] = [
@@ -163,7 +164,7 @@ describe('the docs commands beside npm start', () => {
       const script = commands
         .map((c) => `echo "@@begin ${c.i}"\n{ ${c.text}\n} 2>&1\necho "@@end ${c.i} $?"`)
         .join('\n');
-      await turns.hold(changes(commands.map((c) => c.text).join('\n')), async () => {
+      await turns.hold(turnOf(commands.map((c) => c.text).join('\n')), async () => {
         active.set(`${block} before`, await silences());
         await shell.run(script);
         active.set(`${block} after`, await silences());

@@ -1,9 +1,10 @@
 /**
  * How the docs' pages take turns beside one npm start (page-shell.ts): which blocks may run beside
- * another page's, and the lock that lets readers share and a writer run alone.
+ * another page's, and the lock that lets readers share, actions run one at a time beside them, and
+ * a block that changes silences run alone.
  */
 import { describe, expect, it } from 'vitest';
-import { changes, Turns } from './page-shell.ts';
+import { changes, Turns, turnOf } from './page-shell.ts';
 
 describe('a docs block', () => {
   it.each([
@@ -31,6 +32,20 @@ describe('a docs block', () => {
     `export EVENT=$(npm run -s cli -- deliveries list --status sent --json | node -p "1")`,
   ])('only reads: %s', (text) => {
     expect(changes(text)).toBe(false);
+  });
+
+  it.each([
+    ["npm run -s cli -- silences add --match '{}' --until 1h --reason x", 'alone'],
+    ['npm run -s cli -- silence expire $(npm run -s cli -- silence query -q types=paste)', 'alone'],
+    ['npm run -s cli -- silences list', 'alone'],
+    ['curl -s -X DELETE "$API_URL/silences/$SILENCE"', 'alone'],
+    ['npm run -s cli -- events ignore "$EVENT"', 'act'],
+    ['npm run -s cli -- poll events --once', 'act'],
+    ['curl -s -X POST -d \'{"is_disabled": true}\' "$API_URL/assets/10011/toggle"', 'act'],
+    ['npm run -s cli -- deliveries list --status silenced --limit 5', 'read'],
+    ['curl -s -H "Authorization: Bearer $TOKEN" "$API_URL/silences"', 'read'],
+  ])('takes its turn by what it changes: %s', (text, turn) => {
+    expect(turnOf(text)).toBe(turn);
   });
 });
 
@@ -67,6 +82,37 @@ describe('turns', () => {
     c.release();
     await Promise.all([a.held, b.held, w.held, c.held]);
     expect(log).toEqual(['a in', 'b in', 'a out', 'b out', 'w in', 'w out', 'c in', 'c out']);
+  });
+
+  it('lets an action run beside readers but not beside another action, and a silence block alone', async () => {
+    const turns = new Turns();
+    const log: string[] = [];
+    const act = (name: string) => {
+      let release = () => {};
+      const held = turns.hold('act', async () => {
+        log.push(`${name} in`);
+        await new Promise<void>((done) => {
+          release = done;
+        });
+        log.push(`${name} out`);
+      });
+      return { held, release: () => release() };
+    };
+    const r = take(turns, false, log, 'r');
+    const a1 = act('a1');
+    const a2 = act('a2');
+    const s = take(turns, true, log, 's');
+    await tick();
+    expect(log).toEqual(['r in', 'a1 in']);
+    a1.release();
+    await tick();
+    expect(log).toEqual(['r in', 'a1 in', 'a1 out', 'a2 in']);
+    r.release();
+    a2.release();
+    await tick();
+    expect(log.slice(-1)).toEqual(['s in']);
+    s.release();
+    await Promise.all([r.held, a1.held, a2.held, s.held]);
   });
 
   it('frees the turn of a block that failed', async () => {

@@ -2,9 +2,12 @@
  * A docs page's commands in a shell of their own, block by block, beside the other pages' shells
  * (commands.test.ts). The shell lives as long as its page, so what a block exports the page's next
  * blocks see, as in a reader's terminal. The pages share one `npm start`, so they take turns where
- * it matters: a block that only reads runs beside any other that only reads; one that changes what
- * the others read (a silence, an action, a poll) runs alone, so one page's silence never shows in
- * another page's count before and after a block, and two pages never act on one event at once.
+ * it matters: a block that only reads runs beside any other block but one that changes silences;
+ * one that acts (an action on an event, an account or an asset, a poll, a delivery) runs beside
+ * readers but never beside another that acts, so two pages never act on one event at once; one
+ * that changes silences runs alone, so one page's silence never shows in another page's count
+ * before and after a block (commands.test.ts reads them around every block). What an action or a
+ * poll changes, npm start's own cycles change at any time too: a reader's line does not hang on it.
  */
 import { spawn } from 'node:child_process';
 
@@ -21,32 +24,53 @@ export function changes(text: string): boolean {
   return false;
 }
 
-/** Readers beside readers, a writer alone; first come, first served, so a writer is never starved. */
-export class Turns {
-  private readers = 0;
-  private writing = false;
-  private readonly waiting: { alone: boolean; go: () => void }[] = [];
+/** Whether a block changes silences, which every block's before and after count: it then runs alone. */
+export function changesSilences(text: string): boolean {
+  return changes(text) && /silence/.test(text);
+}
 
-  async hold<T>(alone: boolean, work: () => Promise<T>): Promise<T> {
+/** How a block takes its turn: beside anything but `alone`; `act` beside readers only; `alone`. */
+export type Turn = 'read' | 'act' | 'alone';
+
+/** The turn of a block's text: {@link changesSilences}, else {@link changes}, else a reader's. */
+export function turnOf(text: string): Turn {
+  return changesSilences(text) ? 'alone' : changes(text) ? 'act' : 'read';
+}
+
+/**
+ * Readers beside readers and one actor, an actor beside readers, a block `alone` alone (`true` is
+ * `alone`, `false` a reader); first come, first served, so no block is starved.
+ */
+export class Turns {
+  private readonly running: Record<Turn, number> = { read: 0, act: 0, alone: 0 };
+  private readonly waiting: { turn: Turn; go: () => void }[] = [];
+
+  async hold<T>(kind: Turn | boolean, work: () => Promise<T>): Promise<T> {
+    const turn: Turn = kind === true ? 'alone' : kind === false ? 'read' : kind;
     await new Promise<void>((go) => {
-      this.waiting.push({ alone, go });
+      this.waiting.push({ turn, go });
       this.next();
     });
     try {
       return await work();
     } finally {
-      if (alone) this.writing = false;
-      else this.readers -= 1;
+      this.running[turn] -= 1;
       this.next();
     }
   }
 
+  private fits(turn: Turn): boolean {
+    const { read, act, alone } = this.running;
+    if (alone > 0) return false;
+    if (turn === 'alone') return read + act === 0;
+    return turn === 'read' || act === 0;
+  }
+
   private next(): void {
     for (let first = this.waiting[0]; first; first = this.waiting[0]) {
-      if (this.writing || (first.alone && this.readers > 0)) return;
+      if (!this.fits(first.turn)) return;
       this.waiting.shift();
-      if (first.alone) this.writing = true;
-      else this.readers += 1;
+      this.running[first.turn] += 1;
       first.go();
     }
   }
