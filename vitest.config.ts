@@ -12,15 +12,17 @@ import { defineConfig } from 'vitest/config';
  *
  * Of those, the files below get a process per file (the `own-process` project): they run esbuild
  * (the stack's bundles, the console's page), a browser, or a Lambda handler that keeps its cold
- * start in its module, which the next file in a shared worker would find.
+ * start in its module, which the next file in a shared worker would find. The other files of
+ * test/infra synthesize without bundling: they are the `infra` project, whose workers they share.
  */
 const INTEGRATION_FOLDERS = ['cli', 'docs', 'infra', 'functions'];
 const INTEGRATION = ['test/**/*.int.test.ts', ...INTEGRATION_FOLDERS.map((f) => `test/${f}/**/*.test.ts`)];
 const OWN_PROCESS = [
-  'test/infra/**/*.test.ts',
+  'test/infra/synth.test.ts',
   'test/functions/**/*.test.ts',
   'test/console/**/*.int.test.ts',
 ];
+const INFRA = ['test/infra/**/*.test.ts'];
 
 export default defineConfig({
   test: {
@@ -75,6 +77,22 @@ export default defineConfig({
            */
           isolate: false,
           include: INTEGRATION,
+          exclude: ['test/bench/**', 'node_modules/**', ...OWN_PROCESS, ...INFRA],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'infra',
+          /**
+           * A project of their own, not the integration one: each of these files loads aws-cdk-lib
+           * and the stack's modules and warms them with a first synth (about 4 CPU seconds in a
+           * process of its own, 0.3 s for each later synth in the same process), and their heaps
+           * of constructs leave with their workers instead of staying in the integration
+           * project's for the rest of the run.
+           */
+          isolate: false,
+          include: INFRA,
           exclude: ['test/bench/**', 'node_modules/**', ...OWN_PROCESS],
         },
       },
