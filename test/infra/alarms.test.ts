@@ -23,7 +23,7 @@ import { useEmulator } from '../helpers/emulator.ts';
 import { useReceivers } from '../helpers/receiver.ts';
 import { logicalId, template } from './harness.ts';
 
-const emu = useEmulator({ eventsPerTenant: 30, credentials: 60 });
+const emu = useEmulator({ eventsPerTenant: 10, credentials: 25 });
 const db = useDynalite();
 const receiver = useReceivers();
 

@@ -48,7 +48,7 @@ import { dynamoProxy } from '../helpers/dynamo-proxy.ts';
 import { useEmulator } from '../helpers/emulator.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 
-const emu = useEmulator({ eventsPerTenant: 30, credentials: 60 });
+const emu = useEmulator({ eventsPerTenant: 10, credentials: 25 });
 const db = useDynalite();
 let accepting: Receiver;
 let refusing: Receiver;
