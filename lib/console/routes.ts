@@ -29,7 +29,12 @@ export function addConsoleRoutes(
     return c.json({
       name: c.get('client') as string,
       // A client is one grant: its scopes, on its tenants when it is bound to some (tenancy.ts).
-      grants: [grantOf(SCOPES.filter((s) => scopes?.has(s)), c.get('binding'))],
+      grants: [
+        grantOf(
+          SCOPES.filter((s) => scopes?.has(s)),
+          c.get('binding'),
+        ),
+      ],
       // The page says so in a banner (api/dry-run.ts: what acts outside answers 409 dry_run).
       ...(api.dryRun ? { dryRun: true } : {}),
     });

@@ -178,7 +178,7 @@ describe('GET /console and its files, through both doors', () => {
 });
 
 describe('GET /whoami', () => {
-  it('names the client and its one grant\'s scopes, in the API order: a read client, a bare digest', async () => {
+  it("names the client and its one grant's scopes, in the API order: a read client, a bare digest", async () => {
     const read = await api.app.request('/whoami', { headers: bearer(reader) });
     expect(await read.json()).toEqual({ name: 'reader', grants: [{ scopes: ['read'] }] });
     const five = await api.app.request('/whoami', { headers: bearer(bare) });
