@@ -134,7 +134,7 @@ describe('lib/', () => {
 
   it('has no test in a shared worker that mocks a module or a global, or starts esbuild (vitest.config.ts: all but the own-process files)', () => {
     const TEST = resolve(import.meta.dirname);
-    const ownProcess = /^(infra|functions|bench)\/|^console\/.*\.int\.test\.ts$/;
+    const ownProcess = /^(infra\/synth\.test\.ts$|functions\/|bench\/)|^console\/.*\.int\.test\.ts$/;
     const unit = files(TEST)
       .map((path) => relative(TEST, path))
       .filter((path) => path.endsWith('.test.ts') && !ownProcess.test(path));

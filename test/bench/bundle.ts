@@ -1,6 +1,6 @@
 /**
  * Bundles an entry the way the stack bundles our Lambda functions: with infra/lambda-bundle.mjs's
- * options, which infra/function.ts runs after the CDK's own esbuild step, so the bench follows any
+ * options, which infra/function.ts bundles each function with at synth, so the bench follows any
  * change there.
  */
 import { statSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { type BuildOptions, build } from 'esbuild';
 // @ts-expect-error a plain JavaScript module of the stack, shared with infra/function.ts's build step
 import { lambdaBuildOptions } from '../../infra/lambda-bundle.mjs';
 
-/** The options infra/lambda-bundle.mjs gives every Lambda bundle (the stack runs it after the CDK's step). */
+/** The options infra/lambda-bundle.mjs gives every Lambda bundle (the stack's synth bundles with them). */
 export function lambdaOptions(entry: string, outdir: string): BuildOptions {
   return lambdaBuildOptions(entry, outdir) as BuildOptions;
 }
