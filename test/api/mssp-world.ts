@@ -24,11 +24,10 @@ import { identitySchema } from '../../lib/identity/schema.ts';
 import { IdentityStore } from '../../lib/identity/store.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { type Catalog, CatalogStore } from '../../lib/state/catalog.ts';
-import { DeliveryRecords } from '../../lib/state/records/index.ts';
 import type { DynamoFixture } from '../helpers/dynamo.ts';
 import type { EmulatorFixture } from '../helpers/emulator.ts';
 import { type IdentityProviders, identityProviders } from '../helpers/identity-providers.ts';
-import { bearer, JSON_TYPE, newToken } from './harness.ts';
+import { bearer, JSON_TYPE, newToken, recordAlert as recordAlertIn } from './harness.ts';
 
 export const A = { id: 1002, name: 'Globex', domain: 'globex.test', login: 'ana@globex.test' };
 export const B = { id: 1003, name: 'Initech', domain: 'initech.test', login: 'kim@initech.test' };
@@ -79,24 +78,10 @@ export interface MsspWorld {
   bStrings(): string[];
 }
 
-/** An alert as the stream of `tenant` records it (tenancy.test.ts), with its index entry. */
+/** An alert as the stream of `tenant` records it (harness.ts), with its key and its delivery's id. */
 async function recordAlert(db: DynamoFixture, table: string, tenant: number | undefined, uid: string) {
-  const key = tenant === undefined ? uid : `${tenant}:${uid}`;
-  const page = await new DeliveryRecords(db.client, table, systemClock).recordPage(
-    [
-      {
-        destination: 'hook',
-        kind: 'event',
-        key,
-        source: tenant === undefined ? 'tenant' : `tenant:${tenant}`,
-        routes: ['all'],
-        status: 'pending',
-        item: { metadata: { uid, type: 'leak', severity: 'high', matched_at: new Date().toISOString() } },
-      },
-    ],
-    { exclusive: true },
-  );
-  return { key, deliveryId: page.created[0]?.id as string };
+  const created = await recordAlertIn({ client: db.client, name: table }, uid, tenant);
+  return { key: tenant === undefined ? uid : `${tenant}:${uid}`, deliveryId: created[0]?.id as string };
 }
 
 export async function msspWorld(emu: EmulatorFixture, db: DynamoFixture, dir: string): Promise<MsspWorld> {

@@ -98,6 +98,51 @@ export interface ConsoleRunOptions {
   keptTab?: boolean;
 }
 
+/**
+ * `serve` on the run's config and secrets in `dir` (`auth`: how it reaches the upstream), started
+ * while a world on the same table polls and delivers (the tests need both, not one after the
+ * other); its failure is thrown where `serving` is awaited, and if it started it stops with the run.
+ */
+export async function serveBesideWorld(
+  run: {
+    emulator: RunningEmulator;
+    dynamo: { endpoint: string };
+    client: ReturnType<typeof createDynamoClient>;
+    table: string;
+    dir: string;
+    closers: (() => Promise<unknown>)[];
+    config: unknown;
+  },
+  auth: Record<string, string>,
+  world: { secrets?: Record<string, unknown>; apiKey?: string } = {},
+): Promise<{ serving: Promise<{ url: string }>; world: World }> {
+  const { emulator, dynamo, client, table, dir } = run;
+  const serving = serve({
+    EXPOSURE_API_URL: emulator.url,
+    ...auth,
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    TABLE_NAME: table,
+    PORT: '0',
+    SECRETS_FILE: join(dir, 'secrets.json'),
+    ALERTS_CONFIG: join(dir, 'alerts.config.json'),
+    LOG_LEVEL: 'error',
+  });
+  const served = serving.catch(() => undefined);
+  run.closers.push(async () => (await served)?.stop());
+  const made = await makeWorld(
+    {
+      running: emulator,
+      url: emulator.url,
+      client: (token = 'emu-acme-token', extra = {}) =>
+        new UpstreamClient({ baseUrl: emulator.url, auth: staticToken(token), backoffBaseMs: 10, ...extra }),
+    },
+    { endpoint: dynamo.endpoint, client, table: async () => table },
+    run.config as never,
+    { table, ...world },
+  );
+  return { serving, world: made };
+}
+
 export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<ConsoleRun> {
   const tokens = { analyst: newToken(), reader: newToken() };
   const closers: (() => Promise<unknown>)[] = [];
@@ -205,35 +250,10 @@ export async function startConsoleRun(options: ConsoleRunOptions = {}): Promise<
         },
       }),
     );
-    // serve starts while the world polls and delivers: the tests need both, not one after the other.
-    const serving = serve({
-      EXPOSURE_API_URL: emulator.url,
-      EXPOSURE_API_TOKEN: 'emu-acme-token',
-      DYNAMODB_ENDPOINT: dynamo.endpoint,
-      TABLE_NAME: table,
-      PORT: '0',
-      SECRETS_FILE: join(dir, 'secrets.json'),
-      ALERTS_CONFIG: join(dir, 'alerts.config.json'),
-      LOG_LEVEL: 'error',
-    });
-    // Its failure is thrown where it is awaited, below; if it started, it stops with the run.
-    const served = serving.catch(() => undefined);
-    closers.push(async () => (await served)?.stop());
-    const world = await makeWorld(
-      {
-        running: emulator,
-        url: emulator.url,
-        client: (token = 'emu-acme-token', extra = {}) =>
-          new UpstreamClient({
-            baseUrl: emulator.url,
-            auth: staticToken(token),
-            backoffBaseMs: 10,
-            ...extra,
-          }),
-      },
-      { endpoint: dynamo.endpoint, client, table: async () => table },
-      config,
-      { table, secrets: { ...DEMO_IDENTITY_SECRETS } },
+    const { serving, world } = await serveBesideWorld(
+      { emulator, dynamo, client, table, dir, closers, config },
+      { EXPOSURE_API_TOKEN: 'emu-acme-token' },
+      { secrets: { ...DEMO_IDENTITY_SECRETS } },
     );
     // As the two kinds' functions run on AWS: side by side.
     await Promise.all([world.cycle('events'), world.cycle('credentials')]);

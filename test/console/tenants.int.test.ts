@@ -18,14 +18,11 @@ import { MSSP_API_KEY } from '../../lib/emulator/dataset.ts';
 import { type RunningEmulator, startEmulator } from '../../lib/emulator/index.ts';
 import { startDynalite } from '../../lib/state/local.ts';
 import { createDynamoClient, ensureTable } from '../../lib/state/table.ts';
-import { staticToken } from '../../lib/upstream/auth.ts';
-import { UpstreamClient } from '../../lib/upstream/client.ts';
 import { newToken } from '../api/harness.ts';
 import { startReceiver } from '../helpers/receiver.ts';
-import { makeWorld } from '../helpers/world.ts';
 import { sharedBrowser } from './browser.ts';
+import { serveBesideWorld } from './harness.ts';
 import { button, inPage, navigate, settled, signIn, texts } from './in-page.ts';
-import { serve } from './serve.ts';
 
 const A = { id: 1002, name: 'Globex' };
 const B = { id: 1003, name: 'Initech' };
@@ -101,28 +98,10 @@ beforeAll(async () => {
       },
     }),
   );
-  const serving = serve({
-    EXPOSURE_API_URL: emulator.url,
-    EXPOSURE_API_KEY: MSSP_API_KEY.key,
-    DYNAMODB_ENDPOINT: dynamo.endpoint,
-    TABLE_NAME: table,
-    PORT: '0',
-    SECRETS_FILE: join(dir, 'secrets.json'),
-    ALERTS_CONFIG: join(dir, 'alerts.config.json'),
-    LOG_LEVEL: 'error',
-  });
-  const served = serving.catch(() => undefined);
-  closers.push(async () => (await served)?.stop());
-  const world = await makeWorld(
-    {
-      running: emulator,
-      url: emulator.url,
-      client: (token = 'emu-acme-token', extra = {}) =>
-        new UpstreamClient({ baseUrl: emulator.url, auth: staticToken(token), backoffBaseMs: 10, ...extra }),
-    },
-    { endpoint: dynamo.endpoint, client, table: async () => table },
-    config,
-    { table, apiKey: MSSP_API_KEY.key },
+  const { serving, world } = await serveBesideWorld(
+    { emulator, dynamo, client, table, dir, closers, config },
+    { EXPOSURE_API_KEY: MSSP_API_KEY.key },
+    { apiKey: MSSP_API_KEY.key },
   );
   await world.cycle('events');
   await world.deliver();

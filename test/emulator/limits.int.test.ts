@@ -68,11 +68,20 @@ describe('rate limits at the real numbers, over HTTP', () => {
   });
 
   it('refuses the 5th of 5 requests sent within 900 ms, and admits again once the first leaves the second', async () => {
-    const answers: number[] = [];
-    const started = Date.now();
-    for (let i = 0; i < 5; i++) {
-      answers.push((await api.basic()).status);
-      if (i < 4) await sleep(200);
+    // Five requests 200 ms apart fall within one second on a machine with a moment to spare; a
+    // busy one may spread them wider, and then the scenario is run again once the window is clear
+    // (the limiter's answer for that spread is another case, not this one).
+    let answers: number[] = [];
+    let started = 0;
+    for (let attempt = 0; attempt < 4; attempt++) {
+      answers = [];
+      started = Date.now();
+      for (let i = 0; i < 5; i++) {
+        answers.push((await api.basic()).status);
+        if (i < 4) await sleep(200);
+      }
+      if (Date.now() - started < 1_000) break;
+      await sleep(1_100);
     }
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(answers).toEqual([200, 200, 200, 200, 429]);
