@@ -262,6 +262,8 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
    */
   const toggleTenant = async (c: Context<Vars>): Promise<number | undefined> => {
     const wanted = c.req.query('tenant');
+    // The top level's, as before tenants could be named: no read of the config's tenants.
+    if (wanted === undefined && !c.get('binding')) return undefined;
     const known = await knownTenants();
     const choice = tenantToActAs(c.get('binding'), known, wanted);
     if (!('unbound' in choice)) return choice.tenant;
