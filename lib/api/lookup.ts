@@ -55,6 +55,12 @@ export const lookupAnswerSchema = z.object({
     }),
   ),
   more: z.number(),
+  notFound: z.optional(
+    z.array(z.string()).register(z.globalRegistry, {
+      description:
+        'A client bound to tenants: the accounts of the list outside its tenants’ credential domains, looked up for none.',
+    }),
+  ),
 });
 
 /** A `tenants` entry with its credential domains, as the catalog keeps it. */

@@ -34,8 +34,19 @@ const described = <T extends z.core.$ZodType>(schema: T, description: string): T
 const tenantSchema = z.object({ id: z.number(), name: z.string() });
 
 const whoAmISchema = z.object({
-  client: z.string(),
-  scopes: z.array(z.string()),
+  name: described(z.string(), 'The API client (its name in apiClients).'),
+  grants: described(
+    z.array(
+      z.object({
+        scopes: z.array(z.string()),
+        tenants: z.optional(
+          described(z.array(z.number()), 'The `tenants` entries (ids) whose data the grant is bound to.'),
+        ),
+        topLevel: z.optional(described(z.literal(true), 'Bound to the top-level sources’ data too.')),
+      }),
+    ),
+    'What the token may do, and on which tenants’ data (none named: all of it). A client is one grant.',
+  ),
   dryRun: z.optional(
     described(
       z.literal(true),
@@ -195,14 +206,14 @@ export function consolePaths(): Record<string, unknown> {
     '/whoami': {
       get: {
         operationId: 'getWhoAmI',
-        summary: 'Who a token is: its API client and scopes',
+        summary: 'Who a token is: its API client and its grants (scopes, and the tenants they hold on)',
         description:
           'Any valid token may ask: the console reads it once after signing in, to show only what the token may do.',
         // Any one scope will do: every token may learn what it is.
         security: SCOPES.map((scope) => ({ bearer: [scope] })),
         'x-scopes': [...SCOPES],
         responses: {
-          '200': json('The client and its scopes', whoAmISchema),
+          '200': json('The client and its grants', whoAmISchema),
           ...errors('unauthorized', 'method_not_allowed', 'internal_error'),
         },
       },

@@ -94,7 +94,18 @@ export function openApiDocument(): Record<string, unknown> {
           summary: 'Enable or disable a monitored asset',
           security: [{ bearer: ['assets:write'] }],
           'x-scopes': ['assets:write'],
-          parameters: [assetIdParameter, IDEMPOTENCY_KEY_PARAMETER],
+          parameters: [
+            assetIdParameter,
+            {
+              name: 'tenant',
+              in: 'query',
+              required: false,
+              description:
+                'With tenants: the id or name of the tenant whose asset it is (sent with its own token). A client bound to tenants names one of its own; with one, it is the default.',
+              schema: { type: 'string' },
+            },
+            IDEMPOTENCY_KEY_PARAMETER,
+          ],
           requestBody: jsonBody(toggleBodySchema),
           responses: {
             '200': json('The asset as the upstream reports it after the toggle', toggleResponseSchema),
