@@ -11,7 +11,13 @@
  *   level's packs have no copy of their own), so a page may hold fewer than 50 and still a cursor.
  * Another tenant named, by id or name, is a 404 that names none of the config's other tenants.
  */
-import type { AlertFilters, AlertReader, ListedAlert, ListPosition } from '../state/alert-list.ts';
+import {
+  type AlertFilters,
+  type AlertReader,
+  type ListedAlert,
+  type ListPosition,
+  PAGE_ITEMS,
+} from '../state/alert-list.ts';
 import { entrySk } from '../state/records/alert-index.ts';
 import {
   ALERT_PARAMS,
@@ -101,7 +107,7 @@ async function mergedPage(
   );
   let frontier = '';
   for (const page of pages)
-    if (page.next && page.items.length < 50) {
+    if (page.next && page.items.length < PAGE_ITEMS) {
       const edge = frontierOf(page.next);
       if (edge > frontier) frontier = edge;
     }
@@ -109,7 +115,7 @@ async function mergedPage(
     .flatMap((page) => page.items.map((item) => ({ p: page.p, item, sk: entrySk(item.entry) })))
     .filter(({ sk }) => sk > frontier)
     .sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0))
-    .slice(0, 50);
+    .slice(0, PAGE_ITEMS);
   const next: MergedPosition = {};
   let open = false;
   for (const page of pages) {
