@@ -65,7 +65,7 @@ import {
 } from './schemas.ts';
 import { addSilence, expireSilence, type SilenceDeps } from './silences.ts';
 import type { SlackSettings } from './slack.ts';
-import { bindSilenceRequest, findTenant, sees, silenceWithin, statusFor, tenantToActAs } from './tenancy.ts';
+import { bindSilenceRequest, findTenant, sees, silenceSeenBy, statusFor, tenantToActAs } from './tenancy.ts';
 import { type AssetToggler, toggleAsset } from './toggle.ts';
 
 export interface ApiDeps extends SilenceDeps, IdempotencyDeps {
@@ -336,7 +336,8 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
     const binding = c.get('binding');
     if (!binding) return c.json({ items });
     const known = await knownTenants();
-    return c.json({ items: items.filter((s) => silenceWithin(binding, known, s.match)) });
+    const name = c.get('client') as string;
+    return c.json({ items: items.filter((s) => silenceSeenBy(name, binding, known, s)) });
   });
 
   app.post('/silences', need('silences:write'), async (c) => {
@@ -364,7 +365,9 @@ export function createApiApp(deps: ApiDeps): Hono<Vars> {
       client: c.get('client') as string,
       requestId: c.get('requestId'),
       id: c.req.param('id'),
-      ...(binding ? { within: (s: Silence) => silenceWithin(binding, known, s.match) } : {}),
+      ...(binding
+        ? { within: (s: Silence) => silenceSeenBy(c.get('client') as string, binding, known, s) }
+        : {}),
     });
     return c.json({ silence });
   });

@@ -142,12 +142,6 @@ export function bindSilenceRequest(
   const outside = () => notFound('tenant of that name or id among this client’s');
   const ids = namedTenants(known, m);
   if (ids.some((id) => id === undefined || !binding.tenants.has(id))) throw outside();
-  // It would hold back nothing, and be a silence its maker could neither list nor end.
-  if (Array.isArray(m.tenants) && m.tenants.length === 0)
-    throw new ApiError(
-      'invalid_request',
-      'match.tenants is empty: name your tenants, or leave it out for all of them',
-    );
   const sources = Array.isArray(m.sources) ? m.sources : [];
   for (const source of sources) {
     if (typeof source !== 'string') continue;
@@ -183,4 +177,20 @@ export function silenceWithin(
     return ids.length > 0 && ids.every((id) => id !== undefined && binding.tenants.has(id));
   }
   return match.topLevel === true && binding.topLevel;
+}
+
+/**
+ * The silences a bound client lists and ends: those within its tenants, and one it made itself
+ * whose match names no tenant at all (`tenants: []`, a subset of its own that holds nothing back;
+ * another client's such silence is not its to see: its reason may name anyone).
+ */
+export function silenceSeenBy(
+  name: string,
+  binding: Binding,
+  known: readonly TenantRef[],
+  silence: { match: object; createdBy?: string },
+): boolean {
+  const match = silence.match as RawMatch;
+  if (silenceWithin(binding, known, match)) return true;
+  return silence.createdBy === name && Array.isArray(match.tenants) && match.tenants.length === 0;
 }

@@ -240,8 +240,16 @@ describe('through the app', () => {
       until: 'PT1H',
       reason: 'x',
     });
-    expect(empty.status).toBe(400);
-    expect(await empty.text()).toMatch(/match\.tenants is empty/);
+    // A subset of its tenants, the empty one too (section 14): kept, and its maker can end it.
+    expect(empty.status).toBe(201);
+    const hollow = (await empty.json()) as { silence: { id: string; match: unknown } };
+    expect(hollow.silence.match).toEqual({ tenants: [] });
+    // Listed to its maker, not to another bound client (its reason is its maker's words).
+    const listedTo = async (token: string) => JSON.stringify(await (await get('/silences', token)).json());
+    expect(await listedTo(tokens.globex)).toContain(hollow.silence.id);
+    expect(await listedTo(tokens.both)).not.toContain(hollow.silence.id);
+    expect((await send('DELETE', `/silences/${hollow.silence.id}`, tokens.both)).status).toBe(404);
+    expect((await send('DELETE', `/silences/${hollow.silence.id}`, tokens.globex)).status).toBe(200);
     const unsure = await send('POST', '/silences', tokens.both, {
       match: { types: ['leak'] },
       until: 'PT1H',
