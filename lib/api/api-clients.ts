@@ -66,7 +66,8 @@ const HEX_DIGEST = /^[0-9a-fA-F]{64}$/;
  * Names the product gives its own doers (the automatic response, people signed in, Slack users,
  * the CLI, IAM callers, PagerDuty): a client so named could pose as one in the audit trail.
  */
-const RESERVED = /^(auto$|auto:|sso:|slack:|cli:|iam:|pagerduty:)/i;
+// As section 5 names them, in their case: `Auto` poses as nobody.
+const RESERVED = /^(auto$|auto:|sso:|slack:|cli:|iam:|pagerduty:)/;
 const ENTRY_KEYS = ['digest', 'scopes', 'role', 'tenants', 'topLevel'];
 
 /** A client the secret names that is refused on its own (401 for it), and why: never its digest. */

@@ -108,6 +108,7 @@ describe('reading apiClients', () => {
       'sso:jane@acme.test': digest,
       auto: { digest, role: 'admin' },
       ok: digest,
+      Auto: digest,
     });
     expect(read.viewer).toEqual({ digest, scopes: ['read'] });
     expect(read.mixed).toEqual({
@@ -116,7 +117,7 @@ describe('reading apiClients', () => {
       tenants: ['Globex', 1003],
       topLevel: true,
     });
-    expect(Object.keys(read).sort()).toEqual(['mixed', 'ok', 'viewer']);
+    expect(Object.keys(read).sort()).toEqual(['Auto', 'mixed', 'ok', 'viewer']);
     expect(refused.map((r) => r.name)).toEqual(['sso:jane@acme.test', 'auto']);
     expect(refused.map((r) => r.why).join(' ')).not.toContain(digest);
   });
